@@ -1,0 +1,410 @@
+// `tcsolve gemm-bench`: times GEMM variants on random FP32 matrices and measures their accuracy
+// against an FP64 product of the same inputs (ARCHITECTURE.md, "gemm-bench").
+//
+// C (m x n) = A (m x k) * B (k x n), column-major, alpha = 1, beta = 0. A is drawn first, then B,
+// from one Rng seeded by --seed, so a (seed, dist, dist-b, shape) names the inputs exactly.
+// fp32-simt is always timed: it is the baseline of every speedup.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "json.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/metrics.hpp"
+#include "tcsolve/gemm/random.hpp"
+#include "tcsolve/gemm/variant.hpp"
+
+namespace tcsolve::app {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct BenchOptions {
+  int m = 256, n = 256, k = 256;
+  std::string shape = "square";  ///< "square" | "lu" (trailing update: n = m, k = block size)
+  Distribution dist, dist_b;
+  std::vector<Variant> variants;
+  bool explicit_variants = false;  ///< named by the user, not "all"
+  Backend requested_backend = Backend::automatic;
+  int repeats = 3;
+  std::uint64_t seed = 1;
+  bool json = false;
+  std::string csv;  ///< empty: no CSV
+};
+
+/// The inputs and the FP64 reference product.
+struct Problem {
+  int m, n, k;
+  std::vector<float> A;     ///< m x k, column-major, lda = m
+  std::vector<float> B;     ///< k x n, column-major, ldb = k
+  std::vector<double> C64;  ///< m x n, column-major, FP64 product of the FP32 A and B
+};
+
+/// One variant run `repeats` times.
+struct Measurement {
+  GemmInfo info;
+  double median_s = kNaN;
+  std::vector<float> C;  ///< m x n result (host), ldc = m
+};
+
+/// One row of the output.
+struct Result {
+  Variant variant;
+  bool available = false;
+  std::string resolved;  ///< empty when it did not run
+  double time_s = kNaN, tflops = kNaN, relative_residual = kNaN, max_relative_error = kNaN,
+         speedup = kNaN;
+  std::string note;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// --- backends -------------------------------------------------------------------------------
+
+/// cpu: host buffers, wall-clock time (steady_clock) per call. No warm-up run: the emulated
+/// variants are slow, and a cold first run of Eigen costs little next to them.
+Measurement measure_cpu(Variant v, const Problem& p, int repeats) {
+  Measurement r;
+  r.C.assign(static_cast<std::size_t>(p.m) * p.n, 0.0f);
+  std::vector<double> times;
+  times.reserve(static_cast<std::size_t>(repeats));
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    r.info = gemm(Backend::cpu, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, p.A.data(), p.m,
+                  p.B.data(), p.k, 0.0f, r.C.data(), p.m);
+    const auto t1 = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  r.median_s = median(std::move(times));
+  return r;
+}
+
+/// cuda: HOOK, not implemented yet. It will copy A and B to the device once (per Problem),
+/// run one untimed warm-up call, time `repeats` calls of cuda::gemm with CUDA events (one
+/// event pair per call, synchronised), take the median, and copy C back for the metrics.
+Measurement measure_cuda(Variant v, const Problem& /*p*/, int /*repeats*/) {
+  throw Unavailable("gemm-bench: timing on the cuda backend is not implemented yet (variant " +
+                    std::string(to_string(v)) + "); use --backend cpu");
+}
+
+Measurement measure(Backend backend, Variant v, const Problem& p, int repeats) {
+  switch (backend) {
+    case Backend::cpu: return measure_cpu(v, p, repeats);
+    case Backend::cuda: return measure_cuda(v, p, repeats);
+    case Backend::automatic: break;
+  }
+  throw Error("gemm-bench: backend not resolved");
+}
+
+// --- options --------------------------------------------------------------------------------
+
+std::optional<BenchOptions> parse(int argc, char** argv) {
+  long long m = 256, n = 256, k = 256, repeats = 3, seed = 1;
+  std::string shape, dist, dist_b, variants, backend;
+  po::options_description options("Options", 100, 50);
+  // clang-format off
+  options.add_options()
+      ("m", po::value(&m)->default_value(256)->value_name("M"), "rows of A and C")
+      ("n", po::value(&n)->default_value(256)->value_name("N"), "columns of B and C (--shape lu: equal to --m)")
+      ("k", po::value(&k)->default_value(256)->value_name("K"), "columns of A, rows of B (--shape lu: block size)")
+      ("shape", po::value(&shape)->default_value("square")->value_name("SHAPE"),
+       "square: the sizes as given; lu: LU trailing update A22 -= L21*U12, n = m, k = block "
+       "size (needs --m and --k)")
+      ("dist", po::value(&dist)->default_value("urand")->value_name("D"),
+       "distribution of A (and of B without --dist-b): urand = U(-1,1), urand:A:B = U(A,B), "
+       "exp_rand:A:B = random sign, exponent uniform in [A,B], significand in [1,2)")
+      ("dist-b", po::value(&dist_b)->value_name("D"), "distribution of B (default: --dist)")
+      ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
+       ("all, or a comma-separated list of: " + variant_names()).c_str())
+      ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
+      ("repeats", po::value(&repeats)->default_value(3)->value_name("R"), "timed runs per variant; the median counts")
+      ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the random inputs (A drawn, then B)")
+      ("json", "print one JSON object on stdout")
+      ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
+      ("help", "print this help");
+  // clang-format on
+  const auto vm = parse_options(argc, argv, options);
+  if (vm.count("help")) {
+    print_usage(std::cout,
+                "tcsolve gemm-bench [--m M --n N --k K] [--shape square|lu] [--dist D] "
+                "[--dist-b D]\n"
+                "                          [--variants all|v1,v2] [--backend auto|cpu|cuda] "
+                "[--repeats R]\n"
+                "                          [--seed S] [--json] [--csv FILE]",
+                "Times C = A*B (column-major FP32, A m x k, B k x n) for each variant and measures\n"
+                "its accuracy against an FP64 product of the same inputs: relative residual\n"
+                "||C - C64||_F / ||C64||_F and max |C - C64| / |C64|. Speedups are against\n"
+                "fp32-simt, which is always timed.",
+                options);
+    return std::nullopt;
+  }
+
+  BenchOptions o;
+  o.m = positive_int("m", m);
+  o.n = positive_int("n", n);
+  o.k = positive_int("k", k);
+  o.repeats = positive_int("repeats", repeats);
+  if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
+  o.seed = static_cast<std::uint64_t>(seed);
+
+  o.shape = shape;
+  if (shape == "lu") {
+    if (vm["m"].defaulted() || vm["k"].defaulted())
+      throw InvalidInput("--shape lu needs --m (the trailing matrix order) and --k (the block size)");
+    if (!vm["n"].defaulted() && o.n != o.m)
+      throw InvalidInput("--shape lu: --n must equal --m (or be left out), got --n " +
+                         std::to_string(o.n) + " and --m " + std::to_string(o.m));
+    o.n = o.m;
+  } else if (shape != "square") {
+    throw InvalidInput("--shape must be square or lu, got '" + shape + "'");
+  }
+
+  o.dist = parse_distribution(dist);
+  o.dist_b = vm.count("dist-b") ? parse_distribution(dist_b) : o.dist;
+  o.variants = parse_variant_list(variants);
+  o.explicit_variants = variants != "all";
+  if (o.variants.empty()) throw InvalidInput("--variants names no variant");
+  o.requested_backend = parse_backend(backend);
+  o.json = vm.count("json") > 0;
+  if (vm.count("csv")) {
+    o.csv = vm["csv"].as<std::string>();
+    if (o.csv.empty()) throw InvalidInput("--csv needs a file name");
+  }
+  return o;
+}
+
+/// The backend that will run: `auto` falls back to cpu without a GPU (said once on stderr);
+/// an explicit cuda without a device is Unavailable.
+Backend choose_backend(Backend requested) {
+  if (requested == Backend::cuda && !cuda::device_available())
+    throw Unavailable("--backend cuda: no usable CUDA device here; use --backend cpu or auto");
+  const Backend b = resolve_backend(requested);
+  if (requested == Backend::automatic && b == Backend::cpu)
+    std::cerr << "tcsolve: no usable CUDA device, using the cpu backend" << std::endl;
+  return b;
+}
+
+// --- output ---------------------------------------------------------------------------------
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + '"';
+}
+
+std::string csv_number(double x) {
+  if (std::isnan(x)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+/// Opened before the benchmark runs, so an unwritable path fails fast; renamed over the target
+/// only when complete.
+class CsvFile {
+ public:
+  explicit CsvFile(std::string path)
+      : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+    out_.open(tmp_, std::ios::out | std::ios::trunc);
+    if (!out_) throw InvalidInput("--csv: cannot write '" + path_ + "' (temporary " + tmp_ + ")");
+  }
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  ~CsvFile() {
+    if (!committed_) {
+      out_.close();
+      std::remove(tmp_.c_str());
+    }
+  }
+  std::ostream& stream() { return out_; }
+  void commit() {
+    out_.close();
+    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+      std::remove(tmp_.c_str());
+      throw Error("--csv: writing '" + path_ + "' failed");
+    }
+    committed_ = true;
+  }
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
+
+void write_csv(std::ostream& out, const BenchOptions& o, const std::string& backend,
+               const std::string& device, const std::vector<Result>& results) {
+  out << "variant,resolved_variant,available,m,n,k,shape,dist,dist_b,backend,device,repeats,seed,"
+         "time_s,tflops,relative_residual,max_relative_error,speedup_vs_fp32_simt,note\n";
+  for (const Result& r : results) {
+    out << to_string(r.variant) << ',' << r.resolved << ',' << (r.available ? "true" : "false")
+        << ',' << o.m << ',' << o.n << ',' << o.k << ',' << o.shape << ','
+        << csv_field(to_string(o.dist)) << ',' << csv_field(to_string(o.dist_b)) << ',' << backend
+        << ',' << csv_field(device) << ',' << o.repeats << ',' << o.seed << ','
+        << csv_number(r.time_s) << ',' << csv_number(r.tflops) << ','
+        << csv_number(r.relative_residual) << ',' << csv_number(r.max_relative_error) << ','
+        << csv_number(r.speedup) << ',' << csv_field(r.note) << '\n';
+  }
+}
+
+void write_json(const BenchOptions& o, const std::string& backend, const std::string& device,
+                const std::vector<Result>& results) {
+  JsonWriter w(std::cout);
+  w.begin_object()
+      .field("command", "gemm-bench")
+      .field("m", o.m)
+      .field("n", o.n)
+      .field("k", o.k)
+      .field("shape", o.shape)
+      .field("dist", to_string(o.dist))
+      .field("dist_b", to_string(o.dist_b))
+      .field("backend", backend)
+      .field("device", device)
+      .field("repeats", o.repeats)
+      .field("seed", o.seed);
+  w.key("results").begin_array();
+  for (const Result& r : results) {
+    w.begin_object().field("variant", to_string(r.variant));
+    w.key("resolved_variant");
+    if (r.resolved.empty())
+      w.null();
+    else
+      w.value(r.resolved);
+    w.field("available", r.available)
+        .field("time_s", r.time_s)
+        .field("tflops", r.tflops)
+        .field("relative_residual", r.relative_residual)
+        .field("max_relative_error", r.max_relative_error)
+        .field("speedup_vs_fp32_simt", r.speedup)
+        .field("note", r.note)
+        .end_object();
+  }
+  w.end_array().end_object().finish();
+}
+
+std::string fmt(const char* format, double x) {
+  if (std::isnan(x)) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+void write_table(const BenchOptions& o, const std::string& backend, const std::string& device,
+                 const std::vector<Result>& results) {
+  std::printf("gemm-bench: m = %d, n = %d, k = %d (%s), A ~ %s, B ~ %s, seed %llu\n", o.m, o.n,
+              o.k, o.shape.c_str(), to_string(o.dist).c_str(), to_string(o.dist_b).c_str(),
+              static_cast<unsigned long long>(o.seed));
+  std::printf("backend %s on %s, median of %d run%s\n\n", backend.c_str(), device.c_str(),
+              o.repeats, o.repeats == 1 ? "" : "s");
+  std::printf("%-14s %-14s %10s %9s %12s %12s %8s\n", "variant", "resolved", "time ms", "TFLOP/s",
+              "rel. resid.", "max rel.err", "speedup");
+  std::vector<std::string> notes;
+  for (const Result& r : results) {
+    const std::string name(to_string(r.variant));
+    std::printf("%-14s %-14s %10s %9s %12s %12s %8s\n", name.c_str(),
+                r.resolved.empty() ? "-" : r.resolved.c_str(), fmt("%.3f", r.time_s * 1e3).c_str(),
+                fmt("%.3f", r.tflops).c_str(), fmt("%.3e", r.relative_residual).c_str(),
+                fmt("%.3e", r.max_relative_error).c_str(), fmt("%.2f", r.speedup).c_str());
+    if (!r.note.empty()) notes.push_back(name + ": " + r.note);
+  }
+  if (!notes.empty()) {
+    std::printf("\nNotes:\n");
+    for (const std::string& s : notes) std::printf("  %s\n", s.c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_gemm_bench(int argc, char** argv) {
+  const std::optional<BenchOptions> parsed = parse(argc, argv);
+  if (!parsed) return 0;
+  const BenchOptions& o = *parsed;
+
+  const Backend backend = choose_backend(o.requested_backend);
+  const std::string backend_name(to_string(backend));
+  const std::string device = device_description(backend);
+
+  // A variant the user named must run here; one that came from "all" is reported unavailable.
+  for (Variant v : o.variants)
+    if (o.explicit_variants && !available(v, backend))
+      throw Unavailable("variant " + std::string(to_string(v)) + " is not available on the " +
+                        backend_name + " backend here");
+  if (!available(Variant::fp32_simt, backend))
+    throw Unavailable("the baseline fp32-simt is not available on the " + backend_name +
+                      " backend here");
+
+  std::optional<CsvFile> csv;
+  if (!o.csv.empty()) csv.emplace(o.csv);
+
+  Problem p{o.m, o.n, o.k, {}, {}, {}};
+  p.A.resize(static_cast<std::size_t>(o.m) * o.k);
+  p.B.resize(static_cast<std::size_t>(o.k) * o.n);
+  Rng rng(o.seed);
+  fill(o.dist, rng, p.A.data(), p.A.size());
+  fill(o.dist_b, rng, p.B.data(), p.B.size());
+  p.C64 = reference_product(Op::n, Op::n, o.m, o.n, o.k, p.A.data(), o.m, p.B.data(), o.k);
+
+  const bool progress = stderr_is_terminal();
+  const double flops = 2.0 * o.m * o.n * o.k;
+  const std::size_t total = o.variants.size();
+
+  // The baseline first: fp32-simt is timed whether or not it was selected.
+  if (progress) std::cerr << "gemm-bench: fp32-simt (baseline)" << std::endl;
+  const Measurement baseline = measure(backend, Variant::fp32_simt, p, o.repeats);
+
+  std::vector<Result> results;
+  results.reserve(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    const Variant v = o.variants[i];
+    Result r;
+    r.variant = v;
+    r.available = available(v, backend);
+    if (!r.available) {
+      r.note = "not available on the " + backend_name + " backend here";
+      results.push_back(std::move(r));
+      continue;
+    }
+    if (progress && v != Variant::fp32_simt)
+      std::cerr << "gemm-bench: [" << i + 1 << '/' << total << "] " << to_string(v) << std::endl;
+    const Measurement m = v == Variant::fp32_simt ? baseline : measure(backend, v, p, o.repeats);
+    r.resolved = std::string(to_string(m.info.resolved));
+    r.note = m.info.note;
+    r.time_s = m.median_s;
+    r.tflops = flops / m.median_s / 1e12;
+    r.relative_residual = relative_residual(m.C.data(), o.m, p.C64.data(), o.m, o.n);
+    r.max_relative_error = max_relative_error(m.C.data(), o.m, p.C64.data(), o.m, o.n);
+    r.speedup = baseline.median_s / m.median_s;
+    results.push_back(std::move(r));
+  }
+
+  if (o.json)
+    write_json(o, backend_name, device, results);
+  else
+    write_table(o, backend_name, device, results);
+  if (csv) {
+    write_csv(csv->stream(), o, backend_name, device, results);
+    csv->commit();
+  }
+  return 0;
+}
+
+}  // namespace tcsolve::app

@@ -1,0 +1,108 @@
+// `tcsolve <subcommand> [options]`: dispatch through one table, and the one place where errors
+// become messages and exit codes (ARCHITECTURE.md, "Command line"):
+//   0 success, 1 internal error, 2 bad arguments or invalid input,
+//   3 a solve that did not converge (returned by `solve`, not thrown),
+//   4 the requested variant or backend is unavailable here.
+#include <algorithm>
+#include <boost/program_options/errors.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "commands.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace {
+
+struct Subcommand {
+  std::string_view name;
+  std::string_view summary;  ///< one line, shown by `tcsolve --help`
+  int (*run)(int argc, char** argv);
+};
+
+// Adding a subcommand is one row.
+constexpr Subcommand kSubcommands[] = {
+    {"variants", "list the GEMM variants and where they run", tcsolve::app::run_variants},
+    {"gemm-bench", "time GEMM variants on random matrices and measure their accuracy",
+     tcsolve::app::run_gemm_bench},
+};
+
+constexpr int kExitError = 1;
+constexpr int kExitInvalid = 2;
+constexpr int kExitUnavailable = 4;
+
+const Subcommand* find_subcommand(std::string_view name) {
+  for (const Subcommand& s : kSubcommands)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+void print_subcommands(std::ostream& out) {
+  out << "Usage: tcsolve <subcommand> [options]\n\n"
+         "Error-corrected FP32 GEMM on tensor cores, and a mixed-precision solver on it.\n\n"
+         "Subcommands:\n";
+  std::size_t width = 0;
+  for (const Subcommand& s : kSubcommands) width = std::max(width, s.name.size());
+  for (const Subcommand& s : kSubcommands)
+    out << "  " << s.name << std::string(width - s.name.size() + 3, ' ') << s.summary << '\n';
+  out << "\nRun 'tcsolve <subcommand> --help' for its options.\n"
+         "Exit codes: 0 success, 1 internal error, 2 bad arguments or input, "
+         "3 not converged, 4 variant or backend unavailable.\n";
+}
+
+int fail(std::string_view command, int code, std::string_view message) {
+  std::cerr << "tcsolve " << command << ": error: " << message << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_subcommands(std::cout);
+    return 0;
+  }
+  std::string_view name = argv[1];
+  int sub_argc = argc - 1;  // the subcommand sees its own name as argv[0]
+  char** sub_argv = argv + 1;
+  char help_flag[] = "--help";
+  char* help_args[] = {nullptr, help_flag, nullptr};
+  if (name == "--help" || name == "-h" || name == "help") {
+    if (name != "help" || argc < 3) {
+      print_subcommands(std::cout);
+      return 0;
+    }
+    // `tcsolve help <subcommand>` is `tcsolve <subcommand> --help`.
+    name = argv[2];
+    help_args[0] = argv[2];
+    sub_argc = 2;
+    sub_argv = help_args;
+  }
+  const Subcommand* sub = find_subcommand(name);
+  if (!sub) {
+    std::cerr << "tcsolve: error: unknown subcommand '" << name
+              << "'; run 'tcsolve --help' for the list" << std::endl;
+    return kExitInvalid;
+  }
+
+  try {
+    const int code = sub->run(sub_argc, sub_argv);
+    std::cout.flush();
+    return code;
+  } catch (const boost::program_options::error& e) {
+    return fail(sub->name, kExitInvalid, e.what());
+  } catch (const tcsolve::InvalidInput& e) {
+    return fail(sub->name, kExitInvalid, e.what());
+  } catch (const tcsolve::Unavailable& e) {
+    return fail(sub->name, kExitUnavailable, e.what());
+  } catch (const tcsolve::Error& e) {
+    return fail(sub->name, kExitError, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(sub->name, kExitError, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(sub->name, kExitError, e.what());
+  }
+}

@@ -1,0 +1,165 @@
+// Host-callable API of the cuda backend on device arrays: the hi/lo splits and FP16
+// conversions run by kernels that call the same TCSOLVE_HOST_DEVICE functions as the CPU
+// emulation (split.hpp, convert.hpp), the exhaustive check of those functions against the
+// hardware conversions, and device memory helpers (DeviceBuffer) so that plain C++ code and
+// tests can move data without including CUDA headers.
+//
+// Defined in src/cuda/*.cu; in a build without CUDA every function here throws
+// tcsolve::Unavailable (src/cuda_stub/cuda_stub.cpp). device_available(), device_name(),
+// gemm() and implements() are declared in gemm.hpp.
+//
+// All pointers named d_* are device memory. Kernels run on the default stream: a function
+// returns once its kernel is enqueued (launch errors are thrown at once), and copy_to_host /
+// device_synchronize wait for it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "tcsolve/gemm/convert.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/split.hpp"
+
+namespace tcsolve::cuda {
+
+// ---------------------------------------------------------------------------------------------
+// Splits and conversions on device arrays (bitwise equal to the CPU functions)
+// ---------------------------------------------------------------------------------------------
+
+/// For i < n: (d_hi[i], d_lo[i]) = tcsolve::split(kind, d_src[i]). All three are device arrays
+/// of n floats; d_hi and d_lo must not overlap d_src.
+void split(SplitKind kind, const float* d_src, float* d_hi, float* d_lo, std::size_t n);
+
+/// For i < n: d_dst[i] = tcsolve::fp32_to_fp16_value(d_src[i], mode), the FP16 bit pattern
+/// (RFC 0007 rules, see convert.hpp). Device arrays of n elements.
+void fp32_to_fp16(const float* d_src, std::uint16_t* d_dst, std::size_t n,
+                  Fp16Mode mode = Fp16Mode::saturate);
+
+/// For i < n: d_dst[i] = tcsolve::fp16_value(d_src[i]), the exact FP32 value of FP16 bits.
+/// Device arrays of n elements.
+void fp16_to_fp32(const std::uint16_t* d_src, float* d_dst, std::size_t n);
+
+// ---------------------------------------------------------------------------------------------
+// Shared rounding helpers against the hardware conversions, over all 2^32 FP32 patterns
+// ---------------------------------------------------------------------------------------------
+
+/// Mismatch counts of compare_with_hardware(): each counter is the number of FP32 bit patterns
+/// x (of all 2^32) for which the shared helper and the hardware conversion disagree, with the
+/// smallest such pattern in the matching first_bad_* field (meaningful only when the count is
+/// non-zero). A NaN result counts as a mismatch only when exactly one side is NaN.
+struct ConversionCheck {
+  std::uint64_t patterns = 0;  ///< patterns checked: 2^32 when the kernel ran to the end
+
+  std::uint64_t fp16_rn = 0;   ///< __float2half_rn(x)  vs fp16_bits(x, Rounding::rn)
+  std::uint64_t fp16_rz = 0;   ///< __float2half_rz(x)  vs fp16_bits(x, Rounding::rz)
+  /// PTX cvt.rna.tf32.f32 vs round_tf32(x, Rounding::rna). The PTX ISA leaves the layout of
+  /// tf32 in its .b32 register implementation defined (>= 10 mantissa bits), so both sides are
+  /// compared on their high 19 bits (sign, exponent, 10 mantissa bits), the part an mma reads.
+  std::uint64_t tf32_rna = 0;
+  std::uint64_t tf32_rn = 0;   ///< PTX cvt.rn.tf32.f32 vs round_tf32(x, rn); sm_90 and later
+  std::uint64_t tf32_rz = 0;   ///< PTX cvt.rz.tf32.f32 vs round_tf32(x, rz); sm_90 and later
+  std::uint64_t bf16_rn = 0;   ///< __float2bfloat16_rn(x) vs bf16_bits_rn(x)
+  /// Patterns where any of the four splits (split.hpp) differs from the same split composed
+  /// from the hardware conversions (legemm's bit-cut hi composed as __float2half_rz, which
+  /// split.hpp states it equals); per kind in split_by_kind[static_cast<int>(SplitKind)].
+  std::uint64_t split_mismatch = 0;
+  std::uint64_t split_by_kind[4] = {0, 0, 0, 0};
+  /// Patterns whose cvt.rna.tf32.f32 result has non-zero low 13 bits (informational: the
+  /// masked comparison above ignores them).
+  std::uint64_t tf32_rna_low_bits_set = 0;
+  /// NaN inputs whose cvt.rna.tf32.f32 result is no NaN once masked to 19 bits: an mma would
+  /// read them as inf (informational; tf32_rna counts them only where the masked round_tf32
+  /// result is NaN).
+  std::uint64_t tf32_rna_nan_lost = 0;
+
+  /// cvt.rn/.rz.tf32.f32 need sm_90: false (and tf32_rn, tf32_rz zero) on older devices.
+  bool tf32_rn_rz_checked = false;
+
+  std::uint32_t first_bad_fp16_rn = 0;
+  std::uint32_t first_bad_fp16_rz = 0;
+  std::uint32_t first_bad_tf32_rna = 0;
+  std::uint32_t first_bad_tf32_rn = 0;
+  std::uint32_t first_bad_tf32_rz = 0;
+  std::uint32_t first_bad_bf16_rn = 0;
+  std::uint32_t first_bad_split = 0;
+  /// Smallest pattern that failed any comparison (0 when none failed).
+  std::uint32_t first_bad_pattern = 0;
+
+  /// Sum of the mismatch counters (the informational tf32_rna_low_bits_set excluded).
+  std::uint64_t total_mismatches() const {
+    return fp16_rn + fp16_rz + tf32_rna + tf32_rn + tf32_rz + bf16_rn + split_mismatch;
+  }
+};
+
+/// Runs one kernel over all 2^32 FP32 bit patterns (well under a second on an H100) and counts
+/// where the shared host+device rounding helpers (rounding.hpp, split.hpp) and the hardware
+/// conversions disagree. Synchronizes.
+ConversionCheck compare_with_hardware();
+
+// ---------------------------------------------------------------------------------------------
+// Device memory
+// ---------------------------------------------------------------------------------------------
+
+/// cudaMalloc of `bytes` bytes (nullptr for 0); throws CudaError on failure.
+void* device_alloc(std::size_t bytes);
+/// cudaFree; nullptr is ignored. Never throws (errors are dropped: it runs in destructors).
+void device_free(void* d_ptr) noexcept;
+/// Copies `bytes` bytes from host h_src to device d_dst (synchronous).
+void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes);
+/// Copies `bytes` bytes from device d_src to host h_dst; waits for preceding kernels.
+void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes);
+/// cudaMemset of `bytes` bytes of d_ptr to `value`.
+void device_memset(void* d_ptr, int value, std::size_t bytes);
+/// Waits for all work on the device; throws CudaError if a kernel failed.
+void device_synchronize();
+
+/// Owning, move-only array of `size()` elements of a trivially copyable T in device memory.
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  /// Uninitialized device array of n elements.
+  explicit DeviceBuffer(std::size_t n)
+      : data_(static_cast<T*>(device_alloc(n * sizeof(T)))), size_(n) {}
+  /// Device copy of the host vector.
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
+  ~DeviceBuffer() { device_free(data_); }
+
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      device_free(data_);
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+  /// Copies host[0..size()) to the device; host.size() must equal size().
+  void upload(const std::vector<T>& host) {
+    if (host.size() != size_) throw InvalidInput("DeviceBuffer::upload: size mismatch");
+    copy_to_device(data_, host.data(), size_ * sizeof(T));
+  }
+  /// Host copy of the whole array (waits for preceding kernels).
+  std::vector<T> download() const {
+    std::vector<T> host(size_);
+    copy_to_host(host.data(), data_, size_ * sizeof(T));
+    return host;
+  }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,77 @@
+// Public GEMM API of tcsolve::gemm: one signature, two backends (cpu emulation, cuda).
+#pragma once
+
+#include <string>
+
+#include "tcsolve/gemm/rounding.hpp"
+#include "tcsolve/gemm/variant.hpp"
+
+namespace tcsolve {
+
+enum class Op { n, t };
+
+/// Model of the accumulator inside a tensor core (Ootomo & Yokota, Sec. 3.2, mma_rz / mma_rn):
+/// products exact; after every addition the running sum is kept to `acc_bits` significand
+/// bits, truncated (rz) or rounded (rn); the final addition of the C operand is rounded to the
+/// output format (FP32 or FP16) with the same mode. Vendors do not document the real unit; the
+/// default (25 bits, RZ) is the paper's, and `tcsolve probe` measures the hardware.
+struct TcModel {
+  int acc_bits = 25;
+  Rounding rounding = Rounding::rz;
+};
+
+struct GemmOptions {
+  TcModel model{};
+  /// ec-fp16 / ec-tf32: number of k (a multiple of the mma k) whose hi*hi products are
+  /// accumulated inside the tensor core before the partial sum is added outside in FP32 RN.
+  int ec_chunk_k = 32;
+};
+
+/// What actually ran.
+struct GemmInfo {
+  Variant requested = Variant::fp32_simt;
+  Variant resolved = Variant::fp32_simt;  ///< differs for auto (ec-fp16 / ec-tf32) and fallbacks
+  Backend backend = Backend::cpu;
+  std::string note;  ///< fallback explanation, empty when none
+};
+
+/// C (m x n) = alpha * op(A) * op(B) + beta * C, column-major as in BLAS: op(A) is m x k, op(B)
+/// is k x n; lda, ldb, ldc are the leading dimensions of the stored A, B, C. When beta == 0, C
+/// is not read. Pointers are host memory for the cpu backend and device memory for cuda.
+/// Backend::automatic means cuda when a usable GPU is present, else cpu.
+/// Throws InvalidInput for bad sizes or leading dimensions, Unavailable when `variant` has no
+/// implementation on the backend.
+GemmInfo gemm(Backend backend, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options = {});
+
+/// cuda when a usable GPU is present (and the build has CUDA), else cpu; explicit choices pass.
+Backend resolve_backend(Backend requested);
+
+/// Whether `variant` runs on the (resolved) backend `backend` in this build on this machine.
+bool available(Variant variant, Backend backend);
+
+/// Checks sizes and leading dimensions; throws InvalidInput naming the bad argument.
+void check_gemm_arguments(Op ta, Op tb, int m, int n, int k, int lda, int ldb, int ldc);
+
+namespace cpu {
+/// The reference backend: Eigen for fp64/fp32-simt, faithful emulation for the rest.
+GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options = {});
+}  // namespace cpu
+
+namespace cuda {
+/// True when the build has CUDA and a device with compute capability >= 7.0 is present.
+bool device_available();
+/// "NVIDIA H100 80GB HBM3 (sm_90)" or "none".
+std::string device_name();
+/// Same contract as tcsolve::gemm with device pointers.
+GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options = {});
+/// Whether the cuda backend implements `variant` in this build.
+bool implements(Variant variant);
+}  // namespace cuda
+
+}  // namespace tcsolve

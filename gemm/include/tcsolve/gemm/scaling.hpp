@@ -1,0 +1,49 @@
+// Exact power-of-two scaling of the production path (ec-fp16, ec-tf32, auto).
+//
+// Row i of op(A) is multiplied by 2^sa_i and column j of op(B) by 2^sb_j so that the largest
+// magnitude of each lands in [2^14, 2^15): FP16's range then holds the row/column whatever its
+// original exponents, and the product is unscaled exactly by 2^-(sa_i + sb_j). Powers of two
+// change no significand bit, so the scaling itself loses nothing.
+//
+// auto: within a scaled row (column) the pair hi + lo/2^11 keeps every element to at least
+// FP16's 11 significant bits while the element is >= 2^-25 after scaling (lo's subnormal grid
+// is 2^-24, i.e. 2^-35 in hi units). auto therefore picks ec-fp16 when every row of op(A) and
+// every column of op(B) has an exponent range (largest minus smallest nonzero exponent) of at
+// most kAutoMaxExponentRange = 14 + 25 = 39, else ec-tf32 (TF32 has FP32's exponent range).
+// Elements that keep fewer than 24 bits under this rule are at least 2^-26 below their row's
+// largest, so their loss is below FP32's unit roundoff relative to that row's contribution.
+// Ootomo's input types 1 (range 29) and 3 (20) go to FP16, types 2 and 4 (65) to TF32.
+#pragma once
+
+#include <cmath>
+
+#include "tcsolve/gemm/config.hpp"
+
+namespace tcsolve {
+
+inline constexpr int kEcTopExponent = 14;          ///< scaled maxima lie in [2^14, 2^15)
+inline constexpr int kAutoMaxExponentRange = 39;   ///< see the file comment
+
+/// Exponent e with 2^e <= |x| < 2^(e+1) for finite nonzero x (FP32 subnormals included).
+TCSOLVE_HOST_DEVICE inline int exponent_of(float x) {
+  const std::uint32_t a = float_bits(x) & 0x7fffffffu;
+  const int e = static_cast<int>(a >> 23);
+  if (e != 0) return e - 127;
+  int lead = 22;  // subnormal: position of the leading one
+  while (lead > 0 && !((a >> lead) & 1u)) --lead;
+  return lead - 149;
+}
+
+/// Scaling exponent s for a row/column whose largest finite magnitude has exponent e_max:
+/// 2^s * max lies in [2^14, 2^15). 0 for a row/column without a nonzero finite element.
+TCSOLVE_HOST_DEVICE inline int scale_exponent(bool any_nonzero, int e_max) {
+  return any_nonzero ? kEcTopExponent - e_max : 0;
+}
+
+/// auto's choice: ec-fp16 when the largest exponent range of any row of op(A) and of any
+/// column of op(B) is at most kAutoMaxExponentRange (see the file comment).
+TCSOLVE_HOST_DEVICE inline bool auto_uses_fp16(int max_range_a, int max_range_b) {
+  return max_range_a <= kAutoMaxExponentRange && max_range_b <= kAutoMaxExponentRange;
+}
+
+}  // namespace tcsolve

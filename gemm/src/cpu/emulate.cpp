@@ -1,0 +1,338 @@
+// The cpu backend: Eigen for fp64 / fp32-simt, a faithful emulation for every other variant.
+//
+// Each emulated variant follows its paper's arithmetic step by step: where the inputs are
+// split or rounded (split.hpp, rounding.hpp), which products go through one mma k-step of the
+// tensor-core model (tc_model.hpp; k = 16 for FP16, 8 for TF32), which partial sums stay inside
+// the tensor core (chained through the C operand of the next mma) and which are added outside
+// in FP32 with round-to-nearest, and the final combination. The epilogue of every variant is
+// D = alpha * acc + beta * C in FP32 (C not read when beta == 0).
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tcsolve/gemm/convert.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/scaling.hpp"
+#include "tcsolve/gemm/split.hpp"
+#include "tcsolve/gemm/tc_model.hpp"
+
+namespace tcsolve::cpu {
+namespace {
+
+constexpr int kMmaKFp16 = 16;  // mma.m16n8k16 (FP16)
+constexpr int kMmaKTf32 = 8;   // mma.m16n8k8 (TF32)
+
+/// op(A) as rows (row i contiguous over k) and op(B) as columns (column j contiguous over k),
+/// zero-padded to kp, a multiple of the mma k. Zero products leave every sum unchanged.
+struct Operands {
+  int m = 0, n = 0, k = 0, kp = 0;
+  std::vector<float> a;  // m x kp
+  std::vector<float> b;  // n x kp
+  const float* row(int i) const { return a.data() + static_cast<std::size_t>(i) * kp; }
+  const float* col(int j) const { return b.data() + static_cast<std::size_t>(j) * kp; }
+};
+
+Operands pack(Op ta, Op tb, int m, int n, int k, const float* A, int lda, const float* B, int ldb, int ks) {
+  Operands o;
+  o.m = m, o.n = n, o.k = k, o.kp = ceil_div(k, ks) * ks;
+  o.a.assign(static_cast<std::size_t>(m) * o.kp, 0.0f);
+  o.b.assign(static_cast<std::size_t>(n) * o.kp, 0.0f);
+  for (int i = 0; i < m; ++i)
+    for (int p = 0; p < k; ++p)  // op(A)(i, p)
+      o.a[static_cast<std::size_t>(i) * o.kp + p] =
+          ta == Op::n ? A[i + static_cast<std::size_t>(p) * lda] : A[p + static_cast<std::size_t>(i) * lda];
+  for (int j = 0; j < n; ++j)
+    for (int p = 0; p < k; ++p)  // op(B)(p, j)
+      o.b[static_cast<std::size_t>(j) * o.kp + p] =
+          tb == Op::n ? B[p + static_cast<std::size_t>(j) * ldb] : B[j + static_cast<std::size_t>(p) * ldb];
+  return o;
+}
+
+/// The hi and lo parts of both operands, same layout as Operands.
+struct SplitOperands {
+  Operands hi, lo;
+};
+
+template <typename SplitFn>
+SplitOperands split_operands(const Operands& o, SplitFn fn) {
+  SplitOperands s{o, o};
+  for (std::size_t i = 0; i < o.a.size(); ++i) {
+    const SplitPair p = fn(o.a[i]);
+    s.hi.a[i] = p.hi, s.lo.a[i] = p.lo;
+  }
+  for (std::size_t i = 0; i < o.b.size(); ++i) {
+    const SplitPair p = fn(o.b[i]);
+    s.hi.b[i] = p.hi, s.lo.b[i] = p.lo;
+  }
+  return s;
+}
+
+template <typename RoundFn>
+Operands rounded(Operands o, RoundFn fn) {
+  for (float& v : o.a) v = fn(v);
+  for (float& v : o.b) v = fn(v);
+  return o;
+}
+
+/// C(i, j) = alpha * value(i, j) + beta * C(i, j) for every element, columns in parallel.
+template <typename ElementFn>
+void for_each_output(int m, int n, float alpha, float beta, float* C, int ldc, ElementFn value) {
+#pragma omp parallel for schedule(dynamic)
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      float& c = C[i + static_cast<std::size_t>(j) * ldc];
+      const float acc = value(i, j);
+      c = beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Eigen paths
+// ------------------------------------------------------------------------------------------
+
+template <typename T>
+using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+using ConstMapF = Eigen::Map<const Mat<float>, 0, Eigen::OuterStride<>>;
+using MapF = Eigen::Map<Mat<float>, 0, Eigen::OuterStride<>>;
+
+template <typename T>
+Mat<T> op_matrix(Op op, int rows, int cols, const float* X, int ld) {
+  const ConstMapF stored(X, op == Op::n ? rows : cols, op == Op::n ? cols : rows, Eigen::OuterStride<>(ld));
+  if (op == Op::n) return stored.cast<T>();
+  return stored.transpose().cast<T>();
+}
+
+template <typename T>
+void eigen_gemm(Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda, const float* B,
+                int ldb, float beta, float* C, int ldc) {
+  const Mat<T> a = op_matrix<T>(ta, m, k, A, lda);
+  const Mat<T> b = op_matrix<T>(tb, k, n, B, ldb);
+  Mat<T> prod = a * b;
+  MapF c(C, m, n, Eigen::OuterStride<>(ldc));
+  if (beta == 0.0f)
+    c = (T(alpha) * prod).template cast<float>();
+  else
+    c = (T(alpha) * prod + T(beta) * c.template cast<T>()).template cast<float>();
+}
+
+// ------------------------------------------------------------------------------------------
+// Emulated variants: value(i, j) of op(A) op(B) before the epilogue
+// ------------------------------------------------------------------------------------------
+
+/// One rounded-input product accumulated inside the tensor core (fp16-tc, tf32-tc).
+float chain_single(const TensorCoreModel& tc, const Operands& o, int i, int j, int ks) {
+  const float* a = o.row(i);
+  const float* b = o.col(j);
+  float acc = 0.0f;
+  for (int p = 0; p < o.kp; p += ks) acc = tc.mma_fp32(a + p, b + p, ks, acc);
+  return acc;
+}
+
+/// Markidis (Ootomo Code 2): four products chained in one tensor-core accumulator per k-step.
+float markidis_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j) {
+  const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
+  float acc = 0.0f;
+  for (int p = 0; p < s.hi.kp; p += kMmaKFp16) {
+    acc = tc.mma_fp32(al + p, bl + p, kMmaKFp16, acc);
+    acc = tc.mma_fp32(al + p, bh + p, kMmaKFp16, acc);
+    acc = tc.mma_fp32(ah + p, bl + p, kMmaKFp16, acc);
+    acc = tc.mma_fp32(ah + p, bh + p, kMmaKFp16, acc);
+  }
+  return acc;
+}
+
+/// Ootomo Code 3 generalised: the correction lo*hi + hi*lo chained inside the tensor core; the
+/// hi*hi product chained inside for `chunk` k-steps (1 = Ootomo's halfhalf/tf32tf32) and then
+/// added outside in FP32 RN; at the end acc + corr / scale.
+float halfhalf_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j, int ks, int chunk,
+                     float scale) {
+  const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
+  float acc = 0.0f, corr = 0.0f, part = 0.0f;
+  int steps = 0;
+  for (int p = 0; p < s.hi.kp; p += ks) {
+    corr = tc.mma_fp32(al + p, bh + p, ks, corr);
+    corr = tc.mma_fp32(ah + p, bl + p, ks, corr);
+    part = tc.mma_fp32(ah + p, bh + p, ks, part);
+    if (++steps == chunk) {
+      acc += part;  // FP32 RN on the CUDA cores
+      part = 0.0f, steps = 0;
+    }
+  }
+  if (steps != 0) acc += part;
+  return acc + corr / scale;
+}
+
+/// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi, both inside the tensor core.
+float legemm_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j) {
+  const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
+  float acc0 = 0.0f, acc1 = 0.0f;
+  for (int p = 0; p < s.hi.kp; p += kMmaKFp16) {
+    acc0 = tc.mma_fp32(ah + p, bh + p, kMmaKFp16, acc0);
+    acc1 = tc.mma_fp32(ah + p, bl + p, kMmaKFp16, acc1);
+    acc1 = tc.mma_fp32(al + p, bh + p, kMmaKFp16, acc1);
+  }
+  return acc0 + acc1 / kLegemmScale;
+}
+
+/// FP16/16: the FP16 accumulator chained inside the tensor core for all of K.
+float fp16acc_value(const TensorCoreModel& tc, const Operands& o, int i, int j) {
+  const float *a = o.row(i), *b = o.col(j);
+  float acc = 0.0f;
+  for (int p = 0; p < o.kp; p += kMmaKFp16) acc = tc.mma_fp16(a + p, b + p, kMmaKFp16, acc);
+  return acc;
+}
+
+/// Two-stage: each k-step's FP16-accumulated mma (from zero) added to an FP32 register.
+float twostage_value(const TensorCoreModel& tc, const Operands& o, int i, int j) {
+  const float *a = o.row(i), *b = o.col(j);
+  float acc = 0.0f;
+  for (int p = 0; p < o.kp; p += kMmaKFp16) acc += tc.mma_fp16(a + p, b + p, kMmaKFp16, 0.0f);
+  return acc;
+}
+
+/// RFC 0007 half_gemm_fp32_accum: scalar FP32 sum of products of saturating-FP16 operands.
+float fp16_simt_value(const Operands& o, int i, int j) {
+  const float *a = o.row(i), *b = o.col(j);
+  float acc = 0.0f;
+  for (int p = 0; p < o.k; ++p) acc += a[p] * b[p];  // FP16 x FP16 is exact in FP32
+  return acc;
+}
+
+// ------------------------------------------------------------------------------------------
+// Production path: power-of-two scaling (scaling.hpp) + halfhalf / tf32tf32
+// ------------------------------------------------------------------------------------------
+
+struct ExponentRange {
+  bool any = false;
+  int emax = 0, emin = 0;
+  void add(float v) {
+    if (v == 0.0f || !std::isfinite(v)) return;
+    const int e = exponent_of(v);
+    if (!any) any = true, emax = emin = e;
+    emax = std::max(emax, e), emin = std::min(emin, e);
+  }
+  int range() const { return any ? emax - emin : 0; }
+};
+
+/// Exponent ranges of the rows of op(A) (first m) and the columns of op(B) (next n).
+std::vector<ExponentRange> exponent_ranges(const Operands& o) {
+  std::vector<ExponentRange> r(static_cast<std::size_t>(o.m + o.n));
+  for (int i = 0; i < o.m; ++i)
+    for (int p = 0; p < o.k; ++p) r[i].add(o.row(i)[p]);
+  for (int j = 0; j < o.n; ++j)
+    for (int p = 0; p < o.k; ++p) r[o.m + j].add(o.col(j)[p]);
+  return r;
+}
+
+bool auto_picks_fp16(const std::vector<ExponentRange>& r, int m) {
+  int range_a = 0, range_b = 0;
+  for (int i = 0; i < m; ++i) range_a = std::max(range_a, r[i].range());
+  for (std::size_t j = m; j < r.size(); ++j) range_b = std::max(range_b, r[j].range());
+  return auto_uses_fp16(range_a, range_b);
+}
+
+void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ranges, const TensorCoreModel& tc,
+             int chunk_k, float alpha, float beta, float* C, int ldc) {
+  const int ks = fp16 ? kMmaKFp16 : kMmaKTf32;
+  if (chunk_k < ks || chunk_k % ks != 0)
+    throw InvalidInput("ec_chunk_k must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
+  std::vector<int> shift(ranges.size());
+  for (std::size_t r = 0; r < ranges.size(); ++r) shift[r] = scale_exponent(ranges[r].any, ranges[r].emax);
+  Operands scaled = o;
+  for (int i = 0; i < o.m; ++i)
+    for (int p = 0; p < o.k; ++p) scaled.a[static_cast<std::size_t>(i) * o.kp + p] = std::ldexp(o.row(i)[p], shift[i]);
+  for (int j = 0; j < o.n; ++j)
+    for (int p = 0; p < o.k; ++p)
+      scaled.b[static_cast<std::size_t>(j) * o.kp + p] = std::ldexp(o.col(j)[p], shift[o.m + j]);
+  const SplitOperands s = fp16 ? split_operands(scaled, split_ootomo_fp16) : split_operands(scaled, split_ootomo_tf32);
+  const int chunk = chunk_k / ks;
+  for_each_output(o.m, o.n, alpha, beta, C, ldc, [&](int i, int j) {
+    const float v = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale);
+    return std::ldexp(v, -(shift[i] + shift[o.m + j]));
+  });
+}
+
+}  // namespace
+
+GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
+              const float* B, int ldb, float beta, float* C, int ldc, const GemmOptions& options) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  GemmInfo result{variant, variant, Backend::cpu, {}};
+  const TensorCoreModel tc(options.model);
+  auto operands = [&](int ks) { return pack(ta, tb, m, n, k, A, lda, B, ldb, ks); };
+  auto run = [&](auto value) { for_each_output(m, n, alpha, beta, C, ldc, value); };
+
+  switch (variant) {
+    case Variant::fp64:
+      eigen_gemm<double>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      break;
+    case Variant::fp32_simt:
+      eigen_gemm<float>(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+      break;
+    case Variant::fp16_simt: {
+      const Operands o = rounded(operands(1), [](float v) { return fp16_value(fp32_to_fp16_value(v, Fp16Mode::saturate)); });
+      run([&](int i, int j) { return fp16_simt_value(o, i, j); });
+      break;
+    }
+    case Variant::fp16_tc: {
+      const Operands o = rounded(operands(kMmaKFp16), [](float v) { return round_fp16(v, Rounding::rn); });
+      run([&](int i, int j) { return chain_single(tc, o, i, j, kMmaKFp16); });
+      break;
+    }
+    case Variant::tf32_tc: {
+      const Operands o = rounded(operands(kMmaKTf32), [](float v) { return round_tf32(v, Rounding::rna); });
+      run([&](int i, int j) { return chain_single(tc, o, i, j, kMmaKTf32); });
+      break;
+    }
+    case Variant::fp16_fp16acc: {
+      const Operands o = rounded(operands(kMmaKFp16), [](float v) { return round_fp16(v, Rounding::rn); });
+      run([&](int i, int j) { return fp16acc_value(tc, o, i, j); });
+      break;
+    }
+    case Variant::fp16_twostage: {
+      const Operands o = rounded(operands(kMmaKFp16), [](float v) { return round_fp16(v, Rounding::rn); });
+      run([&](int i, int j) { return twostage_value(tc, o, i, j); });
+      break;
+    }
+    case Variant::markidis: {
+      const SplitOperands s = split_operands(operands(kMmaKFp16), split_markidis);
+      run([&](int i, int j) { return markidis_value(tc, s, i, j); });
+      break;
+    }
+    case Variant::ootomo_fp16: {
+      const SplitOperands s = split_operands(operands(kMmaKFp16), split_ootomo_fp16);
+      run([&](int i, int j) { return halfhalf_value(tc, s, i, j, kMmaKFp16, 1, kOotomoScale); });
+      break;
+    }
+    case Variant::ootomo_tf32: {
+      const SplitOperands s = split_operands(operands(kMmaKTf32), split_ootomo_tf32);
+      run([&](int i, int j) { return halfhalf_value(tc, s, i, j, kMmaKTf32, 1, kOotomoScale); });
+      break;
+    }
+    case Variant::legemm: {
+      const SplitOperands s = split_operands(operands(kMmaKFp16), split_legemm);
+      run([&](int i, int j) { return legemm_value(tc, s, i, j); });
+      break;
+    }
+    case Variant::ec_fp16:
+    case Variant::ec_tf32:
+    case Variant::auto_: {
+      const Operands o = operands(kMmaKFp16);  // a multiple of 16 is a multiple of 8 too
+      const auto ranges = exponent_ranges(o);
+      const bool fp16 = variant == Variant::ec_fp16 || (variant == Variant::auto_ && auto_picks_fp16(ranges, m));
+      result.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+      ec_gemm(fp16, o, ranges, tc, options.ec_chunk_k, alpha, beta, C, ldc);
+      break;
+    }
+    case Variant::cublas_tf32:
+    case Variant::cublas_fp16:
+    default:
+      throw Unavailable("variant " + std::string(to_string(variant)) +
+                        " is a cuBLAS baseline and has no cpu implementation");
+  }
+  return result;
+}
+
+}  // namespace tcsolve::cpu

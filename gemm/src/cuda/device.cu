@@ -1,0 +1,86 @@
+// cuda backend: device discovery (device_available, device_name) and the device memory
+// helpers behind DeviceBuffer (cuda.hpp).
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+
+namespace tcsolve::cuda {
+
+namespace {
+
+/// What the current device is, probed once. Never throws: no driver, no device or a failing
+/// call all read as "no device".
+struct DeviceProbe {
+  bool present = false;  ///< cudaGetDeviceCount > 0 and the properties could be read
+  bool usable = false;   ///< present and compute capability >= 7.0
+  std::string name = "none";
+};
+
+DeviceProbe probe_device() noexcept {
+  DeviceProbe probe;
+  try {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+      cudaGetLastError();  // clear the (non-sticky) error the query left behind
+      return probe;
+    }
+    int device = 0;
+    cudaDeviceProp prop{};
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+      cudaGetLastError();
+      return probe;
+    }
+    probe.present = true;
+    probe.usable = prop.major >= 7;
+    probe.name = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+                 std::to_string(prop.minor) + (probe.usable ? ")" : ", below sm_70: unusable)");
+  } catch (...) {  // std::bad_alloc from the strings: report no device rather than throw
+    probe = DeviceProbe{};
+  }
+  return probe;
+}
+
+const DeviceProbe& device_probe() noexcept {
+  static const DeviceProbe probe = probe_device();
+  return probe;
+}
+
+}  // namespace
+
+bool device_available() { return device_probe().usable; }
+
+std::string device_name() { return device_probe().name; }
+
+void* device_alloc(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  void* p = nullptr;
+  TCSOLVE_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
+}
+
+void device_free(void* d_ptr) noexcept {
+  if (d_ptr != nullptr) cudaFree(d_ptr);  // errors dropped: called from destructors
+}
+
+void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes) {
+  if (bytes == 0) return;
+  TCSOLVE_CUDA_CHECK(cudaMemcpy(d_dst, h_src, bytes, cudaMemcpyHostToDevice));
+}
+
+void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes) {
+  if (bytes == 0) return;
+  TCSOLVE_CUDA_CHECK(cudaMemcpy(h_dst, d_src, bytes, cudaMemcpyDeviceToHost));
+}
+
+void device_memset(void* d_ptr, int value, std::size_t bytes) {
+  if (bytes == 0) return;
+  TCSOLVE_CUDA_CHECK(cudaMemset(d_ptr, value, bytes));
+}
+
+void device_synchronize() { TCSOLVE_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,50 @@
+// The cuda backend of a build without CUDA (ginkgo-style stub): every tcsolve::cuda entry
+// point links, reports no device, and throws tcsolve::Unavailable when asked to run.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+
+namespace tcsolve::cuda {
+
+namespace {
+[[noreturn]] void not_built() { throw Unavailable("tcsolve was built without CUDA"); }
+}  // namespace
+
+bool device_available() { return false; }
+
+std::string device_name() { return "none (built without CUDA)"; }
+
+bool implements(Variant /*variant*/) { return false; }
+
+GemmInfo gemm(Variant, Op, Op, int, int, int, float, const float*, int, const float*, int, float,
+              float*, int, const GemmOptions&) {
+  not_built();
+}
+
+void split(SplitKind, const float*, float*, float*, std::size_t) { not_built(); }
+
+void fp32_to_fp16(const float*, std::uint16_t*, std::size_t, Fp16Mode) { not_built(); }
+
+void fp16_to_fp32(const std::uint16_t*, float*, std::size_t) { not_built(); }
+
+ConversionCheck compare_with_hardware() { not_built(); }
+
+void* device_alloc(std::size_t) { not_built(); }
+
+// Nothing can have been allocated without CUDA: freeing (nullptr, from a DeviceBuffer's
+// destructor) is a no-op, as cudaFree(nullptr) is.
+void device_free(void*) noexcept {}
+
+void copy_to_device(void*, const void*, std::size_t) { not_built(); }
+
+void copy_to_host(void*, const void*, std::size_t) { not_built(); }
+
+void device_memset(void*, int, std::size_t) { not_built(); }
+
+void device_synchronize() { not_built(); }
+
+}  // namespace tcsolve::cuda
