@@ -1,6 +1,7 @@
-// `tcsolve variants [--json]`: every row of tcsolve::kVariants with its input format and
+// `tcsolve variants [--json | --markdown]`: every row of tcsolve::kVariants with its input format and
 // whether it runs on the cpu and cuda backends of this build on this machine.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -17,13 +18,23 @@ int run_variants(int argc, char** argv) {
   po::options_description options("Options");
   options.add_options()
       ("json", "print one JSON object on stdout")
+      ("markdown", "print the README's variant table (name, input, unit roundoff, description)")
       ("help", "print this help");
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout, "tcsolve variants [--json]",
+    print_usage(std::cout, "tcsolve variants [--json | --markdown]",
                 "Lists every GEMM variant, the format its tensor cores (or CUDA cores) are fed,\n"
                 "and whether it is available on the cpu and cuda backends here.",
                 options);
+    return 0;
+  }
+
+  if (vm.count("markdown")) {  // machine-independent: the README embeds it verbatim
+    std::cout << "| variant | input | unit roundoff | what it computes |\n| --- | --- | --- | --- |\n";
+    for (const VariantInfo& v : kVariants) {
+      std::cout << "| `" << v.name << "` | " << v.input_format << " | 2^" << std::ilogb(v.unit_roundoff) << " | "
+                << v.description << " |\n";
+    }
     return 0;
   }
 

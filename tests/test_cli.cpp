@@ -474,6 +474,15 @@ TEST_CASE("variants --json lists every variant of the table", "[cli]") {
   }
 }
 
+TEST_CASE("README's variant table is the output of variants --markdown (one table)", "[cli]") {
+  const CommandResult r = run_tcsolve("variants --markdown");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(count_lines(r.out) == tcsolve::kVariants.size() + 2);
+  const std::string readme = read_file(std::string(TCSOLVE_SOURCE_DIR) + "/README.md");
+  CHECK(contains(readme, r.out));
+}
+
 TEST_CASE("an explicit --backend cuda without a usable GPU exits 4", "[cli]") {
   if (tcsolve::cuda::device_available()) {
     WARN("a CUDA device is present: the no-GPU exit code is not checked here");

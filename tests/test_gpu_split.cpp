@@ -284,8 +284,8 @@ TEST_CASE("the shared rounding and split helpers agree with the hardware convers
   }
   report += "\n  (informational) cvt.rna.tf32 results with low 13 bits set = " +
             std::to_string(r.tf32_rna_low_bits_set);
-  report += "\n  (informational) NaN inputs that cvt.rna.tf32 turns into non-NaN (19 bits) = " +
-            std::to_string(r.tf32_rna_nan_lost);
+  report += "\n  (informational, excluded above) NaN inputs that cvt.rna.tf32 turns into +-inf = " +
+            std::to_string(r.tf32_rna_nan_lost) + " (round_tf32 keeps them NaN)";
   WARN(report);
 
   CHECK(r.patterns == (std::uint64_t{1} << 32));
@@ -297,4 +297,6 @@ TEST_CASE("the shared rounding and split helpers agree with the hardware convers
   CHECK(r.bf16_rn == 0);
   CHECK(r.split_mismatch == 0);
   CHECK(r.total_mismatches() == 0);
+  // the quirk is confined to NaNs whose payload lies only in the 13 bits TF32 drops: 2 x (2^13 - 1)
+  CHECK(r.tf32_rna_nan_lost <= 2 * ((1u << 13) - 1));
 }

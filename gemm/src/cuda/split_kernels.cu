@@ -211,8 +211,14 @@ __global__ void __launch_bounds__(kBlock) compare_with_hardware_kernel(HwCheckRe
     const std::uint32_t rna = hw_tf32_rna_bits(x);
     t.note(kTf32RnaLowBits, (rna & ~kTf32Mask) != 0u, u);
     t.note(kTf32RnaNanLost, is_nan32(u) && !is_nan32(rna & kTf32Mask), u);
+    // NaN inputs are compared apart: measured on an H100 (2026-11-22), cvt.rna.tf32 turns a NaN
+    // whose payload lies only in the 13 dropped bits into +-inf (16382 patterns), while cvt.rn
+    // and cvt.rz keep it NaN. round_tf32 keeps every NaN a NaN, so its NaN cases are counted by
+    // kTf32RnaNanLost (informational) and excluded here.
     t.note(kTf32Rna,
-           differ32(rna & kTf32Mask, float_bits(round_tf32(x, Rounding::rna)) & kTf32Mask), u);
+           !is_nan32(u) &&
+               differ32(rna & kTf32Mask, float_bits(round_tf32(x, Rounding::rna)) & kTf32Mask),
+           u);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     t.note(kTf32Rn,
            differ32(hw_tf32_rn_bits(x) & kTf32Mask,
@@ -234,7 +240,8 @@ __global__ void __launch_bounds__(kBlock) compare_with_hardware_kernel(HwCheckRe
         mine = tf32_masked(mine);
         hw = tf32_masked(hw);
       }
-      const bool bad = differ_pair(mine, hw);
+      // the tf32tf32 split inherits cvt.rna's NaN -> inf quirk (see kTf32Rna above)
+      const bool bad = !(kind == SplitKind::ootomo_tf32 && is_nan32(u)) && differ_pair(mine, hw);
       t.note(kSplitMarkidis + k, bad, u);
       any_split = any_split || bad;
     }
