@@ -4,6 +4,10 @@
 // C (m x n) = A (m x k) * B (k x n), column-major, alpha = 1, beta = 0. A is drawn first, then B,
 // from one Rng seeded by --seed, so a (seed, dist, dist-b, shape) names the inputs exactly.
 // fp32-simt is always timed: it is the baseline of every speedup.
+// On the cpu backend everything is on the host and timed by the wall clock. On the cuda backend
+// the inputs, the FP64 reference and the accuracy metrics stay on the device, calls are timed
+// with CUDA events after a warm-up, and small problems rotate through copies of their inputs so
+// that no timed call finds them in L2 (CudaBench).
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +26,8 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "tcsolve/gemm/config.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/metrics.hpp"
@@ -31,6 +38,8 @@ namespace tcsolve::app {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kCpuRepeats = 3;   ///< default --repeats on the cpu backend (the emulation is slow)
+constexpr int kCudaRepeats = 10;  ///< default --repeats on the cuda backend
 
 struct BenchOptions {
   int m = 256, n = 256, k = 256;
@@ -40,24 +49,24 @@ struct BenchOptions {
   bool explicit_variants = false;  ///< named by the user, not "all"
   Backend requested_backend = Backend::automatic;
   int repeats = 3;
+  bool repeats_given = false;  ///< --repeats on the command line (else a per-backend default)
   std::uint64_t seed = 1;
   bool json = false;
   std::string csv;  ///< empty: no CSV
 };
 
-/// The inputs and the FP64 reference product.
+/// The inputs, on the host.
 struct Problem {
   int m, n, k;
-  std::vector<float> A;     ///< m x k, column-major, lda = m
-  std::vector<float> B;     ///< k x n, column-major, ldb = k
-  std::vector<double> C64;  ///< m x n, column-major, FP64 product of the FP32 A and B
+  std::vector<float> A;  ///< m x k, column-major, lda = m
+  std::vector<float> B;  ///< k x n, column-major, ldb = k
 };
 
-/// One variant run `repeats` times.
+/// One variant run `repeats` times, and the accuracy of its (last) result.
 struct Measurement {
   GemmInfo info;
   double median_s = kNaN;
-  std::vector<float> C;  ///< m x n result (host), ldc = m
+  double relative_residual = kNaN, max_relative_error = kNaN;
 };
 
 /// One row of the output.
@@ -78,36 +87,142 @@ double median(std::vector<double> v) {
 
 // --- backends -------------------------------------------------------------------------------
 
-/// cpu: host buffers, wall-clock time (steady_clock) per call. No warm-up run: the emulated
-/// variants are slow, and a cold first run of Eigen costs little next to them.
-Measurement measure_cpu(Variant v, const Problem& p, int repeats) {
-  Measurement r;
-  r.C.assign(static_cast<std::size_t>(p.m) * p.n, 0.0f);
-  std::vector<double> times;
-  times.reserve(static_cast<std::size_t>(repeats));
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    r.info = gemm(Backend::cpu, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, p.A.data(), p.m,
-                  p.B.data(), p.k, 0.0f, r.C.data(), p.m);
-    const auto t1 = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double>(t1 - t0).count());
+/// Times variants on one Problem and measures their accuracy against its FP64 product.
+class Bench {
+ public:
+  virtual ~Bench() = default;
+  virtual Measurement measure(Variant v, int repeats) = 0;
+};
+
+/// cpu: host buffers, the reference by Eigen in double, wall-clock time (steady_clock) per call.
+/// No warm-up run: the emulated variants are slow, and a cold first run of Eigen costs little
+/// next to them.
+class CpuBench final : public Bench {
+ public:
+  explicit CpuBench(const Problem& p)
+      : p_(p),
+        C64_(reference_product(Op::n, Op::n, p.m, p.n, p.k, p.A.data(), p.m, p.B.data(), p.k)) {}
+
+  Measurement measure(Variant v, int repeats) override {
+    Measurement r;
+    std::vector<float> C(static_cast<std::size_t>(p_.m) * p_.n, 0.0f);
+    std::vector<double> times;
+    times.reserve(static_cast<std::size_t>(repeats));
+    for (int i = 0; i < repeats; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      r.info = gemm(Backend::cpu, v, Op::n, Op::n, p_.m, p_.n, p_.k, 1.0f, p_.A.data(), p_.m,
+                    p_.B.data(), p_.k, 0.0f, C.data(), p_.m);
+      const auto t1 = std::chrono::steady_clock::now();
+      times.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
+    r.median_s = median(std::move(times));
+    r.relative_residual = relative_residual(C.data(), p_.m, C64_.data(), p_.m, p_.n);
+    r.max_relative_error = max_relative_error(C.data(), p_.m, C64_.data(), p_.m, p_.n);
+    return r;
   }
-  r.median_s = median(std::move(times));
-  return r;
-}
 
-/// cuda: HOOK, not implemented yet. It will copy A and B to the device once (per Problem),
-/// run one untimed warm-up call, time `repeats` calls of cuda::gemm with CUDA events (one
-/// event pair per call, synchronised), take the median, and copy C back for the metrics.
-Measurement measure_cuda(Variant v, const Problem& /*p*/, int /*repeats*/) {
-  throw Unavailable("gemm-bench: timing on the cuda backend is not implemented yet (variant " +
-                    std::string(to_string(v)) + "); use --backend cpu");
-}
+ private:
+  const Problem& p_;
+  std::vector<double> C64_;  ///< m x n, FP64 product of the FP32 A and B
+};
 
-Measurement measure(Backend backend, Variant v, const Problem& p, int repeats) {
+/// cuda: A and B uploaded once; the reference C64 computed on the device (cuBLAS DGEMM on FP64
+/// copies) and the metrics by a reduction kernel there, so nothing of size m x n crosses to the
+/// host (C64 alone is 2 GiB at m = n = 16384). Per variant: one untimed warm-up call, then
+/// `repeats` calls timed one by one with CUDA events (each waited for); the median counts.
+///
+/// L2: when A, B and C together take less than 2x the L2 cache, the device holds enough copies
+/// of them (one "slot" each) to exceed 4x L2 in total, and every call -- warm-up and timed,
+/// across variants -- takes the next slot in turn, so no timed call finds its inputs in L2 from
+/// the previous one. All slots hold the same A and B, so every C is compared with the same C64.
+class CudaBench final : public Bench {
+ public:
+  CudaBench(const Problem& p, bool progress)
+      : m_(p.m),
+        n_(p.n),
+        k_(p.k),
+        size_a_(static_cast<std::size_t>(p.m) * p.k),
+        size_b_(static_cast<std::size_t>(p.k) * p.n),
+        size_c_(static_cast<std::size_t>(p.m) * p.n) {
+    stride_a_ = round_up(size_a_), stride_b_ = round_up(size_b_), stride_c_ = round_up(size_c_);
+    const std::size_t set_bytes = sizeof(float) * (size_a_ + size_b_ + size_c_);
+    const std::size_t slot_bytes = sizeof(float) * (stride_a_ + stride_b_ + stride_c_);
+    const std::size_t l2 = cuda::l2_cache_bytes();
+    // Counted with the padding, so that tiny problems take about 4x L2 of memory, not more.
+    slots_ = set_bytes < 2 * l2 ? ceil_div(4 * l2, slot_bytes) + 1 : 1;  // > 4x L2 in total
+    if (progress)
+      std::cerr << "gemm-bench: uploading the inputs"
+                << (slots_ > 1 ? " (" + std::to_string(slots_) + " copies rotate through L2)" : "")
+                << ", FP64 reference on the device" << std::endl;
+
+    A_ = cuda::DeviceBuffer<float>(slots_ * stride_a_);
+    B_ = cuda::DeviceBuffer<float>(slots_ * stride_b_);
+    C_ = cuda::DeviceBuffer<float>(slots_ * stride_c_);
+    cuda::copy_to_device(A_.data(), p.A.data(), size_a_ * sizeof(float));
+    cuda::copy_to_device(B_.data(), p.B.data(), size_b_ * sizeof(float));
+    // Slots [0, s) copied to [s, 2s) until all are filled: log2(slots) copies of each array.
+    for (std::size_t done = 1; done < slots_; done *= 2) {
+      const std::size_t count = std::min(done, slots_ - done);
+      cuda::copy_device_to_device(A_.data() + done * stride_a_, A_.data(),
+                                  count * stride_a_ * sizeof(float));
+      cuda::copy_device_to_device(B_.data() + done * stride_b_, B_.data(),
+                                  count * stride_b_ * sizeof(float));
+    }
+    C64_ = cuda::DeviceBuffer<double>(size_c_);
+    cuda::reference_product_device(Op::n, Op::n, m_, n_, k_, A_.data(), m_, B_.data(), k_,
+                                   C64_.data());
+    cuda::device_synchronize();
+  }
+
+  Measurement measure(Variant v, int repeats) override {
+    Measurement r;
+    run(v, next_slot());  // warm-up: module loading, cuBLAS heuristics, workspaces
+    cuda::device_synchronize();
+    std::vector<double> times;
+    times.reserve(static_cast<std::size_t>(repeats));
+    std::size_t slot = 0;
+    for (int i = 0; i < repeats; ++i) {
+      slot = next_slot();
+      timer_.start();
+      r.info = run(v, slot);
+      times.push_back(timer_.stop_ms() * 1e-3);
+    }
+    r.median_s = median(std::move(times));
+    const cuda::ErrorMetrics e =
+        cuda::error_metrics_device(C_.data() + slot * stride_c_, m_, C64_.data(), m_, n_);
+    r.relative_residual = e.relative_residual;
+    r.max_relative_error = e.max_relative_error;
+    return r;
+  }
+
+ private:
+  /// Elements rounded up to 64 floats, so that every slot starts 256-byte aligned.
+  static std::size_t round_up(std::size_t elements) { return ceil_div<std::size_t>(elements, 64) * 64; }
+
+  std::size_t next_slot() {
+    const std::size_t s = next_;
+    next_ = (next_ + 1) % slots_;
+    return s;
+  }
+
+  GemmInfo run(Variant v, std::size_t slot) {
+    return cuda::gemm(v, Op::n, Op::n, m_, n_, k_, 1.0f, A_.data() + slot * stride_a_, m_,
+                      B_.data() + slot * stride_b_, k_, 0.0f, C_.data() + slot * stride_c_, m_);
+  }
+
+  int m_, n_, k_;
+  std::size_t size_a_, size_b_, size_c_;        ///< elements of A, B, C
+  std::size_t stride_a_ = 0, stride_b_ = 0, stride_c_ = 0;  ///< elements between slots
+  std::size_t slots_ = 1, next_ = 0;
+  cuda::DeviceBuffer<float> A_, B_, C_;  ///< slots_ copies each, slot s at s * stride
+  cuda::DeviceBuffer<double> C64_;       ///< m x n, leading dimension m
+  cuda::EventTimer timer_;
+};
+
+std::unique_ptr<Bench> make_bench(Backend backend, const Problem& p, bool progress) {
   switch (backend) {
-    case Backend::cpu: return measure_cpu(v, p, repeats);
-    case Backend::cuda: return measure_cuda(v, p, repeats);
+    case Backend::cpu: return std::make_unique<CpuBench>(p);
+    case Backend::cuda: return std::make_unique<CudaBench>(p, progress);
     case Backend::automatic: break;
   }
   throw Error("gemm-bench: backend not resolved");
@@ -134,7 +249,8 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
        ("all, or a comma-separated list of: " + variant_names()).c_str())
       ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
-      ("repeats", po::value(&repeats)->default_value(3)->value_name("R"), "timed runs per variant; the median counts")
+      ("repeats", po::value(&repeats)->default_value(kCpuRepeats, "3 on cpu, 10 on cuda")->value_name("R"),
+       "timed runs per variant (cuda: after one untimed warm-up run); the median counts")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the random inputs (A drawn, then B)")
       ("json", "print one JSON object on stdout")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
@@ -161,6 +277,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   o.n = positive_int("n", n);
   o.k = positive_int("k", k);
   o.repeats = positive_int("repeats", repeats);
+  o.repeats_given = !vm["repeats"].defaulted();
   if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
   o.seed = static_cast<std::uint64_t>(seed);
 
@@ -337,9 +454,10 @@ void write_table(const BenchOptions& o, const std::string& backend, const std::s
 int run_gemm_bench(int argc, char** argv) {
   const std::optional<BenchOptions> parsed = parse(argc, argv);
   if (!parsed) return 0;
-  const BenchOptions& o = *parsed;
+  BenchOptions o = *parsed;
 
   const Backend backend = choose_backend(o.requested_backend);
+  if (!o.repeats_given) o.repeats = backend == Backend::cuda ? kCudaRepeats : kCpuRepeats;
   const std::string backend_name(to_string(backend));
   const std::string device = device_description(backend);
 
@@ -355,21 +473,21 @@ int run_gemm_bench(int argc, char** argv) {
   std::optional<CsvFile> csv;
   if (!o.csv.empty()) csv.emplace(o.csv);
 
-  Problem p{o.m, o.n, o.k, {}, {}, {}};
+  Problem p{o.m, o.n, o.k, {}, {}};
   p.A.resize(static_cast<std::size_t>(o.m) * o.k);
   p.B.resize(static_cast<std::size_t>(o.k) * o.n);
   Rng rng(o.seed);
   fill(o.dist, rng, p.A.data(), p.A.size());
   fill(o.dist_b, rng, p.B.data(), p.B.size());
-  p.C64 = reference_product(Op::n, Op::n, o.m, o.n, o.k, p.A.data(), o.m, p.B.data(), o.k);
 
   const bool progress = stderr_is_terminal();
+  const std::unique_ptr<Bench> bench = make_bench(backend, p, progress);
   const double flops = 2.0 * o.m * o.n * o.k;
   const std::size_t total = o.variants.size();
 
   // The baseline first: fp32-simt is timed whether or not it was selected.
   if (progress) std::cerr << "gemm-bench: fp32-simt (baseline)" << std::endl;
-  const Measurement baseline = measure(backend, Variant::fp32_simt, p, o.repeats);
+  const Measurement baseline = bench->measure(Variant::fp32_simt, o.repeats);
 
   std::vector<Result> results;
   results.reserve(total);
@@ -385,13 +503,13 @@ int run_gemm_bench(int argc, char** argv) {
     }
     if (progress && v != Variant::fp32_simt)
       std::cerr << "gemm-bench: [" << i + 1 << '/' << total << "] " << to_string(v) << std::endl;
-    const Measurement m = v == Variant::fp32_simt ? baseline : measure(backend, v, p, o.repeats);
+    const Measurement m = v == Variant::fp32_simt ? baseline : bench->measure(v, o.repeats);
     r.resolved = std::string(to_string(m.info.resolved));
     r.note = m.info.note;
     r.time_s = m.median_s;
     r.tflops = flops / m.median_s / 1e12;
-    r.relative_residual = relative_residual(m.C.data(), o.m, p.C64.data(), o.m, o.n);
-    r.max_relative_error = max_relative_error(m.C.data(), o.m, p.C64.data(), o.m, o.n);
+    r.relative_residual = m.relative_residual;
+    r.max_relative_error = m.max_relative_error;
     r.speedup = baseline.median_s / m.median_s;
     results.push_back(std::move(r));
   }

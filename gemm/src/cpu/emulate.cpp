@@ -242,10 +242,11 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   for (std::size_t r = 0; r < ranges.size(); ++r) shift[r] = scale_exponent(ranges[r].any, ranges[r].emax);
   Operands scaled = o;
   for (int i = 0; i < o.m; ++i)
-    for (int p = 0; p < o.k; ++p) scaled.a[static_cast<std::size_t>(i) * o.kp + p] = std::ldexp(o.row(i)[p], shift[i]);
+    for (int p = 0; p < o.k; ++p)
+      scaled.a[static_cast<std::size_t>(i) * o.kp + p] = o.row(i)[p] * scale_factor(shift[i]);
   for (int j = 0; j < o.n; ++j)
     for (int p = 0; p < o.k; ++p)
-      scaled.b[static_cast<std::size_t>(j) * o.kp + p] = std::ldexp(o.col(j)[p], shift[o.m + j]);
+      scaled.b[static_cast<std::size_t>(j) * o.kp + p] = o.col(j)[p] * scale_factor(shift[o.m + j]);
   const SplitOperands s = fp16 ? split_operands(scaled, split_ootomo_fp16) : split_operands(scaled, split_ootomo_tf32);
   const int chunk = chunk_k / ks;
   for_each_output(o.m, o.n, alpha, beta, C, ldc, [&](int i, int j) {

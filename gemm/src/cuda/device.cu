@@ -1,7 +1,8 @@
-// cuda backend: device discovery (device_available, device_name) and the device memory
-// helpers behind DeviceBuffer (cuda.hpp).
+// cuda backend: device discovery (device_available, device_name, compute_capability,
+// l2_cache_bytes) and the device memory helpers behind DeviceBuffer (cuda.hpp).
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <string>
 
 #include "tcsolve/gemm/cuda.hpp"
@@ -16,6 +17,7 @@ namespace {
 struct DeviceProbe {
   bool present = false;  ///< cudaGetDeviceCount > 0 and the properties could be read
   bool usable = false;   ///< present and compute capability >= 7.0
+  int capability = 0;    ///< 10 * major + minor; 0 when not present
   std::string name = "none";
 };
 
@@ -36,6 +38,7 @@ DeviceProbe probe_device() noexcept {
     }
     probe.present = true;
     probe.usable = prop.major >= 7;
+    probe.capability = 10 * prop.major + prop.minor;
     probe.name = std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
                  std::to_string(prop.minor) + (probe.usable ? ")" : ", below sm_70: unusable)");
   } catch (...) {  // std::bad_alloc from the strings: report no device rather than throw
@@ -54,6 +57,16 @@ const DeviceProbe& device_probe() noexcept {
 bool device_available() { return device_probe().usable; }
 
 std::string device_name() { return device_probe().name; }
+
+int compute_capability() { return device_probe().capability; }
+
+std::size_t l2_cache_bytes() {
+  int device = 0;
+  int bytes = 0;
+  TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
+  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  return static_cast<std::size_t>(bytes < 0 ? 0 : bytes);
+}
 
 void* device_alloc(std::size_t bytes) {
   if (bytes == 0) return nullptr;
@@ -74,6 +87,11 @@ void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes) {
 void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes) {
   if (bytes == 0) return;
   TCSOLVE_CUDA_CHECK(cudaMemcpy(h_dst, d_src, bytes, cudaMemcpyDeviceToHost));
+}
+
+void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes) {
+  if (bytes == 0) return;
+  TCSOLVE_CUDA_CHECK(cudaMemcpy(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice));
 }
 
 void device_memset(void* d_ptr, int value, std::size_t bytes) {

@@ -1,21 +1,88 @@
-// cuda backend: tcsolve::cuda::gemm and implements(). The mma.sync / cuBLAS kernels for the
-// variants are issue 3; until then no variant is implemented here and gemm() says so.
+// cuda backend: tcsolve::cuda::gemm and implements(), the one switch from a variant to its
+// kernel family (backend.hpp), and RFC 0007's fallback for devices that lack the hardware a
+// variant needs ("Unsupported GPU: fall back to FP32 kernel"):
+//   - tensor-core variants need sm_80 (mma.sync m16n8k16 FP16 and m16n8k8 TF32 with FP32
+//     accumulation; TF32 first appears there);
+//   - fp16-simt needs FP16 arithmetic, sm_53;
+// below that they run fp32-simt, and GemmInfo says so (resolved = fp32-simt, a note).
 #include <string>
 
+#include "backend.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
 namespace tcsolve::cuda {
 
-bool implements(Variant /*variant*/) { return false; }
+namespace {
 
-GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float /*alpha*/,
-              const float* /*A*/, int lda, const float* /*B*/, int ldb, float /*beta*/,
-              float* /*C*/, int ldc, const GemmOptions& /*options*/) {
+enum class Family { cublas, half, mma };
+
+Family family(Variant v) {
+  switch (v) {
+    case Variant::fp64:
+    case Variant::fp32_simt:
+    case Variant::cublas_tf32:
+    case Variant::cublas_fp16: return Family::cublas;
+    case Variant::fp16_simt: return Family::half;
+    case Variant::fp16_tc:
+    case Variant::tf32_tc:
+    case Variant::fp16_fp16acc:
+    case Variant::fp16_twostage:
+    case Variant::markidis:
+    case Variant::ootomo_fp16:
+    case Variant::ootomo_tf32:
+    case Variant::legemm:
+    case Variant::ec_fp16:
+    case Variant::ec_tf32:
+    case Variant::auto_: return Family::mma;
+  }
+  throw Error("cuda::gemm: unknown variant");
+}
+
+constexpr int kMmaCapability = 80;   ///< sm_80: mma.sync for FP16 and TF32, FP32 accumulation
+constexpr int kHalfCapability = 53;  ///< sm_53: native FP16 arithmetic
+
+}  // namespace
+
+bool implements(Variant variant) {
+  switch (family(variant)) {
+    case Family::cublas:
+    case Family::half:
+    case Family::mma: return true;
+  }
+  return false;
+}
+
+GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
-  throw Unavailable("variant " + std::string(to_string(variant)) +
-                    " is not implemented on the cuda backend yet (issue 3)");
+  if (!device_available())
+    throw Unavailable("variant " + std::string(to_string(variant)) +
+                      ": no usable CUDA device (" + device_name() + ")");
+  const detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+
+  const Family f = family(variant);
+  const int needed = f == Family::mma ? kMmaCapability : f == Family::half ? kHalfCapability : 0;
+  const int cc = compute_capability();
+  if (cc < needed) {
+    GemmInfo info = detail::cublas_gemm(Variant::fp32_simt, args);
+    info.requested = variant;
+    info.resolved = Variant::fp32_simt;
+    info.note = "device sm_" + std::to_string(cc) + " lacks " +
+                (f == Family::mma ? "the tensor cores" : "the FP16 arithmetic") + " of " +
+                std::string(to_string(variant)) + "; ran fp32-simt";
+    return info;
+  }
+
+  switch (f) {
+    case Family::cublas: return detail::cublas_gemm(variant, args);
+    case Family::half: return detail::half_gemm(args);
+    case Family::mma: return detail::mma_gemm(variant, args, options);
+  }
+  throw Error("cuda::gemm: unknown variant family");
 }
 
 }  // namespace tcsolve::cuda

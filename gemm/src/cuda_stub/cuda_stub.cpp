@@ -43,8 +43,30 @@ void copy_to_device(void*, const void*, std::size_t) { not_built(); }
 
 void copy_to_host(void*, const void*, std::size_t) { not_built(); }
 
+void copy_device_to_device(void*, const void*, std::size_t) { not_built(); }
+
 void device_memset(void*, int, std::size_t) { not_built(); }
 
 void device_synchronize() { not_built(); }
+
+int compute_capability() { return 0; }
+
+std::size_t l2_cache_bytes() { not_built(); }
+
+struct EventTimer::Impl {};
+
+EventTimer::EventTimer() { not_built(); }
+EventTimer::~EventTimer() = default;
+EventTimer::EventTimer(EventTimer&&) noexcept = default;
+EventTimer& EventTimer::operator=(EventTimer&&) noexcept = default;
+void EventTimer::start() { not_built(); }
+float EventTimer::stop_ms() { not_built(); }
+
+void reference_product_device(Op, Op, int, int, int, const float*, int, const float*, int,
+                              double*) {
+  not_built();
+}
+
+ErrorMetrics error_metrics_device(const float*, int, const double*, int, int) { not_built(); }
 
 }  // namespace tcsolve::cuda

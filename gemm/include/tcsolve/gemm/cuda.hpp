@@ -1,11 +1,13 @@
 // Host-callable API of the cuda backend on device arrays: the hi/lo splits and FP16
 // conversions run by kernels that call the same TCSOLVE_HOST_DEVICE functions as the CPU
 // emulation (split.hpp, convert.hpp), the exhaustive check of those functions against the
-// hardware conversions, and device memory helpers (DeviceBuffer) so that plain C++ code and
-// tests can move data without including CUDA headers.
+// hardware conversions, device memory helpers (DeviceBuffer) so that plain C++ code and
+// tests can move data without including CUDA headers, and gemm-bench's device-side timer,
+// FP64 reference product and accuracy metrics.
 //
 // Defined in src/cuda/*.cu; in a build without CUDA every function here throws
-// tcsolve::Unavailable (src/cuda_stub/cuda_stub.cpp). device_available(), device_name(),
+// tcsolve::Unavailable (src/cuda_stub/cuda_stub.cpp; device_free and compute_capability, which
+// never throw, do nothing and return 0). device_available(), device_name(),
 // gemm() and implements() are declared in gemm.hpp.
 //
 // All pointers named d_* are device memory. Kernels run on the default stream: a function
@@ -15,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -111,6 +114,8 @@ void device_free(void* d_ptr) noexcept;
 void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes);
 /// Copies `bytes` bytes from device d_src to host h_dst; waits for preceding kernels.
 void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes);
+/// Copies `bytes` bytes from device d_src to device d_dst (ordered on the default stream).
+void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes);
 /// cudaMemset of `bytes` bytes of d_ptr to `value`.
 void device_memset(void* d_ptr, int value, std::size_t bytes);
 /// Waits for all work on the device; throws CudaError if a kernel failed.
@@ -161,5 +166,60 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t size_ = 0;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Device properties, timing and the FP64 reference (gemm-bench)
+// ---------------------------------------------------------------------------------------------
+
+/// Compute capability of the current device as 10 * major + minor (90 for sm_90); 0 when there
+/// is no device. Never throws.
+int compute_capability();
+
+/// Size of the current device's L2 cache in bytes; throws CudaError when it cannot be read.
+std::size_t l2_cache_bytes();
+
+/// Device-side stopwatch: a pair of CUDA events recorded on the default stream.
+///   timer.start(); <enqueue work>; const float ms = timer.stop_ms();
+/// measures the device time between the two records. Move-only.
+class EventTimer {
+ public:
+  /// Creates the two events; throws CudaError (Unavailable without CUDA).
+  EventTimer();
+  ~EventTimer();
+  EventTimer(EventTimer&&) noexcept;
+  EventTimer& operator=(EventTimer&&) noexcept;
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  /// Records the start event.
+  void start();
+  /// Records the stop event, waits for it and returns the milliseconds since start(); throws
+  /// CudaError if work enqueued in between failed.
+  float stop_ms();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// d_C64 (m x n, column-major, leading dimension m, FP64 device array) = op(A) * op(B) computed
+/// in FP64 (cuBLAS DGEMM on FP64 copies of the FP32 inputs): the reference C64 of
+/// ARCHITECTURE.md on the device. d_A, d_B: device FP32, stored column-major with lda, ldb
+/// (op(A) is m x k, op(B) is k x n). Returns once enqueued.
+void reference_product_device(Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
+                              const float* d_B, int ldb, double* d_C64);
+
+/// The accuracy metrics of metrics.hpp, computed on the device.
+struct ErrorMetrics {
+  double relative_residual = 0;   ///< ||C - C64||_F / ||C64||_F
+  double max_relative_error = 0;  ///< max |C - C64| / |C64| over C64 != 0 (inf, NaN as below)
+};
+
+/// relative_residual() and max_relative_error() of metrics.hpp for device arrays d_C (m x n,
+/// FP32, leading dimension ldc) and d_C64 (m x n, FP64, leading dimension m), with the same
+/// special cases: max_relative_error is NaN when the first (column-major) entry that is NaN or
+/// has C64 == 0 != C is a NaN, inf when it is the latter. One reduction kernel; synchronizes.
+/// Sums are taken in a different order than on the host, so the last bits may differ.
+ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n);
 
 }  // namespace tcsolve::cuda

@@ -35,9 +35,19 @@ TCSOLVE_HOST_DEVICE inline int exponent_of(float x) {
 }
 
 /// Scaling exponent s for a row/column whose largest finite magnitude has exponent e_max:
-/// 2^s * max lies in [2^14, 2^15). 0 for a row/column without a nonzero finite element.
+/// 2^s * max lies in [2^14, 2^15). 0 for a row/column without a nonzero finite element. s is
+/// clamped to [-126, 127] so that 2^s is one normal FP32 number (scale_factor): a row whose
+/// largest magnitude is below 2^-113 is scaled by 2^127 only.
 TCSOLVE_HOST_DEVICE inline int scale_exponent(bool any_nonzero, int e_max) {
-  return any_nonzero ? kEcTopExponent - e_max : 0;
+  if (!any_nonzero) return 0;
+  const int s = kEcTopExponent - e_max;
+  return s < -126 ? -126 : (s > 127 ? 127 : s);
+}
+
+/// 2^s as an FP32 number, s in [-126, 127]: multiplying by it is exact unless the product is
+/// subnormal (then it rounds like ldexp).
+TCSOLVE_HOST_DEVICE inline float scale_factor(int s) {
+  return bits_float(static_cast<std::uint32_t>(s + 127) << 23);
 }
 
 /// auto's choice: ec-fp16 when the largest exponent range of any row of op(A) and of any

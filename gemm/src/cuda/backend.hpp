@@ -1,0 +1,43 @@
+// Internal interface of the cuda backend: one entry point per kernel family, all with the
+// public gemm contract (device pointers, column-major, C = alpha op(A) op(B) + beta C).
+// gemm_cuda.cu dispatches to them; nothing outside gemm/src/cuda includes this header.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "tcsolve/gemm/gemm.hpp"
+
+namespace tcsolve::cuda::detail {
+
+/// Arguments of one GEMM call, as the public API takes them.
+struct GemmArgs {
+  Op ta, tb;
+  int m, n, k;
+  float alpha;
+  const float* A;
+  int lda;
+  const float* B;
+  int ldb;
+  float beta;
+  float* C;
+  int ldc;
+};
+
+/// The process-wide cuBLAS handle (created on first use, default stream).
+cublasHandle_t cublas_handle();
+
+/// fp64 (DGEMM on FP64 copies of A, B, C), fp32-simt (SGEMM), cublas-tf32 and cublas-fp16
+/// (cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16F). cublas_gemm.cu.
+GemmInfo cublas_gemm(Variant variant, const GemmArgs& args);
+
+/// fp16-simt: RFC 0007's half_gemm_fp32_accum on CUDA cores (saturating FP16 operands, FP32
+/// sequential accumulation). half_gemm.cu.
+GemmInfo half_gemm(const GemmArgs& args);
+
+/// Every tensor-core variant with its own mma.sync kernel (fp16-tc, tf32-tc, fp16-fp16acc,
+/// fp16-twostage, markidis, ootomo-fp16, ootomo-tf32, legemm, ec-fp16, ec-tf32, auto).
+/// mma_gemm.cu.
+GemmInfo mma_gemm(Variant variant, const GemmArgs& args, const GemmOptions& options);
+
+}  // namespace tcsolve::cuda::detail
