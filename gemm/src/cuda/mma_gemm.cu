@@ -1,22 +1,25 @@
 // Tensor-core GEMMs of the research variants and the mma.sync production path, one kernel
-// family: mma.sync.m16n8k16 (FP16) and m16n8k8 (TF32), FP32 tiles staged in shared memory by a
-// 3-stage cp.async pipeline, splits and roundings done in registers from the FP32 tiles with
-// the shared helpers of split.hpp / rounding.hpp (so the operands are bitwise those of the CPU
-// emulation), and each paper's accumulation scheme as a policy:
-//   Single    fp16-tc, tf32-tc   one product chained inside the tensor core
+// family with each paper's accumulation scheme as a policy:
+//   Single    fp16-tc, tf32-tc   one rounded product chained inside the tensor core
 //   Fp16Acc   fp16-fp16acc       FP16 accumulator chained inside (two-stage blog baseline)
 //   TwoStage  fp16-twostage      FP16-accumulating mma from zero per k-step, added outside in FP32
 //   Markidis  markidis           4 products chained in one accumulator (Ootomo Code 2)
 //   Halfhalf  ootomo-fp16/tf32,  lo*hi + hi*lo chained inside; hi*hi chained for `chunk` k-steps
 //             ec-fp16/tf32       then added outside in FP32 RN (Ootomo Code 3; chunk 1 there)
 //   Legemm    legemm             hi*hi and hi*lo + lo*hi in two inside accumulators (Alg. 1)
-// The ec variants multiply rows of op(A) and columns of op(B) by exact powers of two computed
-// on the device (scaling.hpp) while loading fragments, and unscale in the epilogue.
-// Block tile 128 x 64 x 32, 8 warps of 32 x 32; epilogue alpha * v + beta * C in FP32 without
-// FMA contraction, like the emulation.
+// Two kernels share the policies, the block tile (128 x 64 x 32, 8 warps of 32 x 32) and the
+// epilogue (alpha * v + beta * C in FP32 without contraction, like the emulation):
+//   mma_fp16_kernel  mma.sync.m16n8k16: FP32 tiles staged by cp.async (16-byte when aligned),
+//                    split once per block into FP16 hi/lo shared tiles, fragments by ldmatrix;
+//   mma_tf32_kernel  mma.sync.m16n8k8: FP32 tiles staged by cp.async, split per warp in registers.
+// The splits use the hardware conversions that the [gpu] sweep proved bitwise equal to the
+// shared helpers of split.hpp, so the operands are exactly those of the CPU emulation. The ec
+// variants multiply rows of op(A) and columns of op(B) by exact powers of two computed on the
+// device (scaling.hpp) while splitting, and unscale in the epilogue.
 #include <cuda_fp16.h>
 
 #include <climits>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 #include <string>
@@ -33,10 +36,6 @@ namespace {
 constexpr int kBM = 128, kBN = 64, kBK = 32;  // block tile
 constexpr int kWarpsM = 4, kWarpsN = 2;        // 8 warps, each 32 x 32
 constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-constexpr int kStages = 3;
-constexpr int kPadA = kBM + 4, kPadB = kBN + 4;  // row strides in floats: conflict-free fragment reads
-constexpr int kStageFloats = kBK * kPadA + kBK * kPadB;
-constexpr int kSmemBytes = kStages * kStageFloats * static_cast<int>(sizeof(float));
 
 struct Params {
   Op ta, tb;
@@ -126,224 +125,180 @@ __device__ __forceinline__ float tf32_rna(float x) {
   return isnan(x) ? bits_float(float_bits(x) | 0x00400000u) : bits_float(r);
 }
 
+/// ldmatrix.x4: four 8x8 b16 matrices; lane L supplies the row address of matrix L / 8.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem_row) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+/// cp.async of `bytes` (0..16) bytes, the rest of the 16 zero-filled; both addresses 16-aligned.
+__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes));
+}
+
 // ---------------------------------------------------------------------------------------------
-// Operand formats: how raw FP32 fragment values become the mma's registers
+// Operand transforms: what each variant feeds the tensor cores
 // ---------------------------------------------------------------------------------------------
 
-/// FP16 m16n8k16: A fragment 8 values -> 4 half2 registers, B fragment 4 values -> 2.
-struct Fp16Format {
-  static constexpr int ks = 16, a_vals = 8, b_vals = 4;
-  __device__ static void pack_a(const float (&v)[8], unsigned (&r)[4]) {
-    #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = pack_half2(v[2 * i], v[2 * i + 1]);
-  }
-  __device__ static void pack_b(const float (&v)[4], unsigned (&r)[2]) {
-    #pragma unroll
-    for (int i = 0; i < 2; ++i) r[i] = pack_half2(v[2 * i], v[2 * i + 1]);
-  }
+enum class Transform { round, markidis, ootomo, legemm };
+
+/// FP16: a pair of FP32 values (adjacent in k) -> packed hi (and lo) half2 registers.
+template <Transform T>
+__device__ __forceinline__ void fp16_pair(float x0, float x1, unsigned& hi, unsigned& lo) {
+  if constexpr (T == Transform::round) hi = pack_half2(x0, x1);
+  else if constexpr (T == Transform::legemm) split_legemm_pair(x0, x1, hi, lo);
+  else split_fp16_rn_pair(x0, x1, T == Transform::markidis ? 1.0f : kOotomoScale, hi, lo);
+}
+
+/// TF32: one FP32 value -> hi (and lo) registers (tf32-tc rounds; tf32tf32 splits).
+template <Transform T>
+__device__ __forceinline__ void tf32_one(float x, unsigned& hi, unsigned& lo) {
+  const float h = tf32_rna(x);
+  hi = float_bits(h);
+  if constexpr (T != Transform::round) lo = float_bits(tf32_rna(__fmul_rn(__fsub_rn(x, h), kOotomoScale)));
+}
+
+struct Fp16Mma {
+  static constexpr int ks = 16;
   __device__ static void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_f16_f32(d, a, b); }
 };
-
-/// TF32 m16n8k8: A fragment 4 values, B fragment 2, each already on the TF32 grid.
-struct Tf32Format {
-  static constexpr int ks = 8, a_vals = 4, b_vals = 2;
-  __device__ static void pack_a(const float (&v)[4], unsigned (&r)[4]) {
-    #pragma unroll
-    for (int i = 0; i < 4; ++i) r[i] = float_bits(v[i]);
-  }
-  __device__ static void pack_b(const float (&v)[2], unsigned (&r)[2]) {
-    #pragma unroll
-    for (int i = 0; i < 2; ++i) r[i] = float_bits(v[i]);
-  }
+struct Tf32Mma {
+  static constexpr int ks = 8;
   __device__ static void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) { mma_tf32_f32(d, a, b); }
 };
 
+/// One k-step's operand registers of a warp's 32 x 32 tile: 2 m16 tiles of A, 4 n8 tiles of B,
+/// hi and lo parts (lo unused by the rounding variants). FP16 and TF32 fragments have the same
+/// register counts (A 4, B 2).
+struct Regs {
+  unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
+};
+
 // ---------------------------------------------------------------------------------------------
-// Accumulation policies. Each keeps per-warp state for 2 x 4 m16n8 tiles and sees one k-step
-// at a time: raw FP32 fragments of A (per m-tile) and B (per n-tile).
+// Accumulation policies: per-warp state for 2 x 4 m16n8 tiles, one k-step at a time
 // ---------------------------------------------------------------------------------------------
 
-template <typename F, int A, int B>
-struct Frags {
-  float a[2][A];
-  float b[4][B];
-};
+__device__ __forceinline__ void zero(float (&x)[2][4][4]) {
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) x[mi][ni][r] = 0.0f;
+}
 
 /// One rounded product chained inside (fp16-tc: RN to FP16; tf32-tc: RNA to TF32).
-template <typename F>
+template <typename M>
 struct Single {
-  using Format = F;
+  using Mma = M;
+  static constexpr Transform transform = Transform::round;
   float acc[2][4][4];
   __device__ void init(int) { zero(acc); }
-  __device__ static float round(float x) {
-    return F::ks == 16 ? x : tf32_rna(x);  // FP16: pack_half2 rounds (RN) while packing
-  }
-  __device__ void step(Frags<F, F::a_vals, F::b_vals>& f) {
-    unsigned ra[2][4], rb[4][2];
-    round_pack(f, ra, rb);
-    #pragma unroll
+  __device__ void step(const Regs& g) {
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
-      for (int ni = 0; ni < 4; ++ni) F::mma(acc[mi][ni], ra[mi], rb[ni]);
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) M::mma(acc[mi][ni], g.ah[mi], g.bh[ni]);
   }
+  __device__ void finish() {}
   __device__ float value(int mi, int ni, int r) const { return acc[mi][ni][r]; }
-
-  __device__ static void zero(float (&x)[2][4][4]) {
-    #pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
-      for (int ni = 0; ni < 4; ++ni)
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) x[mi][ni][r] = 0.0f;
-  }
-  __device__ static void round_pack(Frags<F, F::a_vals, F::b_vals>& f, unsigned (&ra)[2][4], unsigned (&rb)[4][2]) {
-    #pragma unroll
-    for (int mi = 0; mi < 2; ++mi) {
-      #pragma unroll
-      for (int i = 0; i < F::a_vals; ++i) f.a[mi][i] = round(f.a[mi][i]);
-      F::pack_a(f.a[mi], ra[mi]);
-    }
-    #pragma unroll
-    for (int ni = 0; ni < 4; ++ni) {
-      #pragma unroll
-      for (int i = 0; i < F::b_vals; ++i) f.b[ni][i] = round(f.b[ni][i]);
-      F::pack_b(f.b[ni], rb[ni]);
-    }
-  }
 };
 
-/// FP16 inputs, FP16 accumulator inside the tensor core (fp16-fp16acc), or an FP16 mma from
-/// zero per k-step whose result is added outside in FP32 (fp16-twostage).
+/// FP16 inputs with an FP16 accumulator chained inside (fp16-fp16acc), or an FP16 mma from zero
+/// per k-step whose result is added outside in FP32 (fp16-twostage).
 template <bool kTwoStage>
 struct Fp16Accumulate {
-  using Format = Fp16Format;
+  using Mma = Fp16Mma;
+  static constexpr Transform transform = Transform::round;
   unsigned acc16[2][4][2];  // fp16-fp16acc
   float acc[2][4][4];       // fp16-twostage
   __device__ void init(int) {
-    #pragma unroll
+    zero(acc);
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        acc16[mi][ni][0] = acc16[mi][ni][1] = 0u;
-        #pragma unroll
-        for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
-      }
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) acc16[mi][ni][0] = acc16[mi][ni][1] = 0u;
   }
-  __device__ void step(Frags<Fp16Format, 8, 4>& f) {
-    unsigned ra[2][4], rb[4][2];
-    Single<Fp16Format>::round_pack(f, ra, rb);
-    #pragma unroll
+  __device__ void step(const Regs& g) {
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
+#pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
-        if (kTwoStage) {
+        if constexpr (kTwoStage) {
           unsigned t[2] = {0u, 0u};
-          mma_f16_f16(t, ra[mi], rb[ni]);
-          #pragma unroll
+          mma_f16_f16(t, g.ah[mi], g.bh[ni]);
+#pragma unroll
           for (int r = 0; r < 4; ++r)
-            acc[mi][ni][r] = __fadd_rn(acc[mi][ni][r], fp16_value(static_cast<std::uint16_t>(t[r / 2] >> (16 * (r % 2)))));
+            acc[mi][ni][r] = __fadd_rn(acc[mi][ni][r], half_at(t, r));
         } else {
-          mma_f16_f16(acc16[mi][ni], ra[mi], rb[ni]);
+          mma_f16_f16(acc16[mi][ni], g.ah[mi], g.bh[ni]);
         }
       }
   }
+  __device__ void finish() {}
   __device__ float value(int mi, int ni, int r) const {
-    if (kTwoStage) return acc[mi][ni][r];
-    return fp16_value(static_cast<std::uint16_t>(acc16[mi][ni][r / 2] >> (16 * (r % 2))));
+    return kTwoStage ? acc[mi][ni][r] : half_at(acc16[mi][ni], r);
   }
-};
-
-/// Split operands: hi/lo pairs of every fragment value, packed (split.hpp's splits, computed
-/// with the equivalent hardware conversions).
-template <typename F>
-struct SplitRegs {
-  unsigned ah[2][4], al[2][4], bh[4][2], bl[4][2];
-  __device__ static void pair(SplitKind kind, float x0, float x1, unsigned& hi, unsigned& lo) {
-    if (kind == SplitKind::legemm) split_legemm_pair(x0, x1, hi, lo);
-    else split_fp16_rn_pair(x0, x1, kind == SplitKind::markidis ? 1.0f : kOotomoScale, hi, lo);
-  }
-  __device__ void make(const Frags<F, F::a_vals, F::b_vals>& f, SplitKind kind) {
-    if constexpr (F::ks == 16) {
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) pair(kind, f.a[mi][2 * i], f.a[mi][2 * i + 1], ah[mi][i], al[mi][i]);
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) pair(kind, f.b[ni][2 * i], f.b[ni][2 * i + 1], bh[ni][i], bl[ni][i]);
-    } else {  // tf32tf32: hi = RNA(a), lo = RNA((a - hi) * 2^11)
-#pragma unroll
-      for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float h = tf32_rna(f.a[mi][i]);
-          ah[mi][i] = float_bits(h);
-          al[mi][i] = float_bits(tf32_rna(__fmul_rn(__fsub_rn(f.a[mi][i], h), kOotomoScale)));
-        }
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const float h = tf32_rna(f.b[ni][i]);
-          bh[ni][i] = float_bits(h);
-          bl[ni][i] = float_bits(tf32_rna(__fmul_rn(__fsub_rn(f.b[ni][i], h), kOotomoScale)));
-        }
-    }
+  /// Element r (0..3) of an m16n8 FP16 accumulator fragment as FP32 (exact).
+  __device__ static float half_at(const unsigned (&d)[2], int r) {
+    const unsigned short bits = static_cast<unsigned short>(d[r / 2] >> (16 * (r % 2)));
+    return __half2float(__ushort_as_half(bits));
   }
 };
 
 /// Markidis (Ootomo Code 2): lo*lo, lo*hi, hi*lo, hi*hi chained in one accumulator.
 struct Markidis {
-  using Format = Fp16Format;
+  using Mma = Fp16Mma;
+  static constexpr Transform transform = Transform::markidis;
   float acc[2][4][4];
-  __device__ void init(int) { Single<Fp16Format>::zero(acc); }
-  __device__ void step(Frags<Fp16Format, 8, 4>& f) {
-    SplitRegs<Fp16Format> s;
-    s.make(f, SplitKind::markidis);
-    #pragma unroll
+  __device__ void init(int) { zero(acc); }
+  __device__ void step(const Regs& g) {
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
+#pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
-        mma_f16_f32(acc[mi][ni], s.al[mi], s.bl[ni]);
-        mma_f16_f32(acc[mi][ni], s.al[mi], s.bh[ni]);
-        mma_f16_f32(acc[mi][ni], s.ah[mi], s.bl[ni]);
-        mma_f16_f32(acc[mi][ni], s.ah[mi], s.bh[ni]);
+        mma_f16_f32(acc[mi][ni], g.al[mi], g.bl[ni]);
+        mma_f16_f32(acc[mi][ni], g.al[mi], g.bh[ni]);
+        mma_f16_f32(acc[mi][ni], g.ah[mi], g.bl[ni]);
+        mma_f16_f32(acc[mi][ni], g.ah[mi], g.bh[ni]);
       }
   }
+  __device__ void finish() {}
   __device__ float value(int mi, int ni, int r) const { return acc[mi][ni][r]; }
 };
 
 /// halfhalf / tf32tf32 (Ootomo Code 3) with hi*hi chained for `chunk` k-steps before the
 /// outside FP32 addition (ootomo-*: 1; ec-*: GemmOptions::ec_chunk_k / ks).
-template <typename F, SplitKind kKind>
+template <typename M>
 struct Halfhalf {
-  using Format = F;
+  using Mma = M;
+  static constexpr Transform transform = Transform::ootomo;
   float acc[2][4][4], corr[2][4][4], part[2][4][4];
   int chunk, steps;
   __device__ void init(int chunk_steps) {
-    Single<F>::zero(acc), Single<F>::zero(corr), Single<F>::zero(part);
+    zero(acc), zero(corr), zero(part);
     chunk = chunk_steps, steps = 0;
   }
-  __device__ void step(Frags<F, F::a_vals, F::b_vals>& f) {
-    SplitRegs<F> s;
-    s.make(f, kKind);
-    #pragma unroll
+  __device__ void step(const Regs& g) {
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
+#pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
-        F::mma(corr[mi][ni], s.al[mi], s.bh[ni]);
-        F::mma(corr[mi][ni], s.ah[mi], s.bl[ni]);
-        F::mma(part[mi][ni], s.ah[mi], s.bh[ni]);
+        M::mma(corr[mi][ni], g.al[mi], g.bh[ni]);
+        M::mma(corr[mi][ni], g.ah[mi], g.bl[ni]);
+        M::mma(part[mi][ni], g.ah[mi], g.bh[ni]);
       }
     if (++steps == chunk) flush();
   }
   __device__ void flush() {
-    #pragma unroll
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
+#pragma unroll
       for (int ni = 0; ni < 4; ++ni)
-        #pragma unroll
+#pragma unroll
         for (int r = 0; r < 4; ++r) {
           acc[mi][ni][r] = __fadd_rn(acc[mi][ni][r], part[mi][ni][r]);
           part[mi][ni][r] = 0.0f;
@@ -360,42 +315,84 @@ struct Halfhalf {
 
 /// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi chained inside.
 struct Legemm {
-  using Format = Fp16Format;
+  using Mma = Fp16Mma;
+  static constexpr Transform transform = Transform::legemm;
   float acc0[2][4][4], acc1[2][4][4];
-  __device__ void init(int) { Single<Fp16Format>::zero(acc0), Single<Fp16Format>::zero(acc1); }
-  __device__ void step(Frags<Fp16Format, 8, 4>& f) {
-    SplitRegs<Fp16Format> s;
-    s.make(f, SplitKind::legemm);
-    #pragma unroll
+  __device__ void init(int) { zero(acc0), zero(acc1); }
+  __device__ void step(const Regs& g) {
+#pragma unroll
     for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
+#pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
-        mma_f16_f32(acc0[mi][ni], s.ah[mi], s.bh[ni]);
-        mma_f16_f32(acc1[mi][ni], s.ah[mi], s.bl[ni]);
-        mma_f16_f32(acc1[mi][ni], s.al[mi], s.bh[ni]);
+        mma_f16_f32(acc0[mi][ni], g.ah[mi], g.bh[ni]);
+        mma_f16_f32(acc1[mi][ni], g.ah[mi], g.bl[ni]);
+        mma_f16_f32(acc1[mi][ni], g.al[mi], g.bh[ni]);
       }
   }
+  __device__ void finish() {}
   __device__ float value(int mi, int ni, int r) const {
     return __fadd_rn(acc0[mi][ni][r], acc1[mi][ni][r] * (1.0f / kLegemmScale));
   }
 };
 
-template <typename P, typename = void>
-struct HasFinish : std::false_type {};
+// ---------------------------------------------------------------------------------------------
+// Shared pieces of both kernels
+// ---------------------------------------------------------------------------------------------
+
+struct TileCoords {
+  int lane, g, t, warp_m, warp_n, m0, n0;
+  __device__ TileCoords() {
+    lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
+    g = lane / 4, t = lane % 4;  // mma fragment coordinates
+    warp_m = (warp % kWarpsM) * 32, warp_n = (warp / kWarpsM) * 32;
+    m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
+  }
+};
+
+/// ec: 2^shift as FP32 factors (1 without scaling) for the block's rows of op(A) / columns of op(B).
+__device__ __forceinline__ float row_scale(const Params& p, int gi) {
+  return p.shift_a != nullptr && gi < p.m ? scale_factor(p.shift_a[gi]) : 1.0f;
+}
+__device__ __forceinline__ float col_scale(const Params& p, int gj) {
+  return p.shift_b != nullptr && gj < p.n ? scale_factor(p.shift_b[gj]) : 1.0f;
+}
+
+/// C fragment (rows g | g+8, columns 2t, 2t+1) of each m16n8 tile: unscale (ec), then
+/// alpha * v + beta * C in FP32 without contraction.
 template <typename P>
-struct HasFinish<P, decltype(std::declval<P&>().finish(), void())> : std::true_type {};
+__device__ __forceinline__ void epilogue(const Params& p, const TileCoords& c, const P& policy) {
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int gi = c.m0 + c.warp_m + mi * 16 + c.g + 8 * (r / 2);
+        const int gj = c.n0 + c.warp_n + ni * 8 + 2 * c.t + (r % 2);
+        if (gi >= p.m || gj >= p.n) continue;
+        float v = policy.value(mi, ni, r);
+        if (p.shift_a != nullptr) v = ldexpf(v, -(p.shift_a[gi] + p.shift_b[gj]));
+        float& out = p.C[gi + static_cast<std::size_t>(gj) * p.ldc];
+        out = p.beta == 0.0f ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, out));
+      }
+}
 
 // ---------------------------------------------------------------------------------------------
-// The kernel
+// Kernel 1 (TF32 variants): FP32 tiles in shared memory, transforms per warp in registers
 // ---------------------------------------------------------------------------------------------
 
-/// Issues the cp.async copies of k-tile `kt` of op(A) (kBM x kBK) and op(B) (kBK x kBN) into
-/// one stage; out-of-range elements are zero-filled (zero products change no sum).
-__device__ __forceinline__ void load_tile(const Params& p, float* stage, int m0, int n0, int k0) {
-  float* As = stage;               // As[kk][i], row stride kPadA
-  float* Bs = stage + kBK * kPadA;  // Bs[kk][j], row stride kPadB
-  const int tid = threadIdx.x;
-  for (int idx = tid; idx < kBM * kBK; idx += kThreads) {
+constexpr int kV1PadA = kBM + 4, kV1PadB = kBN + 4;  // row strides in floats: conflict-free fragment reads
+constexpr int kV1StageFloats = kBK * kV1PadA + kBK * kV1PadB;
+constexpr int kV1Stages = 3;
+constexpr int kV1SmemBytes = kV1Stages * kV1StageFloats * static_cast<int>(sizeof(float));
+
+/// cp.async (4-byte) copies of k-tile at k0 of op(A) (kBM x kBK, stored As[kk][i]) and op(B)
+/// (kBK x kBN, Bs[kk][j]); out-of-range elements zero-filled (zero products change no sum).
+__device__ __forceinline__ void v1_load_tile(const Params& p, float* stage, int m0, int n0, int k0) {
+  float* As = stage;
+  float* Bs = stage + kBK * kV1PadA;
+  for (int idx = threadIdx.x; idx < kBM * kBK; idx += kThreads) {
     // consecutive threads walk the contiguous dimension of the stored matrix
     const int i = p.ta == Op::n ? idx % kBM : idx / kBK;
     const int kk = p.ta == Op::n ? idx / kBM : idx % kBK;
@@ -404,9 +401,9 @@ __device__ __forceinline__ void load_tile(const Params& p, float* stage, int m0,
     const float* src = ok ? (p.ta == Op::n ? p.A + gi + static_cast<std::size_t>(gk) * p.lda
                                            : p.A + gk + static_cast<std::size_t>(gi) * p.lda)
                           : p.A;
-    cp_async_4(As + kk * kPadA + i, src, ok);
+    cp_async_4(As + kk * kV1PadA + i, src, ok);
   }
-  for (int idx = tid; idx < kBK * kBN; idx += kThreads) {
+  for (int idx = threadIdx.x; idx < kBK * kBN; idx += kThreads) {
     const int kk = p.tb == Op::n ? idx % kBK : idx / kBN;
     const int j = p.tb == Op::n ? idx / kBK : idx % kBN;
     const int gj = n0 + j, gk = k0 + kk;
@@ -414,103 +411,210 @@ __device__ __forceinline__ void load_tile(const Params& p, float* stage, int m0,
     const float* src = ok ? (p.tb == Op::n ? p.B + gk + static_cast<std::size_t>(gj) * p.ldb
                                            : p.B + gj + static_cast<std::size_t>(gk) * p.ldb)
                           : p.B;
-    cp_async_4(Bs + kk * kPadB + j, src, ok);
+    cp_async_4(Bs + kk * kV1PadB + j, src, ok);
   }
 }
 
 template <typename P>
-__global__ void __launch_bounds__(kThreads) mma_gemm_kernel(Params p) {
-  using F = typename P::Format;
+__global__ void __launch_bounds__(kThreads) mma_tf32_kernel(Params p) {
+  static_assert(P::Mma::ks == 8, "kernel 1 serves the TF32 variants");
   if (p.use_fp16 != nullptr && *p.use_fp16 != p.want_fp16) return;  // auto: the other kernel runs
   extern __shared__ float smem[];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int g = lane / 4, t = lane % 4;  // mma fragment coordinates
-  const int warp_m = (warp % kWarpsM) * 32, warp_n = (warp / kWarpsM) * 32;
-  const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;
-
-  // ec: the scale factors of the rows and columns this thread's fragments touch
+  const TileCoords c;
   float sa[2][2], sb[4];
-  const bool scaled = p.shift_a != nullptr;
-  if (scaled) {
-    #pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-      #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int gi = m0 + warp_m + mi * 16 + g + 8 * h;
-        sa[mi][h] = scale_factor(gi < p.m ? p.shift_a[gi] : 0);
-      }
-    #pragma unroll
-    for (int ni = 0; ni < 4; ++ni) {
-      const int gj = n0 + warp_n + ni * 8 + g;
-      sb[ni] = scale_factor(gj < p.n ? p.shift_b[gj] : 0);
-    }
-  }
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) sa[mi][h] = row_scale(p, c.m0 + c.warp_m + mi * 16 + c.g + 8 * h);
+#pragma unroll
+  for (int ni = 0; ni < 4; ++ni) sb[ni] = col_scale(p, c.n0 + c.warp_n + ni * 8 + c.g);
 
   P policy;
   policy.init(p.chunk_steps);
   const int tiles = ceil_div(p.k, kBK);
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < tiles) load_tile(p, smem + s * kStageFloats, m0, n0, s * kBK);
+  for (int s = 0; s < kV1Stages - 1; ++s) {
+    if (s < tiles) v1_load_tile(p, smem + s * kV1StageFloats, c.m0, c.n0, s * kBK);
     cp_async_commit();
   }
   for (int kt = 0; kt < tiles; ++kt) {
-    cp_async_wait<kStages - 2>();
+    cp_async_wait<kV1Stages - 2>();
     __syncthreads();
-    const int next = kt + kStages - 1;
-    if (next < tiles) load_tile(p, smem + (next % kStages) * kStageFloats, m0, n0, next * kBK);
+    const int next = kt + kV1Stages - 1;
+    if (next < tiles) v1_load_tile(p, smem + (next % kV1Stages) * kV1StageFloats, c.m0, c.n0, next * kBK);
     cp_async_commit();
 
-    const float* As = smem + (kt % kStages) * kStageFloats;
-    const float* Bs = As + kBK * kPadA;
-    #pragma unroll
-    for (int kk = 0; kk < kBK; kk += F::ks) {
-      Frags<F, F::a_vals, F::b_vals> f;
-      #pragma unroll
-      for (int mi = 0; mi < 2; ++mi) {
-        const int r0 = warp_m + mi * 16 + g;
-        #pragma unroll
-        for (int i = 0; i < F::a_vals; ++i) {
-          // FP16: values (g|g+8, 2t|2t+1|2t+8|2t+9); TF32: (g|g+8, t|t+4)
-          const int h = F::ks == 16 ? (i / 2) % 2 : i % 2;
-          const int col = F::ks == 16 ? 2 * t + (i % 2) + 8 * (i / 4) : t + 4 * (i / 2);
-          float v = As[(kk + col) * kPadA + r0 + 8 * h];
-          if (scaled) v *= sa[mi][h];
-          f.a[mi][i] = v;
+    const float* As = smem + (kt % kV1Stages) * kV1StageFloats;
+    const float* Bs = As + kBK * kV1PadA;
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 8) {
+      Regs g;
+      // A (m16n8k8 tf32): a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int h = i % 2, col = c.t + 4 * (i / 2);
+          const float v = As[(kk + col) * kV1PadA + c.warp_m + mi * 16 + c.g + 8 * h] * sa[mi][h];
+          tf32_one<P::transform>(v, g.ah[mi][i], g.al[mi][i]);
         }
-      }
-      #pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        const int c0 = warp_n + ni * 8 + g;
-        #pragma unroll
-        for (int i = 0; i < F::b_vals; ++i) {
-          // FP16: k = 2t|2t+1|2t+8|2t+9; TF32: k = t|t+4
-          const int row = F::ks == 16 ? 2 * t + (i % 2) + 8 * (i / 2) : t + 4 * i;
-          float v = Bs[(kk + row) * kPadB + c0];
-          if (scaled) v *= sb[ni];
-          f.b[ni][i] = v;
+      // B: b0 (k = t, n = g), b1 (k = t + 4, n = g)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const float v = Bs[(kk + c.t + 4 * i) * kV1PadB + c.warp_n + ni * 8 + c.g] * sb[ni];
+          tf32_one<P::transform>(v, g.bh[ni][i], g.bl[ni][i]);
         }
-      }
-      policy.step(f);
+      policy.step(g);
     }
   }
   cp_async_wait<0>();
-  if constexpr (HasFinish<P>::value) policy.finish();
+  policy.finish();
+  epilogue(p, c, policy);
+}
 
-  // epilogue: C fragment (row g | g+8, columns 2t, 2t+1)
-  #pragma unroll
-  for (int mi = 0; mi < 2; ++mi)
-    #pragma unroll
-    for (int ni = 0; ni < 4; ++ni)
-      #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int gi = m0 + warp_m + mi * 16 + g + 8 * (r / 2);
-        const int gj = n0 + warp_n + ni * 8 + 2 * t + (r % 2);
-        if (gi >= p.m || gj >= p.n) continue;
-        float v = policy.value(mi, ni, r);
-        if (scaled) v = ldexpf(v, -(p.shift_a[gi] + p.shift_b[gj]));
-        float& c = p.C[gi + static_cast<std::size_t>(gj) * p.ldc];
-        c = p.beta == 0.0f ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, c));
+// ---------------------------------------------------------------------------------------------
+// Kernel 2 (FP16 variants): FP32 tiles staged by cp.async (16-byte where aligned), transformed
+// once per block into FP16 hi/lo shared tiles (scaling folded in), fragments by ldmatrix
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kStageA = (kBM * (kBK + 4) > kBK * (kBM + 4)) ? kBM * (kBK + 4) : kBK * (kBM + 4);
+constexpr int kStageB = (kBN * (kBK + 4) > kBK * (kBN + 4)) ? kBN * (kBK + 4) : kBK * (kBN + 4);
+constexpr int kV2Stages = 2;
+constexpr int kHalfRow = kBK + 8;  // halves per row of the FP16 tiles: 80 bytes, conflict-free ldmatrix
+constexpr int kV2SmemBytes = kV2Stages * (kStageA + kStageB) * 4 + 2 * (kBM + kBN) * kHalfRow * 2 + (kBM + kBN) * 4;
+
+/// Staged FP32 tile of one operand: `inner` elements contiguous along the stored matrix's
+/// contiguous dimension, rows of inner + 4 floats.
+struct Staging {
+  bool k_inner;  // k is the contiguous dimension (op(A) = A^T, op(B) = B)
+  int inner;     // kBK when k_inner, else the tile's rows (kBM or kBN)
+  __device__ int index(int row, int kk) const { return k_inner ? row * (kBK + 4) + kk : kk * (inner + 4) + row; }
+};
+
+/// cp.async of a (rows x kBK) tile of op(X) starting at (r0, k0) into `dst` (Staging layout).
+/// X stored column-major with leading dimension ld; op(X)(r, k) = X[r + k ld] when !k_inner,
+/// X[k + r ld] when k_inner. 16-byte copies when `vec` (X 16-aligned, ld % 4 == 0).
+__device__ __forceinline__ void v2_load(const float* X, int ld, bool k_inner, bool vec, int rows, int r_lim,
+                                        int k_lim, int r0, int k0, float* dst) {
+  const Staging st{k_inner, k_inner ? kBK : rows};
+  const int inner = st.inner, outer = k_inner ? rows : kBK;
+  const int inner_lim = k_inner ? k_lim - k0 : r_lim - r0;  // valid extent along inner
+  const int outer_lim = k_inner ? r_lim - r0 : k_lim - k0;
+  const float* base = k_inner ? X + k0 + static_cast<std::size_t>(r0) * ld : X + r0 + static_cast<std::size_t>(k0) * ld;
+  if (vec) {
+    const int chunks = inner / 4;
+    for (int idx = threadIdx.x; idx < chunks * outer; idx += kThreads) {
+      const int ci = idx % chunks, o = idx / chunks;
+      const int valid = o < outer_lim ? max(0, min(4, inner_lim - 4 * ci)) : 0;
+      const float* src = valid > 0 ? base + 4 * ci + static_cast<std::size_t>(o) * ld : X;
+      cp_async_16(dst + o * (inner + 4) + 4 * ci, src, 4 * valid);
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < inner * outer; idx += kThreads) {
+      const int ii = idx % inner, o = idx / inner;
+      const bool ok = ii < inner_lim && o < outer_lim;
+      cp_async_4(dst + o * (inner + 4) + ii, ok ? base + ii + static_cast<std::size_t>(o) * ld : X, ok);
+    }
+  }
+}
+
+/// FP32 staging -> FP16 hi (and lo) tiles [rows][kHalfRow], pairs adjacent in k, each value
+/// scaled by its row's factor first. Lanes walk the staging's contiguous dimension.
+template <Transform T>
+__device__ __forceinline__ void v2_convert(const float* src, const Staging& st, int rows, const float* scale,
+                                           unsigned* hi, unsigned* lo) {
+  constexpr int kPairs = kBK / 2;
+  for (int idx = threadIdx.x; idx < rows * kPairs; idx += kThreads) {
+    const int r = st.k_inner ? idx / kPairs : idx % rows;
+    const int kp = st.k_inner ? idx % kPairs : idx / rows;
+    const float s = scale[r];
+    const float x0 = src[st.index(r, 2 * kp)] * s, x1 = src[st.index(r, 2 * kp + 1)] * s;
+    unsigned h, l;
+    fp16_pair<T>(x0, x1, h, l);
+    hi[r * (kHalfRow / 2) + kp] = h;
+    if constexpr (T != Transform::round) lo[r * (kHalfRow / 2) + kp] = l;
+  }
+}
+
+template <typename P>
+__global__ void __launch_bounds__(kThreads, 2) mma_fp16_kernel(Params p) {
+  static_assert(P::Mma::ks == 16, "kernel 2 serves the FP16 variants");
+  constexpr bool kSplit = P::transform != Transform::round;
+  if (p.use_fp16 != nullptr && *p.use_fp16 != p.want_fp16) return;  // auto: the other kernel runs
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* stage = reinterpret_cast<float*>(smem_raw);
+  unsigned* half_base = reinterpret_cast<unsigned*>(smem_raw + kV2Stages * (kStageA + kStageB) * 4);
+  unsigned* a_hi = half_base;
+  unsigned* a_lo = a_hi + kBM * kHalfRow / 2;
+  unsigned* b_hi = a_lo + kBM * kHalfRow / 2;
+  unsigned* b_lo = b_hi + kBN * kHalfRow / 2;
+  float* scale_a = reinterpret_cast<float*>(b_lo + kBN * kHalfRow / 2);
+  float* scale_b = scale_a + kBM;
+
+  const TileCoords c;
+  for (int i = threadIdx.x; i < kBM; i += kThreads) scale_a[i] = row_scale(p, c.m0 + i);
+  for (int j = threadIdx.x; j < kBN; j += kThreads) scale_b[j] = col_scale(p, c.n0 + j);
+
+  const bool a_k_inner = p.ta == Op::t, b_k_inner = p.tb == Op::n;
+  const bool a_vec = p.lda % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.A) & 15u) == 0;
+  const bool b_vec = p.ldb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.B) & 15u) == 0;
+  const Staging sta{a_k_inner, a_k_inner ? kBK : kBM}, stb{b_k_inner, b_k_inner ? kBK : kBN};
+  auto load = [&](int kt) {
+    float* dst = stage + (kt % kV2Stages) * (kStageA + kStageB);
+    v2_load(p.A, p.lda, a_k_inner, a_vec, kBM, p.m, p.k, c.m0, kt * kBK, dst);
+    v2_load(p.B, p.ldb, b_k_inner, b_vec, kBN, p.n, p.k, c.n0, kt * kBK, dst + kStageA);
+  };
+
+  P policy;
+  policy.init(p.chunk_steps);
+  const int tiles = ceil_div(p.k, kBK);
+  load(0);
+  cp_async_commit();
+  for (int kt = 0; kt < tiles; ++kt) {
+    cp_async_wait<0>();
+    __syncthreads();  // stage kt landed for all; every warp is done with the FP16 tiles of kt - 1
+    if (kt + 1 < tiles) load(kt + 1);
+    cp_async_commit();
+    const float* src = stage + (kt % kV2Stages) * (kStageA + kStageB);
+    v2_convert<P::transform>(src, sta, kBM, scale_a, a_hi, a_lo);
+    v2_convert<P::transform>(src + kStageA, stb, kBN, scale_b, b_hi, b_lo);
+    __syncthreads();
+
+    const unsigned short* ah16 = reinterpret_cast<const unsigned short*>(a_hi);
+    const unsigned short* al16 = reinterpret_cast<const unsigned short*>(a_lo);
+    const unsigned short* bh16 = reinterpret_cast<const unsigned short*>(b_hi);
+    const unsigned short* bl16 = reinterpret_cast<const unsigned short*>(b_lo);
+#pragma unroll
+    for (int kk = 0; kk < kBK; kk += 16) {
+      Regs g;
+      // A: matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15) -> a0a1, a2a3, a4a5, a6a7
+      const int a_row = c.lane % 16, a_col = kk + (c.lane / 16) * 8;
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        const int off = (c.warp_m + mi * 16 + a_row) * kHalfRow + a_col;
+        ldmatrix_x4(g.ah[mi], ah16 + off);
+        if constexpr (kSplit) ldmatrix_x4(g.al[mi], al16 + off);
       }
+      // B (rows = n): matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+      const int b_row = (c.lane / 16) * 8 + c.lane % 8, b_col = kk + ((c.lane / 8) % 2) * 8;
+#pragma unroll
+      for (int nj = 0; nj < 2; ++nj) {
+        const int off = (c.warp_n + nj * 16 + b_row) * kHalfRow + b_col;
+        unsigned r[4];
+        ldmatrix_x4(r, bh16 + off);
+        g.bh[2 * nj][0] = r[0], g.bh[2 * nj][1] = r[1], g.bh[2 * nj + 1][0] = r[2], g.bh[2 * nj + 1][1] = r[3];
+        if constexpr (kSplit) {
+          ldmatrix_x4(r, bl16 + off);
+          g.bl[2 * nj][0] = r[0], g.bl[2 * nj][1] = r[1], g.bl[2 * nj + 1][0] = r[2], g.bl[2 * nj + 1][1] = r[3];
+        }
+      }
+      policy.step(g);
+    }
+  }
+  cp_async_wait<0>();
+  policy.finish();
+  epilogue(p, c, policy);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,13 +726,18 @@ void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int*
 
 template <typename P>
 void launch(const Params& p) {
-  static bool configured = false;
+  constexpr bool fp16 = P::Mma::ks == 16;
+  void (*kernel)(Params);
+  if constexpr (fp16) kernel = mma_fp16_kernel<P>;
+  else kernel = mma_tf32_kernel<P>;
+  const int smem = fp16 ? kV2SmemBytes : kV1SmemBytes;
+  static bool configured = false;  // per instantiation
   if (!configured) {
-    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(mma_gemm_kernel<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     configured = true;
   }
   const dim3 grid(ceil_div(p.m, kBM), ceil_div(p.n, kBN));
-  mma_gemm_kernel<P><<<grid, kThreads, kSmemBytes>>>(p);
+  kernel<<<grid, kThreads, smem>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -638,13 +747,13 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
   Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1, nullptr, nullptr, nullptr, 0};
   GemmInfo info{variant, variant, Backend::cuda, {}};
   switch (variant) {
-    case Variant::fp16_tc: launch<Single<Fp16Format>>(p); break;
-    case Variant::tf32_tc: launch<Single<Tf32Format>>(p); break;
+    case Variant::fp16_tc: launch<Single<Fp16Mma>>(p); break;
+    case Variant::tf32_tc: launch<Single<Tf32Mma>>(p); break;
     case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(p); break;
     case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(p); break;
     case Variant::markidis: launch<Markidis>(p); break;
-    case Variant::ootomo_fp16: launch<Halfhalf<Fp16Format, SplitKind::ootomo_fp16>>(p); break;
-    case Variant::ootomo_tf32: launch<Halfhalf<Tf32Format, SplitKind::ootomo_tf32>>(p); break;
+    case Variant::ootomo_fp16: launch<Halfhalf<Fp16Mma>>(p); break;
+    case Variant::ootomo_tf32: launch<Halfhalf<Tf32Mma>>(p); break;
     case Variant::legemm: launch<Legemm>(p); break;
     case Variant::ec_fp16:
     case Variant::ec_tf32:
@@ -657,12 +766,12 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
       p.shift_a = shift, p.shift_b = shift + g.m;
       Params p16 = p, p32 = p;
-      p16.chunk_steps = options.ec_chunk_k / Fp16Format::ks;
-      p32.chunk_steps = options.ec_chunk_k / Tf32Format::ks;
+      p16.chunk_steps = options.ec_chunk_k / Fp16Mma::ks;
+      p32.chunk_steps = options.ec_chunk_k / Tf32Mma::ks;
       if (variant == Variant::ec_fp16) {
-        launch<Halfhalf<Fp16Format, SplitKind::ootomo_fp16>>(p16);
+        launch<Halfhalf<Fp16Mma>>(p16);
       } else if (variant == Variant::ec_tf32) {
-        launch<Halfhalf<Tf32Format, SplitKind::ootomo_tf32>>(p32);
+        launch<Halfhalf<Tf32Mma>>(p32);
       } else {
         // auto: the choice is made on the device; both kernels are queued and the one not
         // chosen returns at its first instruction. The flag is read back for GemmInfo.
@@ -670,8 +779,8 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         TCSOLVE_CUDA_CHECK(cudaGetLastError());
         p16.use_fp16 = p32.use_fp16 = flag;
         p16.want_fp16 = 1, p32.want_fp16 = 0;
-        launch<Halfhalf<Fp16Format, SplitKind::ootomo_fp16>>(p16);
-        launch<Halfhalf<Tf32Format, SplitKind::ootomo_tf32>>(p32);
+        launch<Halfhalf<Fp16Mma>>(p16);
+        launch<Halfhalf<Tf32Mma>>(p32);
         int chose_fp16 = 0;
         TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost));
         info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
