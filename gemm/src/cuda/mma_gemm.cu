@@ -9,8 +9,9 @@
 //   Legemm    legemm             hi*hi and hi*lo + lo*hi in two inside accumulators (Alg. 1)
 // Two kernels share the policies, the block tile (128 x 64 x 32, 8 warps of 32 x 32) and the
 // epilogue (alpha * v + beta * C in FP32 without contraction, like the emulation):
-//   mma_fp16_kernel  mma.sync.m16n8k16: FP32 tiles staged by cp.async (16-byte when aligned),
-//                    split once per block into FP16 hi/lo shared tiles, fragments by ldmatrix;
+//   mma_fp16_kernel  mma.sync.m16n8k16: the next FP32 tile loaded into registers (16-byte
+//                    loads) during the current tile's products, split once per block into
+//                    double-buffered FP16 hi/lo shared tiles, fragments by ldmatrix;
 //   mma_tf32_kernel  mma.sync.m16n8k8: FP32 tiles staged by cp.async, split per warp in registers.
 // The splits use the hardware conversions that the [gpu] sweep proved bitwise equal to the
 // shared helpers of split.hpp, so the operands are exactly those of the CPU emulation. The ec
@@ -133,12 +134,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem_r
                : "r"(addr));
 }
 
-/// cp.async of `bytes` (0..16) bytes, the rest of the 16 zero-filled; both addresses 16-aligned.
-__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int bytes) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(bytes));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Operand transforms: what each variant feeds the tensor cores
 // ---------------------------------------------------------------------------------------------
@@ -195,6 +190,7 @@ template <typename M>
 struct Single {
   using Mma = M;
   static constexpr Transform transform = Transform::round;
+  static constexpr int min_blocks = 2;  // blocks per SM the register budget aims at
   float acc[2][4][4];
   __device__ void init(int) { zero(acc); }
   __device__ void step(const Regs& g) {
@@ -213,6 +209,7 @@ template <bool kTwoStage>
 struct Fp16Accumulate {
   using Mma = Fp16Mma;
   static constexpr Transform transform = Transform::round;
+  static constexpr int min_blocks = 2;
   unsigned acc16[2][4][2];  // fp16-fp16acc
   float acc[2][4][4];       // fp16-twostage
   __device__ void init(int) {
@@ -253,6 +250,7 @@ struct Fp16Accumulate {
 struct Markidis {
   using Mma = Fp16Mma;
   static constexpr Transform transform = Transform::markidis;
+  static constexpr int min_blocks = 2;
   float acc[2][4][4];
   __device__ void init(int) { zero(acc); }
   __device__ void step(const Regs& g) {
@@ -276,6 +274,7 @@ template <typename M>
 struct Halfhalf {
   using Mma = M;
   static constexpr Transform transform = Transform::ootomo;
+  static constexpr int min_blocks = 1;  // three accumulators: 2 blocks would spill
   float acc[2][4][4], corr[2][4][4], part[2][4][4];
   int chunk, steps;
   __device__ void init(int chunk_steps) {
@@ -317,6 +316,7 @@ struct Halfhalf {
 struct Legemm {
   using Mma = Fp16Mma;
   static constexpr Transform transform = Transform::legemm;
+  static constexpr int min_blocks = 2;
   float acc0[2][4][4], acc1[2][4][4];
   __device__ void init(int) { zero(acc0), zero(acc1); }
   __device__ void step(const Regs& g) {
@@ -416,7 +416,7 @@ __device__ __forceinline__ void v1_load_tile(const Params& p, float* stage, int 
 }
 
 template <typename P>
-__global__ void __launch_bounds__(kThreads) mma_tf32_kernel(Params p) {
+__global__ void __launch_bounds__(kThreads, P::min_blocks) mma_tf32_kernel(Params p) {
   static_assert(P::Mma::ks == 8, "kernel 1 serves the TF32 variants");
   if (p.use_fp16 != nullptr && *p.use_fp16 != p.want_fp16) return;  // auto: the other kernel runs
   extern __shared__ float smem[];
@@ -474,117 +474,137 @@ __global__ void __launch_bounds__(kThreads) mma_tf32_kernel(Params p) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernel 2 (FP16 variants): FP32 tiles staged by cp.async (16-byte where aligned), transformed
-// once per block into FP16 hi/lo shared tiles (scaling folded in), fragments by ldmatrix
+// Kernel 2 (FP16 variants): each thread loads its share of the next k-tile of op(A) and op(B)
+// from global memory into registers (16-byte loads where aligned and in range) while the warps
+// compute on the current tile from shared memory; then it scales and splits the values and
+// stores them as FP16 hi/lo into the other of two shared buffers. Fragments by ldmatrix; one
+// barrier per k-tile.
 // ---------------------------------------------------------------------------------------------
 
-constexpr int kStageA = (kBM * (kBK + 4) > kBK * (kBM + 4)) ? kBM * (kBK + 4) : kBK * (kBM + 4);
-constexpr int kStageB = (kBN * (kBK + 4) > kBK * (kBN + 4)) ? kBN * (kBK + 4) : kBK * (kBN + 4);
-constexpr int kV2Stages = 2;
-constexpr int kHalfRow = kBK + 8;  // halves per row of the FP16 tiles: 80 bytes, conflict-free ldmatrix
-constexpr int kV2SmemBytes = kV2Stages * (kStageA + kStageB) * 4 + 2 * (kBM + kBN) * kHalfRow * 2 + (kBM + kBN) * 4;
+constexpr int kHalfRow = kBK + 8;  // halves per tile row: 80 bytes, conflict-free ldmatrix
+constexpr int kRowWords = kHalfRow / 2;
+constexpr int kWordsA = kBM * kRowWords, kWordsB = kBN * kRowWords;
+constexpr int kBufWords = 2 * (kWordsA + kWordsB);  // hi and lo of A and B
+constexpr int kV2SmemBytes = 2 * kBufWords * 4 + (kBM + kBN) * 4;
+constexpr int kGroupsA = kBM * kBK / 8 / kThreads, kGroupsB = kBN * kBK / 8 / kThreads;  // per thread
 
-/// Staged FP32 tile of one operand: `inner` elements contiguous along the stored matrix's
-/// contiguous dimension, rows of inner + 4 floats.
-struct Staging {
-  bool k_inner;  // k is the contiguous dimension (op(A) = A^T, op(B) = B)
-  int inner;     // kBK when k_inner, else the tile's rows (kBM or kBN)
-  __device__ int index(int row, int kk) const { return k_inner ? row * (kBK + 4) + kk : kk * (inner + 4) + row; }
+/// One operand of the block: op(X) rows [r0, r0 + rows) of the stored matrix X (column-major,
+/// leading dimension ld). k_inner: op(X)(r, k) = X[k + r ld] (k contiguous), else X[r + k ld].
+/// A group is 8 values: k_inner, one row and 8 consecutive k; else 4 consecutive rows and 2 k.
+struct Operand {
+  const float* X;
+  int ld, rows, r_lim, k_lim, r0;
+  bool k_inner, vec;
+
+  /// Row and k of group `idx` (0 .. rows * kBK / 8) within the tile. Lanes walk the contiguous
+  /// dimension: 4 lanes per row (k_inner) or 8 lanes down the rows (else).
+  __device__ void coords(int idx, int& r, int& kk) const {
+    if (k_inner) {
+      r = idx / (kBK / 8), kk = (idx % (kBK / 8)) * 8;
+    } else {
+      const int lane = idx % 32, w = idx / 32, bands = rows / 32;
+      r = 4 * (lane % 8 + 8 * (w % bands)), kk = 2 * (lane / 8 + 4 * (w / bands));
+    }
+  }
+  __device__ float at(int r, int k) const {  // op(X)(r0 + r, k), 0 outside
+    const int gr = r0 + r;
+    if (gr >= r_lim || k >= k_lim) return 0.0f;
+    return k_inner ? X[k + static_cast<std::size_t>(gr) * ld] : X[gr + static_cast<std::size_t>(k) * ld];
+  }
+  /// Four values along the contiguous dimension from (r, k): one 16-byte load when possible.
+  __device__ float4 quad(int r, int k) const {
+    const int gr = r0 + r;
+    const bool full = k_inner ? (gr < r_lim && k + 3 < k_lim) : (gr + 3 < r_lim && k < k_lim);
+    if (vec && full) {
+      const float* src = k_inner ? X + k + static_cast<std::size_t>(gr) * ld : X + gr + static_cast<std::size_t>(k) * ld;
+      return __ldg(reinterpret_cast<const float4*>(src));
+    }
+    return k_inner ? make_float4(at(r, k), at(r, k + 1), at(r, k + 2), at(r, k + 3))
+                   : make_float4(at(r, k), at(r + 1, k), at(r + 2, k), at(r + 3, k));
+  }
+  __device__ void load(int idx, int k0, float (&v)[8]) const {
+    int r, kk;
+    coords(idx, r, kk);
+    const float4 a = k_inner ? quad(r, k0 + kk) : quad(r, k0 + kk);
+    const float4 b = k_inner ? quad(r, k0 + kk + 4) : quad(r, k0 + kk + 1);
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  }
+  /// Scales, splits and stores group `idx` as hi (and lo) FP16 pairs along k.
+  template <Transform T>
+  __device__ void store(int idx, const float (&v)[8], const float* scale, unsigned* hi, unsigned* lo) const {
+    int r, kk;
+    coords(idx, r, kk);
+    unsigned h[4], l[4];
+    if (k_inner) {  // pairs (v0, v1) .. (v6, v7) of row r
+      const float s = scale[r];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) fp16_pair<T>(v[2 * i] * s, v[2 * i + 1] * s, h[i], l[i]);
+      const int w = r * kRowWords + kk / 2;
+      *reinterpret_cast<uint4*>(hi + w) = make_uint4(h[0], h[1], h[2], h[3]);
+      if constexpr (T != Transform::round) *reinterpret_cast<uint4*>(lo + w) = make_uint4(l[0], l[1], l[2], l[3]);
+    } else {  // rows r .. r+3, pair (k, k+1) = (v[i], v[4 + i])
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float s = scale[r + i];
+        fp16_pair<T>(v[i] * s, v[4 + i] * s, h[i], l[i]);
+        hi[(r + i) * kRowWords + kk / 2] = h[i];
+        if constexpr (T != Transform::round) lo[(r + i) * kRowWords + kk / 2] = l[i];
+      }
+    }
+  }
 };
 
-/// cp.async of a (rows x kBK) tile of op(X) starting at (r0, k0) into `dst` (Staging layout).
-/// X stored column-major with leading dimension ld; op(X)(r, k) = X[r + k ld] when !k_inner,
-/// X[k + r ld] when k_inner. 16-byte copies when `vec` (X 16-aligned, ld % 4 == 0).
-__device__ __forceinline__ void v2_load(const float* X, int ld, bool k_inner, bool vec, int rows, int r_lim,
-                                        int k_lim, int r0, int k0, float* dst) {
-  const Staging st{k_inner, k_inner ? kBK : rows};
-  const int inner = st.inner, outer = k_inner ? rows : kBK;
-  const int inner_lim = k_inner ? k_lim - k0 : r_lim - r0;  // valid extent along inner
-  const int outer_lim = k_inner ? r_lim - r0 : k_lim - k0;
-  const float* base = k_inner ? X + k0 + static_cast<std::size_t>(r0) * ld : X + r0 + static_cast<std::size_t>(k0) * ld;
-  if (vec) {
-    const int chunks = inner / 4;
-    for (int idx = threadIdx.x; idx < chunks * outer; idx += kThreads) {
-      const int ci = idx % chunks, o = idx / chunks;
-      const int valid = o < outer_lim ? max(0, min(4, inner_lim - 4 * ci)) : 0;
-      const float* src = valid > 0 ? base + 4 * ci + static_cast<std::size_t>(o) * ld : X;
-      cp_async_16(dst + o * (inner + 4) + 4 * ci, src, 4 * valid);
-    }
-  } else {
-    for (int idx = threadIdx.x; idx < inner * outer; idx += kThreads) {
-      const int ii = idx % inner, o = idx / inner;
-      const bool ok = ii < inner_lim && o < outer_lim;
-      cp_async_4(dst + o * (inner + 4) + ii, ok ? base + ii + static_cast<std::size_t>(o) * ld : X, ok);
-    }
-  }
-}
-
-/// FP32 staging -> FP16 hi (and lo) tiles [rows][kHalfRow], pairs adjacent in k, each value
-/// scaled by its row's factor first. Lanes walk the staging's contiguous dimension.
-template <Transform T>
-__device__ __forceinline__ void v2_convert(const float* src, const Staging& st, int rows, const float* scale,
-                                           unsigned* hi, unsigned* lo) {
-  constexpr int kPairs = kBK / 2;
-  for (int idx = threadIdx.x; idx < rows * kPairs; idx += kThreads) {
-    const int r = st.k_inner ? idx / kPairs : idx % rows;
-    const int kp = st.k_inner ? idx % kPairs : idx / rows;
-    const float s = scale[r];
-    const float x0 = src[st.index(r, 2 * kp)] * s, x1 = src[st.index(r, 2 * kp + 1)] * s;
-    unsigned h, l;
-    fp16_pair<T>(x0, x1, h, l);
-    hi[r * (kHalfRow / 2) + kp] = h;
-    if constexpr (T != Transform::round) lo[r * (kHalfRow / 2) + kp] = l;
-  }
-}
-
 template <typename P>
-__global__ void __launch_bounds__(kThreads, 2) mma_fp16_kernel(Params p) {
+__global__ void __launch_bounds__(kThreads, P::min_blocks) mma_fp16_kernel(Params p) {
   static_assert(P::Mma::ks == 16, "kernel 2 serves the FP16 variants");
-  constexpr bool kSplit = P::transform != Transform::round;
+  constexpr Transform T = P::transform;
+  constexpr bool kSplit = T != Transform::round;
   if (p.use_fp16 != nullptr && *p.use_fp16 != p.want_fp16) return;  // auto: the other kernel runs
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  float* stage = reinterpret_cast<float*>(smem_raw);
-  unsigned* half_base = reinterpret_cast<unsigned*>(smem_raw + kV2Stages * (kStageA + kStageB) * 4);
-  unsigned* a_hi = half_base;
-  unsigned* a_lo = a_hi + kBM * kHalfRow / 2;
-  unsigned* b_hi = a_lo + kBM * kHalfRow / 2;
-  unsigned* b_lo = b_hi + kBN * kHalfRow / 2;
-  float* scale_a = reinterpret_cast<float*>(b_lo + kBN * kHalfRow / 2);
+  extern __shared__ __align__(16) unsigned smem_words[];
+  float* scale_a = reinterpret_cast<float*>(smem_words + 2 * kBufWords);
   float* scale_b = scale_a + kBM;
+  // buffer b: [a_hi | a_lo | b_hi | b_lo]
+  auto a_hi = [&](int b) { return smem_words + b * kBufWords; };
+  auto a_lo = [&](int b) { return smem_words + b * kBufWords + kWordsA; };
+  auto b_hi = [&](int b) { return smem_words + b * kBufWords + 2 * kWordsA; };
+  auto b_lo = [&](int b) { return smem_words + b * kBufWords + 2 * kWordsA + kWordsB; };
 
   const TileCoords c;
   for (int i = threadIdx.x; i < kBM; i += kThreads) scale_a[i] = row_scale(p, c.m0 + i);
   for (int j = threadIdx.x; j < kBN; j += kThreads) scale_b[j] = col_scale(p, c.n0 + j);
+  const Operand opa{p.A, p.lda, kBM, p.m, p.k, c.m0, p.ta == Op::t,
+                    p.lda % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.A) & 15u) == 0};
+  const Operand opb{p.B, p.ldb, kBN, p.n, p.k, c.n0, p.tb == Op::n,
+                    p.ldb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.B) & 15u) == 0};
 
-  const bool a_k_inner = p.ta == Op::t, b_k_inner = p.tb == Op::n;
-  const bool a_vec = p.lda % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.A) & 15u) == 0;
-  const bool b_vec = p.ldb % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.B) & 15u) == 0;
-  const Staging sta{a_k_inner, a_k_inner ? kBK : kBM}, stb{b_k_inner, b_k_inner ? kBK : kBN};
-  auto load = [&](int kt) {
-    float* dst = stage + (kt % kV2Stages) * (kStageA + kStageB);
-    v2_load(p.A, p.lda, a_k_inner, a_vec, kBM, p.m, p.k, c.m0, kt * kBK, dst);
-    v2_load(p.B, p.ldb, b_k_inner, b_vec, kBN, p.n, p.k, c.n0, kt * kBK, dst + kStageA);
+  float va[kGroupsA][8], vb[kGroupsB][8];
+  auto fetch = [&](int kt) {
+#pragma unroll
+    for (int q = 0; q < kGroupsA; ++q) opa.load(threadIdx.x + q * kThreads, kt * kBK, va[q]);
+#pragma unroll
+    for (int q = 0; q < kGroupsB; ++q) opb.load(threadIdx.x + q * kThreads, kt * kBK, vb[q]);
+  };
+  auto deposit = [&](int buf) {
+#pragma unroll
+    for (int q = 0; q < kGroupsA; ++q) opa.store<T>(threadIdx.x + q * kThreads, va[q], scale_a, a_hi(buf), a_lo(buf));
+#pragma unroll
+    for (int q = 0; q < kGroupsB; ++q) opb.store<T>(threadIdx.x + q * kThreads, vb[q], scale_b, b_hi(buf), b_lo(buf));
   };
 
   P policy;
   policy.init(p.chunk_steps);
   const int tiles = ceil_div(p.k, kBK);
-  load(0);
-  cp_async_commit();
+  fetch(0);
+  __syncthreads();  // the scale factors
+  deposit(0);
+  __syncthreads();
   for (int kt = 0; kt < tiles; ++kt) {
-    cp_async_wait<0>();
-    __syncthreads();  // stage kt landed for all; every warp is done with the FP16 tiles of kt - 1
-    if (kt + 1 < tiles) load(kt + 1);
-    cp_async_commit();
-    const float* src = stage + (kt % kV2Stages) * (kStageA + kStageB);
-    v2_convert<P::transform>(src, sta, kBM, scale_a, a_hi, a_lo);
-    v2_convert<P::transform>(src + kStageA, stb, kBN, scale_b, b_hi, b_lo);
-    __syncthreads();
-
-    const unsigned short* ah16 = reinterpret_cast<const unsigned short*>(a_hi);
-    const unsigned short* al16 = reinterpret_cast<const unsigned short*>(a_lo);
-    const unsigned short* bh16 = reinterpret_cast<const unsigned short*>(b_hi);
-    const unsigned short* bl16 = reinterpret_cast<const unsigned short*>(b_lo);
+    const int buf = kt % 2;
+    if (kt + 1 < tiles) fetch(kt + 1);  // in flight while this tile is multiplied
+    const unsigned short* ah16 = reinterpret_cast<const unsigned short*>(a_hi(buf));
+    const unsigned short* al16 = reinterpret_cast<const unsigned short*>(a_lo(buf));
+    const unsigned short* bh16 = reinterpret_cast<const unsigned short*>(b_hi(buf));
+    const unsigned short* bl16 = reinterpret_cast<const unsigned short*>(b_lo(buf));
 #pragma unroll
     for (int kk = 0; kk < kBK; kk += 16) {
       Regs g;
@@ -611,8 +631,9 @@ __global__ void __launch_bounds__(kThreads, 2) mma_fp16_kernel(Params p) {
       }
       policy.step(g);
     }
+    if (kt + 1 < tiles) deposit(1 - buf);  // the other buffer: last read in iteration kt - 1
+    __syncthreads();
   }
-  cp_async_wait<0>();
   policy.finish();
   epilogue(p, c, policy);
 }
