@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <vector>
 
 #include "tcsolve/gemm/error.hpp"
@@ -66,6 +69,51 @@ std::string device_description(Backend backend) {
   return backend == Backend::cuda ? cuda::device_name() : host_cpu_name();
 }
 
+Backend choose_backend(Backend requested) {
+  if (requested == Backend::cuda && !cuda::device_available())
+    throw Unavailable("--backend cuda: no usable CUDA device here; use --backend cpu or auto");
+  const Backend b = resolve_backend(requested);
+  if (requested == Backend::automatic && b == Backend::cpu)
+    std::cerr << "tcsolve: no usable CUDA device, using the cpu backend" << std::endl;
+  return b;
+}
+
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + '"';
+}
+
+std::string csv_number(double x) {
+  if (std::isnan(x)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+CsvFile::CsvFile(std::string path)
+    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
+  out_.open(tmp_, std::ios::out | std::ios::trunc);
+  if (!out_) throw InvalidInput("--csv: cannot write '" + path_ + "' (temporary " + tmp_ + ")");
+}
+
+CsvFile::~CsvFile() {
+  if (!committed_) {
+    out_.close();
+    std::remove(tmp_.c_str());
+  }
+}
+
+void CsvFile::commit() {
+  out_.close();
+  if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp_.c_str());
+    throw Error("--csv: writing '" + path_ + "' failed");
+  }
+  committed_ = true;
+}
 
 }  // namespace tcsolve::app

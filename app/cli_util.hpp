@@ -1,8 +1,9 @@
-// Helpers shared by the subcommands: one way to parse options, print --help, check numbers
-// and name the device.
+// Helpers shared by the subcommands: one way to parse options, print --help, check numbers,
+// name the device, choose the backend and write CSV files.
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,7 +32,36 @@ std::string host_cpu_name();
 /// What `backend` (resolved: cpu or cuda) runs on: the CUDA device's name or the host CPU's.
 std::string device_description(Backend backend);
 
+/// The backend that will run (cpu or cuda): `auto` falls back to cpu without a usable GPU, said
+/// once on stderr ("tcsolve: no usable CUDA device, using the cpu backend"); an explicit cuda
+/// without a device throws Unavailable.
+Backend choose_backend(Backend requested);
+
 /// Whether progress lines should go to stderr (it is a terminal).
 bool stderr_is_terminal();
+
+/// `s` as one CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
+std::string csv_field(std::string_view s);
+/// %.17g, or an empty field for NaN.
+std::string csv_number(double x);
+
+/// A CSV output (--csv FILE): opened as a temporary beside FILE before the work runs, so that an
+/// unwritable path fails fast; renamed over FILE by commit() only when complete, removed if
+/// never committed.
+class CsvFile {
+ public:
+  explicit CsvFile(std::string path);
+  CsvFile(const CsvFile&) = delete;
+  CsvFile& operator=(const CsvFile&) = delete;
+  ~CsvFile();
+  std::ostream& stream() { return out_; }
+  /// Closes and renames; throws Error when writing failed.
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
 
 }  // namespace tcsolve::app

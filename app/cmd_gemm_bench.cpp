@@ -307,65 +307,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   return o;
 }
 
-/// The backend that will run: `auto` falls back to cpu without a GPU (said once on stderr);
-/// an explicit cuda without a device is Unavailable.
-Backend choose_backend(Backend requested) {
-  if (requested == Backend::cuda && !cuda::device_available())
-    throw Unavailable("--backend cuda: no usable CUDA device here; use --backend cpu or auto");
-  const Backend b = resolve_backend(requested);
-  if (requested == Backend::automatic && b == Backend::cpu)
-    std::cerr << "tcsolve: no usable CUDA device, using the cpu backend" << std::endl;
-  return b;
-}
-
 // --- output ---------------------------------------------------------------------------------
-
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + '"';
-}
-
-std::string csv_number(double x) {
-  if (std::isnan(x)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-/// Opened before the benchmark runs, so an unwritable path fails fast; renamed over the target
-/// only when complete.
-class CsvFile {
- public:
-  explicit CsvFile(std::string path)
-      : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
-    out_.open(tmp_, std::ios::out | std::ios::trunc);
-    if (!out_) throw InvalidInput("--csv: cannot write '" + path_ + "' (temporary " + tmp_ + ")");
-  }
-  CsvFile(const CsvFile&) = delete;
-  CsvFile& operator=(const CsvFile&) = delete;
-  ~CsvFile() {
-    if (!committed_) {
-      out_.close();
-      std::remove(tmp_.c_str());
-    }
-  }
-  std::ostream& stream() { return out_; }
-  void commit() {
-    out_.close();
-    if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-      std::remove(tmp_.c_str());
-      throw Error("--csv: writing '" + path_ + "' failed");
-    }
-    committed_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
-};
 
 void write_csv(std::ostream& out, const BenchOptions& o, const std::string& backend,
                const std::string& device, const std::vector<Result>& results) {

@@ -7,9 +7,19 @@
 
 namespace tcsolve::app {
 
+/// `tcsolve solve --input SYS.h5 [--variant V] ...`
+int run_solve(int argc, char** argv);
+/// `tcsolve compare --input SYS.h5 [--variants all|v1,v2] ...`
+int run_compare(int argc, char** argv);
 /// `tcsolve variants [--json]`
 int run_variants(int argc, char** argv);
 /// `tcsolve gemm-bench --m M --n N --k K ...`
 int run_gemm_bench(int argc, char** argv);
+/// `tcsolve generate --n N [--cond C] [--mode M] [--seed S] [--nrhs K] --output F.h5`
+int run_generate(int argc, char** argv);
+/// `tcsolve import --mtx M.mtx [--rhs ones|random] [--seed S] --output SYS.h5`
+int run_import(int argc, char** argv);
+/// `tcsolve probe`: accumulator precision of each tensor-core path (cmd_probe.cpp).
+int run_probe(int argc, char** argv);
 
 }  // namespace tcsolve::app

@@ -25,9 +25,18 @@ struct Subcommand {
 
 // Adding a subcommand is one row.
 constexpr Subcommand kSubcommands[] = {
+    {"solve", "solve A x = b: FP32 LU on a GEMM variant, FP64 iterative refinement",
+     tcsolve::app::run_solve},
+    {"compare", "solve one system with every GEMM variant and the baselines; one table",
+     tcsolve::app::run_compare},
     {"variants", "list the GEMM variants and where they run", tcsolve::app::run_variants},
     {"gemm-bench", "time GEMM variants on random matrices and measure their accuracy",
      tcsolve::app::run_gemm_bench},
+    {"generate", "write a randsvd or random test system (HDF5) with a chosen condition number",
+     tcsolve::app::run_generate},
+    {"import", "turn a Matrix Market matrix into a test system (HDF5) with a known solution",
+     tcsolve::app::run_import},
+    {"probe", "measure the accumulator precision of each tensor-core path", tcsolve::app::run_probe},
 };
 
 constexpr int kExitError = 1;

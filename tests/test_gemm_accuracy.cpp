@@ -185,7 +185,9 @@ TEST_CASE("Ootomo Fig. 5: Markidis with an RN accumulator matches fp32-simt, wit
 }
 
 TEST_CASE("two-stage blog ordering: fp16-fp16acc worst, fp16-twostage ~10x better, fp16-tc better still", "[accuracy]") {
-  const Problem p = make_problem(32, 32, 1024, "urand", "urand", 8);
+  // k = 4096: the FP16 accumulator rounds to nearest (as the probe measured on Hopper), so its
+  // error grows like sqrt(k); measured on an H100 at this k: 2.4e-3 against 3.4e-4 (7x).
+  const Problem p = make_problem(32, 32, 4096, "urand", "urand", 8);
   const double acc16 = residual(p, Variant::fp16_fp16acc);
   const double two = residual(p, Variant::fp16_twostage);
   const double tc = residual(p, Variant::fp16_tc);

@@ -1,6 +1,7 @@
 // The tensor-core accumulation model (tc_model.hpp): exact rounding of two-sum pairs.
 #include "tcsolve/gemm/tc_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -41,7 +42,12 @@ double round_exact_sum(double s, double e, const NumberFormat& f, Rounding r) {
 }
 
 TensorCoreModel::TensorCoreModel(TcModel config)
-    : config_(config), acc_{config.acc_bits, -1074, std::numeric_limits<double>::max()} {}
+    : config_(config),
+      acc_{config.acc_bits, -1074, std::numeric_limits<double>::max()},
+      // the addition of C happens in the accumulator too: a result never has more significand
+      // bits than the accumulator (nor than its output format)
+      out32_{std::min(config.acc_bits, kFormatFp32.bits), kFormatFp32.min_ulp_exp, kFormatFp32.max_finite},
+      out16_{std::min(config.acc_bits, kFormatFp16.bits), kFormatFp16.min_ulp_exp, kFormatFp16.max_finite} {}
 
 double TensorCoreModel::inner_sum(const float* a, const float* b, int ks) const {
   double acc = 0.0;
@@ -58,14 +64,14 @@ float TensorCoreModel::mma_fp32(const float* a, const float* b, int ks, float c)
   const double acc = inner_sum(a, b, ks);
   double s, e;
   two_sum(acc, static_cast<double>(c), s, e);
-  return static_cast<float>(round_exact_sum(s, e, kFormatFp32, config_.rounding));
+  return static_cast<float>(round_exact_sum(s, e, out32_, config_.rounding));
 }
 
 float TensorCoreModel::mma_fp16(const float* a, const float* b, int ks, float c) const {
   const double acc = inner_sum(a, b, ks);
   double s, e;
   two_sum(acc, static_cast<double>(c), s, e);
-  return static_cast<float>(round_exact_sum(s, e, kFormatFp16, config_.rounding));
+  return static_cast<float>(round_exact_sum(s, e, out16_, config_.fp16_output_rounding));
 }
 
 }  // namespace tcsolve

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/probe.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 
@@ -68,5 +69,7 @@ void reference_product_device(Op, Op, int, int, int, const float*, int, const fl
 }
 
 ErrorMetrics error_metrics_device(const float*, int, const double*, int, int) { not_built(); }
+
+std::vector<ProbeResult> probe(int) { not_built(); }
 
 }  // namespace tcsolve::cuda

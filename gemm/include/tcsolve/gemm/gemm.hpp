@@ -13,11 +13,15 @@ enum class Op { n, t };
 /// Model of the accumulator inside a tensor core (Ootomo & Yokota, Sec. 3.2, mma_rz / mma_rn):
 /// products exact; after every addition the running sum is kept to `acc_bits` significand
 /// bits, truncated (rz) or rounded (rn); the final addition of the C operand is rounded to the
-/// output format (FP32 or FP16) with the same mode. Vendors do not document the real unit; the
-/// default (25 bits, RZ) is the paper's, and `tcsolve probe` measures the hardware.
+/// output format with `rounding` (FP32 output) or `fp16_output_rounding` (FP16 output).
+/// Vendors do not document the unit. Defaults from `tcsolve probe` on an H100 (2026-11-22,
+/// docs/BENCHMARKS.md): FP16/BF16/TF32 -> FP32 mma.sync results carry all 23 mantissa bits and
+/// never exceed the exact sum of positive products (truncation), consistent with the paper's
+/// 25-bit RZ accumulator; FP16 -> FP16 results round to nearest.
 struct TcModel {
   int acc_bits = 25;
   Rounding rounding = Rounding::rz;
+  Rounding fp16_output_rounding = Rounding::rn;
 };
 
 struct GemmOptions {

@@ -5,7 +5,8 @@
 //   - a running sum that starts at 0 and after every addition is kept to `acc_bits` significand
 //     bits, truncated (RZ) or rounded (RN) -- Ootomo & Yokota's mma_rz / mma_rn (Sec. 3.2),
 //   - the addition of C rounded once to the output format (FP32, or FP16 for the FP16-
-//     accumulating paths) with the same mode.
+//     accumulating paths) with the same mode, and never to more bits than the accumulator
+//     has (an accumulator narrower than FP32, like the e8m13 seen for FP8, shows in the output).
 // Every rounding is of the exact sum (two-sum keeps the error term), so RZ of a sum that falls
 // just below a representable value truncates correctly. Which variant accumulates what inside
 // and outside the tensor core is decided by the variant, not here.
@@ -50,7 +51,7 @@ class TensorCoreModel {
  private:
   double inner_sum(const float* a, const float* b, int ks) const;
   TcModel config_;
-  NumberFormat acc_;
+  NumberFormat acc_, out32_, out16_;
 };
 
 }  // namespace tcsolve

@@ -1,11 +1,89 @@
-// tcsolve::solver -- blocked LU on the corrected GEMMs with iterative refinement (issue 4).
-// This foundation only links the library (HDF5 included) into the build; the algorithm lands
-// with the solver issue.
+// tcsolve::solver: mixed-precision LU solver with iterative refinement (ARCHITECTURE.md, Solver).
+//
+//   1. exact power-of-two equilibration: A_s = R A C with R, C diagonal powers of two;
+//   2. blocked right-looking LU with partial pivoting of A_s in FP32, block size nb: panel
+//      factorization, row swaps, U12 by triangular solve, trailing update A22 -= L21 U12 through
+//      tcsolve::gemm with the chosen variant (the only place the variant enters);
+//   3. refinement in FP64 against the original A: r = b - A x, d from the FP32 LU, x += d, until
+//      LAPACK dsgesv's test  ||r||_inf <= sqrt(n) ||x||_inf ||A||_inf eps64  holds for every
+//      right-hand side (eps64 = 2^-53), at most max_iterations, stopping early on stagnation or
+//      divergence: the relative correction ||d||/||x|| not halved over 3 steps (solver.cpp);
+//      or GMRES-IR (FP64 GMRES left-preconditioned by the LU, inner tolerance 1e-4; Carson &
+//      Higham 2018) with the same tests on the outer steps;
+//   4. fallback (default on): FP64 LU (Eigen PartialPivLU) when refinement fails, reported.
+// A solve that does not converge is a result (converged = false), not an exception.
 #pragma once
 
+#include <Eigen/Dense>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/system.hpp"
 
 namespace tcsolve {
+
+enum class Refinement { classical, gmres };
+Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres"
+std::string_view to_string(Refinement r);
+
+struct SolveOptions {
+  Variant variant = Variant::auto_;
+  Backend backend = Backend::automatic;
+  int block_size = 128;              ///< nb of the blocked LU
+  Refinement refinement = Refinement::classical;
+  int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
+                                     ///< cycle of at most min(n, 100) inner iterations)
+  bool fallback = true;              ///< FP64 LU when refinement fails
+  GemmOptions gemm{};
+};
+
+struct SolveTimes {
+  double factorization = 0, refinement = 0, total = 0;  ///< seconds
+};
+
+struct SolveResult {
+  Eigen::MatrixXd x;                   ///< n x nrhs: the iterate with the smallest backward error
+  bool converged = false;
+  int iterations = 0;                  ///< corrections applied (outer steps for GMRES-IR)
+  bool fallback_used = false;
+  double backward_error = 0;           ///< max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf + ||b||_inf)
+                                       ///< (inf when x is not finite)
+  std::optional<double> forward_error; ///< max over rhs of ||x - x_true||_inf / ||x_true||_inf, when known
+  std::vector<double> history;         ///< backward error after each iteration (index 0: initial solve)
+  SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
+  Variant resolved_variant = Variant::fp32_simt;  ///< what the first trailing update ran (auto
+                                                  ///< resolved); the requested one when n <= nb
+  Backend backend = Backend::cpu;
+  std::string note;                    ///< why it stopped, fallback reason
+};
+
+/// Solves sys.A x = sys.b. Throws InvalidInput for an exactly singular matrix ("zero pivot in
+/// column j"), Unavailable when the variant has no implementation on the backend.
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
+
+/// The FP32 LU of the equilibrated matrix: P (R A C) = L U, L unit lower and U upper packed in
+/// `lu` (column-major n x n), `perm[i]` the original row at position i.
+struct LuFactorization {
+  Eigen::MatrixXf lu;
+  std::vector<int> perm;
+  Eigen::VectorXd row_scale, col_scale;  ///< the powers of two R, C
+  Variant resolved_variant = Variant::fp32_simt;
+};
+
+/// Blocked LU with partial pivoting in FP32 of R A C (cpu backend; trailing updates through
+/// tcsolve::gemm(variant)). Throws InvalidInput naming the column of an exactly zero pivot.
+LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
+                             const GemmOptions& gemm = {});
+
+/// x = A^{-1} r using the factorization (FP32 triangular solves of the scaled system, result
+/// in FP64): the correction step of refinement.
+Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r);
+
+/// Baseline methods of `compare`: on the cpu, Eigen FP64 PartialPivLU ("fp64-lu").
+SolveResult solve_fp64_baseline(const LinearSystem& sys);
 
 /// Version of the HDF5 library the solver reads systems with ("1.10.8").
 std::string hdf5_library_version();

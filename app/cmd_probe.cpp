@@ -1,0 +1,75 @@
+// `tcsolve probe [--backend auto|cpu|cuda] [--acc-bits B --acc-rounding rz|rn] [--trials T]
+// [--json]`: the effective accumulator precision of each tensor-core path (probe.hpp). On the
+// cpu backend the paths run on the emulation's tensor-core model, so the probe is testable
+// anywhere; on cuda they run on the device's mma.sync instructions.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "json.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/probe.hpp"
+
+namespace tcsolve::app {
+
+int run_probe(int argc, char** argv) {
+  po::options_description options("Options");
+  options.add_options()
+      ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
+      ("acc-bits", po::value<int>()->default_value(TcModel{}.acc_bits),
+       "cpu: significand bits of the modelled accumulator (mantissa + 1)")
+      ("acc-rounding", po::value<std::string>()->default_value("rz"), "cpu: rz | rn")
+      ("trials", po::value<int>(), "random 16 x 8 tiles per path and distribution (cpu 200, cuda 2000)")
+      ("json", "print one JSON object on stdout")
+      ("help", "print this help");
+  const auto vm = parse_options(argc, argv, options);
+  if (vm.count("help")) {
+    print_usage(std::cout, "tcsolve probe [--backend auto|cpu|cuda] [--acc-bits B] [--acc-rounding rz|rn] [--trials T] [--json]",
+                "Measures how many mantissa bits each tensor-core path's accumulator really keeps: the\n"
+                "low Ntrun bits of every mma result are truncated and the largest Ntrun that changes\n"
+                "no result over many random inputs gives 23 - Ntrun bits (10 - Ntrun for FP16\n"
+                "outputs). Also says whether positive sums are ever rounded up (not RZ).",
+                options);
+    return 0;
+  }
+  const Backend backend = resolve_backend(parse_backend(vm["backend"].as<std::string>()));
+  TcModel model;
+  model.acc_bits = vm["acc-bits"].as<int>();
+  if (model.acc_bits < 2 || model.acc_bits > 53)
+    throw InvalidInput("--acc-bits must lie in 2..53, got " + std::to_string(model.acc_bits));
+  const std::string rounding = vm["acc-rounding"].as<std::string>();
+  if (rounding != "rz" && rounding != "rn") throw InvalidInput("--acc-rounding must be rz or rn, got '" + rounding + "'");
+  model.rounding = rounding == "rz" ? Rounding::rz : Rounding::rn;
+  const int trials = vm.count("trials") ? positive_int("--trials", vm["trials"].as<int>()) : (backend == Backend::cuda ? 2000 : 200);
+
+  const std::vector<ProbeResult> results = backend == Backend::cuda ? cuda::probe(trials) : probe_cpu(model, trials);
+  const std::string device = backend == Backend::cuda
+                                 ? device_description(backend)
+                                 : "cpu tensor-core model (" + std::to_string(model.acc_bits) + "-bit significand, " + rounding + ")";
+  if (vm.count("json")) {
+    JsonWriter w(std::cout);
+    w.begin_object().field("command", "probe").field("backend", to_string(backend)).field("device", device);
+    w.key("results").begin_array();
+    for (const ProbeResult& r : results)
+      w.begin_object()
+          .field("path", r.path.name)
+          .field("instruction", r.path.instruction)
+          .field("effective_accumulator_bits", r.effective_bits)
+          .field("output_mantissa_bits", r.output_bits)
+          .field("consistent_with_rz", r.consistent_with_rz)
+          .field("samples", static_cast<long long>(r.samples))
+          .end_object();
+    w.end_array().end_object().finish();
+    return 0;
+  }
+  std::printf("probe on %s\n\n%-18s %-40s %9s %8s %s\n", device.c_str(), "path", "instruction", "acc bits", "of", "rounding");
+  for (const ProbeResult& r : results)
+    std::printf("%-18s %-40s %9d %8d %s\n", r.path.name.c_str(), r.path.instruction.c_str(), r.effective_bits,
+                r.output_bits, r.consistent_with_rz ? "consistent with RZ" : "rounds up (RN-like)");
+  return 0;
+}
+
+}  // namespace tcsolve::app

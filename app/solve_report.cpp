@@ -1,0 +1,122 @@
+#include "solve_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::app {
+
+namespace {
+constexpr int kDefaultBlockSize = 128;
+constexpr int kDefaultMaxIterations = 30;
+}  // namespace
+
+void add_solver_options(po::options_description& options) {
+  // clang-format off
+  options.add_options()
+      ("backend", po::value<std::string>()->default_value("auto")->value_name("B"),
+       "auto | cpu | cuda (auto: cuda when a usable GPU is present, else cpu)")
+      ("block-size", po::value<long long>()->default_value(kDefaultBlockSize)->value_name("NB"),
+       "block size nb of the LU (panel width, k of the trailing-update GEMMs)")
+      ("refine", po::value<std::string>()->default_value("classical")->value_name("R"),
+       "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
+       "ill-conditioned systems)")
+      ("max-iter", po::value<long long>()->default_value(kDefaultMaxIterations)->value_name("N"),
+       "at most N refinement steps (gmres: outer steps, each at most 100 GMRES iterations); "
+       "0: the LU solve alone")
+      ("no-fallback", "report a refinement that fails instead of solving again with an FP64 LU");
+  // clang-format on
+}
+
+SolveOptions solver_options(const po::variables_map& vm) {
+  SolveOptions o;
+  o.backend = parse_backend(vm["backend"].as<std::string>());
+  o.block_size = positive_int("block-size", vm["block-size"].as<long long>());
+  o.refinement = parse_refinement(vm["refine"].as<std::string>());
+  const long long max_iter = vm["max-iter"].as<long long>();
+  if (max_iter < 0 || max_iter > 1000000)
+    throw InvalidInput("--max-iter must be an integer in [0, 1000000], got " + std::to_string(max_iter));
+  o.max_iterations = static_cast<int>(max_iter);
+  o.fallback = vm.count("no-fallback") == 0;
+  return o;
+}
+
+void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device) {
+  const SolveResult& s = r.result;
+  w.field(r.baseline ? "method" : "variant", r.name);
+  w.key("resolved_variant");
+  if (r.baseline)
+    w.null();
+  else
+    w.value(to_string(s.resolved_variant));
+  w.field("backend", to_string(s.backend)).field("device", device);
+  w.key("refinement");
+  if (r.baseline)
+    w.null();
+  else
+    w.value(to_string(r.options.refinement));
+  w.key("block_size");
+  if (r.baseline)
+    w.null();
+  else
+    w.value(r.options.block_size);
+  w.field("converged", s.converged)
+      .field("iterations", s.iterations)
+      .field("fallback", s.fallback_used)
+      .field("backward_error", s.backward_error);
+  w.key("forward_error");
+  if (s.forward_error)
+    w.value(*s.forward_error);
+  else
+    w.null();
+  w.key("history").begin_array();
+  for (std::size_t i = 0; i < s.history.size(); ++i)
+    w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();
+  w.end_array();
+  w.key("time_s")
+      .begin_object()
+      .field("factorization", s.time_s.factorization)
+      .field("refinement", s.time_s.refinement)
+      .field("total", s.time_s.total)
+      .end_object();
+  w.field("note", s.note);
+}
+
+std::string format_error(double value) {
+  if (!std::isfinite(value)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", value);
+  return buf;
+}
+
+std::string format_error(const std::optional<double>& value) { return value ? format_error(*value) : "-"; }
+
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
+std::string csv_header() {
+  return "method,resolved_variant,backend,device,n,nrhs,refinement,block_size,converged,"
+         "iterations,fallback,backward_error,forward_error,time_factorization_s,"
+         "time_refinement_s,time_total_s,note\n";
+}
+
+std::string csv_row(const SolveReport& r, const std::string& device, int n, int nrhs) {
+  const SolveResult& s = r.result;
+  std::ostringstream out;
+  out << csv_field(r.name) << ',' << (r.baseline ? "" : std::string(to_string(s.resolved_variant))) << ','
+      << to_string(s.backend) << ',' << csv_field(device) << ',' << n << ',' << nrhs << ','
+      << (r.baseline ? "" : std::string(to_string(r.options.refinement))) << ','
+      << (r.baseline ? "" : std::to_string(r.options.block_size)) << ',' << (s.converged ? "true" : "false")
+      << ',' << s.iterations << ',' << (s.fallback_used ? "true" : "false") << ','
+      << csv_number(s.backward_error) << ',' << (s.forward_error ? csv_number(*s.forward_error) : "") << ','
+      << csv_number(s.time_s.factorization) << ',' << csv_number(s.time_s.refinement) << ','
+      << csv_number(s.time_s.total) << ',' << csv_field(s.note) << '\n';
+  return out.str();
+}
+
+}  // namespace tcsolve::app

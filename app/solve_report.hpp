@@ -1,0 +1,45 @@
+// What `solve` and `compare` share: the solver options on the command line, and one solve
+// result as JSON members, a summary line and CSV (ARCHITECTURE.md, "JSON": solve, compare).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cli_util.hpp"
+#include "json.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::app {
+
+/// Adds --backend, --block-size, --refine, --max-iter and --no-fallback to `options`.
+void add_solver_options(po::options_description& options);
+
+/// SolveOptions from those options (variant and backend left at their defaults: the caller
+/// resolves them). Throws InvalidInput naming a bad value.
+SolveOptions solver_options(const po::variables_map& vm);
+
+/// One solve (or baseline) as the commands report it.
+struct SolveReport {
+  std::string name;       ///< the variant's name, or the baseline method's ("fp64-lu")
+  bool baseline = false;  ///< a baseline method: JSON "method" instead of "variant"
+  SolveOptions options;   ///< what it ran with (backend resolved)
+  SolveResult result;
+};
+
+/// The members of a solve object after command/input/n/nrhs: variant (or method),
+/// resolved_variant (null for a baseline), backend, device, refinement, block_size, converged,
+/// iterations, fallback, backward_error, forward_error (null without x), history:
+/// [{iteration, backward_error}], time_s: {factorization, refinement, total}, note.
+void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
+
+/// "1.23e-16", or "-" for an absent or non-finite value.
+std::string format_error(double value);
+std::string format_error(const std::optional<double>& value);
+/// Seconds to 3 significant digits ("0.0957").
+std::string format_seconds(double s);
+
+/// CSV header and one row per report (compare --csv).
+std::string csv_header();
+std::string csv_row(const SolveReport& r, const std::string& device, int n, int nrhs);
+
+}  // namespace tcsolve::app

@@ -1,0 +1,71 @@
+// Test systems: randsvd matrices with a chosen condition number (LAPACK xLATMS modes), U(-1,1)
+// matrices, and Matrix Market files turned into systems with a known solution.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tcsolve/solver/system.hpp"
+
+namespace tcsolve {
+
+enum class SpectrumMode { geometric, arithmetic, clustered, random };
+
+/// Largest order generate_system accepts (two dense n x n QR factorizations: 2 GiB each).
+constexpr int kMaxGeneratedOrder = 16384;
+
+/// "geometric" | "arithmetic" | "clustered" | "random"; throws InvalidInput otherwise.
+SpectrumMode parse_spectrum_mode(std::string_view name);
+std::string_view to_string(SpectrumMode mode);
+
+/// randsvd: A = U diag(sigma) V^T with Haar-random orthogonal U, V and singular values from 1
+/// down to 1/cond: geometric sigma_i = cond^(-(i-1)/(n-1)); arithmetic sigma_i = 1 - (i-1)/(n-1)
+/// (1 - 1/cond); clustered sigma_1..n-1 = 1, sigma_n = 1/cond. random: A ~ U(-1, 1) (cond
+/// ignored). x_true ~ U(-1, 1) (n x nrhs), b = A x_true in FP64. Deterministic in `seed`.
+///
+/// Details: U and V are Q * diag(sign(diag(R))) of the QR of an n x n standard Gaussian matrix
+/// (Haar measure; Mezzadri 2007); one std::mt19937_64 seeded with `seed` draws, in this order,
+/// U's Gaussian matrix, V's (column-major, Box-Muller), then x_true (U(-1,1) from 53 random
+/// bits); random mode draws A then x_true. Same seed, same platform: same bits. n = 1: sigma =
+/// 1 in every mode. Throws InvalidInput unless 1 <= n <= kMaxGeneratedOrder, nrhs >= 1 and
+/// cond is finite and >= 1.
+LinearSystem generate_system(int n, double cond, SpectrumMode mode, std::uint64_t seed, int nrhs = 1);
+
+enum class RhsKind { ones, random };
+
+/// "ones" | "random"; throws InvalidInput otherwise.
+RhsKind parse_rhs_kind(std::string_view name);
+std::string_view to_string(RhsKind kind);
+
+/// A Matrix Market file read as a dense matrix (import_matrix_market's first step).
+struct MatrixMarketMatrix {
+  Eigen::MatrixXd A;          ///< n x n, column-major, symmetric parts expanded
+  std::string format;         ///< "coordinate" | "array"
+  std::string field;          ///< "real" | "integer"
+  std::string symmetry;       ///< "general" | "symmetric" | "skew-symmetric"
+  long long stored_entries = 0;  ///< entries in the file (the size line's count for coordinate)
+};
+
+/// Largest order read_matrix_market accepts (held dense: 8 GiB at this size).
+constexpr int kMaxMatrixMarketOrder = 32768;
+
+/// Parses a Matrix Market file: the %%MatrixMarket banner (object matrix; coordinate or array;
+/// real or integer; general, symmetric or skew-symmetric; pattern, complex and hermitian are
+/// rejected), % comments and blank lines, the size line, then the entries with 1-based indices
+/// (coordinate: "i j value", duplicates summed; array: values column by column, the lower
+/// triangle only for symmetric and the strictly lower one for skew-symmetric). Symmetric files
+/// are mirrored (A(j, i) = A(i, j)), skew-symmetric ones negated across the diagonal. Throws
+/// InvalidInput "<file>:<line>: <problem>" for malformed input, an index out of range, a wrong
+/// entry count, a non-finite value or a matrix that is not square; "<file>: <problem>" when it
+/// cannot be read.
+MatrixMarketMatrix read_matrix_market(const std::string& path);
+
+/// Reads a Matrix Market file (coordinate or array; real or integer; general, symmetric or
+/// skew-symmetric; symmetric files expanded) as a dense square matrix, and builds the system
+/// with x_true = ones or U(-1,1) (seeded) and b = A x_true. Throws InvalidInput naming the file
+/// and the line for malformed input, and for non-square or complex/pattern matrices.
+LinearSystem import_matrix_market(const std::string& path, RhsKind rhs, std::uint64_t seed);
+
+}  // namespace tcsolve

@@ -1,0 +1,529 @@
+// System and solution files (ARCHITECTURE.md, "HDF5 files") through the HDF5 C API.
+//
+// Layout. h5py/NumPy write row-major (C order) arrays: element (i, j) of a dataset of dims
+// (rows, cols) lies at offset i * cols + j. Eigen matrices here are column-major. Every 2-D
+// dataset is therefore read into a row-major buffer and copied into the column-major matrix
+// through a RowMajor Eigen::Map of that buffer (and written back the same way), so the matrix
+// in memory has A(i, j) = the file's A[i][j]. A 1-D dataset of length n is an n x 1 matrix.
+//
+// Errors. HDF5's automatic printing of its error stack is switched off (H5Eset_auto2 with no
+// handler) at every entry point; each failure becomes one InvalidInput line
+//   "<file>: <dataset>: <problem>"   or   "<file>: <problem>"
+// with the file named as the caller gave it. Element positions in messages are 0-based
+// (row, column), as NumPy indexes the dataset.
+//
+// Writing. HDF5 builds the file in memory; its bytes go to a temporary file beside the target
+// (".<name>.tmp-<pid>-<k>", created exclusively), which is renamed over the target only when
+// complete and synced; on any failure the temporary file is removed (OutputFile).
+#include "tcsolve/solver/system.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve {
+namespace {
+
+namespace fs = std::filesystem;
+using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+[[noreturn]] void fail(const std::string& file, const std::string& problem) {
+  throw InvalidInput(file + ": " + problem);
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& problem) {
+  throw InvalidInput(file + ": " + name + ": " + problem);
+}
+
+/// No HDF5 error stack on stderr: the library never prints (STYLE.md, "Errors").
+void silence_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+/// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle& operator=(Handle&&) = delete;
+  ~Handle() { close(); }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Closes now; false when HDF5 reports a failure (for a file: data not flushed).
+  bool close() {
+    if (id_ < 0) return true;
+    const herr_t status = closer_(id_);
+    id_ = H5I_INVALID_HID;
+    return status >= 0;
+  }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s;
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    s += (i ? " x " : "") + std::to_string(static_cast<unsigned long long>(dims[i]));
+  return s;
+}
+
+/// "2-D (3 x 4)", "1-D (length 5)", "a scalar".
+std::string rank_text(const std::vector<hsize_t>& dims) {
+  if (dims.empty()) return "a scalar";
+  if (dims.size() == 1) return "1-D (length " + shape_text(dims) + ")";
+  return std::to_string(dims.size()) + "-D (" + shape_text(dims) + ")";
+}
+
+/// "float16", "int64", "uint8", "string", ...: what a user recognises from NumPy.
+std::string type_text(hid_t type) {
+  const std::size_t bits = H5Tget_size(type) * 8;
+  switch (H5Tget_class(type)) {
+    case H5T_FLOAT:
+      return "float" + std::to_string(bits);
+    case H5T_INTEGER:
+      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+    case H5T_STRING:
+      return "string";
+    case H5T_ENUM:
+      return "enum (bool?)";
+    case H5T_COMPOUND:
+      return "compound (complex?)";
+    case H5T_ARRAY:
+      return "array type";
+    case H5T_BITFIELD:
+      return "bitfield";
+    case H5T_OPAQUE:
+      return "opaque";
+    case H5T_REFERENCE:
+      return "reference";
+    case H5T_VLEN:
+      return "variable-length sequence";
+    default:
+      return "unknown type";
+  }
+}
+
+/// The file opened read-only, after checking it exists, is a file and is HDF5.
+Handle open_for_reading(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) fail(path, "no such file");
+  if (fs::is_directory(st)) fail(path, "is a directory");
+  if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
+  return file;
+}
+
+/// A floating-point dataset, opened; its data read on demand as FP64 in file (row-major) order.
+class FloatDataset {
+ public:
+  /// Opens `name` in `file`; nullopt when absent and not `required`. Checks that it is a dataset
+  /// of float32 or float64 and has a simple dataspace; shapes are the caller's to check.
+  static std::optional<FloatDataset> open(hid_t file, const std::string& path, const std::string& name,
+                                          bool required) {
+    const htri_t exists = H5Lexists(file, name.c_str(), H5P_DEFAULT);
+    if (exists < 0) fail(path, name, "cannot be looked up");
+    if (exists == 0) {
+      if (required) fail(path, name, "dataset missing");
+      return std::nullopt;
+    }
+    {
+      Handle object(H5Oopen(file, name.c_str(), H5P_DEFAULT), H5Oclose);
+      if (!object.valid()) fail(path, name, "cannot be opened (dangling link?)");
+      if (H5Iget_type(object.get()) != H5I_DATASET) fail(path, name, "not a dataset (a group?)");
+    }
+    FloatDataset d(path, name, H5Dopen2(file, name.c_str(), H5P_DEFAULT));
+    if (!d.dataset_.valid()) fail(path, name, "cannot be opened");
+    Handle type(H5Dget_type(d.dataset_.get()), H5Tclose);
+    if (!type.valid()) fail(path, name, "cannot read its type");
+    const std::size_t size = H5Tget_size(type.get());
+    if (H5Tget_class(type.get()) != H5T_FLOAT || (size != 4 && size != 8))
+      fail(path, name, "type " + type_text(type.get()) + ", expected float64 or float32");
+    Handle space(H5Dget_space(d.dataset_.get()), H5Sclose);
+    if (!space.valid()) fail(path, name, "cannot read its shape");
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) fail(path, name, "cannot read its shape");
+    d.dims_.assign(static_cast<std::size_t>(rank), 0);
+    if (rank > 0 && H5Sget_simple_extent_dims(space.get(), d.dims_.data(), nullptr) < 0)
+      fail(path, name, "cannot read its shape");
+    return d;
+  }
+
+  const std::vector<hsize_t>& dims() const { return dims_; }
+
+  /// The data as an Eigen matrix, dims (r) -> r x 1, dims (r, c) -> r x c with M(i, j) = the
+  /// file's element [i][j]. Rejects NaN and inf, naming the first one in file order.
+  Eigen::MatrixXd read() const {
+    const Eigen::Index rows = static_cast<Eigen::Index>(dims_.at(0));
+    const Eigen::Index cols = dims_.size() == 2 ? static_cast<Eigen::Index>(dims_[1]) : 1;
+    RowMajorMatrix buffer(rows, cols);  // the file's C order, element [i][j] at i * cols + j
+    if (buffer.size() > 0 &&
+        H5Dread(dataset_.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
+      fail(path_, name_, "cannot read the data (damaged file?)");
+    for (Eigen::Index k = 0; k < buffer.size(); ++k) {
+      const double v = buffer.data()[k];
+      if (std::isfinite(v)) continue;
+      const std::string what = std::isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf";
+      const std::string where = dims_.size() == 2
+                                    ? "(" + std::to_string(k / cols) + ", " + std::to_string(k % cols) + ")"
+                                    : "(" + std::to_string(k) + ")";
+      fail(path_, name_, "contains " + what + " at " + where);
+    }
+    return buffer;  // RowMajor -> column-major copy: A(i, j) stays A(i, j)
+  }
+
+ private:
+  FloatDataset(std::string path, std::string name, hid_t id)
+      : path_(std::move(path)), name_(std::move(name)), dataset_(id, H5Dclose) {}
+
+  std::string path_, name_;
+  Handle dataset_;
+  std::vector<hsize_t> dims_;
+};
+
+/// A scalar string attribute of `loc` (fixed or variable length), nullopt when absent or not a
+/// scalar string.
+std::optional<std::string> read_string_attribute(hid_t loc, const char* name) {
+  if (H5Aexists(loc, name) <= 0) return std::nullopt;
+  Handle attr(H5Aopen(loc, name, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid()) return std::nullopt;
+  Handle type(H5Aget_type(attr.get()), H5Tclose);
+  Handle space(H5Aget_space(attr.get()), H5Sclose);
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != H5T_STRING ||
+      H5Sget_simple_extent_type(space.get()) != H5S_SCALAR)
+    return std::nullopt;
+  Handle memtype(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_cset(memtype.get(), H5Tget_cset(type.get()));
+  if (H5Tis_variable_str(type.get()) > 0) {
+    H5Tset_size(memtype.get(), H5T_VARIABLE);
+    char* text = nullptr;
+    if (H5Aread(attr.get(), memtype.get(), &text) < 0) return std::nullopt;
+    std::string s = text ? text : "";
+    H5free_memory(text);
+    return s;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::string s(size, '\0');
+  H5Tset_size(memtype.get(), size);
+  H5Tset_strpad(memtype.get(), H5T_STR_NULLPAD);
+  if (size > 0 && H5Aread(attr.get(), memtype.get(), s.data()) < 0) return std::nullopt;
+  s.resize(s.find('\0') == std::string::npos ? s.size() : s.find('\0'));
+  return s;
+}
+
+/// The bool type h5py writes for NumPy bool: an enum over int8 with FALSE = 0 and TRUE = 1, so
+/// `h5py.File(f).attrs["converged"]` is a numpy.bool_. `base` is the file or memory int8 type.
+Handle bool_enum_type(hid_t base) {
+  Handle type(H5Tenum_create(base), H5Tclose);
+  const signed char no = 0, yes = 1;
+  H5Tenum_insert(type.get(), "FALSE", &no);
+  H5Tenum_insert(type.get(), "TRUE", &yes);
+  return type;
+}
+
+// --- writing --------------------------------------------------------------------------------
+
+/// An output file: built in memory by HDF5 (the core driver without a backing store), then
+/// written by commit() to a temporary file beside the target and renamed over it; nothing is
+/// left on disk when anything fails. All disk I/O is ours, not HDF5's: a write that fails inside
+/// HDF5 (disk full) leaves it holding a half-closed file, which HDF5 1.10 then crashes on when
+/// it closes its files at exit (H5F__close_cb).
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path) : path_(path) {
+    const fs::path target(path);
+    dir_ = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir_, ec)) fail(path, "directory '" + dir_.string() + "' does not exist");
+    if (::access(dir_.c_str(), W_OK) != 0)
+      fail(path, "cannot write in directory '" + dir_.string() + "' (permission denied)");
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), kGrowBytes, false) < 0)
+      fail(path, "cannot set up the HDF5 file in memory");
+    // The name only identifies the file inside HDF5: nothing is created under it.
+    static std::atomic<unsigned> counter{0};
+    const std::string name =
+        "tcsolve-in-memory-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    file_ = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+    if (file_ < 0) fail(path, "cannot create the HDF5 file in memory");
+  }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() {
+    if (file_ >= 0) H5Fclose(file_);
+  }
+
+  hid_t get() const { return file_; }
+
+  /// The file's bytes to ".<name>.tmp-<pid>-<k>" beside the target (created exclusively, mode
+  /// 0666 less the umask), fsync, rename over the target.
+  void commit() {
+    // Metadata still in HDF5's cache is in no image until flushed (to memory: nothing fails).
+    if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) fail(path_, "cannot assemble the HDF5 file");
+    const ssize_t size = H5Fget_file_image(file_, nullptr, 0);
+    if (size < 0) fail(path_, "cannot assemble the HDF5 file");
+    std::vector<char> image(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(file_, image.data(), image.size()) != size)
+      fail(path_, "cannot assemble the HDF5 file");
+    H5Fclose(file_);  // in memory: nothing to flush
+    file_ = H5I_INVALID_HID;
+
+    static std::atomic<unsigned> counter{0};
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+      tmp = (dir_ / ("." + fs::path(path_).filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(counter++)))
+                .string();
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0)
+      fail(path_, "cannot create a temporary file in '" + dir_.string() + "': " + std::strerror(errno));
+    const char* p = image.data();
+    std::size_t left = image.size();
+    int error = 0;
+    while (left > 0 && error == 0) {
+      const ssize_t wrote = ::write(fd, p, left);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) {
+        error = wrote < 0 ? errno : EIO;
+        break;
+      }
+      p += wrote;
+      left -= static_cast<std::size_t>(wrote);
+    }
+    if (error == 0 && ::fsync(fd) != 0) error = errno;
+    if (::close(fd) != 0 && error == 0) error = errno;
+    if (error == 0 && std::rename(tmp.c_str(), path_.c_str()) != 0) error = errno;
+    if (error != 0) {
+      ::unlink(tmp.c_str());
+      fail(path_, std::string("writing failed: ") + std::strerror(error));
+    }
+  }
+
+ private:
+  static constexpr std::size_t kGrowBytes = std::size_t{1} << 20;  ///< the in-memory file grows by 1 MiB
+  std::string path_;
+  fs::path dir_;
+  hid_t file_ = H5I_INVALID_HID;
+};
+
+/// Dataset `name` = m as float64, row-major; 1-D (length rows) when `as_vector`.
+void write_matrix(hid_t file, const std::string& path, const char* name, const Eigen::MatrixXd& m,
+                  bool as_vector) {
+  const hsize_t dims[2] = {static_cast<hsize_t>(m.rows()), static_cast<hsize_t>(m.cols())};
+  Handle space(H5Screate_simple(as_vector ? 1 : 2, dims, nullptr), H5Sclose);
+  // No modification times in the object header: the same system gives the same bytes.
+  Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(create.get(), false);
+  Handle dataset(H5Dcreate2(file, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
+                 H5Dclose);
+  const RowMajorMatrix buffer = m;  // C order, as h5py writes
+  if (!space.valid() || !dataset.valid() ||
+      H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0 ||
+      !dataset.close())
+    fail(path, name, "cannot write the dataset (disk full?)");
+}
+
+/// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.
+void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
+                     const void* value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), mem_type, value) < 0 || !attr.close())
+    fail(path, name, "cannot write the attribute");
+}
+
+/// A variable-length UTF-8 string attribute (h5py reads it as a Python str).
+void write_string_attribute(hid_t loc, const std::string& path, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* text = value.c_str();
+  write_attribute(loc, path, name, type.get(), type.get(), &text);
+}
+
+/// Same file: std::filesystem::equivalent when both exist, else the absolute, lexically
+/// normal paths compared.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return fs::absolute(a, ec).lexically_normal() == fs::absolute(b, ec).lexically_normal();
+}
+
+}  // namespace
+
+// --- public ---------------------------------------------------------------------------------
+
+LinearSystem read_system(const std::string& path) {
+  silence_hdf5();
+  Handle file = open_for_reading(path);
+
+  const std::optional<FloatDataset> A = FloatDataset::open(file.get(), path, "A", true);
+  const std::vector<hsize_t>& a = A->dims();
+  if (a.size() != 2) fail(path, "A", rank_text(a) + ", expected 2-D (n x n)");
+  if (a[0] != a[1]) fail(path, "A", "not square (" + shape_text(a) + ")");
+  if (a[0] == 0) fail(path, "A", "empty (0 x 0)");
+  const hsize_t n = a[0];
+
+  const std::optional<FloatDataset> b = FloatDataset::open(file.get(), path, "b", true);
+  const std::vector<hsize_t>& bd = b->dims();
+  if (bd.size() != 1 && bd.size() != 2)
+    fail(path, "b", rank_text(bd) + ", expected 1-D (n) or 2-D (n x nrhs)");
+  if (bd.size() == 1 && bd[0] != n)
+    fail(path, "b", "length " + shape_text(bd) + ", expected " + std::to_string(n) + " (rows of A)");
+  if (bd.size() == 2 && bd[0] != n)
+    fail(path, "b", shape_text(bd) + ", expected " + std::to_string(n) + " rows (rows of A)");
+  if (bd.size() == 2 && bd[1] == 0) fail(path, "b", shape_text(bd) + ", no right-hand side");
+
+  const std::optional<FloatDataset> x = FloatDataset::open(file.get(), path, "x", false);
+  if (x && x->dims() != bd)
+    fail(path, "x", "shape (" + shape_text(x->dims()) + "), expected (" + shape_text(bd) + ") as b");
+
+  LinearSystem sys;
+  sys.A = A->read();
+  sys.b = b->read();
+  sys.b_is_vector = bd.size() == 1;
+  if (x) sys.x_true = x->read();
+  sys.description = read_string_attribute(file.get(), "description").value_or("");
+  return sys;
+}
+
+void check_output_path(const std::string& path, bool force) {
+  if (path.empty()) throw InvalidInput("output file name is empty");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) fail(path, "is a directory");
+  if (fs::exists(st) && !force) fail(path, "exists (use --force to overwrite)");
+}
+
+void write_system(const std::string& path, const LinearSystem& system, bool force) {
+  silence_hdf5();
+  const Eigen::Index n = system.A.rows();
+  if (n < 1 || system.A.cols() != n)
+    fail(path, "A", "not square (" + std::to_string(n) + " x " + std::to_string(system.A.cols()) + ")");
+  if (system.b.rows() != n || system.b.cols() < 1)
+    fail(path, "b",
+         std::to_string(system.b.rows()) + " x " + std::to_string(system.b.cols()) + ", expected " +
+             std::to_string(n) + " x nrhs");
+  if (system.x_true && (system.x_true->rows() != n || system.x_true->cols() != system.b.cols()))
+    fail(path, "x",
+         std::to_string(system.x_true->rows()) + " x " + std::to_string(system.x_true->cols()) +
+             ", expected the shape of b");
+  check_output_path(path, force);
+
+  const bool as_vector = system.b_is_vector && system.b.cols() == 1;
+  OutputFile out(path);
+  write_matrix(out.get(), path, "A", system.A, false);
+  write_matrix(out.get(), path, "b", system.b, as_vector);
+  if (system.x_true) write_matrix(out.get(), path, "x", *system.x_true, as_vector);
+  write_string_attribute(out.get(), path, "description", system.description);
+  out.commit();
+}
+
+void write_solution(const std::string& path, const Eigen::MatrixXd& x, bool as_vector,
+                    const SolutionAttributes& attributes, bool force, const std::string& input_path) {
+  silence_hdf5();
+  if (!input_path.empty() && same_file(path, input_path))
+    fail(path, "is the input file " + input_path + "; write the solution to another file");
+  if (x.rows() < 1 || x.cols() < 1 || (as_vector && x.cols() != 1))
+    fail(path, "x",
+         std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
+             (as_vector ? ", expected a vector" : ", expected n x nrhs"));
+  check_output_path(path, force);
+
+  OutputFile out(path);
+  write_matrix(out.get(), path, "x", x, as_vector);
+  write_string_attribute(out.get(), path, "variant", attributes.variant);
+  write_string_attribute(out.get(), path, "backend", attributes.backend);
+  const int iterations = attributes.iterations;
+  write_attribute(out.get(), path, "iterations", H5T_STD_I32LE, H5T_NATIVE_INT, &iterations);
+  const double backward_error = attributes.backward_error;
+  write_attribute(out.get(), path, "backward_error", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &backward_error);
+  // converged: h5py's bool (enum over int8, FALSE = 0, TRUE = 1), read by h5py as numpy.bool_.
+  const Handle file_bool = bool_enum_type(H5T_STD_I8LE);
+  const Handle mem_bool = bool_enum_type(H5T_NATIVE_SCHAR);
+  const signed char converged = attributes.converged ? 1 : 0;
+  write_attribute(out.get(), path, "converged", file_bool.get(), mem_bool.get(), &converged);
+  out.commit();
+}
+
+Solution read_solution(const std::string& path) {
+  silence_hdf5();
+  Handle file = open_for_reading(path);
+  const std::optional<FloatDataset> x = FloatDataset::open(file.get(), path, "x", true);
+  const std::vector<hsize_t>& dims = x->dims();
+  if (dims.size() != 1 && dims.size() != 2)
+    fail(path, "x", rank_text(dims) + ", expected 1-D (n) or 2-D (n x nrhs)");
+  if (dims[0] == 0 || (dims.size() == 2 && dims[1] == 0)) fail(path, "x", "empty (" + shape_text(dims) + ")");
+  Solution s;
+  s.x = x->read();
+  s.x_is_vector = dims.size() == 1;
+
+  const auto text = [&](const char* name) {
+    std::optional<std::string> v = read_string_attribute(file.get(), name);
+    if (!v) fail(path, name, "attribute missing or not a string");
+    return *v;
+  };
+  s.attributes.variant = text("variant");
+  s.attributes.backend = text("backend");
+
+  // Numbers: read through HDF5's conversion into the native type; enums (h5py's bool) through
+  // the same enum in memory.
+  // `integer`: value is an int (else a double).
+  const auto number = [&](const char* name, bool integer, void* value) {
+    if (H5Aexists(file.get(), name) <= 0) fail(path, name, "attribute missing");
+    Handle attr(H5Aopen(file.get(), name, H5P_DEFAULT), H5Aclose);
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    if (!attr.valid() || !type.valid() || !space.valid() ||
+        H5Sget_simple_extent_type(space.get()) != H5S_SCALAR)
+      fail(path, name, "attribute not a scalar");
+    const H5T_class_t cls = H5Tget_class(type.get());
+    if (cls == H5T_ENUM) {
+      const Handle mem_bool = bool_enum_type(H5T_NATIVE_SCHAR);
+      signed char v = 0;
+      if (H5Aread(attr.get(), mem_bool.get(), &v) < 0) fail(path, name, "enum attribute is not a bool");
+      if (integer)
+        *static_cast<int*>(value) = v;
+      else
+        *static_cast<double*>(value) = v;
+      return;
+    }
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+      fail(path, name, "attribute of type " + type_text(type.get()) + ", expected a number");
+    if (H5Aread(attr.get(), integer ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, value) < 0)
+      fail(path, name, "cannot read the attribute");
+  };
+  number("iterations", true, &s.attributes.iterations);
+  number("backward_error", false, &s.attributes.backward_error);
+  int converged = 0;
+  number("converged", true, &converged);
+  s.attributes.converged = converged != 0;
+  return s;
+}
+
+}  // namespace tcsolve
