@@ -34,8 +34,15 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
             << "  history  ";
   for (double e : s.history) std::cout << ' ' << format_error(e);
   std::cout << "\n  time      factorization " << format_seconds(s.time_s.factorization) << " s, refinement "
-            << format_seconds(s.time_s.refinement) << " s, total " << format_seconds(s.time_s.total) << " s\n"
-            << "  note      " << s.note << '\n';
+            << format_seconds(s.time_s.refinement) << " s, total " << format_seconds(s.time_s.total)
+            << " s\n";
+  if (!s.time_s.phases.empty()) {
+    std::cout << "  phases   ";
+    for (const auto& [phase, seconds] : s.time_s.phases)
+      std::cout << ' ' << phase << ' ' << format_seconds(seconds);
+    std::cout << " (s)\n";
+  }
+  std::cout << "  note      " << s.note << '\n';
   if (!output.empty()) std::cout << "  wrote     " << output << '\n';
 }
 

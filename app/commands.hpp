@@ -21,5 +21,9 @@ int run_generate(int argc, char** argv);
 int run_import(int argc, char** argv);
 /// `tcsolve probe`: accumulator precision of each tensor-core path (cmd_probe.cpp).
 int run_probe(int argc, char** argv);
+/// `tcsolve kmeans (--input DATA.h5 | --synthetic N:D) --k K [--variant V] ...` (cmd_kmeans.cpp)
+int run_kmeans(int argc, char** argv);
+/// `tcsolve ffn [--tokens T] [--d-model D] [--d-ff F] [--variants all|v1,v2] ...` (cmd_ffn.cpp)
+int run_ffn(int argc, char** argv);
 
 }  // namespace tcsolve::app

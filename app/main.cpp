@@ -37,6 +37,10 @@ constexpr Subcommand kSubcommands[] = {
     {"import", "turn a Matrix Market matrix into a test system (HDF5) with a known solution",
      tcsolve::app::run_import},
     {"probe", "measure the accumulator precision of each tensor-core path", tcsolve::app::run_probe},
+    {"kmeans", "K-means (Lloyd) with the distance step on a GEMM variant; agreement with fp64",
+     tcsolve::app::run_kmeans},
+    {"ffn", "a BERT-base FFN block on each GEMM variant: error against FP64, time, TFLOP/s",
+     tcsolve::app::run_ffn},
 };
 
 constexpr int kExitError = 1;

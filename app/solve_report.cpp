@@ -79,8 +79,9 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
       .begin_object()
       .field("factorization", s.time_s.factorization)
       .field("refinement", s.time_s.refinement)
-      .field("total", s.time_s.total)
-      .end_object();
+      .field("total", s.time_s.total);
+  for (const auto& [phase, seconds] : s.time_s.phases) w.field(phase, seconds);
+  w.end_object();
   w.field("note", s.note);
 }
 

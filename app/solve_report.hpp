@@ -29,7 +29,8 @@ struct SolveReport {
 /// The members of a solve object after command/input/n/nrhs: variant (or method),
 /// resolved_variant (null for a baseline), backend, device, refinement, block_size, converged,
 /// iterations, fallback, backward_error, forward_error (null without x), history:
-/// [{iteration, backward_error}], time_s: {factorization, refinement, total}, note.
+/// [{iteration, backward_error}], time_s: {factorization, refinement, total, and the backend's
+/// finer phases (SolveTimes.phases: cuda "transfer", "panel", "trsm", "update", ...)}, note.
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
 
 /// "1.23e-16", or "-" for an absent or non-finite value.

@@ -483,6 +483,9 @@ TEST_CASE("every system in inputs/ reads and satisfies b = A x", "[io]") {
   int count = 0;
   for (const auto& e : fs::directory_iterator(inputs)) {
     if (e.path().extension() != ".h5") continue;
+    // K-means data sets (datasets X, no A) share the folder: their own tests read them
+    const std::string name = e.path().filename().string();
+    if (name.rfind("iris", 0) == 0 || name.rfind("wine", 0) == 0) continue;
     INFO(e.path().string());
     const LinearSystem s = tcsolve::read_system(e.path().string());
     REQUIRE(s.x_true.has_value());

@@ -15,7 +15,8 @@
 // 30 steps, far from the ~8 an FP32 LU leaves to gain; 3 steps, not 1, because the first
 // contractions of a slow but converging refinement (cond ~ 1/u32) are erratic. A non-finite
 // correction stops it at once ("diverged"). At most max_iterations corrections. The returned x
-// is the iterate with the smallest backward error (the history shows every one).
+// is the iterate with the smallest backward error (the history shows every one). These rules
+// are implemented once, in solver_internal.hpp, for this file and the cuda path (cuda/).
 #include "tcsolve/solver/solver.hpp"
 
 #include <hdf5.h>
@@ -26,30 +27,68 @@
 #include <limits>
 #include <sstream>
 
+#include "equilibration.hpp"
+#include "solver_cuda.hpp"
+#include "solver_internal.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve {
+
+namespace detail {
+
+std::string zero_pivot_message(int column) {
+  return "matrix is exactly singular: zero pivot in column " + std::to_string(column + 1) + " (1-based)";
+}
+
+void check_system(const LinearSystem& sys) {
+  if (sys.A.rows() < 1 || sys.A.rows() != sys.A.cols())
+    throw InvalidInput("A must be square and non-empty, got " + std::to_string(sys.A.rows()) + " x " +
+                       std::to_string(sys.A.cols()));
+  if (sys.b.rows() != sys.A.rows() || sys.b.cols() < 1)
+    throw InvalidInput("b must have n = " + std::to_string(sys.A.rows()) +
+                       " rows and at least one column, got " + std::to_string(sys.b.rows()) + " x " +
+                       std::to_string(sys.b.cols()));
+  if (!sys.A.allFinite() || !sys.b.allFinite()) throw InvalidInput("A or b has NaN or infinite entries");
+  if (sys.x_true && (sys.x_true->rows() != sys.b.rows() || sys.x_true->cols() != sys.b.cols()))
+    throw InvalidInput("x_true's shape differs from b's");
+}
+
+void check_solve_options(const SolveOptions& options) {
+  if (options.block_size < 1)
+    throw InvalidInput("block size must be a positive integer, got " + std::to_string(options.block_size));
+  if (options.max_iterations < 0)
+    throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
+}
+
+std::optional<double> forward_error(const LinearSystem& sys, const Eigen::MatrixXd& x) {
+  if (!sys.x_true) return std::nullopt;
+  double worst = 0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double tn = sys.x_true->col(j).lpNorm<Eigen::Infinity>();
+    const double en = (x.col(j) - sys.x_true->col(j)).lpNorm<Eigen::Infinity>();
+    double e = tn > 0 ? en / tn : (en == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
+}  // namespace detail
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using detail::Assessment;
+using detail::check_system;
+using detail::forward_error;
+using detail::zero_pivot_message;
 
-constexpr double kEps64 = 0x1p-53;    ///< LAPACK dlamch('E'): unit roundoff of FP64
-constexpr int kStagnationWindow = 3;  ///< stop when delta_k > kStagnationFactor delta_{k-3}
-constexpr double kStagnationFactor = 0.5;
 constexpr int kGmresCycle = 100;          ///< inner GMRES iterations per outer step (at most n)
 constexpr double kGmresTolerance = 1e-4;  ///< inner stop: ||M^-1 (r - A d)||_2 <= tol ||M^-1 r||_2
-constexpr int kMaxScaleExponent = 1000;   ///< |log2| of a scale factor: keeps 2^e a normal FP64
+constexpr std::string_view kFp64Baseline = "fp64-lu";  ///< Eigen FP64 PartialPivLU
 
 double seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
-}
-
-/// 2^-round(log2(m)) as an exponent: the power of two that brings m to [2^-1/2, 2^1/2]; 0 for
-/// m == 0 (an all-zero row or column is left alone: the LU reports it as a zero pivot).
-int scale_exponent(double max_abs) {
-  if (!(max_abs > 0) || !std::isfinite(max_abs)) return 0;
-  const long e = -std::lround(std::log2(max_abs));
-  return static_cast<int>(std::clamp<long>(e, -kMaxScaleExponent, kMaxScaleExponent));
 }
 
 /// R and C of A_s = R A C (LAPACK dgeequ with powers of two): rows first, then the columns of
@@ -59,15 +98,12 @@ void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::Ve
   row_scale.resize(n);
   col_scale.resize(n);
   const Eigen::VectorXd row_max = A.cwiseAbs().rowwise().maxCoeff();
-  for (Eigen::Index i = 0; i < n; ++i) row_scale[i] = std::ldexp(1.0, scale_exponent(row_max[i]));
+  for (Eigen::Index i = 0; i < n; ++i)
+    row_scale[i] = detail::pow2(detail::equilibration_exponent(row_max[i]));
   for (Eigen::Index j = 0; j < n; ++j) {
     const double col_max = (row_scale.cwiseProduct(A.col(j).cwiseAbs())).maxCoeff();
-    col_scale[j] = std::ldexp(1.0, scale_exponent(col_max));
+    col_scale[j] = detail::pow2(detail::equilibration_exponent(col_max));
   }
-}
-
-std::string zero_pivot_message(int column) {
-  return "matrix is exactly singular: zero pivot in column " + std::to_string(column + 1) + " (1-based)";
 }
 
 /// Blocked right-looking LU with partial pivoting of `a` (n x n, column-major FP32) in place;
@@ -147,61 +183,32 @@ int first_zero_pivot(const Eigen::PartialPivLU<Eigen::MatrixXd>& lu) {
   return -1;
 }
 
-/// Per-column quantities of one iterate against the system.
-struct Assessment {
-  double backward_error = 0;  ///< max over columns (inf when x is not finite)
-  std::vector<bool> done;     ///< the dsgesv criterion holds for column j
-  bool all_done = false;
-};
-
+/// r = b - A x in FP64 and the assessment of x (detail::assess_columns).
 class Checker {
  public:
   Checker(const Eigen::MatrixXd& A, const Eigen::MatrixXd& b)
-      : A_(A),
-        b_(b),
-        norm_a_(A.cwiseAbs().rowwise().sum().maxCoeff()),
-        sqrt_n_(std::sqrt(static_cast<double>(A.rows()))) {}
+      : A_(A), b_(b), norm_a_(A.cwiseAbs().rowwise().sum().maxCoeff()), b_norm_(column_norms(b)) {}
 
-  /// r = b - A x in FP64, and the backward error and criterion per column.
   Assessment assess(const Eigen::MatrixXd& x, Eigen::MatrixXd& r) const {
     r.noalias() = b_ - A_ * x;
-    Assessment a;
-    a.done.resize(static_cast<std::size_t>(x.cols()));
-    a.all_done = true;
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      const double rn = r.col(j).lpNorm<Eigen::Infinity>();
-      const double xn = x.col(j).lpNorm<Eigen::Infinity>();
-      const double bn = b_.col(j).lpNorm<Eigen::Infinity>();
-      const double denominator = norm_a_ * xn + bn;
-      double eta = denominator > 0 ? rn / denominator : (rn == 0 ? 0.0 : kInf);
-      if (!std::isfinite(eta)) eta = kInf;
-      a.backward_error = std::max(a.backward_error, eta);
-      const bool ok = std::isfinite(rn) && std::isfinite(xn) && rn <= sqrt_n_ * xn * norm_a_ * kEps64;
-      a.done[static_cast<std::size_t>(j)] = ok;
-      a.all_done = a.all_done && ok;
-    }
-    return a;
+    return detail::assess_columns(column_norms(r), column_norms(x), b_norm_, norm_a_,
+                                  static_cast<int>(A_.rows()));
+  }
+
+  /// ||m_j||_inf per column.
+  static std::vector<double> column_norms(const Eigen::MatrixXd& m) {
+    std::vector<double> norms(static_cast<std::size_t>(m.cols()));
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      norms[static_cast<std::size_t>(j)] = m.col(j).lpNorm<Eigen::Infinity>();
+    return norms;
   }
 
  private:
-  static constexpr double kInf = std::numeric_limits<double>::infinity();
   const Eigen::MatrixXd& A_;
   const Eigen::MatrixXd& b_;
-  double norm_a_, sqrt_n_;
+  double norm_a_;
+  std::vector<double> b_norm_;
 };
-
-std::optional<double> forward_error(const LinearSystem& sys, const Eigen::MatrixXd& x) {
-  if (!sys.x_true) return std::nullopt;
-  double worst = 0;
-  for (Eigen::Index j = 0; j < x.cols(); ++j) {
-    const double tn = sys.x_true->col(j).lpNorm<Eigen::Infinity>();
-    const double en = (x.col(j) - sys.x_true->col(j)).lpNorm<Eigen::Infinity>();
-    double e = tn > 0 ? en / tn : (en == 0 ? 0.0 : std::numeric_limits<double>::infinity());
-    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
-    worst = std::max(worst, e);
-  }
-  return worst;
-}
 
 /// GMRES on M^-1 A d = M^-1 r (left preconditioned by the LU M, FP64 arithmetic, x0 = 0): one
 /// cycle of at most `cycle` iterations, stopping when the preconditioned residual norm drops to
@@ -252,62 +259,37 @@ Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const 
   return V.leftCols(k) * y;
 }
 
-/// The refinement loop shared by both methods; `correct` computes d for the columns not done.
+/// The host side of detail::refinement_loop: x, r, d as Eigen matrices; `correct` computes d
+/// from r (the columns not done are the ones that matter).
+template <typename Correct>
+class CpuRefinement {
+ public:
+  CpuRefinement(const Checker& checker, Eigen::MatrixXd x0, SolveResult& res, Correct correct)
+      : checker_(checker), x_(std::move(x0)), res_(res), correct_(std::move(correct)) {}
+
+  Assessment assess() { return checker_.assess(x_, r_); }
+  std::vector<double> correct(const std::vector<bool>& done) {
+    d_ = correct_(r_, done);
+    return Checker::column_norms(d_);
+  }
+  void apply(const std::vector<bool>& done) {
+    for (Eigen::Index j = 0; j < x_.cols(); ++j)
+      if (!done[static_cast<std::size_t>(j)]) x_.col(j) += d_.col(j);
+  }
+  void keep_best() { res_.x = x_; }
+
+ private:
+  const Checker& checker_;
+  Eigen::MatrixXd x_, r_, d_;
+  SolveResult& res_;
+  Correct correct_;
+};
+
 template <typename Correct>
 void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd x, SolveResult& res,
             Correct correct) {
-  Eigen::MatrixXd r;
-  Assessment a = checker.assess(x, r);
-  res.history.push_back(a.backward_error);
-  res.x = x;
-  res.backward_error = a.backward_error;
-  std::vector<double> deltas;  // delta_k of every correction
-  std::string why;
-  while (true) {
-    if (a.all_done) {
-      res.converged = true;
-      why = "converged: dsgesv criterion holds after " + std::to_string(res.iterations) + " iteration(s)";
-      break;
-    }
-    if (res.iterations >= options.max_iterations) {
-      why = "not converged after max_iterations = " + std::to_string(options.max_iterations);
-      break;
-    }
-    const Eigen::MatrixXd d = correct(r, a.done);
-    double delta = 0;
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      if (a.done[static_cast<std::size_t>(j)]) continue;
-      const double xn = x.col(j).lpNorm<Eigen::Infinity>();
-      const double dn = d.col(j).lpNorm<Eigen::Infinity>();
-      delta = std::max(delta, xn > 0 ? dn / xn : (dn == 0 ? 0.0 : std::numeric_limits<double>::infinity()));
-      if (!std::isfinite(dn)) delta = std::numeric_limits<double>::quiet_NaN();
-    }
-    if (std::isnan(delta)) {
-      why = "diverged: non-finite correction at iteration " + std::to_string(res.iterations + 1);
-      break;
-    }
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      if (!a.done[static_cast<std::size_t>(j)]) x.col(j) += d.col(j);
-    ++res.iterations;
-    a = checker.assess(x, r);
-    res.history.push_back(a.backward_error);
-    if (a.backward_error < res.backward_error || a.all_done) {
-      res.x = x;
-      res.backward_error = a.backward_error;
-    }
-    deltas.push_back(delta);
-    const std::size_t k = deltas.size() - 1;
-    if (!a.all_done && k >= kStagnationWindow &&
-        deltas[k] > kStagnationFactor * deltas[k - kStagnationWindow]) {
-      std::ostringstream s;
-      s << (deltas[k] > deltas[k - kStagnationWindow] ? "diverging" : "stagnated")
-        << ": the correction did not halve over the last " << kStagnationWindow << " steps (iteration "
-        << res.iterations << ")";
-      why = s.str();
-      break;
-    }
-  }
-  res.note = why;
+  CpuRefinement<Correct> ops(checker, std::move(x), res, std::move(correct));
+  detail::refinement_loop(options.max_iterations, ops, res);
 }
 
 void fill_fp64_solution(const LinearSystem& sys, const Eigen::PartialPivLU<Eigen::MatrixXd>& lu,
@@ -317,19 +299,6 @@ void fill_fp64_solution(const LinearSystem& sys, const Eigen::PartialPivLU<Eigen
   const Assessment a = checker.assess(res.x, r);
   res.backward_error = a.backward_error;
   res.converged = a.all_done;
-}
-
-void check_system(const LinearSystem& sys) {
-  if (sys.A.rows() < 1 || sys.A.rows() != sys.A.cols())
-    throw InvalidInput("A must be square and non-empty, got " + std::to_string(sys.A.rows()) + " x " +
-                       std::to_string(sys.A.cols()));
-  if (sys.b.rows() != sys.A.rows() || sys.b.cols() < 1)
-    throw InvalidInput("b must have n = " + std::to_string(sys.A.rows()) +
-                       " rows and at least one column, got " + std::to_string(sys.b.rows()) + " x " +
-                       std::to_string(sys.b.cols()));
-  if (!sys.A.allFinite() || !sys.b.allFinite()) throw InvalidInput("A or b has NaN or infinite entries");
-  if (sys.x_true && (sys.x_true->rows() != sys.b.rows() || sys.x_true->cols() != sys.b.cols()))
-    throw InvalidInput("x_true's shape differs from b's");
 }
 
 }  // namespace
@@ -347,6 +316,18 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
   FactorAttempt t = try_factorize(A, variant, block_size, gemm);
   if (t.zero_pivot >= 0) throw InvalidInput(zero_pivot_message(t.zero_pivot));
   return std::move(t.f);
+}
+
+LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
+                             const GemmOptions& gemm) {
+  if (resolve_backend(backend) != Backend::cuda) return lu_factorize(A, variant, block_size, gemm);
+  if (A.rows() != A.cols() || A.rows() < 1)
+    throw InvalidInput("lu_factorize: A must be square and non-empty, got " + std::to_string(A.rows()) +
+                       " x " + std::to_string(A.cols()));
+  if (block_size < 1)
+    throw InvalidInput("block size must be a positive integer, got " + std::to_string(block_size));
+  if (!A.allFinite()) throw InvalidInput("matrix A has NaN or infinite entries");
+  return cuda::lu_factorize(A, variant, block_size, gemm);
 }
 
 Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r) {
@@ -378,12 +359,9 @@ Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r) {
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   const auto t_start = Clock::now();
   check_system(sys);
-  if (options.block_size < 1)
-    throw InvalidInput("block size must be a positive integer, got " + std::to_string(options.block_size));
-  if (options.max_iterations < 0)
-    throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
-  const Backend backend = resolve_backend(options.backend);
-  if (backend == Backend::cuda) throw Unavailable("the cuda solver path is not implemented yet");
+  detail::check_solve_options(options);
+  // The one switch between the backends; cuda::solve times its own phases.
+  if (resolve_backend(options.backend) == Backend::cuda) return cuda::solve(sys, options);
   if (!available(options.variant, Backend::cpu))
     throw Unavailable("variant " + std::string(to_string(options.variant)) +
                       " has no implementation on the cpu backend");
@@ -471,6 +449,23 @@ SolveResult solve_fp64_baseline(const LinearSystem& sys) {
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end);
   return res;
+}
+
+std::vector<std::string> baseline_methods(Backend backend) {
+  if (resolve_backend(backend) == Backend::cuda)
+    return {"cusolver-dgetrf", "cusolver-dsgesv", "cusolver-dhgesv", "cusolver-dbgesv", "cusolver-dxgesv"};
+  return {std::string(kFp64Baseline)};
+}
+
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
+  if (method == kFp64Baseline) return solve_fp64_baseline(sys);
+  const std::vector<std::string> on_cuda = baseline_methods(Backend::cuda);
+  if (std::find(on_cuda.begin(), on_cuda.end(), method) == on_cuda.end())
+    throw InvalidInput("unknown baseline method '" + std::string(method) +
+                       "' (valid: fp64-lu, cusolver-dgetrf, cusolver-dsgesv, cusolver-dhgesv, "
+                       "cusolver-dbgesv, cusolver-dxgesv)");
+  check_system(sys);
+  return cuda::solve_baseline(sys, method);
 }
 
 std::string hdf5_library_version() {

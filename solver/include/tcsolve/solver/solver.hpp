@@ -10,14 +10,21 @@
 //      divergence: the relative correction ||d||/||x|| not halved over 3 steps (solver.cpp);
 //      or GMRES-IR (FP64 GMRES left-preconditioned by the LU, inner tolerance 1e-4; Carson &
 //      Higham 2018) with the same tests on the outer steps;
-//   4. fallback (default on): FP64 LU (Eigen PartialPivLU) when refinement fails, reported.
+//   4. fallback (default on): FP64 LU (Eigen PartialPivLU; cuda: cuSOLVER dgetrf + dgetrs) when
+//      refinement fails, reported.
 // A solve that does not converge is a result (converged = false), not an exception.
+//
+// Backends: cpu (Eigen and the cpu GEMM backend) and cuda (solver/src/cuda: A, the factors and
+// the vectors stay on the device; panels by cuSOLVER sgetrf, U12 by cuBLAS strsm, trailing
+// updates by tcsolve::gemm(cuda), residuals by cuBLAS in FP64). Both run one implementation of
+// the equilibration exponent, the stopping criterion and the stagnation rule.
 #pragma once
 
 #include <Eigen/Dense>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tcsolve/gemm/gemm.hpp"
@@ -42,6 +49,14 @@ struct SolveOptions {
 
 struct SolveTimes {
   double factorization = 0, refinement = 0, total = 0;  ///< seconds
+  /// Finer phases, in seconds, where the backend measures them (empty on the cpu). cuda:
+  /// "transfer" (host <-> device copies of A, b, x: not part of total), "equilibrate" (R, C and
+  /// the FP32 A_s), "panel" (cuSOLVER sgetrf of the panels), "swap" (row interchanges left and
+  /// right of the panels), "trsm" (U12), "update" (trailing updates), "pivots" (reading the
+  /// pivots and info back), "residual" (r = b - A x with the norms), "correction" (the FP32
+  /// triangular solves with scaling), "fallback" (FP64 LU and solve); device times from CUDA
+  /// events, summed over the panels and iterations.
+  std::vector<std::pair<std::string, double>> phases;
 };
 
 struct SolveResult {
@@ -53,15 +68,21 @@ struct SolveResult {
                                        ///< (inf when x is not finite)
   std::optional<double> forward_error; ///< max over rhs of ||x - x_true||_inf / ||x_true||_inf, when known
   std::vector<double> history;         ///< backward error after each iteration (index 0: initial solve)
-  SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
+  SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback;
+                                       ///< cuda: device times with A and b already on the device
+                                       ///< (total = factorization + refinement; the copies are
+                                       ///< the phase "transfer")
   Variant resolved_variant = Variant::fp32_simt;  ///< what the first trailing update ran (auto
                                                   ///< resolved); the requested one when n <= nb
   Backend backend = Backend::cpu;
   std::string note;                    ///< why it stopped, fallback reason
 };
 
-/// Solves sys.A x = sys.b. Throws InvalidInput for an exactly singular matrix ("zero pivot in
-/// column j"), Unavailable when the variant has no implementation on the backend.
+/// Solves sys.A x = sys.b on options.backend (automatic: cuda when a usable GPU is present).
+/// Throws InvalidInput for an exactly singular matrix ("zero pivot in column j"), Unavailable
+/// when the variant has no implementation on the backend, when the backend is cuda and there is
+/// no usable device (or the build has no CUDA), and for Refinement::gmres on cuda (GMRES-IR runs
+/// on the cpu backend only).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// The FP32 LU of the equilibrated matrix: P (R A C) = L U, L unit lower and U upper packed in
@@ -78,12 +99,41 @@ struct LuFactorization {
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm = {});
 
+/// The same factorization on `backend` (automatic resolves). cuda: R and C computed on the device
+/// (bitwise the cpu's), panels by cuSOLVER sgetrf, row interchanges by a kernel, U12 by cuBLAS
+/// strsm, trailing updates by tcsolve::gemm(cuda, variant); the factors are copied back. Throws
+/// as lu_factorize, and Unavailable without a usable device.
+LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
+                             const GemmOptions& gemm = {});
+
 /// x = A^{-1} r using the factorization (FP32 triangular solves of the scaled system, result
 /// in FP64): the correction step of refinement.
 Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r);
 
 /// Baseline methods of `compare`: on the cpu, Eigen FP64 PartialPivLU ("fp64-lu").
 SolveResult solve_fp64_baseline(const LinearSystem& sys);
+
+/// The baseline methods of `compare` on a backend (automatic resolves), in the order compare
+/// runs them: cpu {"fp64-lu"}; cuda {"cusolver-dgetrf", "cusolver-dsgesv", "cusolver-dhgesv",
+/// "cusolver-dbgesv", "cusolver-dxgesv"}.
+std::vector<std::string> baseline_methods(Backend backend);
+
+/// Solves with one method of baseline_methods():
+///   fp64-lu          Eigen FP64 PartialPivLU (solve_fp64_baseline);
+///   cusolver-dgetrf  cuSOLVER FP64 dgetrf + dgetrs;
+///   cusolver-dsgesv, -dhgesv, -dbgesv, -dxgesv
+///                    cuSOLVER's iterative-refinement solvers cusolverDnD{S,H,B,X}gesv: LU with
+///                    FP32 / FP16 / BF16 / TF32 arithmetic, classical refinement in FP64 to
+///                    dsgesv's criterion (cuSOLVER's default tolerance), at most 50 iterations,
+///                    FP64 fallback.
+/// converged: dsgesv's criterion holds for the returned x (checked here, as for every method);
+/// history: the backward error of that x. IRS: iterations = cuSOLVER's niters when >= 0 (0
+/// otherwise), fallback_used = niters < 0 (cuSOLVER solved again in FP64); the note gives niters.
+/// cuda times: A and b are copied to the device first (phase "transfer", outside total);
+/// dgetrf is the factorization, dgetrs the refinement; an IRS call is counted whole as
+/// factorization (refinement 0). Throws InvalidInput for an unknown method or an exactly
+/// singular matrix ("zero pivot in column j"), Unavailable for a cuda method without a device.
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
 
 /// Version of the HDF5 library the solver reads systems with ("1.10.8").
 std::string hdf5_library_version();

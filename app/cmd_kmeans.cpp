@@ -1,0 +1,305 @@
+// `tcsolve kmeans`: Lloyd's algorithm with the distance step on a GEMM variant (the algorithm,
+// its precision choices and the data layout are documented in tcsolve/demos/kmeans.hpp), on a
+// data file (X, optional init) or on synthetic blobs; optionally writes labels and centroids
+// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans).
+//
+// agreement_vs_fp64: the same run (same start, same backend, same stopping rules) with the fp64
+// variant; the fraction of points whose labels are equal. The start is the file's init, or
+// k-means++ (seed) computed once on the host and shared by both runs.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "json.hpp"
+#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/variant.hpp"
+
+namespace tcsolve::app {
+namespace {
+
+constexpr int kDefaultMaxIter = 300;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct KmeansCli {
+  std::string input;  ///< empty for --synthetic
+  int synthetic_points = 0, synthetic_dim = 0, clusters_true = 0;
+  std::optional<int> k;
+  std::uint64_t seed = 1;
+  bool seed_given = false;
+  Variant variant = Variant::auto_;
+  std::string variant_name = "auto";
+  Backend backend = Backend::automatic;
+  demos::KmeansOptions options;
+  std::string output;
+  bool force = false, agreement = true, json = false;
+};
+
+/// "N:D" of --synthetic as two positive integers.
+void parse_synthetic(const std::string& text, int& points, int& dim) {
+  const std::size_t colon = text.find(':');
+  long long n = 0, d = 0;
+  std::size_t used_n = 0, used_d = 0;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("");
+    n = std::stoll(text.substr(0, colon), &used_n);
+    d = std::stoll(text.substr(colon + 1), &used_d);
+  } catch (const std::exception&) {
+    used_n = 0;
+  }
+  if (colon == std::string::npos || used_n != colon || used_d != text.size() - colon - 1 || used_n == 0)
+    throw InvalidInput("--synthetic expects N:D (points:dimension), got '" + text + "'");
+  points = positive_int("synthetic N", n);
+  dim = positive_int("synthetic D", d);
+}
+
+std::optional<KmeansCli> parse(int argc, char** argv) {
+  std::string synthetic, variant, backend;
+  long long k = 0, clusters_true = 0, seed = 1, max_iter = kDefaultMaxIter;
+  double tol = 0;
+  KmeansCli c;
+  po::options_description options("Options", 100, 50);
+  // clang-format off
+  options.add_options()
+      ("input", po::value(&c.input)->value_name("DATA.h5"),
+       "data file: dataset X (points x dim), optional init (k x dim) starting centroids")
+      ("synthetic", po::value(&synthetic)->value_name("N:D"),
+       "instead of --input: N Gaussian-blob points in D dimensions (centres uniform in [-10,10]^D, unit noise)")
+      ("clusters-true", po::value(&clusters_true)->value_name("K0"), "--synthetic: number of blobs (default: k)")
+      ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the blobs and of k-means++")
+      ("k", po::value(&k)->value_name("K"), "clusters (required unless the file has init, whose rows it must equal)")
+      ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
+       ("GEMM variant of the distance step: " + variant_names()).c_str())
+      ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
+      ("max-iter", po::value(&max_iter)->default_value(kDefaultMaxIter)->value_name("I"), "at most I iterations")
+      ("tol", po::value(&tol)->default_value(0.0, "0")->value_name("T"),
+       "also stop when sum_j ||c_j moved||^2 <= T * mean per-coordinate variance of X (0: off)")
+      ("output", po::value(&c.output)->value_name("F.h5"),
+       "write labels (int32), centroids (k x dim, float32) and the attribute inertia")
+      ("force", "overwrite an existing --output file")
+      ("no-agreement", "skip the fp64 run from the same start (agreement_vs_fp64 becomes null)")
+      ("json", "print one JSON object on stdout")
+      ("help", "print this help");
+  // clang-format on
+  const auto vm = parse_options(argc, argv, options);
+  if (vm.count("help")) {
+    print_usage(std::cout,
+                "tcsolve kmeans (--input DATA.h5 | --synthetic N:D [--clusters-true K0]) --k K\n"
+                "                      [--variant V] [--backend auto|cpu|cuda] [--seed S] [--max-iter I]\n"
+                "                      [--tol T] [--output F.h5 [--force]] [--no-agreement] [--json]",
+                "Lloyd's K-means whose distance step ||x||^2 - 2 x.c + ||c||^2 computes the cross\n"
+                "term x.c as one GEMM through the variant (||c||^2 and the combination in FP64;\n"
+                "||x||^2 does not change the argmin). Starts from the file's init or k-means++\n"
+                "(seed); stops when no label changes, on --tol, or after --max-iter iterations;\n"
+                "an empty cluster keeps its centroid. Also runs fp64 from the same start and\n"
+                "reports the fraction of equal labels (agreement_vs_fp64). The inertia is\n"
+                "sum ||x - c||^2 in FP64. On the cpu backend the tensor-core variants are emulated\n"
+                "(10-40 ns per product per term): keep N k dim small there.",
+                options);
+    return std::nullopt;
+  }
+  const bool has_input = vm.count("input") > 0, has_synthetic = vm.count("synthetic") > 0;
+  if (has_input == has_synthetic)
+    throw InvalidInput("give exactly one of --input DATA.h5 and --synthetic N:D");
+  if (has_input && c.input.empty()) throw InvalidInput("--input needs a file name");
+  if (has_synthetic) parse_synthetic(synthetic, c.synthetic_points, c.synthetic_dim);
+  if (vm.count("clusters-true")) {
+    if (!has_synthetic) throw InvalidInput("--clusters-true goes with --synthetic");
+    c.clusters_true = positive_int("clusters-true", clusters_true);
+  }
+  if (vm.count("k")) c.k = positive_int("k", k);
+  if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
+  c.seed = static_cast<std::uint64_t>(seed);
+  c.seed_given = !vm["seed"].defaulted();
+  c.variant = parse_variant(variant);
+  c.variant_name = variant;
+  c.backend = parse_backend(backend);
+  c.options.max_iterations = positive_int("max-iter", max_iter);
+  if (!(tol >= 0) || !std::isfinite(tol)) throw InvalidInput("--tol must be a finite number >= 0");
+  c.options.tol = tol;
+  if (vm.count("output") && c.output.empty()) throw InvalidInput("--output needs a file name");
+  c.force = vm.count("force") > 0;
+  c.agreement = vm.count("no-agreement") == 0;
+  c.json = vm.count("json") > 0;
+  return c;
+}
+
+/// Progress on stderr, one line per iteration, when it is a terminal.
+std::function<void(const demos::KmeansIteration&)> progress_printer(const std::string& what) {
+  if (!stderr_is_terminal()) return {};
+  return [what](const demos::KmeansIteration& s) {
+    std::fprintf(stderr, "kmeans %s: iteration %d: %lld labels changed, centroid movement %.3e, %.3f s\n",
+                 what.c_str(), s.iteration, s.changed, s.shift, s.time_s);
+  };
+}
+
+struct Run {
+  std::string input_text;  ///< the file, or "synthetic:N:D"
+  int points = 0, dim = 0, k = 0;
+  std::string init;  ///< "file" | "k-means++"
+  double seeding_time_s = 0;
+  demos::KmeansResult result;
+  std::optional<demos::KmeansResult> reference;  ///< fp64 from the same start
+  double agreement = kNaN;
+};
+
+void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
+  const demos::KmeansResult& r = run.result;
+  JsonWriter w(std::cout);
+  w.begin_object()
+      .field("command", "kmeans")
+      .field("input", run.input_text)
+      .field("variant", c.variant_name)
+      .field("resolved_variant", r.resolved_name)
+      .field("backend", to_string(r.backend))
+      .field("device", device)
+      .field("points", run.points)
+      .field("dim", run.dim)
+      .field("k", run.k)
+      .field("init", run.init);
+  w.key("seed");
+  if (run.init == "file")
+    w.null();
+  else
+    w.value(c.seed);
+  w.field("iterations", r.iterations)
+      .field("stop", demos::to_string(r.stop))
+      .field("inertia", r.inertia)
+      .field("time_s", r.time_s)
+      .field("time_per_iteration_s", r.time_per_iteration_s)
+      .field("seeding_time_s", run.seeding_time_s)
+      .field("agreement_vs_fp64", run.agreement);
+  w.key("inertia_fp64");
+  if (run.reference)
+    w.value(run.reference->inertia);
+  else
+    w.null();
+  w.key("iterations_fp64");
+  if (run.reference)
+    w.value(run.reference->iterations);
+  else
+    w.null();
+  w.field("empty_clusters", r.empty_clusters).field("note", r.note).end_object().finish();
+}
+
+void print_summary(const KmeansCli& c, const Run& run, const std::string& device) {
+  const demos::KmeansResult& r = run.result;
+  std::printf("kmeans %s: %d points x %d, k = %d, start: %s", run.input_text.c_str(), run.points, run.dim,
+              run.k, run.init.c_str());
+  if (run.init != "file")
+    std::printf(" (seed %llu, %.3f s)", static_cast<unsigned long long>(c.seed), run.seeding_time_s);
+  std::printf("\n  variant    %s", c.variant_name.c_str());
+  if (r.resolved_name != c.variant_name) std::printf(" -> %s", r.resolved_name.c_str());
+  std::printf(" on %s (%s)\n", std::string(to_string(r.backend)).c_str(), device.c_str());
+  std::printf("  stopped    %s after %d iteration(s)\n", demos::to_string(r.stop).c_str(), r.iterations);
+  std::printf("  inertia    %.17g\n", r.inertia);
+  std::printf("  time       %.6f s, %.6f s per iteration\n", r.time_s, r.time_per_iteration_s);
+  if (run.reference)
+    std::printf("  vs fp64    %.6f of the labels equal (fp64: inertia %.17g, %d iteration(s))\n",
+                run.agreement, run.reference->inertia, run.reference->iterations);
+  else
+    std::printf("  vs fp64    not run (--no-agreement)\n");
+  if (r.empty_clusters > 0)
+    std::printf("  empty      %d cluster(s) without points kept their centroid\n", r.empty_clusters);
+  if (!r.note.empty()) std::printf("  note       %s\n", r.note.c_str());
+  if (!c.output.empty()) std::printf("  wrote      %s\n", c.output.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_kmeans(int argc, char** argv) {
+  const std::optional<KmeansCli> parsed = parse(argc, argv);
+  if (!parsed) return 0;
+  KmeansCli c = *parsed;
+  if (!c.output.empty()) demos::check_kmeans_output(c.output, c.force, c.input);
+  c.options.backend = choose_backend(c.backend);
+  if (!available(c.variant, c.options.backend))
+    throw Unavailable("variant " + c.variant_name + " is not available on the " +
+                      std::string(to_string(c.options.backend)) + " backend");
+  c.options.variant = c.variant;
+
+  // Data and start.
+  Run run;
+  demos::KmeansData data;
+  if (!c.input.empty()) {
+    data = demos::read_kmeans_data(c.input);
+    run.input_text = c.input;
+  } else {
+    if (!c.k) throw InvalidInput("--k is required with --synthetic");
+    const int clusters = c.clusters_true > 0 ? c.clusters_true : *c.k;
+    demos::Blobs blobs = demos::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
+    data.points = c.synthetic_points;
+    data.dim = c.synthetic_dim;
+    data.X = std::move(blobs.X);
+    run.input_text = "synthetic:" + std::to_string(data.points) + ":" + std::to_string(data.dim);
+  }
+  run.points = data.points;
+  run.dim = data.dim;
+  std::vector<float> start;
+  if (data.init) {
+    if (c.k && *c.k != data.init_k)
+      throw InvalidInput(c.input + ": init: " + std::to_string(data.init_k) + " x " +
+                         std::to_string(data.dim) + ", expected k = " + std::to_string(*c.k) + " rows (--k " +
+                         std::to_string(*c.k) + ")");
+    run.k = data.init_k;
+    run.init = "file";
+    start = *data.init;
+  } else {
+    if (!c.k) throw InvalidInput("--k is required (" + c.input + " has no init dataset)");
+    run.k = *c.k;
+    run.init = "k-means++";
+  }
+  if (run.k > data.points)
+    throw InvalidInput((c.input.empty() ? "--synthetic" : c.input + ": X") + ": " +
+                       std::to_string(data.points) + " points, fewer than k = " + std::to_string(run.k));
+  if (run.init != "file") {
+    const auto t0 = std::chrono::steady_clock::now();
+    start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed);
+    run.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // The run, then fp64 from the same start.
+  c.options.progress = progress_printer(c.variant_name);
+  run.result = demos::kmeans(data.X.data(), data.points, data.dim, start, c.options);
+  if (c.variant == Variant::fp64) {
+    run.reference = run.result;
+    run.agreement = 1.0;
+  } else if (c.agreement) {
+    demos::KmeansOptions reference = c.options;
+    reference.variant = Variant::fp64;
+    reference.backend = run.result.backend;
+    reference.progress = progress_printer("fp64 (reference)");
+    run.reference = demos::kmeans(data.X.data(), data.points, data.dim, start, reference);
+    run.agreement = demos::label_agreement(run.result.labels, run.reference->labels);
+  }
+
+  if (!c.output.empty()) {
+    demos::KmeansOutputAttributes attributes;
+    attributes.inertia = run.result.inertia;
+    attributes.variant = c.variant_name;
+    attributes.backend = to_string(run.result.backend);
+    attributes.iterations = run.result.iterations;
+    demos::write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
+                               c.force, c.input);
+  }
+  const std::string device = device_description(run.result.backend);
+  if (c.json)
+    write_json(c, run, device);
+  else
+    print_summary(c, run, device);
+  return 0;
+}
+
+}  // namespace tcsolve::app

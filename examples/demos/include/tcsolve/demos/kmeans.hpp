@@ -1,0 +1,186 @@
+// The K-means demo (issue 5): Lloyd's algorithm whose distance step is one GEMM through any GEMM
+// variant of tcsolve::gemm, on the host (cpu backend) or on the device (cuda backend).
+//
+// Layout. Points and centroids are stored one per column, column-major:
+//   X  (dim x N)   column i is point i: the same bytes as the row-major N x dim dataset `X` of
+//                  a K-means file (ARCHITECTURE.md, "HDF5 files"), so nothing is transposed
+//   C  (dim x k)   column j is centroid j (the row-major k x dim `init` / `centroids` datasets)
+//   G  (N x k)     G(i, j) = x_i . c_j = (X^T C)(i, j): tcsolve::gemm with op(A) = T, op(B) = N,
+//                  both operands contiguous along the inner dimension dim. Points are processed
+//                  in chunks of rows of G (kDistanceChunkBytes), so G never holds all N x k.
+//
+// One iteration (assignment, then update):
+//   1. assignment: label(i) = argmin_j d(i, j) with d(i, j) = ||x_i||^2 - 2 x_i.c_j + ||c_j||^2.
+//      ||x_i||^2 is the same for every j and does not change the argmin: it is never formed.
+//      The score s(i, j) = ||c_j||^2 - 2 G(i, j) is evaluated in FP64: ||c_j||^2 is the FP64 sum
+//      of the squares of the FP32 centroid (exact to 2^-53 relative), G(i, j) is the variant's
+//      FP32 result, widened exactly; 2 G is exact and the one subtraction rounds in FP64. So the
+//      only error that can move a label is the variant's error in the cross term x_i.c_j: the
+//      thing the demo measures. Ties go to the lowest j; a NaN score never wins (a point whose
+//      every score is NaN goes to cluster 0).
+//   2. update: c_j = mean of the points labelled j, summed in FP64 and rounded once to FP32.
+//      cpu: in point order; cuda: FP64 atomicAdd per (point, coordinate), so the order of the
+//      sum varies from run to run (its error, below N 2^-53 sum|x|, is far under the FP32
+//      rounding of the mean, which can still flip in a rare last bit).
+//      Empty cluster (no point labelled j): its centroid keeps its previous value; counted in
+//      KmeansIteration::empty_clusters. It stays a candidate in later assignments.
+// Stopping, checked in this order in each iteration:
+//   - no label changed in the assignment (iterations >= 2): converged, the centroids are the
+//     means of the labels (the update would reproduce them);
+//   - tol > 0 and sum_j ||c_j_new - c_j_old||^2 <= tol * mean_d var(X(d, :)) after the update
+//     (scikit-learn's KMeans tol, relative to the data's mean per-coordinate variance in FP64);
+//   - max_iterations iterations done.
+// The labels returned are those of the last assignment and the centroids their means.
+// Inertia: sum_i ||x_i - c_label(i)||^2 computed directly in FP64 from the FP32 points and the
+// final FP32 centroids (no cancellation), on the backend that ran.
+//
+// Start: k-means++ (kmeans_plus_plus, on the host in FP64, so every variant and both backends
+// start from the same centroids for a seed) or centroids given by the caller (the file's init).
+// Everything runs on the FP32 points: a file's float64 X is rounded once to FP32 on reading,
+// and the fp64 variant is the FP64 product of those FP32 values (rounded to FP32 at the end, as
+// tcsolve::gemm returns FP32).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/variant.hpp"
+
+namespace tcsolve::demos {
+
+/// Bytes of the distance block G: rows of G per GEMM = max(1, kDistanceChunkBytes / (4 k)), so
+/// N = 1e6, k = 1024 takes 8 GEMMs per iteration (auto on cuda reads its choice back after each).
+inline constexpr std::size_t kDistanceChunkBytes = std::size_t{512} << 20;
+
+/// What one iteration did; given to KmeansOptions::progress after each iteration.
+struct KmeansIteration {
+  int iteration = 0;       ///< 1-based
+  long long changed = 0;   ///< labels that differ from the previous assignment (all in the first)
+  double shift = 0;        ///< sum_j ||c_j_new - c_j_old||^2 (0 when no update ran)
+  int empty_clusters = 0;  ///< clusters without points in this assignment
+  double time_s = 0;       ///< wall time of the iteration (cuda: until its results are back)
+};
+
+struct KmeansOptions {
+  Variant variant = Variant::auto_;      ///< the GEMM variant of the cross term
+  Backend backend = Backend::automatic;  ///< automatic: cuda when a usable GPU is present
+  int max_iterations = 300;              ///< >= 1
+  double tol = 0;                        ///< >= 0; 0: stop only on unchanged labels or max_iterations
+  /// Points per distance GEMM (rows of G per call); 0: kDistanceChunkBytes / (4 k), at most N.
+  int chunk_points = 0;
+  GemmOptions gemm{};
+  /// Called after every iteration (for progress lines); may be empty.
+  std::function<void(const KmeansIteration&)> progress;
+};
+
+enum class KmeansStop { labels_unchanged, tolerance, max_iterations };
+
+/// "labels_unchanged" | "tolerance" | "max_iterations".
+std::string to_string(KmeansStop stop);
+
+struct KmeansResult {
+  std::vector<int> labels;       ///< N labels in [0, k)
+  std::vector<float> centroids;  ///< dim x k, column-major (column j = centroid j)
+  double inertia = 0;            ///< sum_i ||x_i - c_label(i)||^2 in FP64
+  int iterations = 0;            ///< assignments done (each followed by an update, except a final
+                                 ///< assignment that changed no label)
+  KmeansStop stop = KmeansStop::max_iterations;
+  std::vector<KmeansIteration> history;  ///< one entry per iteration
+  double time_s = 0;                     ///< the iterations' wall time in all (no seeding, no transfers)
+  double time_per_iteration_s = 0;       ///< time_s / iterations
+  Variant resolved_variant = Variant::fp32_simt;  ///< what the first GEMM ran (auto resolved)
+  std::string resolved_name;       ///< its name, or "ec-fp16+ec-tf32" when GEMMs resolved differently
+  Backend backend = Backend::cpu;  ///< the backend that ran (cpu or cuda)
+  int empty_clusters = 0;          ///< empty clusters in the last assignment
+  std::string note;                ///< a GEMM fallback note, empty when none
+};
+
+/// Lloyd's algorithm on the N points X (dim x N, column-major, host memory) from the k starting
+/// centroids `init` (dim x k, column-major, host memory). Throws InvalidInput for N < 1,
+/// dim < 1, k < 1 or k > N, init.size() != dim k, a non-finite value in X or init, or bad
+/// options; Unavailable when the variant has no implementation on the backend, or the backend
+/// is cuda without a usable device (or without CUDA in the build).
+KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float>& init,
+                    const KmeansOptions& options);
+
+/// k-means++ seeding (Arthur & Vassilvitskii 2007) on the host in FP64: the first centroid is a
+/// point drawn uniformly, each next one a point drawn with probability proportional to its
+/// squared distance (computed directly, sum of (x - c)^2 in FP64) to the nearest centroid so
+/// far; when every remaining distance is 0 (fewer distinct points than k) a point is drawn
+/// uniformly. Draws come from std::mt19937_64 (seed), turned into doubles in [0, 1) as
+/// (r >> 11) 2^-53, so the result is the same with every standard library. Returns dim x k
+/// (column-major), each column a copy of a point of X. Throws InvalidInput as kmeans does.
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed);
+
+/// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
+double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
+                      const std::vector<float>& centroids);
+
+/// Fraction of positions where a and b hold the same label (sizes must match and be non-zero).
+double label_agreement(const std::vector<int>& a, const std::vector<int>& b);
+
+// ---------------------------------------------------------------------------------------------
+// Data
+// ---------------------------------------------------------------------------------------------
+
+/// Gaussian blobs as scikit-learn's make_blobs draws them: `clusters` centres uniform in
+/// [-10, 10]^dim, each point a centre chosen uniformly plus N(0, 1) noise per coordinate.
+struct Blobs {
+  std::vector<float> X;        ///< dim x N, column-major
+  std::vector<int> truth;      ///< the centre each point was drawn around
+  std::vector<float> centres;  ///< dim x clusters, column-major
+};
+
+/// Draws `points` blobs points (one seeded std::mt19937_64; centres first, then per point its
+/// centre and its noise; normals by Box-Muller). Throws InvalidInput for a size below 1.
+Blobs make_blobs(int points, int dim, int clusters, std::uint64_t seed);
+
+/// A K-means data file (ARCHITECTURE.md, "HDF5 files"): X (points x dim) and optional init
+/// (k x dim), float64 or float32, row-major as h5py writes; held here in FP32, column-major
+/// (so X is dim x points, init dim x k: the same element order as the file).
+struct KmeansData {
+  int points = 0, dim = 0;
+  std::vector<float> X;
+  std::optional<std::vector<float>> init;
+  int init_k = 0;  ///< rows of init (0 without)
+};
+
+/// Reads and validates a data file. Throws InvalidInput "<file>: <dataset>: <problem>": missing
+/// file, not HDF5, X missing, X not 2-D or empty, a non-float dataset, NaN or inf (position
+/// named), a value beyond FP32's range, init not 2-D with dim columns or with no rows.
+KmeansData read_kmeans_data(const std::string& path);
+
+/// What `tcsolve kmeans --output` writes beside the labels and centroids.
+struct KmeansOutputAttributes {
+  double inertia = 0;
+  std::string variant, backend;
+  int iterations = 0;
+};
+
+/// Writes dataset labels (int32, N), centroids (float32, k x dim row-major: the dim x k
+/// column-major `centroids`) and the attributes inertia (float64), variant and backend
+/// (variable-length UTF-8 strings) and iterations (int32). Written to a temporary file beside
+/// `path` and renamed; refuses an existing `path` unless `force`, and always refuses `path`
+/// when it is the file `input_path` (empty: no input). Throws InvalidInput.
+void write_kmeans_output(const std::string& path, const std::vector<int>& labels,
+                         const std::vector<float>& centroids, int k, int dim,
+                         const KmeansOutputAttributes& attributes, bool force, const std::string& input_path);
+
+/// Refusals of write_kmeans_output, checked before the work: "<path>: exists (use --force to
+/// overwrite)", "<path>: is a directory", "<path>: is the input file".
+void check_kmeans_output(const std::string& path, bool force, const std::string& input_path);
+
+/// A file written by write_kmeans_output, read back (tests, examples).
+struct KmeansOutput {
+  std::vector<int> labels;
+  std::vector<float> centroids;  ///< dim x k, column-major
+  int k = 0, dim = 0;
+  double inertia = 0;
+};
+KmeansOutput read_kmeans_output(const std::string& path);
+
+}  // namespace tcsolve::demos

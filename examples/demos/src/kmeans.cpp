@@ -1,0 +1,519 @@
+// The K-means demo (kmeans.hpp): Lloyd's loop written once over an Engine with one
+// implementation per backend (CpuEngine on host arrays, CudaEngine on device arrays; dispatch in
+// make_engine), k-means++ seeding, blobs, agreement and inertia on the host.
+//
+// Built with -ffp-contract=off (examples/demos/CMakeLists.txt): the FP64 sums of the update
+// round after every operation, as finalize_kernel does with explicit __dadd_rn / __dmul_rn, so
+// both backends compute bitwise the same centroids, norms and movements from the same sums.
+#include "tcsolve/demos/kmeans.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "kmeans_cuda.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::demos {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Rng64 = std::mt19937_64;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kSeedBlock = 4096;    ///< points per partial sum of the k-means++ sampling
+constexpr double kBlobsBox = 10.0;  ///< make_blobs' centre_box (-10, 10)
+
+std::size_t count(int rows, int cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
+/// Uniform double in [0, 1) from 53 random bits: the same on every standard library.
+double uniform01(Rng64& rng) { return static_cast<double>(rng() >> 11) * 0x1p-53; }
+
+/// Uniform index in [0, n): floor(u n) with u from uniform01 (n < 2^31, so every index can occur).
+int uniform_index(Rng64& rng, int n) { return std::min(n - 1, static_cast<int>(uniform01(rng) * n)); }
+
+void check_sizes(int points, int dim, int k) {
+  if (points < 1) throw InvalidInput("kmeans: no points (N = " + std::to_string(points) + ")");
+  if (dim < 1) throw InvalidInput("kmeans: dimension must be >= 1, got " + std::to_string(dim));
+  if (k < 1) throw InvalidInput("kmeans: k must be >= 1, got " + std::to_string(k));
+  if (k > points)
+    throw InvalidInput("kmeans: k = " + std::to_string(k) + " exceeds the number of points (" +
+                       std::to_string(points) + ")");
+}
+
+void check_finite(const float* v, std::size_t n, int dim, const char* what) {
+  for (std::size_t e = 0; e < n; ++e)
+    if (!std::isfinite(v[e]))
+      throw InvalidInput(std::string("kmeans: ") + what + " has a non-finite value at (" +
+                         std::to_string(e / dim) + ", " + std::to_string(e % dim) + ")");
+}
+
+/// sum_d (x_d - c_d)^2 in FP64: four partial sums over d = 0, 1, 2, 3 mod 4 (independent
+/// chains: 3-4x the speed of one, and the same result on every run), then the tail.
+double squared_distance(const float* x, const float* c, int dim) {
+  double s[4] = {0, 0, 0, 0};
+  int d = 0;
+  for (; d + 4 <= dim; d += 4)
+    for (int q = 0; q < 4; ++q) {
+      const double diff = static_cast<double>(x[d + q]) - static_cast<double>(c[d + q]);
+      s[q] += diff * diff;
+    }
+  double total = (s[0] + s[1]) + (s[2] + s[3]);
+  for (; d < dim; ++d) {
+    const double diff = static_cast<double>(x[d]) - static_cast<double>(c[d]);
+    total += diff * diff;
+  }
+  return total;
+}
+
+/// mean_d var(X(d, :)) in FP64 (two passes): the scale of the tol test.
+double mean_variance(const float* X, int points, int dim) {
+  std::vector<double> mean(static_cast<std::size_t>(dim), 0.0), var(static_cast<std::size_t>(dim), 0.0);
+  for (int i = 0; i < points; ++i)
+    for (int d = 0; d < dim; ++d) mean[d] += X[count(i, dim) + d];
+  for (double& m : mean) m /= points;
+  for (int i = 0; i < points; ++i)
+    for (int d = 0; d < dim; ++d) {
+      const double diff = X[count(i, dim) + d] - mean[d];
+      var[d] += diff * diff;
+    }
+  double s = 0;
+  for (double v : var) s += v / points;
+  return s / dim;
+}
+
+/// The GEMMs' resolved variants and notes over a run.
+class GemmRecord {
+ public:
+  void add(const GemmInfo& info) {
+    if (!any_) first_ = info.resolved;
+    any_ = true;
+    names_.insert(std::string(tcsolve::to_string(info.resolved)));
+    if (!info.note.empty() && note_.empty()) note_ = info.note;
+  }
+  Variant first() const { return first_; }
+  std::string name() const {
+    std::string s;
+    for (const std::string& n : names_) s += (s.empty() ? "" : "+") + n;
+    return s;
+  }
+  const std::string& note() const { return note_; }
+
+ private:
+  bool any_ = false;
+  Variant first_ = Variant::fp32_simt;
+  std::set<std::string> names_;
+  std::string note_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Engines: the state of one run on one backend
+// ---------------------------------------------------------------------------------------------
+
+/// Rows of G per GEMM call: `requested` when positive, else as many as kDistanceChunkBytes hold.
+int chunk_rows(int points, int k, int requested) {
+  const std::size_t rows =
+      requested > 0
+          ? static_cast<std::size_t>(requested)
+          : std::max<std::size_t>(1, kDistanceChunkBytes / (sizeof(float) * static_cast<std::size_t>(k)));
+  return static_cast<int>(std::min<std::size_t>(rows, static_cast<std::size_t>(points)));
+}
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  /// One assignment with the current centroids; returns the number of labels that changed.
+  virtual long long assign(const KmeansOptions& options, GemmRecord& record) = 0;
+  /// One update from the current labels: counts (k) and squared movements (k) come back.
+  virtual void update(std::vector<int>& counts, std::vector<double>& shift2) = 0;
+  virtual std::vector<int> labels() const = 0;
+  virtual std::vector<float> centroids() const = 0;
+  virtual double inertia() const = 0;
+};
+
+/// Host arrays; the GEMM on Backend::cpu.
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk)
+      : X_(X),
+        n_(points),
+        dim_(dim),
+        k_(static_cast<int>(init.size() / dim)),
+        C_(init),
+        labels_(static_cast<std::size_t>(points), -1),
+        cnorm_(static_cast<std::size_t>(k_)),
+        rows_(chunk_rows(points, k_, chunk)),
+        G_(count(rows_, k_)) {
+    for (int j = 0; j < k_; ++j) cnorm_[j] = norm2(&C_[count(j, dim_)]);
+  }
+
+  long long assign(const KmeansOptions& options, GemmRecord& record) override {
+    long long changed = 0;
+    std::vector<double> best(static_cast<std::size_t>(rows_));
+    std::vector<int> best_j(static_cast<std::size_t>(rows_));
+    for (int i0 = 0; i0 < n_; i0 += rows_) {
+      const int rows = std::min(rows_, n_ - i0);
+      // G(i, j) = x_(i0+i) . c_j: X^T C with both operands contiguous along dim.
+      record.add(gemm(Backend::cpu, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f, X_ + count(i0, dim_),
+                      dim_, C_.data(), dim_, 0.0f, G_.data(), rows, options.gemm));
+      std::fill(best.begin(), best.end(), kInf);
+      std::fill(best_j.begin(), best_j.end(), 0);  // a point no score wins goes to cluster 0
+      for (int j = 0; j < k_; ++j) {               // j ascending, strict <: ties go to the lowest j
+        const float* g = G_.data() + count(j, rows);
+        for (int i = 0; i < rows; ++i) {
+          const double s = cnorm_[j] - 2.0 * static_cast<double>(g[i]);
+          if (s < best[i]) {
+            best[i] = s;
+            best_j[i] = j;
+          }
+        }
+      }
+      for (int i = 0; i < rows; ++i) {
+        int& label = labels_[static_cast<std::size_t>(i0 + i)];
+        changed += label != best_j[i];
+        label = best_j[i];
+      }
+    }
+    return changed;
+  }
+
+  void update(std::vector<int>& counts, std::vector<double>& shift2) override {
+    std::vector<double> sums(count(k_, dim_), 0.0);
+    counts.assign(static_cast<std::size_t>(k_), 0);
+    shift2.assign(static_cast<std::size_t>(k_), 0.0);
+    for (int i = 0; i < n_; ++i) {
+      const int l = labels_[static_cast<std::size_t>(i)];
+      const float* x = X_ + count(i, dim_);
+      double* s = sums.data() + count(l, dim_);
+      for (int d = 0; d < dim_; ++d) s[d] += static_cast<double>(x[d]);
+      ++counts[static_cast<std::size_t>(l)];
+    }
+    for (int j = 0; j < k_; ++j) {  // as finalize_kernel: d ascending, every operation rounded
+      const int n = counts[static_cast<std::size_t>(j)];
+      float* c = &C_[count(j, dim_)];
+      const double* s = sums.data() + count(j, dim_);
+      double shift = 0, norm = 0;
+      for (int d = 0; d < dim_; ++d) {
+        const float old = c[d];
+        const float v = n > 0 ? static_cast<float>(s[d] / static_cast<double>(n)) : old;  // empty: kept
+        c[d] = v;
+        const double diff = static_cast<double>(v) - static_cast<double>(old);
+        shift += diff * diff;
+        norm += static_cast<double>(v) * static_cast<double>(v);
+      }
+      shift2[static_cast<std::size_t>(j)] = shift;
+      cnorm_[static_cast<std::size_t>(j)] = norm;
+    }
+  }
+
+  std::vector<int> labels() const override { return labels_; }
+  std::vector<float> centroids() const override { return C_; }
+  double inertia() const override { return kmeans_inertia(X_, n_, dim_, labels_, C_); }
+
+ private:
+  double norm2(const float* c) const {
+    double norm = 0;
+    for (int d = 0; d < dim_; ++d) norm += static_cast<double>(c[d]) * static_cast<double>(c[d]);
+    return norm;
+  }
+
+  const float* X_;
+  int n_, dim_, k_;
+  std::vector<float> C_;
+  std::vector<int> labels_;
+  std::vector<double> cnorm_;
+  int rows_;
+  std::vector<float> G_;
+};
+
+/// Device arrays; the GEMM on Backend::cuda, the rest in kmeans_cuda.cu.
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk)
+      : n_(points),
+        dim_(dim),
+        k_(static_cast<int>(init.size() / dim)),
+        rows_(chunk_rows(points, k_, chunk)),
+        X_(count(points, dim)),
+        C_(init),
+        G_(count(rows_, k_)),
+        labels_(static_cast<std::size_t>(points)),
+        counts_(static_cast<std::size_t>(k_)),
+        cnorm_(static_cast<std::size_t>(k_)),
+        shift2_(static_cast<std::size_t>(k_)),
+        sums_(count(k_, dim)),
+        changed_(1) {
+    cuda::copy_to_device(X_.data(), X, count(points, dim) * sizeof(float));
+    cuda::device_memset(labels_.data(), 0xff, labels_.size() * sizeof(int));  // -1: no label yet
+    detail::kmeans_centroid_norms(C_.data(), k_, dim_, cnorm_.data());
+    cuda::device_synchronize();
+  }
+
+  long long assign(const KmeansOptions& options, GemmRecord& record) override {
+    cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long));
+    for (int i0 = 0; i0 < n_; i0 += rows_) {
+      const int rows = std::min(rows_, n_ - i0);
+      record.add(gemm(Backend::cuda, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f,
+                      X_.data() + count(i0, dim_), dim_, C_.data(), dim_, 0.0f, G_.data(), rows,
+                      options.gemm));
+      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels_.data() + i0, changed_.data());
+    }
+    return static_cast<long long>(changed_.download()[0]);
+  }
+
+  void update(std::vector<int>& counts, std::vector<double>& shift2) override {
+    cuda::device_memset(sums_.data(), 0, sums_.size() * sizeof(double));
+    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));
+    detail::kmeans_accumulate(X_.data(), labels_.data(), n_, dim_, sums_.data(), counts_.data());
+    detail::kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_);
+    counts = counts_.download();
+    shift2 = shift2_.download();
+  }
+
+  std::vector<int> labels() const override { return labels_.download(); }
+  std::vector<float> centroids() const override { return C_.download(); }
+  double inertia() const override {
+    return detail::kmeans_inertia(X_.data(), labels_.data(), C_.data(), n_, dim_);
+  }
+
+ private:
+  int n_, dim_, k_, rows_;
+  cuda::DeviceBuffer<float> X_, C_, G_;
+  cuda::DeviceBuffer<int> labels_, counts_;
+  cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
+  cuda::DeviceBuffer<unsigned long long> changed_;
+};
+
+/// The one switch between backends.
+std::unique_ptr<Engine> make_engine(Backend backend, const float* X, int points, int dim,
+                                    const std::vector<float>& init, int chunk) {
+  if (backend == Backend::cuda) return std::make_unique<CudaEngine>(X, points, dim, init, chunk);
+  return std::make_unique<CpuEngine>(X, points, dim, init, chunk);
+}
+
+}  // namespace
+
+std::string to_string(KmeansStop stop) {
+  switch (stop) {
+    case KmeansStop::labels_unchanged:
+      return "labels_unchanged";
+    case KmeansStop::tolerance:
+      return "tolerance";
+    case KmeansStop::max_iterations:
+      return "max_iterations";
+  }
+  return "unknown";
+}
+
+KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float>& init,
+                    const KmeansOptions& options) {
+  if (dim < 1) throw InvalidInput("kmeans: dimension must be >= 1, got " + std::to_string(dim));
+  if (init.size() % static_cast<std::size_t>(dim) != 0)
+    throw InvalidInput("kmeans: init has " + std::to_string(init.size()) +
+                       " values, not a multiple of dim = " + std::to_string(dim));
+  const int k = static_cast<int>(init.size() / static_cast<std::size_t>(dim));
+  check_sizes(points, dim, k);
+  if (options.max_iterations < 1)
+    throw InvalidInput("kmeans: max_iterations must be >= 1, got " + std::to_string(options.max_iterations));
+  if (!(options.tol >= 0) || !std::isfinite(options.tol))
+    throw InvalidInput("kmeans: tol must be a finite number >= 0");
+  if (options.chunk_points < 0)
+    throw InvalidInput("kmeans: chunk_points must be >= 0, got " + std::to_string(options.chunk_points));
+  check_finite(X, count(points, dim), dim, "X");
+  check_finite(init.data(), init.size(), dim, "init");
+
+  KmeansResult r;
+  r.backend = resolve_backend(options.backend);
+  if (r.backend == Backend::cuda && !cuda::device_available())
+    throw Unavailable("kmeans: the cuda backend needs a usable CUDA device (" + cuda::device_name() + ")");
+  if (!available(options.variant, r.backend))
+    throw Unavailable("kmeans: variant " + std::string(tcsolve::to_string(options.variant)) +
+                      " is not available on the " + std::string(tcsolve::to_string(r.backend)) + " backend");
+  const double tol_scale = options.tol > 0 ? options.tol * mean_variance(X, points, dim) : 0.0;
+
+  std::unique_ptr<Engine> engine = make_engine(r.backend, X, points, dim, init, options.chunk_points);
+  GemmRecord record;
+  std::vector<int> counts;
+  std::vector<double> shift2;
+  int empty = 0;
+  for (int it = 1;; ++it) {
+    const Clock::time_point start = Clock::now();
+    KmeansIteration step;
+    step.iteration = it;
+    step.changed = engine->assign(options, record);
+    bool done = false;
+    if (step.changed == 0 && it >= 2) {
+      r.stop = KmeansStop::labels_unchanged;  // the update would reproduce the centroids
+      done = true;
+    } else {
+      engine->update(counts, shift2);
+      empty = static_cast<int>(std::count(counts.begin(), counts.end(), 0));
+      for (double s : shift2) step.shift += s;  // j ascending on both backends
+      if (options.tol > 0 && step.shift <= tol_scale) {
+        r.stop = KmeansStop::tolerance;
+        done = true;
+      } else if (it >= options.max_iterations) {
+        r.stop = KmeansStop::max_iterations;
+        done = true;
+      }
+    }
+    step.empty_clusters = empty;
+    step.time_s = std::chrono::duration<double>(Clock::now() - start).count();
+    r.time_s += step.time_s;
+    r.history.push_back(step);
+    if (options.progress) options.progress(step);
+    if (done) break;
+  }
+  r.iterations = static_cast<int>(r.history.size());
+  r.time_per_iteration_s = r.time_s / r.iterations;
+  r.empty_clusters = empty;
+  r.labels = engine->labels();
+  r.centroids = engine->centroids();
+  r.inertia = engine->inertia();
+  r.resolved_variant = record.first();
+  r.resolved_name = record.name();
+  r.note = record.note();
+  return r;
+}
+
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed) {
+  check_sizes(points, dim, k);
+  check_finite(X, count(points, dim), dim, "X");
+  Rng64 rng(seed);
+  std::vector<float> C(count(k, dim));
+  std::vector<double> dist(static_cast<std::size_t>(points), kInf);  // D(x)^2: to the nearest centroid so far
+  std::vector<int> nearest(static_cast<std::size_t>(points), -1);    // which one
+  std::vector<double> between(static_cast<std::size_t>(k));          // ||c_j - c_t||^2, j < t
+  const int blocks = (points + kSeedBlock - 1) / kSeedBlock;
+  std::vector<double> block_sum(static_cast<std::size_t>(blocks));
+  int chosen = uniform_index(rng, points);
+  for (int t = 0;; ++t) {
+    const float* c = X + count(chosen, dim);
+    std::copy(c, c + dim, C.begin() + static_cast<std::ptrdiff_t>(count(t, dim)));
+    if (t + 1 == k) break;
+    for (int j = 0; j < t; ++j)
+      between[static_cast<std::size_t>(j)] = squared_distance(C.data() + count(j, dim), c, dim);
+      // D(x)^2 against the new centroid c_t. Skipped where the triangle inequality shows c_t is no
+      // closer: ||c_a - c_t|| >= 2 ||x - c_a|| gives ||x - c_t|| >= ||x - c_a|| (a = nearest; a
+      // relative margin of 2^-20 covers the rounding of both squares). Partial sums per block in
+      // point order, so the result does not depend on the number of threads.
+#pragma omp parallel for schedule(dynamic, 1) if (blocks > 1)
+    for (int b = 0; b < blocks; ++b) {
+      const int end = std::min(points, (b + 1) * kSeedBlock);
+      bool changed = false;
+      for (int i = b * kSeedBlock; i < end; ++i) {
+        double& d = dist[static_cast<std::size_t>(i)];
+        const int a = nearest[static_cast<std::size_t>(i)];
+        if (a >= 0 && between[static_cast<std::size_t>(a)] >= 4.0 * d * (1.0 + 0x1p-20)) continue;
+        const double e = squared_distance(X + count(i, dim), c, dim);
+        if (e < d) {
+          d = e;
+          nearest[static_cast<std::size_t>(i)] = t;
+          changed = true;
+        }
+      }
+      if (!changed) continue;
+      double s = 0;
+      for (int i = b * kSeedBlock; i < end; ++i) s += dist[static_cast<std::size_t>(i)];
+      block_sum[static_cast<std::size_t>(b)] = s;
+    }
+    double total = 0;
+    for (double s : block_sum) total += s;
+    const double u = uniform01(rng);
+    if (!(total > 0) || !std::isfinite(total)) {  // every point is a centroid already
+      chosen = uniform_index(rng, points);
+      continue;
+    }
+    // First point whose running sum exceeds u * total: block first, then inside it.
+    const double target = u * total;
+    double before = 0;
+    int b = 0;
+    while (b + 1 < blocks && before + block_sum[static_cast<std::size_t>(b)] <= target)
+      before += block_sum[static_cast<std::size_t>(b++)];
+    const double local = target - before;
+    double run = 0;
+    chosen = -1;
+    int last_positive = -1;
+    for (int i = b * kSeedBlock, end = std::min(points, (b + 1) * kSeedBlock); i < end; ++i) {
+      const double d = dist[static_cast<std::size_t>(i)];
+      if (d <= 0) continue;
+      last_positive = i;
+      run += d;
+      if (run > local) {
+        chosen = i;
+        break;
+      }
+    }
+    if (chosen < 0) chosen = last_positive;  // rounding left the target at the block's end
+  }
+  return C;
+}
+
+double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
+                      const std::vector<float>& centroids) {
+  if (labels.size() != static_cast<std::size_t>(points) || dim < 1 ||
+      centroids.size() % static_cast<std::size_t>(dim))
+    throw InvalidInput("kmeans_inertia: sizes do not match");
+  const int k = static_cast<int>(centroids.size() / static_cast<std::size_t>(dim));
+  double s = 0;
+  for (int i = 0; i < points; ++i) {
+    const int l = labels[static_cast<std::size_t>(i)];
+    if (l < 0 || l >= k) throw InvalidInput("kmeans_inertia: label " + std::to_string(l) + " out of range");
+    s += squared_distance(X + count(i, dim), centroids.data() + count(l, dim), dim);
+  }
+  return s;
+}
+
+double label_agreement(const std::vector<int>& a, const std::vector<int>& b) {
+  if (a.size() != b.size() || a.empty()) throw InvalidInput("label_agreement: sizes differ or are zero");
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) same += a[i] == b[i];
+  return static_cast<double>(same) / static_cast<double>(a.size());
+}
+
+Blobs make_blobs(int points, int dim, int clusters, std::uint64_t seed) {
+  if (points < 1 || dim < 1 || clusters < 1)
+    throw InvalidInput("make_blobs: points, dim and clusters must be >= 1, got " + std::to_string(points) +
+                       ", " + std::to_string(dim) + ", " + std::to_string(clusters));
+  Rng64 rng(seed);
+  // Standard normals by Box-Muller from 53-bit uniforms (std::normal_distribution's algorithm
+  // is the library's choice; this is the same everywhere).
+  bool has_spare = false;
+  double spare = 0;
+  auto normal = [&]() {
+    if (has_spare) {
+      has_spare = false;
+      return spare;
+    }
+    const double u1 = (static_cast<double>(rng() >> 11) + 1.0) * 0x1p-53;  // (0, 1]
+    const double u2 = uniform01(rng);
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    constexpr double kTwoPi = 6.283185307179586476925;
+    spare = radius * std::sin(kTwoPi * u2);
+    has_spare = true;
+    return radius * std::cos(kTwoPi * u2);
+  };
+  Blobs b;
+  b.centres.resize(count(clusters, dim));
+  for (float& c : b.centres) c = static_cast<float>(-kBlobsBox + 2.0 * kBlobsBox * uniform01(rng));
+  b.X.resize(count(points, dim));
+  b.truth.resize(static_cast<std::size_t>(points));
+  for (int i = 0; i < points; ++i) {
+    const int t = uniform_index(rng, clusters);
+    b.truth[static_cast<std::size_t>(i)] = t;
+    for (int d = 0; d < dim; ++d)
+      b.X[count(i, dim) + d] = static_cast<float>(b.centres[count(t, dim) + d] + normal());
+  }
+  return b;
+}
+
+}  // namespace tcsolve::demos

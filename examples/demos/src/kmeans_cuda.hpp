@@ -1,0 +1,35 @@
+// Internal interface of the K-means demo's cuda part: the assignment, centroid update, norm and
+// inertia kernels (kmeans_cuda.cu); in a build without CUDA every function throws
+// tcsolve::Unavailable (kmeans_cuda_stub.cpp). Pointers d_* are device memory, layouts as in
+// kmeans.hpp (X dim x N, C dim x k, G rows x k, all column-major). Everything runs on the
+// default stream and returns once enqueued. Nothing outside examples/demos/src includes this.
+#pragma once
+
+namespace tcsolve::demos::detail {
+
+/// For i < rows: d_labels[i] = argmin_j (d_cnorm[j] - 2 G(i, j)) in FP64, ties to the lowest j,
+/// NaN and +inf scores never winning (0 when none wins): the host loop of kmeans.cpp. G has
+/// leading dimension ldg >= rows. Adds to *d_changed the number of i whose label differs from
+/// the value d_labels[i] held before.
+void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_cnorm, int* d_labels,
+                   unsigned long long* d_changed);
+
+/// d_sums (dim x k, FP64) += the points of each cluster, d_counts (k) += their number, by FP64
+/// and integer atomics; the caller zeroes both first.
+void kmeans_accumulate(const float* d_X, const int* d_labels, int points, int dim, double* d_sums,
+                       int* d_counts);
+
+/// For every centroid j with d_counts[j] > 0: c_j = float(d_sums(:, j) / count) (empty clusters
+/// keep their centroid); d_shift2[j] = sum_d (c_new - c_old)^2 and d_cnorm[j] = sum_d c_new^2,
+/// in FP64 with d ascending (one thread per centroid: bitwise the host's loop).
+void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, double* d_cnorm, double* d_shift2,
+                     int k, int dim);
+
+/// d_cnorm[j] = sum_d C(d, j)^2 in FP64, d ascending (bitwise the host's loop).
+void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm);
+
+/// Returns sum_i ||x_i - c_label(i)||^2 in FP64 (a block reduction then FP64 atomics: the last
+/// bits depend on the order). Synchronizes.
+double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim);
+
+}  // namespace tcsolve::demos::detail

@@ -1,0 +1,16 @@
+// The K-means demo's cuda part in a build without CUDA: links, and throws tcsolve::Unavailable.
+#include "kmeans_cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::demos::detail {
+namespace {
+[[noreturn]] void not_built() { throw Unavailable("tcsolve was built without CUDA"); }
+}  // namespace
+
+void kmeans_assign(const float*, int, int, int, const double*, int*, unsigned long long*) { not_built(); }
+void kmeans_accumulate(const float*, const int*, int, int, double*, int*) { not_built(); }
+void kmeans_finalize(const double*, const int*, float*, double*, double*, int, int) { not_built(); }
+void kmeans_centroid_norms(const float*, int, int, double*) { not_built(); }
+double kmeans_inertia(const float*, const int*, const float*, int, int) { not_built(); }
+
+}  // namespace tcsolve::demos::detail

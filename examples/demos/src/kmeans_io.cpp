@@ -1,0 +1,357 @@
+// K-means data and output files (ARCHITECTURE.md, "HDF5 files": X, optional init; labels,
+// centroids, attribute inertia) through the HDF5 C API, with the conventions of
+// solver/src/system.cpp:
+//   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the
+//     column-major dim x points array the demo uses, so no transposition is needed;
+//   - HDF5's own error printing off; every failure one InvalidInput "<file>: <dataset>: <problem>";
+//   - output built in memory (HDF5 core driver), written to a temporary file beside the target,
+//     synced and renamed; nothing is left behind on failure.
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::demos {
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void fail(const std::string& file, const std::string& problem) {
+  throw InvalidInput(file + ": " + problem);
+}
+[[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& problem) {
+  throw InvalidInput(file + ": " + name + ": " + problem);
+}
+
+/// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(Handle&&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { close(); }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Closes now; false when HDF5 reports a failure.
+  bool close() {
+    if (id_ < 0) return true;
+    const herr_t status = closer_(id_);
+    id_ = H5I_INVALID_HID;
+    return status >= 0;
+  }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  if (dims.empty()) return "a scalar";
+  std::string s = std::to_string(dims.size()) + "-D (";
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    s += (i ? " x " : "") + std::to_string(static_cast<unsigned long long>(dims[i]));
+  return s + ")";
+}
+
+Handle open_for_reading(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) fail(path, "no such file");
+  if (fs::is_directory(st)) fail(path, "is a directory");
+  if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
+  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
+  return file;
+}
+
+/// A dataset of `file`, opened after checking it exists and is one; nullopt when absent and not
+/// required. `dims` receives its shape, `cls` and `size` its type class and byte size.
+std::optional<Handle> open_dataset(hid_t file, const std::string& path, const char* name, bool required,
+                                   std::vector<hsize_t>& dims, H5T_class_t& cls, std::size_t& size) {
+  const htri_t exists = H5Lexists(file, name, H5P_DEFAULT);
+  if (exists < 0) fail(path, name, "cannot be looked up");
+  if (exists == 0) {
+    if (required) fail(path, name, "dataset missing");
+    return std::nullopt;
+  }
+  {
+    Handle object(H5Oopen(file, name, H5P_DEFAULT), H5Oclose);
+    if (!object.valid()) fail(path, name, "cannot be opened (dangling link?)");
+    if (H5Iget_type(object.get()) != H5I_DATASET) fail(path, name, "not a dataset (a group?)");
+  }
+  std::optional<Handle> d;
+  d.emplace(H5Dopen2(file, name, H5P_DEFAULT), H5Dclose);
+  if (!d->valid()) fail(path, name, "cannot be opened");
+  Handle type(H5Dget_type(d->get()), H5Tclose);
+  Handle space(H5Dget_space(d->get()), H5Sclose);
+  if (!type.valid() || !space.valid()) fail(path, name, "cannot read its type or shape");
+  cls = H5Tget_class(type.get());
+  size = H5Tget_size(type.get());
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) fail(path, name, "cannot read its shape");
+  dims.assign(static_cast<std::size_t>(rank), 0);
+  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+    fail(path, name, "cannot read its shape");
+  return d;
+}
+
+/// A 2-D float dataset read as FP32 in file (row-major) order: rows x cols. Rejects other types,
+/// other ranks, NaN, inf and values beyond FP32's range, naming the (row, column).
+std::vector<float> read_matrix(hid_t file, const std::string& path, const char* name, bool required,
+                               hsize_t& rows, hsize_t& cols, bool& present, const std::string& expected) {
+  std::vector<hsize_t> dims;
+  H5T_class_t cls = H5T_NO_CLASS;
+  std::size_t size = 0;
+  std::optional<Handle> d = open_dataset(file, path, name, required, dims, cls, size);
+  present = d.has_value();
+  if (!present) return {};
+  if (cls != H5T_FLOAT || (size != 4 && size != 8))
+    fail(path, name,
+         std::string("type ") +
+             (cls == H5T_INTEGER ? "integer"
+              : cls == H5T_FLOAT ? "float" + std::to_string(size * 8)
+                                 : "non-numeric") +
+             ", expected float64 or float32");
+  if (dims.size() != 2) fail(path, name, shape_text(dims) + ", expected 2-D (" + expected + ")");
+  rows = dims[0];
+  cols = dims[1];
+  if (rows == 0 || cols == 0) fail(path, name, "empty " + shape_text(dims) + ", expected " + expected);
+  if (rows * cols > static_cast<hsize_t>(std::numeric_limits<int>::max()) ||
+      rows > static_cast<hsize_t>(std::numeric_limits<int>::max()))
+    fail(path, name, shape_text(dims) + ": too large for this program");
+  std::vector<double> buffer(static_cast<std::size_t>(rows * cols));
+  if (H5Dread(d->get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
+    fail(path, name, "cannot read the data (damaged file?)");
+  std::vector<float> out(buffer.size());
+  for (std::size_t e = 0; e < buffer.size(); ++e) {
+    const double v = buffer[e];
+    const std::string where = "(" + std::to_string(e / cols) + ", " + std::to_string(e % cols) + ")";
+    if (std::isnan(v)) fail(path, name, "contains NaN at " + where);
+    if (std::isinf(v)) fail(path, name, std::string("contains ") + (v > 0 ? "inf" : "-inf") + " at " + where);
+    out[e] = static_cast<float>(v);
+    if (std::isinf(out[e]))
+      fail(path, name, "value " + std::to_string(v) + " at " + where + " exceeds FP32's range");
+  }
+  return out;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return fs::absolute(a, ec).lexically_normal() == fs::absolute(b, ec).lexically_normal();
+}
+
+/// An output file built in memory by HDF5, then written by commit() to a temporary file beside
+/// the target, synced and renamed over it (as solver/src/system.cpp's OutputFile).
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path) : path_(path) {
+    const fs::path target(path);
+    dir_ = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir_, ec)) fail(path, "directory '" + dir_.string() + "' does not exist");
+    if (::access(dir_.c_str(), W_OK) != 0)
+      fail(path, "cannot write in directory '" + dir_.string() + "' (permission denied)");
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, false) < 0)
+      fail(path, "cannot set up the HDF5 file in memory");
+    static std::atomic<unsigned> counter{0};
+    const std::string name =
+        "tcsolve-kmeans-in-memory-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    file_ = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+    if (file_ < 0) fail(path, "cannot create the HDF5 file in memory");
+  }
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() {
+    if (file_ >= 0) H5Fclose(file_);
+  }
+  hid_t get() const { return file_; }
+
+  void commit() {
+    if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) fail(path_, "cannot assemble the HDF5 file");
+    const ssize_t size = H5Fget_file_image(file_, nullptr, 0);
+    if (size < 0) fail(path_, "cannot assemble the HDF5 file");
+    std::vector<char> image(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(file_, image.data(), image.size()) != size)
+      fail(path_, "cannot assemble the HDF5 file");
+    H5Fclose(file_);
+    file_ = H5I_INVALID_HID;
+    static std::atomic<unsigned> counter{0};
+    std::string tmp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+      tmp = (dir_ / ("." + fs::path(path_).filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(counter++)))
+                .string();
+      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0)
+      fail(path_, "cannot create a temporary file in '" + dir_.string() + "': " + std::strerror(errno));
+    const char* p = image.data();
+    std::size_t left = image.size();
+    int error = 0;
+    while (left > 0) {
+      const ssize_t wrote = ::write(fd, p, left);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) {
+        error = wrote < 0 ? errno : EIO;
+        break;
+      }
+      p += wrote;
+      left -= static_cast<std::size_t>(wrote);
+    }
+    if (error == 0 && ::fsync(fd) != 0) error = errno;
+    if (::close(fd) != 0 && error == 0) error = errno;
+    if (error == 0 && std::rename(tmp.c_str(), path_.c_str()) != 0) error = errno;
+    if (error != 0) {
+      ::unlink(tmp.c_str());
+      fail(path_, std::string("writing failed: ") + std::strerror(error));
+    }
+  }
+
+ private:
+  std::string path_;
+  fs::path dir_;
+  hid_t file_ = H5I_INVALID_HID;
+};
+
+/// Dataset `name` of `rank` dims from `data` (memory type mem_type, file type file_type).
+void write_dataset(hid_t file, const std::string& path, const char* name, int rank, const hsize_t* dims,
+                   hid_t file_type, hid_t mem_type, const void* data) {
+  Handle space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+  Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(create.get(), false);  // same results, same bytes
+  Handle dataset(H5Dcreate2(file, name, file_type, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
+                 H5Dclose);
+  if (!space.valid() || !dataset.valid() ||
+      H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0 || !dataset.close())
+    fail(path, name, "cannot write the dataset");
+}
+
+void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
+                     const void* value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), mem_type, value) < 0 || !attr.close())
+    fail(path, name, "cannot write the attribute");
+}
+
+void write_string_attribute(hid_t loc, const std::string& path, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* text = value.c_str();
+  write_attribute(loc, path, name, type.get(), type.get(), &text);
+}
+
+}  // namespace
+
+KmeansData read_kmeans_data(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file = open_for_reading(path);
+  KmeansData data;
+  hsize_t rows = 0, cols = 0;
+  bool present = false;
+  data.X = read_matrix(file.get(), path, "X", true, rows, cols, present, "points x dim");
+  data.points = static_cast<int>(rows);
+  data.dim = static_cast<int>(cols);
+  hsize_t init_rows = 0, init_cols = 0;
+  std::vector<float> init =
+      read_matrix(file.get(), path, "init", false, init_rows, init_cols, present, "k x dim");
+  if (present) {
+    if (init_cols != cols)
+      fail(path, "init",
+           std::to_string(init_rows) + " x " + std::to_string(init_cols) + ", expected k x " +
+               std::to_string(cols) + " (X has dim = " + std::to_string(cols) + ")");
+    data.init = std::move(init);
+    data.init_k = static_cast<int>(init_rows);
+  }
+  return data;
+}
+
+void check_kmeans_output(const std::string& path, bool force, const std::string& input_path) {
+  if (path.empty()) throw InvalidInput("output file name is empty");
+  if (!input_path.empty() && same_file(path, input_path))
+    fail(path, "is the input file " + input_path + "; write the result to another file");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st)) fail(path, "is a directory");
+  if (fs::exists(st) && !force) fail(path, "exists (use --force to overwrite)");
+}
+
+void write_kmeans_output(const std::string& path, const std::vector<int>& labels,
+                         const std::vector<float>& centroids, int k, int dim,
+                         const KmeansOutputAttributes& attributes, bool force,
+                         const std::string& input_path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  if (labels.empty()) fail(path, "labels", "no labels to write");
+  if (k < 1 || dim < 1 || centroids.size() != static_cast<std::size_t>(k) * static_cast<std::size_t>(dim))
+    fail(path, "centroids",
+         std::to_string(centroids.size()) + " values, expected k x dim = " + std::to_string(k) + " x " +
+             std::to_string(dim));
+  check_kmeans_output(path, force, input_path);
+  OutputFile out(path);
+  const hsize_t label_dims[1] = {labels.size()};
+  write_dataset(out.get(), path, "labels", 1, label_dims, H5T_STD_I32LE, H5T_NATIVE_INT, labels.data());
+  const hsize_t centroid_dims[2] = {static_cast<hsize_t>(k), static_cast<hsize_t>(dim)};
+  write_dataset(out.get(), path, "centroids", 2, centroid_dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT,
+                centroids.data());
+  write_attribute(out.get(), path, "inertia", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &attributes.inertia);
+  write_string_attribute(out.get(), path, "variant", attributes.variant);
+  write_string_attribute(out.get(), path, "backend", attributes.backend);
+  write_attribute(out.get(), path, "iterations", H5T_STD_I32LE, H5T_NATIVE_INT, &attributes.iterations);
+  out.commit();
+}
+
+KmeansOutput read_kmeans_output(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file = open_for_reading(path);
+  KmeansOutput r;
+  std::vector<hsize_t> dims;
+  H5T_class_t cls = H5T_NO_CLASS;
+  std::size_t size = 0;
+  {
+    std::optional<Handle> d = open_dataset(file.get(), path, "labels", true, dims, cls, size);
+    if (cls != H5T_INTEGER || dims.size() != 1 || dims[0] == 0)
+      fail(path, "labels", "expected a non-empty 1-D integer dataset");
+    r.labels.resize(static_cast<std::size_t>(dims[0]));
+    if (H5Dread(d->get(), H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.labels.data()) < 0)
+      fail(path, "labels", "cannot read the data");
+  }
+  hsize_t rows = 0, cols = 0;
+  bool present = false;
+  r.centroids = read_matrix(file.get(), path, "centroids", true, rows, cols, present, "k x dim");
+  r.k = static_cast<int>(rows);
+  r.dim = static_cast<int>(cols);
+  if (H5Aexists(file.get(), "inertia") <= 0) fail(path, "inertia", "attribute missing");
+  Handle attr(H5Aopen(file.get(), "inertia", H5P_DEFAULT), H5Aclose);
+  if (!attr.valid() || H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &r.inertia) < 0)
+    fail(path, "inertia", "cannot read the attribute");
+  return r;
+}
+
+}  // namespace tcsolve::demos

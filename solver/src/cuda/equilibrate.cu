@@ -1,0 +1,128 @@
+// Power-of-two equilibration on the device (LAPACK dgeequ with powers of two; solver.cpp's
+// equilibrate()): A_s = R A C in FP32 from the FP64 A, with R and C bitwise the cpu's because
+// both call detail::equilibration_exponent (equilibration.hpp) on the same maxima, and the
+// products by powers of two are exact.
+//
+//   row_partial_kernel   per (row, chunk of columns): max |a_ij| and sum |a_ij| over the chunk
+//                        (threads over rows: coalesced reads of the column-major A);
+//   row_finish_kernel    per row: max and sum over the chunks in order -> row_scale[i], and
+//                        ||A||_inf = max of the row sums (atomicMax on the bits of a
+//                        non-negative double, which order like the values); these two alone
+//                        are norm_inf();
+//   col_scale_kernel     one block per column: max_i row_scale[i] |a_ij| -> col_scale[j];
+//   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "../equilibration.hpp"
+#include "kernels.hpp"
+#include "tcsolve/gemm/config.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+
+namespace tcsolve::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;   ///< threads per block of every kernel here
+constexpr int kMaxChunks = 64;  ///< column chunks of the row pass (scratch: 2 kMaxChunks n doubles)
+constexpr int kMaxGridY = 65535;
+
+int row_chunks(int n) { return std::max(1, std::min(kMaxChunks, n / 128)); }
+
+__global__ void __launch_bounds__(kThreads)
+    row_partial_kernel(const double* __restrict__ a, int n, int chunk_cols, double* __restrict__ pmax,
+                       double* __restrict__ psum) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;  // row
+  if (i >= n) return;
+  const int c0 = blockIdx.y * chunk_cols, c1 = min(n, c0 + chunk_cols);
+  double m = 0, s = 0;
+  for (int c = c0; c < c1; ++c) {
+    const double v = fabs(a[i + static_cast<std::size_t>(c) * n]);
+    m = fmax(m, v);
+    s += v;
+  }
+  pmax[i + static_cast<std::size_t>(blockIdx.y) * n] = m;
+  psum[i + static_cast<std::size_t>(blockIdx.y) * n] = s;
+}
+
+__global__ void __launch_bounds__(kThreads)
+    row_finish_kernel(const double* __restrict__ pmax, const double* __restrict__ psum, int n, int chunks,
+                      double* __restrict__ row_scale, unsigned long long* __restrict__ norm_bits) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  double m = 0, s = 0;
+  for (int k = 0; k < chunks; ++k) {  // fixed order: the sum is deterministic
+    m = fmax(m, pmax[i + static_cast<std::size_t>(k) * n]);
+    s += psum[i + static_cast<std::size_t>(k) * n];
+  }
+  if (row_scale) row_scale[i] = detail::pow2(detail::equilibration_exponent(m));
+  atomicMax(norm_bits, static_cast<unsigned long long>(__double_as_longlong(s)));
+}
+
+__global__ void __launch_bounds__(kThreads)
+    col_scale_kernel(const double* __restrict__ a, int n, const double* __restrict__ row_scale,
+                     double* __restrict__ col_scale) {
+  __shared__ double partial[kThreads];
+  for (int j = blockIdx.x; j < n; j += gridDim.x) {
+    const double* col = a + static_cast<std::size_t>(j) * n;
+    double m = 0;
+    for (int i = threadIdx.x; i < n; i += kThreads) m = fmax(m, row_scale[i] * fabs(col[i]));
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) col_scale[j] = detail::pow2(detail::equilibration_exponent(partial[0]));
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    scale_convert_kernel(const double* __restrict__ a, int n, const double* __restrict__ row_scale,
+                         const double* __restrict__ col_scale, float* __restrict__ a_s) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const double r = row_scale[i];
+  for (int j = blockIdx.y; j < n; j += gridDim.y) {
+    const std::size_t at = i + static_cast<std::size_t>(j) * n;
+    a_s[at] = __double2float_rn(__dmul_rn(__dmul_rn(r, a[at]), col_scale[j]));
+  }
+}
+
+void row_pass(const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
+  const int chunks = row_chunks(n);
+  const int chunk_cols = ceil_div(n, chunks);
+  double* pmax = workspace;
+  double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
+  TCSOLVE_CUDA_CHECK(cudaMemset(norm_inf, 0, sizeof(double)));  // +0.0: the bits of the smallest sum
+  const unsigned row_blocks = static_cast<unsigned>(ceil_div(n, kThreads));
+  row_partial_kernel<<<dim3(row_blocks, static_cast<unsigned>(chunks)), kThreads>>>(a, n, chunk_cols, pmax,
+                                                                                    psum);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  row_finish_kernel<<<row_blocks, kThreads>>>(pmax, psum, n, chunks, row_scale,
+                                              reinterpret_cast<unsigned long long*>(norm_inf));
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+std::size_t equilibrate_workspace_doubles(int n) { return 2 * static_cast<std::size_t>(kMaxChunks) * n + 1; }
+
+void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
+                 double* workspace) {
+  row_pass(a, n, row_scale, norm_inf, workspace);
+  const unsigned row_blocks = static_cast<unsigned>(ceil_div(n, kThreads));
+  col_scale_kernel<<<static_cast<unsigned>(std::min(n, 65535)), kThreads>>>(a, n, row_scale, col_scale);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  scale_convert_kernel<<<dim3(row_blocks, static_cast<unsigned>(std::min(n, kMaxGridY))), kThreads>>>(
+      a, n, row_scale, col_scale, a_s);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void norm_inf(const double* a, int n, double* norm, double* workspace) {
+  row_pass(a, n, nullptr, norm, workspace);
+}
+
+}  // namespace tcsolve::cuda::kernels

@@ -1,0 +1,124 @@
+// Element-wise and per-column kernels of the refinement on the device, each the device form of
+// one step of the cpu path's lu_apply() and refinement loop (solver.cpp), with the same
+// operations in the same order so that the FP32 right-hand side and the FP64 correction are
+// bitwise those the cpu would form from the same residual:
+//   column_max_kernel  one block per column: max_i |s_i x_ic| (NaN propagates), and the frexp
+//                      exponent of it (the power of two that brings ||R r_c|| to [1/2, 1));
+//   to_fp32_kernel     y(i, c) = fp32_rn(ldexp(R[perm_i] r(perm_i, c), -e_c))  (P R r / 2^e_c);
+//   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
+//   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "kernels.hpp"
+#include "tcsolve/gemm/config.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+
+namespace tcsolve::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxGridY = 65535;
+
+/// max that keeps a NaN from either side (fmax would drop it).
+__device__ __forceinline__ double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
+
+__global__ void __launch_bounds__(kThreads)
+    column_max_kernel(const double* __restrict__ x, int ld, int rows, int cols,
+                      const double* __restrict__ scale, double* __restrict__ out,
+                      int* __restrict__ exponent) {
+  __shared__ double partial[kThreads];
+  for (int c = blockIdx.x; c < cols; c += gridDim.x) {
+    const double* col = x + static_cast<std::size_t>(c) * ld;
+    double m = 0;
+    for (int i = threadIdx.x; i < rows; i += kThreads)
+      m = nan_max(m, fabs(scale ? __dmul_rn(scale[i], col[i]) : col[i]));
+    partial[threadIdx.x] = m;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half)
+        partial[threadIdx.x] = nan_max(partial[threadIdx.x], partial[threadIdx.x + half]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      const double s = partial[0];
+      out[c] = s;
+      if (exponent) {
+        int e = 0;
+        if (s > 0 && s <= 1.7976931348623157e308) frexp(s, &e);
+        exponent[c] = e;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    to_fp32_kernel(const double* __restrict__ r, int ld, int n, int cols,
+                   const double* __restrict__ row_scale, const int* __restrict__ perm,
+                   const int* __restrict__ exponent, float* __restrict__ y) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const int p = perm[i];
+  for (int c = blockIdx.y; c < cols; c += gridDim.y) {
+    const double t = __dmul_rn(row_scale[p], r[p + static_cast<std::size_t>(c) * ld]);
+    y[i + static_cast<std::size_t>(c) * n] = __double2float_rn(ldexp(t, -exponent[c]));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    to_fp64_kernel(const float* __restrict__ y, int n, int cols, const double* __restrict__ col_scale,
+                   const int* __restrict__ exponent, double* __restrict__ d) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  for (int c = blockIdx.y; c < cols; c += gridDim.y) {
+    const std::size_t at = i + static_cast<std::size_t>(c) * n;
+    d[at] = __dmul_rn(__dmul_rn(col_scale[i], static_cast<double>(y[at])), ldexp(1.0, exponent[c]));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    masked_add_kernel(double* __restrict__ x, const double* __restrict__ d, int n, int cols,
+                      const int* __restrict__ mask) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  for (int c = blockIdx.y; c < cols; c += gridDim.y) {
+    if (!mask[c]) continue;
+    const std::size_t at = i + static_cast<std::size_t>(c) * n;
+    x[at] = __dadd_rn(x[at], d[at]);
+  }
+}
+
+dim3 grid(int n, int cols) {
+  return dim3(static_cast<unsigned>(ceil_div(n, kThreads)), static_cast<unsigned>(std::min(cols, kMaxGridY)));
+}
+
+}  // namespace
+
+void column_max_abs(const double* x, int ld, int rows, int cols, const double* scale, double* out,
+                    int* exponent) {
+  column_max_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads>>>(x, ld, rows, cols, scale, out,
+                                                                                exponent);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void scale_permute_to_fp32(const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
+                           const int* exponent, float* y) {
+  to_fp32_kernel<<<grid(n, cols), kThreads>>>(r, ld, n, cols, row_scale, perm, exponent, y);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, const int* exponent,
+                     double* d) {
+  to_fp64_kernel<<<grid(n, cols), kThreads>>>(y, n, cols, col_scale, exponent, d);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void masked_add(double* x, const double* d, int n, int cols, const int* mask) {
+  masked_add_kernel<<<grid(n, cols), kThreads>>>(x, d, n, cols, mask);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tcsolve::cuda::kernels

@@ -1,0 +1,700 @@
+// The cuda path of the solver (solver.hpp; solver.cpp states the algorithm and the rules): the
+// same algorithm as the cpu path with A, the factors and the vectors on the device.
+//
+//   transfer     A (FP64) and b are copied to the device once; x comes back at the end.
+//   equilibrate  R, C and A_s = fp32(R A C) by kernels (equilibrate.cu), bitwise the cpu's, and
+//                ||A||_inf.
+//   LU           blocked right-looking, per panel of w = min(nb, n - j) columns:
+//                  panel   cusolverDnSgetrf on the (n-j) x w panel (partial pivoting; devInfo
+//                          > 0 marks an exactly zero pivot, read back after the last panel);
+//                  swap    the panel's interchanges applied to the columns left and right of
+//                          it (row_swap.cu: composed into one gather per column);
+//                  trsm    U12 = L11^-1 A12 by cublasStrsm;
+//                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
+//                          the variant enters (GemmInfo.resolved of the first one is reported).
+//                The pivots come back once, and P is formed on the host as the cpu path forms it.
+//   refinement   detail::refinement_loop, shared with the cpu path; on the device:
+//                  residual    r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and
+//                              the column norms of r and x (a few doubles read back per step);
+//                  correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to
+//                              ||R r|| in [1/2, 1) and rounded to FP32 (refine_kernels.cu), two
+//                              cublasStrsm, unscaled to FP64; x += d in FP64.
+//   fallback     cusolverDnDgetrf + dgetrs on the FP64 A.
+// Times: factorization and refinement by the host clock around device-synchronized phases
+// (A already on the device); the finer phases (SolveTimes.phases) by CUDA events.
+// GMRES-IR is not implemented here: Refinement::gmres throws Unavailable.
+//
+// Baselines: cuSOLVER dgetrf + dgetrs, and the IRS solvers cusolverDnD{S,H,B,X}gesv with their
+// defaults (classical refinement, dsgesv's tolerance, 50 iterations, FP64 fallback).
+//
+// Everything runs on the default stream: cuBLAS and cuSOLVER handles of this file, the gemm
+// library's kernels and the copies are ordered by it.
+#include "../solver_cuda.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../solver_internal.hpp"
+#include "kernels.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// cuSOLVER errors and the handles
+// ---------------------------------------------------------------------------------------------
+
+const char* cusolver_status_name(cusolverStatus_t s) {
+  switch (s) {
+    case CUSOLVER_STATUS_SUCCESS:
+      return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED:
+      return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED:
+      return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE:
+      return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH:
+      return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_EXECUTION_FAILED:
+      return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR:
+      return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_NOT_SUPPORTED:
+      return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_IRS_PARAMS_INVALID:
+      return "CUSOLVER_STATUS_IRS_PARAMS_INVALID";
+    case CUSOLVER_STATUS_IRS_INTERNAL_ERROR:
+      return "CUSOLVER_STATUS_IRS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_IRS_NOT_SUPPORTED:
+      return "CUSOLVER_STATUS_IRS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_IRS_OUT_OF_RANGE:
+      return "CUSOLVER_STATUS_IRS_OUT_OF_RANGE";
+    case CUSOLVER_STATUS_IRS_MATRIX_SINGULAR:
+      return "CUSOLVER_STATUS_IRS_MATRIX_SINGULAR";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE:
+      return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default:
+      return "cusolverStatus_t (see cusolver_common.h)";
+  }
+}
+
+void cusolver_check(cusolverStatus_t status, const char* expr, const char* file, int line) {
+  if (status == CUSOLVER_STATUS_SUCCESS) return;
+  throw CudaError(std::string("cuSOLVER call ") + expr + " failed: " + cusolver_status_name(status) + " (" +
+                  std::to_string(static_cast<int>(status)) + ") at " + file + ":" + std::to_string(line));
+}
+
+#define TCSOLVE_CUSOLVER_CHECK(expr) cusolver_check((expr), #expr, __FILE__, __LINE__)
+
+/// This file's cuBLAS handle (default stream, default math mode: FP32 TRSM without TF32).
+/// Created once, never destroyed (as the gemm library's: the runtime may be gone at exit).
+cublasHandle_t blas() {
+  static const cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
+    TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    return h;
+  }();
+  return handle;
+}
+
+/// The cuSOLVER dense handle (default stream), created once.
+cusolverDnHandle_t dense() {
+  static const cusolverDnHandle_t handle = [] {
+    cusolverDnHandle_t h = nullptr;
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&h));
+    return h;
+  }();
+  return handle;
+}
+
+void require_device(const std::string& what) {
+  if (!device_available()) throw Unavailable(what + ": no usable CUDA device (" + device_name() + ")");
+}
+
+std::size_t elements(int rows, int cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase times from CUDA events
+// ---------------------------------------------------------------------------------------------
+
+/// Device times of named phases: mark("panel") records an event on the default stream that
+/// closes the open phase and opens "panel"; mark(nullptr) closes it. totals() waits for the
+/// last event and sums the segments per name, in the order the names first appeared.
+class PhaseClock {
+ public:
+  PhaseClock() = default;
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+  ~PhaseClock() {
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  }
+
+  void mark(const char* next) {
+    cudaEvent_t e = nullptr;
+    TCSOLVE_CUDA_CHECK(cudaEventCreate(&e));
+    events_.push_back(e);
+    TCSOLVE_CUDA_CHECK(cudaEventRecord(e, nullptr));
+    const std::size_t now = events_.size() - 1;
+    if (open_ >= 0) segments_.push_back({open_name_, static_cast<std::size_t>(open_), now});
+    open_ = next ? static_cast<long>(now) : -1;
+    if (next) open_name_ = next;
+  }
+
+  std::vector<std::pair<std::string, double>> totals() {
+    if (open_ >= 0) mark(nullptr);
+    std::vector<std::pair<std::string, double>> sums;
+    if (events_.empty()) return sums;
+    TCSOLVE_CUDA_CHECK(cudaEventSynchronize(events_.back()));
+    for (const Segment& s : segments_) {
+      float ms = 0;
+      TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[s.from], events_[s.to]));
+      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& p) { return p.first == s.name; });
+      if (it == sums.end()) it = sums.insert(sums.end(), {s.name, 0.0});
+      it->second += 1e-3 * ms;
+    }
+    return sums;
+  }
+
+ private:
+  struct Segment {
+    std::string name;
+    std::size_t from, to;
+  };
+  std::vector<cudaEvent_t> events_;
+  std::vector<Segment> segments_;
+  long open_ = -1;
+  std::string open_name_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The system on the device
+// ---------------------------------------------------------------------------------------------
+
+struct DeviceSystem {
+  int n = 0, nrhs = 0;
+  DeviceBuffer<double> a;      ///< FP64 A, n x n, leading dimension n
+  DeviceBuffer<double> b;      ///< n x nrhs
+  std::vector<double> b_norm;  ///< ||b_j||_inf (host)
+};
+
+DeviceSystem upload(const LinearSystem& sys) {
+  DeviceSystem d;
+  d.n = sys.n();
+  d.nrhs = sys.nrhs();
+  d.a = DeviceBuffer<double>(elements(d.n, d.n));
+  d.b = DeviceBuffer<double>(elements(d.n, d.nrhs));
+  copy_to_device(d.a.data(), sys.A.data(), d.a.size() * sizeof(double));  // Eigen: column-major
+  copy_to_device(d.b.data(), sys.b.data(), d.b.size() * sizeof(double));
+  for (Eigen::Index j = 0; j < sys.b.cols(); ++j) d.b_norm.push_back(sys.b.col(j).lpNorm<Eigen::Infinity>());
+  return d;
+}
+
+/// ||A||_inf of the device A (a fixed summation order; the cpu's may differ in the last bits).
+double norm_inf(const DeviceSystem& s) {
+  DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(s.n));
+  DeviceBuffer<double> norm(1);
+  kernels::norm_inf(s.a.data(), s.n, norm.data(), workspace.data());
+  return norm.download()[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The blocked LU on the device
+// ---------------------------------------------------------------------------------------------
+
+struct DeviceLu {
+  int n = 0;
+  DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, n x n, leading dimension n
+  DeviceBuffer<double> row_scale, col_scale;
+  DeviceBuffer<int> perm;  ///< original row at position i (device copy of perm_host)
+  std::vector<int> perm_host;
+  double norm_a = 0;    ///< ||A||_inf of the FP64 A
+  int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot, or -1
+  Variant resolved = Variant::fp32_simt;
+  std::string note;  ///< the first trailing update's GemmInfo note; panel clamping
+};
+
+/// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
+/// back (the device is idle afterwards).
+DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const GemmOptions& gemm_options,
+                   PhaseClock& clock) {
+  const int n = s.n;
+  DeviceLu f;
+  f.n = n;
+  f.lu = DeviceBuffer<float>(elements(n, n));
+  f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
+
+  clock.mark("equilibrate");
+  {
+    DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+    DeviceBuffer<double> norm(1);
+    kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), norm.data(),
+                         workspace.data());
+    f.norm_a = norm.download()[0];
+  }
+  clock.mark(nullptr);
+
+  int nb = block_size;
+  if (nb > kernels::kMaxPanelWidth) {
+    nb = kernels::kMaxPanelWidth;
+    f.note = "block size " + std::to_string(block_size) + " clamped to " + std::to_string(nb) +
+             " on the cuda backend";
+  }
+  const int panels = (n + nb - 1) / nb;
+  cusolverDnHandle_t solver = dense();
+  cublasHandle_t h = blas();
+  float* a = f.lu.data();
+  const int lda = n;
+  auto at = [&](int i, int j) { return a + i + elements(j, lda); };
+
+  int lwork = 0;
+  for (int j = 0; j < n; j += nb) {
+    int lw = 0;
+    TCSOLVE_CUSOLVER_CHECK(
+        cusolverDnSgetrf_bufferSize(solver, n - j, std::min(nb, n - j), at(j, j), lda, &lw));
+    lwork = std::max(lwork, lw);
+  }
+  DeviceBuffer<float> work(static_cast<std::size_t>(std::max(lwork, 1)));
+  DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
+  DeviceBuffer<int> info(static_cast<std::size_t>(panels));
+  device_memset(info.data(), 0, info.size() * sizeof(int));
+  DeviceBuffer<int> pairs(kernels::interchange_scratch_ints(std::min(nb, n)));
+  const float one = 1.0f;
+
+  bool first_update = true;
+  for (int j = 0, p = 0; j < n; j += nb, ++p) {
+    const int w = std::min(nb, n - j), rest = n - j - w;
+    clock.mark("panel");
+    TCSOLVE_CUSOLVER_CHECK(
+        cusolverDnSgetrf(solver, n - j, w, at(j, j), lda, work.data(), ipiv.data() + j, info.data() + p));
+    clock.mark("swap");
+    kernels::apply_panel_interchanges(a, lda, n, j, w, ipiv.data() + j, pairs.data());
+    if (rest == 0) break;
+    clock.mark("trsm");
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, w, rest, &one, at(j, j), lda, at(j, j + w), lda));
+    clock.mark("update");
+    const GemmInfo gi =
+        tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, rest, rest, w, -1.0f, at(j + w, j), lda,
+                      at(j, j + w), lda, 1.0f, at(j + w, j + w), lda, gemm_options);
+    if (first_update) {
+      f.resolved = gi.resolved;
+      if (!gi.note.empty()) f.note += (f.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
+    }
+    first_update = false;
+  }
+  clock.mark("pivots");
+  const std::vector<int> pivots = ipiv.download();
+  const std::vector<int> infos = info.download();
+  for (int p = 0; p < panels; ++p)
+    if (infos[static_cast<std::size_t>(p)] > 0) {
+      f.zero_pivot = p * nb + infos[static_cast<std::size_t>(p)] - 1;
+      break;
+    } else if (infos[static_cast<std::size_t>(p)] < 0) {
+      throw CudaError("cusolverDnSgetrf: invalid argument " +
+                      std::to_string(-infos[static_cast<std::size_t>(p)]) + " (panel at column " +
+                      std::to_string(p * nb + 1) + ")");
+    }
+  // P as the cpu path builds it: perm follows the row exchanges in order.
+  f.perm_host.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) f.perm_host[static_cast<std::size_t>(i)] = i;
+  for (int i = 0; i < n; ++i) {
+    const int j = (i / nb) * nb;  // the panel of step i
+    const int q = j + pivots[static_cast<std::size_t>(i)] - 1;
+    if (q >= i && q < n)
+      std::swap(f.perm_host[static_cast<std::size_t>(i)], f.perm_host[static_cast<std::size_t>(q)]);
+  }
+  f.perm = DeviceBuffer<int>(f.perm_host);
+  clock.mark(nullptr);
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Residuals, corrections and the refinement on the device
+// ---------------------------------------------------------------------------------------------
+
+/// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
+class DeviceChecker {
+ public:
+  DeviceChecker(const DeviceSystem& s, double norm_a)
+      : s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
+
+  /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
+  detail::Assessment assess(const double* x) {
+    const int n = s_.n, k = s_.nrhs;
+    copy_device_to_device(r_.data(), s_.b.data(), r_.size() * sizeof(double));
+    const double minus_one = -1.0, one = 1.0;
+    cublasHandle_t h = blas();
+    if (k == 1)
+      TCSOLVE_CUBLAS_CHECK(
+          cublasDgemv(h, CUBLAS_OP_N, n, n, &minus_one, s_.a.data(), n, x, 1, &one, r_.data(), 1));
+    else
+      TCSOLVE_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, k, n, &minus_one, s_.a.data(), n, x, n,
+                                       &one, r_.data(), n));
+    kernels::column_max_abs(r_.data(), n, n, k, nullptr, norms_.data(), nullptr);
+    kernels::column_max_abs(x, n, n, k, nullptr, norms_.data() + k, nullptr);
+    const std::vector<double> norms = norms_.download();
+    const std::vector<double> r_norm(norms.begin(), norms.begin() + k),
+        x_norm(norms.begin() + k, norms.end());
+    return detail::assess_columns(r_norm, x_norm, s_.b_norm, norm_a_, n);
+  }
+
+  const double* r() const { return r_.data(); }
+
+ private:
+  const DeviceSystem& s_;
+  double norm_a_;
+  DeviceBuffer<double> r_;
+  DeviceBuffer<double> norms_;
+};
+
+/// The device side of detail::refinement_loop (solver_internal.hpp).
+class DeviceRefinement {
+ public:
+  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, PhaseClock& clock)
+      : s_(s),
+        f_(f),
+        clock_(clock),
+        checker_(s, f.norm_a),
+        x_(elements(s.n, s.nrhs)),
+        best_(elements(s.n, s.nrhs)),
+        d_(elements(s.n, s.nrhs)),
+        y_(elements(s.n, s.nrhs)),
+        scratch_(static_cast<std::size_t>(s.nrhs)),
+        exponent_(static_cast<std::size_t>(s.nrhs)),
+        mask_(static_cast<std::size_t>(s.nrhs)) {}
+
+  /// x = LU^-1 b: the initial solve.
+  void initial_solve() {
+    clock_.mark("correction");
+    lu_apply(s_.b.data(), x_.data());
+    clock_.mark(nullptr);
+  }
+
+  detail::Assessment assess() {
+    clock_.mark("residual");
+    detail::Assessment a = checker_.assess(x_.data());
+    clock_.mark(nullptr);
+    return a;
+  }
+
+  std::vector<double> correct(const std::vector<bool>&) {
+    clock_.mark("correction");
+    lu_apply(checker_.r(), d_.data());
+    kernels::column_max_abs(d_.data(), s_.n, s_.n, s_.nrhs, nullptr, scratch_.data(), nullptr);
+    clock_.mark(nullptr);
+    return scratch_.download();
+  }
+
+  void apply(const std::vector<bool>& done) {
+    std::vector<int> mask(done.size());
+    for (std::size_t j = 0; j < done.size(); ++j) mask[j] = done[j] ? 0 : 1;
+    mask_.upload(mask);
+    kernels::masked_add(x_.data(), d_.data(), s_.n, s_.nrhs, mask_.data());
+  }
+
+  void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double)); }
+
+  /// The iterate buffer, for a solution computed elsewhere (the FP64 fallback) or zeroed.
+  double* x() { return x_.data(); }
+
+  /// The kept iterate, copied to the host.
+  Eigen::MatrixXd best() const {
+    Eigen::MatrixXd x(s_.n, s_.nrhs);
+    copy_to_host(x.data(), best_.data(), best_.size() * sizeof(double));
+    return x;
+  }
+
+ private:
+  /// out = C U^-1 L^-1 P R rhs, per column through FP32 with a power-of-two scaling (the cpu
+  /// path's lu_apply).
+  void lu_apply(const double* rhs, double* out) {
+    const int n = s_.n, k = s_.nrhs;
+    kernels::column_max_abs(rhs, n, n, k, f_.row_scale.data(), scratch_.data(), exponent_.data());
+    kernels::scale_permute_to_fp32(rhs, n, n, k, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
+                                   y_.data());
+    const float one = 1.0f;
+    cublasHandle_t h = blas();
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+    kernels::unscale_to_fp64(y_.data(), n, k, f_.col_scale.data(), exponent_.data(), out);
+  }
+
+  const DeviceSystem& s_;
+  const DeviceLu& f_;
+  PhaseClock& clock_;
+  DeviceChecker checker_;
+  DeviceBuffer<double> x_, best_, d_;
+  DeviceBuffer<float> y_;
+  DeviceBuffer<double> scratch_;
+  DeviceBuffer<int> exponent_, mask_;
+};
+
+/// What fp64_lu_solve() did: dgetrf's info (0, or the 1-based column of an exactly zero pivot;
+/// x is then what dgetrs makes of it) and, when timed, the seconds of dgetrf and of dgetrs.
+struct Fp64Solve {
+  int info = 0;
+  double factorization_s = 0, solve_s = 0;
+};
+
+/// x = A^-1 b by cuSOLVER FP64 dgetrf + dgetrs on a copy of the device A (the copies of A and b
+/// are made before the timed part).
+Fp64Solve fp64_lu_solve(const DeviceSystem& s, double* x, bool timed = false) {
+  const int n = s.n;
+  cusolverDnHandle_t solver = dense();
+  DeviceBuffer<double> lu(elements(n, n));
+  copy_device_to_device(lu.data(), s.a.data(), lu.size() * sizeof(double));
+  int lwork = 0;
+  TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(solver, n, n, lu.data(), n, &lwork));
+  DeviceBuffer<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+  DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
+  DeviceBuffer<int> info(2);
+  device_memset(info.data(), 0, 2 * sizeof(int));
+  copy_device_to_device(x, s.b.data(), s.b.size() * sizeof(double));
+  Fp64Solve out;
+  if (timed) device_synchronize();
+  const auto t_start = Clock::now();
+  TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(solver, n, n, lu.data(), n, work.data(), ipiv.data(), info.data()));
+  if (timed) device_synchronize();
+  const auto t_factored = Clock::now();
+  TCSOLVE_CUSOLVER_CHECK(
+      cusolverDnDgetrs(solver, CUBLAS_OP_N, n, s.nrhs, lu.data(), n, ipiv.data(), x, n, info.data() + 1));
+  const std::vector<int> infos = info.download();  // waits for dgetrs
+  const auto t_end = Clock::now();
+  if (infos[0] < 0 || infos[1] < 0)
+    throw CudaError("cusolverDnDgetrf/getrs: invalid argument " +
+                    std::to_string(-std::min(infos[0], infos[1])));
+  out.info = infos[0];
+  if (timed) {
+    out.factorization_s = seconds(t_start, t_factored);
+    out.solve_s = seconds(t_factored, t_end);
+  }
+  return out;
+}
+
+void check_variant(Variant variant) {
+  if (!implements(variant))
+    throw Unavailable("variant " + std::string(to_string(variant)) +
+                      " has no implementation on the cuda backend");
+}
+
+}  // namespace
+
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
+  require_device("the cuda solver");
+  check_variant(options.variant);
+  if (options.refinement == Refinement::gmres)
+    throw Unavailable(
+        "--refine gmres (GMRES-IR) is not implemented on the cuda backend; use --refine classical, "
+        "or --backend cpu for GMRES-IR");
+  SolveResult res;
+  res.backend = Backend::cuda;
+  PhaseClock clock;
+
+  auto t = Clock::now();
+  const DeviceSystem s = upload(sys);
+  double transfer = seconds(t, Clock::now());
+
+  device_synchronize();
+  const auto t_start = Clock::now();
+  const DeviceLu f = factorize(s, options.variant, options.block_size, options.gemm, clock);
+  const auto t_factored = Clock::now();  // factorize() ends with a read-back: the device is idle
+  res.resolved_variant = f.resolved;
+
+  DeviceRefinement refinement(s, f, clock);
+  if (f.zero_pivot >= 0) {
+    // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
+    clock.mark("fallback");
+    const int info = fp64_lu_solve(s, refinement.x()).info;
+    clock.mark(nullptr);
+    if (info > 0) throw InvalidInput(detail::zero_pivot_message(info - 1));
+    const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(f.zero_pivot + 1) +
+                            " (singular to FP32 precision)";
+    if (!options.fallback) device_memset(refinement.x(), 0, elements(s.n, s.nrhs) * sizeof(double));
+    const detail::Assessment a = refinement.assess();
+    refinement.keep_best();
+    res.backward_error = a.backward_error;
+    if (options.fallback) {
+      res.converged = a.all_done;
+      res.fallback_used = true;
+      res.note = why + "; FP64 LU fallback used";
+    } else {
+      res.note = why + "; no fallback: x = 0";
+    }
+    res.history.push_back(res.backward_error);
+  } else {
+    refinement.initial_solve();
+    detail::refinement_loop(options.max_iterations, refinement, res);
+    if (!res.converged && options.fallback) {
+      const std::string why = res.note;
+      clock.mark("fallback");
+      fp64_lu_solve(s, refinement.x());
+      clock.mark(nullptr);
+      const detail::Assessment a = refinement.assess();
+      refinement.keep_best();
+      res.backward_error = a.backward_error;
+      res.converged = a.all_done;
+      res.fallback_used = true;
+      res.note = why + "; FP64 LU fallback used";
+    }
+  }
+  device_synchronize();
+  const auto t_end = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+
+  t = Clock::now();
+  res.x = refinement.best();
+  transfer += seconds(t, Clock::now());
+  res.forward_error = detail::forward_error(sys, res.x);
+  res.time_s.phases.emplace_back("transfer", transfer);
+  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
+  if (!f.note.empty()) res.note += "; " + f.note;
+  return res;
+}
+
+LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
+                             const GemmOptions& gemm) {
+  require_device("the cuda LU factorization");
+  check_variant(variant);
+  LinearSystem sys;
+  sys.A = A;
+  sys.b = Eigen::MatrixXd::Zero(A.rows(), 1);
+  const DeviceSystem s = upload(sys);
+  PhaseClock clock;
+  const DeviceLu f = factorize(s, variant, block_size, gemm, clock);
+  if (f.zero_pivot >= 0) throw InvalidInput(detail::zero_pivot_message(f.zero_pivot));
+  LuFactorization out;
+  const int n = s.n;
+  out.lu.resize(n, n);
+  copy_to_host(out.lu.data(), f.lu.data(), f.lu.size() * sizeof(float));
+  out.row_scale.resize(n);
+  out.col_scale.resize(n);
+  copy_to_host(out.row_scale.data(), f.row_scale.data(), static_cast<std::size_t>(n) * sizeof(double));
+  copy_to_host(out.col_scale.data(), f.col_scale.data(), static_cast<std::size_t>(n) * sizeof(double));
+  out.perm = f.perm_host;
+  out.resolved_variant = f.resolved;
+  return out;
+}
+
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
+  require_device("baseline " + std::string(method));
+  using Gesv = cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*,
+                                    cusolver_int_t, cusolver_int_t*, double*, cusolver_int_t, double*,
+                                    cusolver_int_t, void*, size_t, cusolver_int_t*, cusolver_int_t*);
+  using GesvBufferSize =
+      cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*, cusolver_int_t,
+                           cusolver_int_t*, double*, cusolver_int_t, double*, cusolver_int_t, void*, size_t*);
+  struct Irs {
+    std::string_view method;
+    const char* function;
+    Gesv gesv;
+    GesvBufferSize buffer_size;
+  };
+  static const Irs kIrs[] = {
+      {"cusolver-dsgesv", "cusolverDnDSgesv", cusolverDnDSgesv, cusolverDnDSgesv_bufferSize},
+      {"cusolver-dhgesv", "cusolverDnDHgesv", cusolverDnDHgesv, cusolverDnDHgesv_bufferSize},
+      {"cusolver-dbgesv", "cusolverDnDBgesv", cusolverDnDBgesv, cusolverDnDBgesv_bufferSize},
+      {"cusolver-dxgesv", "cusolverDnDXgesv", cusolverDnDXgesv, cusolverDnDXgesv_bufferSize},
+  };
+
+  SolveResult res;
+  res.backend = Backend::cuda;
+  res.resolved_variant = Variant::fp64;
+  auto t = Clock::now();
+  const DeviceSystem s = upload(sys);
+  double transfer = seconds(t, Clock::now());
+  const int n = s.n, nrhs = s.nrhs;
+  DeviceBuffer<double> x(elements(n, nrhs));
+  std::string what;
+
+  if (method == "cusolver-dgetrf") {
+    const Fp64Solve fs = fp64_lu_solve(s, x.data(), true);
+    if (fs.info > 0) throw InvalidInput(detail::zero_pivot_message(fs.info - 1));
+    res.time_s.factorization = fs.factorization_s;
+    res.time_s.refinement = fs.solve_s;
+    what = "cuSOLVER FP64 dgetrf + dgetrs";
+  } else {
+    const Irs* irs = nullptr;
+    for (const Irs& candidate : kIrs)
+      if (candidate.method == method) irs = &candidate;
+    if (!irs) throw InvalidInput("unknown cuda baseline method '" + std::string(method) + "'");
+    cusolverDnHandle_t solver = dense();
+    DeviceBuffer<double> a(elements(n, n));  // the IRS may overwrite A with its FP64 LU
+    copy_device_to_device(a.data(), s.a.data(), a.size() * sizeof(double));
+    DeviceBuffer<double> b(elements(n, nrhs));
+    copy_device_to_device(b.data(), s.b.data(), b.size() * sizeof(double));
+    DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
+    DeviceBuffer<int> info(1);
+    device_memset(info.data(), 0, sizeof(int));
+    std::size_t bytes = 0;
+    TCSOLVE_CUSOLVER_CHECK(irs->buffer_size(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n, x.data(),
+                                            n, nullptr, &bytes));
+    DeviceBuffer<unsigned char> work(std::max<std::size_t>(bytes, 1));
+    cusolver_int_t niters = 0;
+    device_synchronize();
+    const auto t_start = Clock::now();
+    const cusolverStatus_t status = irs->gesv(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n,
+                                              x.data(), n, work.data(), bytes, &niters, info.data());
+    device_synchronize();
+    const auto t_end = Clock::now();
+    const int info_host = info.download()[0];
+    if (info_host > 0) throw InvalidInput(detail::zero_pivot_message(info_host - 1));
+    if (status == CUSOLVER_STATUS_IRS_MATRIX_SINGULAR)
+      throw InvalidInput("matrix is exactly singular (" + std::string(irs->function) + ")");
+    cusolver_check(status, irs->function, __FILE__, __LINE__);
+    if (info_host < 0)
+      throw CudaError(std::string(irs->function) + ": invalid argument " + std::to_string(-info_host));
+    res.time_s.factorization = seconds(t_start, t_end);  // one call: factorization and refinement
+    res.time_s.refinement = 0;
+    res.iterations = niters >= 0 ? niters : 0;
+    res.fallback_used = niters < 0;
+    what = "cuSOLVER " + std::string(irs->function) + ", niters = " + std::to_string(niters) +
+           (niters >= 0     ? " (converged by cuSOLVER's test)"
+            : niters == -50 ? " (50 iterations without convergence; FP64 fallback)"
+                            : " (refinement not used or failed; FP64 fallback)") +
+           "; one call: time_s.factorization holds factorization and refinement";
+  }
+  res.time_s.total = res.time_s.factorization + res.time_s.refinement;
+
+  DeviceChecker checker(s, norm_inf(s));
+  const detail::Assessment a = checker.assess(x.data());
+  res.backward_error = a.backward_error;
+  res.converged = a.all_done;
+  res.history.push_back(res.backward_error);
+  t = Clock::now();
+  res.x.resize(n, nrhs);
+  copy_to_host(res.x.data(), x.data(), x.size() * sizeof(double));
+  transfer += seconds(t, Clock::now());
+  res.forward_error = detail::forward_error(sys, res.x);
+  res.time_s.phases.emplace_back("transfer", transfer);
+  res.note = what + (res.converged ? "; dsgesv criterion holds" : "; dsgesv criterion does not hold");
+  return res;
+}
+
+}  // namespace tcsolve::cuda

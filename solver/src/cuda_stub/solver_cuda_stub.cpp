@@ -1,0 +1,25 @@
+// The cuda path of the solver in a build without CUDA: every entry point throws Unavailable.
+#include <string>
+
+#include "../solver_cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda {
+namespace {
+[[noreturn]] void not_built(const std::string& what) {
+  throw Unavailable(what +
+                    ": tcsolve was built without CUDA (configure with nvcc present, TCSOLVE_CUDA=AUTO|ON)");
+}
+}  // namespace
+
+SolveResult solve(const LinearSystem&, const SolveOptions&) { not_built("the cuda solver"); }
+
+LuFactorization lu_factorize(const Eigen::MatrixXd&, Variant, int, const GemmOptions&) {
+  not_built("the cuda LU factorization");
+}
+
+SolveResult solve_baseline(const LinearSystem&, std::string_view method) {
+  not_built("baseline " + std::string(method));
+}
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,23 @@
+// Internal to tcsolve::solver: the cuda path, called by the one dispatch in solver.cpp.
+// Defined in cuda/solver_cuda.cpp (with the kernels of cuda/*.cu); in a build without CUDA,
+// cuda_stub/solver_cuda_stub.cpp defines each to throw Unavailable ("built without CUDA").
+#pragma once
+
+#include <string_view>
+
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cuda {
+
+/// solve() on the device. The caller has checked the system and the options; this checks the
+/// device, the variant on cuda and the refinement method.
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
+
+/// lu_factorize() on the device, the factors copied back. A is checked by the caller.
+LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
+                             const GemmOptions& gemm);
+
+/// solve_baseline() for the cusolver-* methods. The caller has checked the system.
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
+
+}  // namespace tcsolve::cuda

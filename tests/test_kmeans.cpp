@@ -1,0 +1,528 @@
+// The K-means demo ([kmeans]): Lloyd's algorithm with the distance GEMM on each variant, on the
+// bundled real data (inputs/iris.h5, inputs/wine.h5) and on the large-norm variant of iris
+// (inputs/iris_shifted.h5 = iris + 100). Claims, each a test:
+//   - fp64, fp32-simt and ootomo-fp16 from the same start end with the same labels on iris;
+//   - the FP32-accurate variants (ec-*, ootomo-*, auto) agree with fp64 on >= 99.9% of labels
+//     on all three data sets;
+//   - fp16-tc agrees on iris but not on iris_shifted: the cross term x.c carries FP16's input
+//     rounding, u16 |x||c| ~ 2^-11 * 4e4 ~ 20, far above the score gaps (~1) that decide labels;
+//     FP32 (2^-24 * 4e4 ~ 2e-3) stays below them. The table is printed;
+//   - the documented rules (ties, empty clusters, stopping, k-means++, chunking) and the file
+//     format; bad input exits 2 with a message naming the problem;
+//   - [gpu] the cuda backend reproduces the cpu backend's labels (skipped without a device).
+// Sizes are small: the tensor-core variants are emulated on the cpu backend.
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.hpp"
+#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/variant.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace cli = tcsolve::test;
+namespace demos = tcsolve::demos;
+using tcsolve::Backend;
+using tcsolve::Variant;
+
+/// The issue's bar for the FP32-accurate variants: >= 99.9% of labels equal to fp64's. On
+/// these data sets (150 and 178 points) it means every label.
+constexpr double kAgreementBar = 0.999;
+/// fp16-tc on iris_shifted: measured 0.61 after kTableMaxIter = 50 iterations (0.26 after 300:
+/// its labels oscillate and never settle), inertia 4.7x fp64's; the claim is only that it is
+/// visibly below the bar.
+constexpr double kFp16TcShiftedCeiling = 0.9;
+/// Iterations of the table runs: fp64 converges in 9-11 on these sets, fp16-tc never does on
+/// iris_shifted (labels oscillate), so a cap keeps the emulation short.
+constexpr int kTableMaxIter = 50;
+constexpr int kIrisK = 3;
+
+std::string input(const std::string& name) { return std::string(TCSOLVE_SOURCE_DIR) + "/inputs/" + name; }
+
+const demos::KmeansData& dataset(const std::string& name) {
+  static std::vector<std::pair<std::string, demos::KmeansData>> cache;
+  for (const auto& e : cache)
+    if (e.first == name) return e.second;
+  cache.emplace_back(name, demos::read_kmeans_data(input(name)));
+  return cache.back().second;
+}
+
+demos::KmeansResult run(const demos::KmeansData& d, const std::vector<float>& start, Variant v,
+                        Backend backend = Backend::cpu, int max_iter = 300) {
+  demos::KmeansOptions o;
+  o.variant = v;
+  o.backend = backend;
+  o.max_iterations = max_iter;
+  return demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+}
+
+/// A fresh directory, removed with its contents.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tcsolve_kmeans_XXXXXX").string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    dir_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::size_t entries() const {
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()));
+  }
+
+ private:
+  fs::path dir_;
+};
+
+/// Writes float64 datasets (name, dims, C-order data) to a new HDF5 file.
+void write_h5(
+    const std::string& path,
+    const std::vector<std::tuple<std::string, std::vector<hsize_t>, std::vector<double>>>& datasets) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  for (const auto& [name, dims, data] : datasets) {
+    const hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    const hid_t ds =
+        H5Dcreate2(file, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    REQUIRE(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) >= 0);
+    H5Dclose(ds);
+    H5Sclose(space);
+  }
+  H5Fclose(file);
+}
+
+/// The iris points as float64 in C order (points x dim), for hand-made files.
+std::vector<double> iris_values() {
+  const demos::KmeansData& d = dataset("iris.h5");
+  return std::vector<double>(d.X.begin(), d.X.end());
+}
+
+struct Row {
+  std::string variant, resolved;
+  double agreement = 0, inertia = 0, inertia_error = 0;
+  int iterations = 0;
+};
+
+/// Every variant in `variants` from the k-means++ start (seed 1) against fp64 from the same start.
+std::vector<Row> agreement_table(const std::string& file, int k, const std::vector<Variant>& variants) {
+  const demos::KmeansData& d = dataset(file);
+  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 1);
+  const demos::KmeansResult ref = run(d, start, Variant::fp64, Backend::cpu, kTableMaxIter);
+  std::vector<Row> rows;
+  for (Variant v : variants) {
+    const demos::KmeansResult r = run(d, start, v, Backend::cpu, kTableMaxIter);
+    rows.push_back({std::string(tcsolve::to_string(v)), r.resolved_name,
+                    demos::label_agreement(r.labels, ref.labels), r.inertia,
+                    std::abs(r.inertia - ref.inertia) / ref.inertia, r.iterations});
+  }
+  std::printf("\nkmeans %s, k = %d, k-means++ seed 1, cpu backend; fp64: inertia %.10g, %d iterations\n",
+              file.c_str(), k, ref.inertia, ref.iterations);
+  std::printf("  %-12s %-10s %10s %16s %14s %6s\n", "variant", "ran as", "agreement", "inertia",
+              "inertia err", "iter");
+  for (const Row& r : rows)
+    std::printf("  %-12s %-10s %10.4f %16.10g %14.3e %6d\n", r.variant.c_str(), r.resolved.c_str(),
+                r.agreement, r.inertia, r.inertia_error, r.iterations);
+  std::fflush(stdout);
+  return rows;
+}
+
+const Row& row(const std::vector<Row>& rows, const std::string& name) {
+  for (const Row& r : rows)
+    if (r.variant == name) return r;
+  FAIL("no row " << name);
+  return rows.front();
+}
+
+}  // namespace
+
+// --- the claims of the issue ------------------------------------------------------------------
+
+TEST_CASE(
+    "kmeans with fp64, fp32-simt and ootomo-fp16 from the same start converge to the same labels on iris",
+    "[kmeans]") {
+  const demos::KmeansData& d = dataset("iris.h5");
+  REQUIRE(d.points == 150);
+  REQUIRE(d.dim == 4);
+  for (std::uint64_t seed : {1, 2, 3}) {
+    INFO("k-means++ seed " << seed);
+    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, seed);
+    const demos::KmeansResult ref = run(d, start, Variant::fp64);
+    CHECK(ref.stop == demos::KmeansStop::labels_unchanged);
+    for (Variant v : {Variant::fp32_simt, Variant::ootomo_fp16}) {
+      INFO(tcsolve::to_string(v));
+      const demos::KmeansResult r = run(d, start, v);
+      CHECK(r.stop == demos::KmeansStop::labels_unchanged);
+      CHECK(r.labels == ref.labels);
+      // Same labels, same FP64 sums: bitwise the same centroids and inertia.
+      CHECK(r.centroids == ref.centroids);
+      CHECK(r.inertia == ref.inertia);
+    }
+  }
+}
+
+TEST_CASE(
+    "ec-fp16, ec-tf32, ootomo-fp16, ootomo-tf32 and auto agree with fp64 on >= 99.9% of labels on iris, "
+    "wine and iris_shifted",
+    "[kmeans]") {
+  const std::vector<Variant> variants = {Variant::ec_fp16, Variant::ec_tf32, Variant::ootomo_fp16,
+                                         Variant::ootomo_tf32, Variant::auto_};
+  for (const char* file : {"iris.h5", "wine.h5", "iris_shifted.h5"}) {
+    const std::vector<Row> rows = agreement_table(file, kIrisK, variants);
+    for (const Row& r : rows) {
+      INFO(file << ": " << r.variant);
+      CHECK(r.agreement >= kAgreementBar);
+    }
+    CHECK(row(rows, "auto").resolved == "ec-fp16");  // the data fit FP16 after the power-of-two scaling
+  }
+}
+
+TEST_CASE(
+    "fp16-tc keeps iris's labels but loses them on iris_shifted (large norms), where the FP32-accurate "
+    "variants keep them",
+    "[kmeans]") {
+  // iris_shifted is iris + 100: the same clusters (the same distances), ||x||^2 ~ 4e4.
+  const demos::KmeansData& plain = dataset("iris.h5");
+  const demos::KmeansData& shifted = dataset("iris_shifted.h5");
+  REQUIRE(shifted.points == plain.points);
+  for (std::size_t e = 0; e < plain.X.size(); ++e)
+    REQUIRE(std::abs(static_cast<double>(shifted.X[e]) - (plain.X[e] + 100.0)) <=
+            1e-4);  // FP32 rounding of x + 100
+
+  const std::vector<Variant> variants = {Variant::fp32_simt,   Variant::fp16_tc, Variant::tf32_tc,
+                                         Variant::ootomo_fp16, Variant::ec_fp16, Variant::ec_tf32,
+                                         Variant::auto_};
+  const std::vector<Row> near_origin = agreement_table("iris.h5", kIrisK, variants);
+  const std::vector<Row> far = agreement_table("iris_shifted.h5", kIrisK, variants);
+  CHECK(row(near_origin, "fp16-tc").agreement >= kAgreementBar);
+  CHECK(row(far, "fp16-tc").agreement < kFp16TcShiftedCeiling);
+  CHECK(row(far, "fp16-tc").inertia_error > 0.1);  // a worse partition, not a relabelling
+  for (const char* v : {"fp32-simt", "ootomo-fp16", "ec-fp16", "ec-tf32", "auto"}) {
+    INFO(v);
+    CHECK(row(far, v).agreement >= kAgreementBar);
+    CHECK(row(far, v).inertia_error == 0.0);  // same labels: bitwise the same centroids
+  }
+}
+
+// --- the documented rules ---------------------------------------------------------------------
+
+TEST_CASE("ties go to the lowest index; an empty cluster keeps its centroid", "[kmeans]") {
+  const demos::KmeansData& d = dataset("iris.h5");
+  // Centroids 0 and 1 identical (every point ties between them), centroid 2 far from every point.
+  std::vector<float> start(3 * 4);
+  for (int c = 0; c < 4; ++c) start[c] = start[4 + c] = d.X[c];
+  for (int c = 0; c < 4; ++c) start[8 + c] = 1e4f;
+  for (Variant v : {Variant::fp64, Variant::fp32_simt, Variant::ec_fp16}) {
+    INFO(tcsolve::to_string(v));
+    const demos::KmeansResult r = run(d, start, v, Backend::cpu, /*max_iter=*/1);
+    REQUIRE(r.iterations == 1);
+    CHECK(r.stop == demos::KmeansStop::max_iterations);
+    CHECK(std::all_of(r.labels.begin(), r.labels.end(), [](int l) { return l == 0; }));
+    CHECK(r.empty_clusters == 2);
+    CHECK(std::equal(start.begin() + 4, start.end(), r.centroids.begin() + 4));  // kept
+    // Centroid 0 is the mean of all points.
+    for (int c = 0; c < 4; ++c) {
+      double mean = 0;
+      for (int i = 0; i < d.points; ++i) mean += d.X[i * 4 + c];
+      CHECK(r.centroids[c] == static_cast<float>(mean / d.points));
+    }
+  }
+}
+
+TEST_CASE("kmeans stops on unchanged labels, on tol, or at max_iterations, and reports every iteration",
+          "[kmeans]") {
+  const demos::KmeansData& d = dataset("iris.h5");
+  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+  demos::KmeansOptions o;
+  o.variant = Variant::fp32_simt;
+  o.backend = Backend::cpu;
+  int calls = 0;
+  o.progress = [&](const demos::KmeansIteration& s) { CHECK(s.iteration == ++calls); };
+  const demos::KmeansResult full = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(full.stop == demos::KmeansStop::labels_unchanged);
+  CHECK(calls == full.iterations);
+  REQUIRE(full.history.size() == static_cast<std::size_t>(full.iterations));
+  CHECK(full.history.front().changed == d.points);  // every label is new in the first assignment
+  CHECK(full.history.back().changed == 0);
+  CHECK(full.inertia ==
+        Approx(demos::kmeans_inertia(d.X.data(), d.points, d.dim, full.labels, full.centroids)));
+  CHECK(full.time_per_iteration_s == Approx(full.time_s / full.iterations));
+
+  o.progress = nullptr;
+  o.tol = 1e-2;  // sum of squared movements below 1% of the mean variance
+  const demos::KmeansResult early = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(early.stop == demos::KmeansStop::tolerance);
+  CHECK(early.iterations < full.iterations);
+
+  o.tol = 0;
+  o.max_iterations = 2;
+  const demos::KmeansResult capped = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(capped.stop == demos::KmeansStop::max_iterations);
+  CHECK(capped.iterations == 2);
+}
+
+TEST_CASE("processing the points in chunks of G gives the same labels as one GEMM", "[kmeans]") {
+  const demos::KmeansData& d = dataset("wine.h5");
+  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 7);
+  demos::KmeansOptions o;
+  o.variant = Variant::ec_fp16;
+  o.backend = Backend::cpu;
+  const demos::KmeansResult whole = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  o.chunk_points = 17;  // 11 chunks, the last one partial
+  const demos::KmeansResult chunked = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(chunked.labels == whole.labels);
+  CHECK(chunked.centroids == whole.centroids);
+  CHECK(chunked.iterations == whole.iterations);
+}
+
+TEST_CASE("k-means++ is reproducible for a seed and picks k distinct data points", "[kmeans]") {
+  const demos::KmeansData& d = dataset("wine.h5");
+  const int k = 8;
+  const std::vector<float> a = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42);
+  CHECK(a == demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42));
+  CHECK(a != demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 43));
+  std::vector<int> picked;
+  for (int j = 0; j < k; ++j) {
+    int found = -1;
+    for (int i = 0; i < d.points && found < 0; ++i)
+      if (std::equal(a.begin() + j * d.dim, a.begin() + (j + 1) * d.dim, d.X.begin() + i * d.dim)) found = i;
+    INFO("centroid " << j);
+    REQUIRE(found >= 0);
+    picked.push_back(found);
+  }
+  std::sort(picked.begin(), picked.end());
+  CHECK(std::adjacent_find(picked.begin(), picked.end()) == picked.end());
+  // Fewer distinct points than k: duplicates are drawn uniformly, no failure.
+  const std::vector<float> same(4 * 10, 1.0f);
+  CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 3, 1).size() == 12);
+}
+
+TEST_CASE("make_blobs draws reproducible blobs around centres in [-10, 10]^dim", "[kmeans]") {
+  const demos::Blobs a = demos::make_blobs(500, 3, 4, 9);
+  const demos::Blobs b = demos::make_blobs(500, 3, 4, 9);
+  CHECK(a.X == b.X);
+  CHECK(a.truth == b.truth);
+  CHECK(std::all_of(a.centres.begin(), a.centres.end(), [](float c) { return c >= -10 && c <= 10; }));
+  // Clustering them from the true centres finds the true blobs (centres >> noise apart).
+  demos::KmeansOptions o;
+  o.variant = Variant::ec_fp16;
+  o.backend = Backend::cpu;
+  const demos::KmeansResult r = demos::kmeans(a.X.data(), 500, 3, a.centres, o);
+  CHECK(demos::label_agreement(r.labels, a.truth) >= 0.95);
+}
+
+TEST_CASE("the library rejects bad sizes and non-finite values with InvalidInput", "[kmeans]") {
+  const std::vector<float> X = {0, 0, 1, 1, 2, 2};  // 3 points in 2-D
+  demos::KmeansOptions o;
+  o.backend = Backend::cpu;
+  using tcsolve::InvalidInput;
+  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(8, 0.0f), o), InvalidInput);  // k = 4 > 3
+  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, {}, o), InvalidInput);                           // k = 0
+  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(3, 0.0f), o), InvalidInput);  // not k x 2
+  std::vector<float> bad = X;
+  bad[3] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS_WITH(demos::kmeans(bad.data(), 3, 2, std::vector<float>(2, 0.0f), o),
+                    Catch::Contains("non-finite value at (1, 1)"));
+  CHECK_THROWS_AS(demos::kmeans_plus_plus(X.data(), 3, 2, 0, 1), InvalidInput);
+  o.max_iterations = 0;
+  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(2, 0.0f), o), InvalidInput);
+}
+
+// --- the command --------------------------------------------------------------------------------
+
+TEST_CASE("tcsolve kmeans --json: the ARCHITECTURE.md fields; --output writes labels, centroids and inertia",
+          "[kmeans][cli]") {
+  TempDir dir;
+  const std::string out = dir.path("iris_labels.h5");
+  const cli::CommandResult r =
+      cli::run_tcsolve("kmeans --input '" + input("iris.h5") +
+                       "' --k 3 --variant ec-fp16 --backend cpu --json --output '" + out + "'");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const cli::Json j = cli::require_one_object(r);
+  for (const char* key : {"command", "variant", "backend", "points", "dim", "k", "iterations", "inertia",
+                          "time_s", "agreement_vs_fp64", "resolved_variant", "time_per_iteration_s"})
+    CHECK(j.find(key) != nullptr);
+  CHECK(j.find("command")->string == "kmeans");
+  CHECK(j.find("variant")->string == "ec-fp16");
+  CHECK(j.find("backend")->string == "cpu");
+  CHECK(j.find("points")->number == 150);
+  CHECK(j.find("dim")->number == 4);
+  CHECK(j.find("k")->number == 3);
+  CHECK(j.find("agreement_vs_fp64")->number == 1.0);
+  CHECK(j.find("inertia")->number == Approx(78.8557).epsilon(1e-4));
+
+  // The file: labels int32 (150), centroids float32 (3 x 4), inertia float64 = the JSON's.
+  const hid_t f = H5Fopen(out.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  for (const auto& [name, cls, size, rank] :
+       {std::tuple{"labels", H5T_INTEGER, 4, 1}, std::tuple{"centroids", H5T_FLOAT, 4, 2}}) {
+    const hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    REQUIRE(ds >= 0);
+    const hid_t type = H5Dget_type(ds), space = H5Dget_space(ds);
+    CHECK(H5Tget_class(type) == cls);
+    CHECK(H5Tget_size(type) == static_cast<std::size_t>(size));
+    CHECK(H5Sget_simple_extent_ndims(space) == rank);
+    H5Tclose(type);
+    H5Sclose(space);
+    H5Dclose(ds);
+  }
+  H5Fclose(f);
+  const demos::KmeansOutput o = demos::read_kmeans_output(out);
+  CHECK(o.labels.size() == 150);
+  CHECK(o.k == 3);
+  CHECK(o.dim == 4);
+  CHECK(o.inertia == j.find("inertia")->number);
+
+  // Refused without --force (nothing else written), accepted with it; never the input file.
+  const cli::CommandResult again =
+      cli::run_tcsolve("kmeans --input '" + input("iris.h5") +
+                       "' --k 3 --variant fp32-simt --backend cpu --output '" + out + "'");
+  CHECK(again.exit_code == 2);
+  CHECK(cli::contains(again.err, "exists (use --force to overwrite)"));
+  CHECK(cli::run_tcsolve("kmeans --input '" + input("iris.h5") +
+                         "' --k 3 --variant fp32-simt --backend cpu --output '" + out + "' --force")
+            .exit_code == 0);
+  CHECK(dir.entries() == 1);  // no temporary file left
+  const cli::CommandResult self =
+      cli::run_tcsolve("kmeans --input '" + input("iris.h5") + "' --k 3 --backend cpu --output '" +
+                       input("iris.h5") + "' --force");
+  CHECK(self.exit_code == 2);
+  CHECK(cli::contains(self.err, "is the input file"));
+}
+
+TEST_CASE("tcsolve kmeans --synthetic: blobs, k-means++ start, text summary", "[kmeans][cli]") {
+  const cli::CommandResult r = cli::run_tcsolve(
+      "kmeans --synthetic 2000:8 --clusters-true 5 --k 5 --seed 3 --variant fp32-simt --backend cpu --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const cli::Json j = cli::require_one_object(r);
+  CHECK(j.find("input")->string == "synthetic:2000:8");
+  CHECK(j.find("points")->number == 2000);
+  CHECK(j.find("dim")->number == 8);
+  CHECK(j.find("agreement_vs_fp64")->number >= kAgreementBar);
+  const cli::CommandResult text = cli::run_tcsolve("kmeans --input '" + input("iris_shifted.h5") +
+                                                   "' --k 3 --variant fp16-tc --backend cpu --max-iter 20");
+  INFO(text);
+  CHECK(text.exit_code == 0);
+  CHECK(cli::contains(text.out, "of the labels equal"));
+}
+
+TEST_CASE("tcsolve kmeans: bad input exits 2 naming the file, dataset and problem", "[kmeans][cli]") {
+  TempDir dir;
+  const std::vector<double> iris = iris_values();
+  std::vector<double> with_nan = iris;
+  with_nan[1 * 4 + 2] = std::numeric_limits<double>::quiet_NaN();
+  const std::string no_x = dir.path("no_x.h5"), flat = dir.path("flat.h5"), cube = dir.path("cube.h5"),
+                    nan = dir.path("nan.h5"), bad_init = dir.path("bad_init.h5"),
+                    init3 = dir.path("init3.h5");
+  write_h5(no_x, {{"Y", {150, 4}, iris}});
+  write_h5(flat, {{"X", {600}, iris}});
+  write_h5(cube, {{"X", {150, 2, 2}, iris}});
+  write_h5(nan, {{"X", {150, 4}, with_nan}});
+  write_h5(bad_init, {{"X", {150, 4}, iris}, {"init", {3, 5}, std::vector<double>(15, 1.0)}});
+  write_h5(init3,
+           {{"X", {150, 4}, iris}, {"init", {3, 4}, std::vector<double>(iris.begin(), iris.begin() + 12)}});
+
+  struct Case {
+    std::string args, message;
+  };
+  const std::string iris_file = "'" + input("iris.h5") + "'";
+  const std::vector<Case> cases = {
+      {"--input '" + no_x + "' --k 3", "no_x.h5: X: dataset missing"},
+      {"--input '" + flat + "' --k 3", "flat.h5: X: 1-D (600), expected 2-D (points x dim)"},
+      {"--input '" + cube + "' --k 3", "cube.h5: X: 3-D (150 x 2 x 2), expected 2-D (points x dim)"},
+      {"--input " + iris_file + " --k 151", "iris.h5: X: 150 points, fewer than k = 151"},
+      {"--input " + iris_file + " --k 0", "--k must be a positive integer (at most 2147483647), got 0"},
+      {"--input " + iris_file + " --k -2", "--k must be a positive integer (at most 2147483647), got -2"},
+      {"--input '" + nan + "' --k 3", "nan.h5: X: contains NaN at (1, 2)"},
+      {"--input '" + bad_init + "'", "bad_init.h5: init: 3 x 5, expected k x 4"},
+      {"--input '" + init3 + "' --k 2", "init3.h5: init: 3 x 4, expected k = 2 rows"},
+      {"--input " + iris_file, "--k is required"},
+      {"--input '" + dir.path("absent.h5") + "' --k 3", "absent.h5: no such file"},
+      {"--k 3", "give exactly one of --input DATA.h5 and --synthetic N:D"},
+      {"--input " + iris_file + " --synthetic 10:2 --k 3", "give exactly one of"},
+      {"--synthetic 10x2 --k 3", "--synthetic expects N:D"},
+      {"--input " + iris_file + " --k 3 --variant fp17", "fp17"},
+      {"--input " + iris_file + " --k 3 --tol -1", "--tol must be a finite number >= 0"},
+  };
+  for (const Case& c : cases) {
+    const cli::CommandResult r = cli::run_tcsolve("kmeans --backend cpu " + c.args);
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(cli::contains(r.err, c.message));
+    CHECK(r.out.empty());
+  }
+  // A file's init of the right shape is used as the start (k from its rows).
+  const cli::CommandResult ok =
+      cli::run_tcsolve("kmeans --backend cpu --variant fp32-simt --json --input '" + init3 + "'");
+  INFO(ok);
+  CHECK(ok.exit_code == 0);
+  if (ok.exit_code == 0) CHECK(cli::require_one_object(ok).find("init")->string == "file");
+  // A variant that the cpu backend lacks: exit 4.
+  CHECK(cli::run_tcsolve("kmeans --backend cpu --input " + iris_file + " --k 3 --variant cublas-tf32")
+            .exit_code == 4);
+}
+
+// --- GPU ----------------------------------------------------------------------------------------
+
+TEST_CASE(
+    "on the GPU, the cuda backend reproduces the cpu backend's labels (fp32-simt, ec-fp16; iris, "
+    "iris_shifted, blobs in chunks)",
+    "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the cuda K-means test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+  // Labels are compared exactly: on iris_shifted, the largest FP32 error of x.c (a few units of
+  // 2^-24 * 2 |x||c| ~ 5e-3) is well below the smallest score gap at convergence (0.06, measured
+  // in FP64), and the fp32-simt run on the cpu matches fp64 there.
+  for (const char* file : {"iris.h5", "iris_shifted.h5"}) {
+    const demos::KmeansData& d = dataset(file);
+    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+    for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
+      INFO(file << ": " << tcsolve::to_string(v));
+      const demos::KmeansResult cpu = run(d, start, v, Backend::cpu);
+      const demos::KmeansResult gpu = run(d, start, v, Backend::cuda);
+      CHECK(gpu.backend == Backend::cuda);
+      CHECK(gpu.labels == cpu.labels);
+      CHECK(gpu.iterations == cpu.iterations);
+      // Same labels: the FP64 sums differ only in order (atomics), the centroids at most in a
+      // last FP32 bit, the inertia far below 1e-6 relative.
+      CHECK(gpu.inertia == Approx(cpu.inertia).epsilon(1e-6));
+    }
+  }
+  // Blobs processed in 7 chunks of G on both backends.
+  const demos::Blobs b = demos::make_blobs(20000, 32, 16, 5);
+  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 20000, 32, 16, 5);
+  for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
+    INFO("blobs: " << tcsolve::to_string(v));
+    demos::KmeansOptions o;
+    o.variant = v;
+    o.chunk_points = 3000;
+    o.max_iterations = 20;
+    o.backend = Backend::cpu;
+    const demos::KmeansResult cpu = demos::kmeans(b.X.data(), 20000, 32, start, o);
+    o.backend = Backend::cuda;
+    const demos::KmeansResult gpu = demos::kmeans(b.X.data(), 20000, 32, start, o);
+    CHECK(demos::label_agreement(gpu.labels, cpu.labels) >= kAgreementBar);
+    CHECK(gpu.inertia == Approx(cpu.inertia).epsilon(1e-6));
+  }
+}

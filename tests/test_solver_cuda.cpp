@@ -1,0 +1,251 @@
+// [gpu] tests of the solver's cuda path (solver/src/cuda) against the cpu path: the same
+// equilibration bit for bit, P R A C = L U within the cpu test's bound, refinement to dsgesv's
+// criterion in the cpu path's iteration count (within 1) per variant, the fallback, several
+// right-hand sides, exactly singular matrices, the cuSOLVER baselines and `compare --backend
+// cuda`. Skipped, with a warning, without a GPU.
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/generate.hpp"
+#include "tcsolve/solver/solver.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace {
+
+using namespace tcsolve;
+using namespace tcsolve::test;
+
+#define TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU(what)                                       \
+  if (!tcsolve::cuda::device_available()) {                                             \
+    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
+    return;                                                                             \
+  }
+
+constexpr double kU32 = 0x1p-24;    ///< unit roundoff of FP32
+constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
+
+/// dsgesv's test for every column, recomputed here independently of the solver.
+bool dsgesv_criterion(const LinearSystem& sys, const Eigen::MatrixXd& x) {
+  const double norm_a = sys.A.cwiseAbs().rowwise().sum().maxCoeff();
+  const Eigen::MatrixXd r = sys.b - sys.A * x;
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    if (!(r.col(j).lpNorm<Eigen::Infinity>() <=
+          std::sqrt(static_cast<double>(sys.n())) * x.col(j).lpNorm<Eigen::Infinity>() * norm_a * kEps64))
+      return false;
+  return true;
+}
+
+SolveOptions options(Backend backend, Variant v, int block_size) {
+  SolveOptions o;
+  o.variant = v;
+  o.backend = backend;
+  o.block_size = block_size;
+  o.fallback = false;  // what the refinement itself achieves
+  return o;
+}
+
+double phase(const SolveResult& r, const std::string& name) {
+  for (const auto& [n, s] : r.time_s.phases)
+    if (n == name) return s;
+  return -1;
+}
+
+struct TempDir {
+  std::string dir;
+  TempDir() {
+    char t[] = "/tmp/tcsolve_solver_cuda_test_XXXXXX";
+    REQUIRE(mkdtemp(t) != nullptr);
+    dir = t;
+  }
+  ~TempDir() { std::system(("rm -rf '" + dir + "'").c_str()); }
+  std::string path(const std::string& name) const { return dir + "/" + name; }
+};
+
+}  // namespace
+
+TEST_CASE("the cuda LU equilibrates bit for bit as the cpu and reconstructs P R A C within the LU bound",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU reconstruction");
+  // n = 300, nb = 64: four full panels and a last one of 44 columns; rows scaled by powers of two
+  // so that R is not the identity.
+  LinearSystem sys = generate_system(300, 1e4, SpectrumMode::geometric, 21);
+  for (int i = 0; i < 300; ++i) sys.A.row(i) *= std::ldexp(1.0, (i * 7) % 41 - 20);
+  const LuFactorization cpu = lu_factorize(sys.A, Variant::fp32_simt, 64);
+  for (Variant v : {Variant::fp32_simt, Variant::ootomo_fp16, Variant::ec_fp16, Variant::auto_}) {
+    INFO(to_string(v));
+    const LuFactorization f = lu_factorize(Backend::cuda, sys.A, v, 64);
+    const int n = 300;
+    CHECK(f.row_scale == cpu.row_scale);
+    CHECK(f.col_scale == cpu.col_scale);
+    std::vector<int> sorted = f.perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+    const Eigen::MatrixXd lu = f.lu.cast<double>();
+    Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
+    L.diagonal().setOnes();
+    const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
+    CHECK(L.cwiseAbs().maxCoeff() <= 1.0);
+    const Eigen::MatrixXd As = f.row_scale.asDiagonal() * sys.A * f.col_scale.asDiagonal();
+    Eigen::MatrixXd PAs(n, n);
+    for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
+    // The bound of test_solver.cpp (Higham Thm 9.3, the FP32 conversion, two roundings per
+    // product for the split variants).
+    const double gamma_n = n * kU32 / (1 - n * kU32);
+    const double residual = (PAs - L * U).norm();
+    const double bound = kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm();
+    std::printf("cuda lu reconstruction n=300 nb=64 %-12s ||PRAC-LU||_F = %.3e  bound %.3e\n",
+                std::string(to_string(v)).c_str(), residual, bound);
+    CHECK(residual <= bound);
+  }
+  CHECK(lu_factorize(Backend::cuda, sys.A, Variant::auto_, 64).resolved_variant ==
+        lu_factorize(sys.A, Variant::auto_, 64).resolved_variant);
+}
+
+TEST_CASE(
+    "the cuda solver converges like the cpu solver: fp32-simt, ec-fp16 and auto on randsvd n = 512 cond 1e4",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda solver against the cpu solver");
+  const LinearSystem sys = generate_system(512, 1e4, SpectrumMode::geometric, 5);
+  std::printf("\nrandsvd n = 512, cond 1e4, nb = 64: iterations cpu / cuda\n");
+  for (Variant v : {Variant::fp32_simt, Variant::ec_fp16, Variant::auto_}) {
+    const SolveResult cpu = solve(sys, options(Backend::cpu, v, 64));
+    const SolveResult gpu = solve(sys, options(Backend::cuda, v, 64));
+    std::printf("  %-10s %d / %d  (cuda: %s; factorization %.3g s, refinement %.3g s)\n",
+                std::string(to_string(v)).c_str(), cpu.iterations, gpu.iterations, gpu.note.c_str(),
+                gpu.time_s.factorization, gpu.time_s.refinement);
+    INFO(to_string(v) << ": cpu " << cpu.note << " / cuda " << gpu.note);
+    CHECK(gpu.backend == Backend::cuda);
+    CHECK(gpu.converged);
+    CHECK_FALSE(gpu.fallback_used);
+    CHECK(dsgesv_criterion(sys, gpu.x));
+    CHECK(std::abs(gpu.iterations - cpu.iterations) <= 1);
+    CHECK(gpu.history.size() == static_cast<std::size_t>(gpu.iterations) + 1);
+    CHECK(gpu.resolved_variant == cpu.resolved_variant);
+    REQUIRE(gpu.forward_error.has_value());
+    CHECK(*gpu.forward_error <= 1e4 * 1e-13);
+    for (const char* name :
+         {"transfer", "equilibrate", "panel", "swap", "trsm", "update", "residual", "correction"})
+      CHECK(phase(gpu, name) >= 0);
+    CHECK(gpu.time_s.total == Approx(gpu.time_s.factorization + gpu.time_s.refinement));
+  }
+}
+
+TEST_CASE("the cuda solver: several right-hand sides, the FP64 fallback, max_iterations 0, no GMRES",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda solver's options");
+  const LinearSystem three = generate_system(256, 1e4, SpectrumMode::geometric, 4, 3);
+  const SolveResult r = solve(three, options(Backend::cuda, Variant::ec_tf32, 64));
+  INFO(r.note);
+  CHECK(r.converged);
+  CHECK(r.x.cols() == 3);
+  CHECK(dsgesv_criterion(three, r.x));
+
+  // cond 1e8 is beyond what an FP16 LU can refine: the fallback rescues it and says so.
+  const LinearSystem hard = generate_system(256, 1e8, SpectrumMode::geometric, 7);
+  SolveOptions o = options(Backend::cuda, Variant::fp16_tc, 64);
+  o.fallback = true;
+  const SolveResult f = solve(hard, o);
+  INFO(f.note);
+  CHECK(f.fallback_used);
+  CHECK(f.converged);
+  CHECK(f.note.find("fallback") != std::string::npos);
+  CHECK(dsgesv_criterion(hard, f.x));
+  CHECK(phase(f, "fallback") >= 0);
+
+  o = options(Backend::cuda, Variant::fp32_simt, 64);
+  o.max_iterations = 0;
+  const SolveResult lu_only = solve(hard, o);
+  CHECK(lu_only.iterations == 0);
+  CHECK(lu_only.history.size() == 1);
+  CHECK_FALSE(lu_only.converged);
+
+  o = options(Backend::cuda, Variant::fp32_simt, 64);
+  o.refinement = Refinement::gmres;
+  CHECK_THROWS_AS(solve(hard, o), Unavailable);
+}
+
+TEST_CASE("an exactly singular matrix throws InvalidInput naming the column on the cuda backend", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("singular matrices on the cuda backend");
+  for (int column : {26, 150}) {  // 1-based: in the first panel, and in the third (nb = 64)
+    LinearSystem sys = generate_system(200, 10, SpectrumMode::geometric, 2);
+    sys.A.col(column - 1).setZero();
+    const std::string expected = "column " + std::to_string(column);
+    INFO(expected);
+    CHECK_THROWS_WITH(solve(sys, options(Backend::cuda, Variant::ec_fp16, 64)),
+                      Catch::Matchers::Contains("exactly singular") && Catch::Matchers::Contains(expected));
+    CHECK_THROWS_WITH(lu_factorize(Backend::cuda, sys.A, Variant::fp32_simt, 64),
+                      Catch::Matchers::Contains(expected));
+    CHECK_THROWS_WITH(solve_baseline(sys, "cusolver-dgetrf"), Catch::Matchers::Contains(expected));
+  }
+}
+
+TEST_CASE("each cuSOLVER baseline reaches dsgesv's criterion on randsvd n = 512 cond 1e4", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuSOLVER baselines");
+  const LinearSystem sys = generate_system(512, 1e4, SpectrumMode::geometric, 5);
+  const std::vector<std::string> methods = baseline_methods(Backend::cuda);
+  REQUIRE(methods.size() == 5);
+  std::printf("\ncuSOLVER baselines, randsvd n = 512, cond 1e4\n");
+  for (const std::string& m : methods) {
+    const SolveResult r = solve_baseline(sys, m);
+    std::printf("  %-16s iterations %d fallback %d backward %.2e  %s\n", m.c_str(), r.iterations,
+                r.fallback_used ? 1 : 0, r.backward_error, r.note.c_str());
+    INFO(m << ": " << r.note);
+    CHECK(r.backend == Backend::cuda);
+    CHECK(r.converged);
+    CHECK(dsgesv_criterion(sys, r.x));
+    CHECK(r.history.size() == 1);
+    if (m == "cusolver-dgetrf") CHECK(r.iterations == 0);
+    if (m == "cusolver-dsgesv") CHECK_FALSE(r.fallback_used);  // FP32 LU: cond 1e4 u32 << 1
+  }
+  CHECK_THROWS_AS(solve_baseline(sys, "cusolver-qr"), InvalidInput);
+}
+
+TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVER baselines", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("compare --backend cuda");
+  TempDir dir;
+  const std::string input = dir.path("sys.h5");
+  write_system(input, generate_system(300, 1e4, SpectrumMode::geometric, 8), false);
+  const CommandResult r = run_tcsolve("compare --input '" + input + "' --backend cuda --block-size 64 " +
+                                      "--variants fp32-simt,ec-fp16,auto --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const Json doc = require_one_object(r);
+  const Json* results = doc.find("results");
+  REQUIRE(results != nullptr);
+  REQUIRE(results->items.size() == 8);
+  const char* expected[] = {"fp32-simt",       "ec-fp16",         "auto",
+                            "cusolver-dgetrf", "cusolver-dsgesv", "cusolver-dhgesv",
+                            "cusolver-dbgesv", "cusolver-dxgesv"};
+  for (std::size_t i = 0; i < 8; ++i) {
+    const Json& o = results->items[i];
+    const Json* name = o.find(i < 3 ? "variant" : "method");
+    REQUIRE(name != nullptr);
+    CHECK(name->string == expected[i]);
+    const Json* backend = o.find("backend");
+    REQUIRE(backend != nullptr);
+    CHECK(backend->string == "cuda");
+    const Json* converged = o.find("converged");
+    REQUIRE(converged != nullptr);
+    CHECK(converged->boolean);
+    const Json* t = o.find("time_s");
+    REQUIRE(t != nullptr);
+    CHECK(t->find("transfer") != nullptr);
+    if (i < 3) CHECK(t->find("update") != nullptr);
+  }
+
+  // GMRES-IR is cpu-only: exit 4 with a clear message.
+  const CommandResult g = run_tcsolve("solve --input '" + input + "' --backend cuda --refine gmres");
+  INFO(g);
+  CHECK(g.exit_code == 4);
+  CHECK(contains(g.err, "gmres"));
+}
