@@ -13,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,13 +39,26 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
+/// The tcsolve executable: the build's (TCSOLVE_EXE), or, when the tests run from a bundle on
+/// another machine (bundle/bin/tcsolve_tests), the tcsolve beside the test binary.
+inline std::string tcsolve_exe() {
+  std::error_code ec;
+  if (std::filesystem::exists(TCSOLVE_EXE, ec)) return TCSOLVE_EXE;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto sibling = self.parent_path() / "tcsolve";
+    if (std::filesystem::exists(sibling, ec)) return sibling.string();
+  }
+  return TCSOLVE_EXE;
+}
+
 /// Runs `tcsolve <args>` (args are passed through the shell as written), stderr into a temp file.
 inline CommandResult run_tcsolve(const std::string& args) {
   char err_path[] = "/tmp/tcsolve_cli_stderr_XXXXXX";
   const int fd = mkstemp(err_path);
   REQUIRE(fd >= 0);
   close(fd);
-  const std::string command = std::string("'") + TCSOLVE_EXE + "' " + args + " 2>'" + err_path + "'";
+  const std::string command = "'" + tcsolve_exe() + "' " + args + " 2>'" + err_path + "'";
   CommandResult r;
   r.args = args;
   FILE* pipe = popen(command.c_str(), "r");
