@@ -17,6 +17,7 @@
 // complete and synced; on any failure the temporary file is removed (OutputFile).
 #include "tcsolve/solver/system.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <unistd.h>
@@ -336,6 +337,18 @@ void write_matrix(hid_t file, const std::string& path, const char* name, const E
   // No modification times in the object header: the same system gives the same bytes.
   Handle create(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_obj_track_times(create.get(), false);
+  // Matrices of 64 Ki to 4 Mi elements are stored shuffled and deflated in chunks of 64 rows:
+  // the sparse test matrices of inputs/ shrink from megabytes to kilobytes, while the large
+  // benchmark systems stay uncompressed (deflating gigabytes would dominate their generation).
+  // Readers (this one, h5py) decompress transparently.
+  const hsize_t elements = dims[0] * (as_vector ? 1 : dims[1]);
+  if (!as_vector && elements >= (hsize_t{1} << 16) && elements <= (hsize_t{1} << 22) &&
+      H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+    const hsize_t chunk[2] = {std::min<hsize_t>(dims[0], 64), dims[1]};
+    H5Pset_chunk(create.get(), 2, chunk);
+    H5Pset_shuffle(create.get());
+    H5Pset_deflate(create.get(), 6);
+  }
   Handle dataset(H5Dcreate2(file, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
                  H5Dclose);
   const RowMajorMatrix buffer = m;  // C order, as h5py writes
