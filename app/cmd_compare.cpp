@@ -258,6 +258,19 @@ int run_compare(int argc, char** argv) {
   const std::vector<std::string> baselines = baseline_methods(so.backend);
   const std::size_t total = run.size() + baselines.size();
   std::vector<SolveReport> rows;
+  if (so.backend == Backend::cuda) {
+    // Warm-up, untimed: the first solve on a device pays the libraries' start-up (cuSOLVER and
+    // cuBLAS handles, workspaces, module loading), which would otherwise land on the first row.
+    SolveOptions warm = so;
+    warm.variant = Variant::fp32_simt;
+    warm.max_iterations = 1;
+    LinearSystem small;
+    const int n = std::min(sys.n(), 2 * so.block_size + 1);
+    small.A = sys.A.topLeftCorner(n, n) + static_cast<double>(n) * Eigen::MatrixXd::Identity(n, n);
+    small.b = Eigen::MatrixXd::Ones(n, 1);
+    solve(small, warm);
+    if (!baselines.empty()) solve_baseline(small, baselines.front());
+  }
   for (Variant v : run) {
     const std::string name(to_string(v));
     if (progress) std::cerr << "compare: [" << rows.size() + 1 << "/" << total << "] " << name << std::endl;
