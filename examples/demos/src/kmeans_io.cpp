@@ -1,6 +1,6 @@
 // K-means data and output files (ARCHITECTURE.md, "HDF5 files": X, optional init; labels,
 // centroids, attribute inertia) through the HDF5 C API, with the conventions of
-// solver/src/system.cpp:
+// solver/src/system.cpp, whose helpers it shares (tcsolve/solver/hdf5_file.hpp):
 //   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the
 //     column-major dim x points array the demo uses, so no transposition is needed;
 //   - HDF5's own error printing off; every failure one InvalidInput "<file>: <dataset>: <problem>";
@@ -25,43 +25,18 @@
 
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/solver/hdf5_file.hpp"
 
 namespace tcsolve::demos {
 namespace {
 
 namespace fs = std::filesystem;
+using hdf5::fail;
+using hdf5::Handle;
+using hdf5::OutputFile;
+using hdf5::same_file;
 
-[[noreturn]] void fail(const std::string& file, const std::string& problem) {
-  throw InvalidInput(file + ": " + problem);
-}
-[[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& problem) {
-  throw InvalidInput(file + ": " + name + ": " + problem);
-}
 
-/// Owns one HDF5 identifier and closes it with the matching H5?close.
-class Handle {
- public:
-  using Closer = herr_t (*)(hid_t);
-  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
-  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
-  Handle(const Handle&) = delete;
-  Handle& operator=(Handle&&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  ~Handle() { close(); }
-  hid_t get() const { return id_; }
-  bool valid() const { return id_ >= 0; }
-  /// Closes now; false when HDF5 reports a failure.
-  bool close() {
-    if (id_ < 0) return true;
-    const herr_t status = closer_(id_);
-    id_ = H5I_INVALID_HID;
-    return status >= 0;
-  }
-
- private:
-  hid_t id_;
-  Closer closer_;
-};
 
 std::string shape_text(const std::vector<hsize_t>& dims) {
   if (dims.empty()) return "a scalar";
@@ -154,90 +129,7 @@ std::vector<float> read_matrix(hid_t file, const std::string& path, const char* 
   return out;
 }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec)) {
-    const bool same = fs::equivalent(a, b, ec);
-    if (!ec) return same;
-  }
-  return fs::absolute(a, ec).lexically_normal() == fs::absolute(b, ec).lexically_normal();
-}
 
-/// An output file built in memory by HDF5, then written by commit() to a temporary file beside
-/// the target, synced and renamed over it (as solver/src/system.cpp's OutputFile).
-class OutputFile {
- public:
-  explicit OutputFile(const std::string& path) : path_(path) {
-    const fs::path target(path);
-    dir_ = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir_, ec)) fail(path, "directory '" + dir_.string() + "' does not exist");
-    if (::access(dir_.c_str(), W_OK) != 0)
-      fail(path, "cannot write in directory '" + dir_.string() + "' (permission denied)");
-    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-    if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), std::size_t{1} << 20, false) < 0)
-      fail(path, "cannot set up the HDF5 file in memory");
-    static std::atomic<unsigned> counter{0};
-    const std::string name =
-        "tcsolve-kmeans-in-memory-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-    file_ = H5Fcreate(name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
-    if (file_ < 0) fail(path, "cannot create the HDF5 file in memory");
-  }
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
-  ~OutputFile() {
-    if (file_ >= 0) H5Fclose(file_);
-  }
-  hid_t get() const { return file_; }
-
-  void commit() {
-    if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) fail(path_, "cannot assemble the HDF5 file");
-    const ssize_t size = H5Fget_file_image(file_, nullptr, 0);
-    if (size < 0) fail(path_, "cannot assemble the HDF5 file");
-    std::vector<char> image(static_cast<std::size_t>(size));
-    if (H5Fget_file_image(file_, image.data(), image.size()) != size)
-      fail(path_, "cannot assemble the HDF5 file");
-    H5Fclose(file_);
-    file_ = H5I_INVALID_HID;
-    static std::atomic<unsigned> counter{0};
-    std::string tmp;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-      tmp = (dir_ / ("." + fs::path(path_).filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                     std::to_string(counter++)))
-                .string();
-      fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0)
-      fail(path_, "cannot create a temporary file in '" + dir_.string() + "': " + std::strerror(errno));
-    const char* p = image.data();
-    std::size_t left = image.size();
-    int error = 0;
-    while (left > 0) {
-      const ssize_t wrote = ::write(fd, p, left);
-      if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) {
-        error = wrote < 0 ? errno : EIO;
-        break;
-      }
-      p += wrote;
-      left -= static_cast<std::size_t>(wrote);
-    }
-    if (error == 0 && ::fsync(fd) != 0) error = errno;
-    if (::close(fd) != 0 && error == 0) error = errno;
-    if (error == 0 && std::rename(tmp.c_str(), path_.c_str()) != 0) error = errno;
-    if (error != 0) {
-      ::unlink(tmp.c_str());
-      fail(path_, std::string("writing failed: ") + std::strerror(error));
-    }
-  }
-
- private:
-  std::string path_;
-  fs::path dir_;
-  hid_t file_ = H5I_INVALID_HID;
-};
 
 /// Dataset `name` of `rank` dims from `data` (memory type mem_type, file type file_type).
 void write_dataset(hid_t file, const std::string& path, const char* name, int rank, const hsize_t* dims,

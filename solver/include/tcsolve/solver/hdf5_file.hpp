@@ -1,0 +1,77 @@
+// HDF5 file helpers shared by the solver's system files and the demos' data files: identifier
+// ownership, the in-memory output file written atomically (temporary file + rename), and the
+// one-line errors "<file>: <problem>" / "<file>: <dataset>: <problem>" (InvalidInput).
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+namespace tcsolve::hdf5 {
+
+[[noreturn]] void fail(const std::string& file, const std::string& problem);
+[[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& problem);
+
+/// Owns one HDF5 identifier and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle& operator=(Handle&&) = delete;
+  ~Handle() { close(); }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Closes now; false when HDF5 reports a failure (for a file: data not flushed).
+  bool close() {
+    if (id_ < 0) return true;
+    const herr_t status = closer_(id_);
+    id_ = H5I_INVALID_HID;
+    return status >= 0;
+  }
+
+ private:
+  hid_t id_;
+  Closer closer_;
+};
+
+/// An output file: built in memory by HDF5 (the core driver without a backing store), then
+/// written by commit() to a temporary file beside the target and renamed over it; nothing is
+/// left on disk when anything fails. All disk I/O is ours, not HDF5's: a write that fails inside
+/// HDF5 (disk full) leaves it holding a half-closed file, which HDF5 1.10 then crashes on when
+/// it closes its files at exit (H5F__close_cb).
+class OutputFile {
+ public:
+  /// Sets up the in-memory file; throws InvalidInput "<path>: <problem>" when the target
+  /// directory is missing or not writable.
+  explicit OutputFile(const std::string& path);
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() {
+    if (file_ >= 0) H5Fclose(file_);
+  }
+
+  hid_t get() const { return file_; }
+
+  /// The file's bytes to ".<name>.tmp-<pid>-<k>" beside the target (created exclusively, mode
+  /// 0666 less the umask), fsync, rename over the target.
+  /// Writes the file's bytes to ".<name>.tmp-<pid>-<k>" beside the target, fsync, rename.
+  void commit();
+
+ private:
+  static constexpr std::size_t kGrowBytes = std::size_t{1} << 20;  ///< the in-memory file grows by 1 MiB
+  std::string path_;
+  std::filesystem::path dir_;
+  hid_t file_ = H5I_INVALID_HID;
+};
+
+/// Same file: std::filesystem::equivalent when both exist, else the absolute, lexically
+/// normal paths compared.
+bool same_file(const std::string& a, const std::string& b);
+
+}  // namespace tcsolve::hdf5
