@@ -116,4 +116,11 @@ void CsvFile::commit() {
   committed_ = true;
 }
 
+std::string fmt(const char* format, double x) {
+  if (std::isnan(x)) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
 }  // namespace tcsolve::app

@@ -64,4 +64,7 @@ class CsvFile {
   bool committed_ = false;
 };
 
+/// x printed with printf `format`, or "n/a" when x is NaN (a missing measurement).
+std::string fmt(const char* format, double x);
+
 }  // namespace tcsolve::app

@@ -141,13 +141,6 @@ void write_json(const FfnOptions& o, const std::string& backend, const std::stri
   w.end_array().end_object().finish();
 }
 
-std::string fmt(const char* format, double x) {
-  if (std::isnan(x)) return "n/a";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
-}
-
 void write_table(const FfnOptions& o, const std::string& backend, const std::string& device,
                  const std::vector<Row>& rows) {
   std::printf("ffn: Y = GELU(X W1 + b1) W2 + b2, %d tokens, d_model %d, d_ff %d, seed %llu\n", o.shape.tokens,

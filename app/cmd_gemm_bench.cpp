@@ -359,13 +359,6 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
   w.end_array().end_object().finish();
 }
 
-std::string fmt(const char* format, double x) {
-  if (std::isnan(x)) return "n/a";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
-}
-
 void write_table(const BenchOptions& o, const std::string& backend, const std::string& device,
                  const std::vector<Result>& results) {
   std::printf("gemm-bench: m = %d, n = %d, k = %d (%s), A ~ %s, B ~ %s, seed %llu\n", o.m, o.n,

@@ -99,4 +99,22 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::absolute(a, ec).lexically_normal() == fs::absolute(b, ec).lexically_normal();
 }
 
+/// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.
+void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
+                     const void* value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), mem_type, value) < 0 || !attr.close())
+    fail(path, name, "cannot write the attribute");
+}
+
+/// A variable-length UTF-8 string attribute (h5py reads it as a Python str).
+void write_string_attribute(hid_t loc, const std::string& path, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* text = value.c_str();
+  write_attribute(loc, path, name, type.get(), type.get(), &text);
+}
+
 }  // namespace tcsolve::hdf5

@@ -35,6 +35,8 @@ using hdf5::fail;
 using hdf5::Handle;
 using hdf5::OutputFile;
 using hdf5::same_file;
+using hdf5::write_attribute;
+using hdf5::write_string_attribute;
 
 
 
@@ -144,21 +146,6 @@ void write_dataset(hid_t file, const std::string& path, const char* name, int ra
     fail(path, name, "cannot write the dataset");
 }
 
-void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
-                     const void* value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attr(H5Acreate2(loc, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!space.valid() || !attr.valid() || H5Awrite(attr.get(), mem_type, value) < 0 || !attr.close())
-    fail(path, name, "cannot write the attribute");
-}
-
-void write_string_attribute(hid_t loc, const std::string& path, const char* name, const std::string& value) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  const char* text = value.c_str();
-  write_attribute(loc, path, name, type.get(), type.get(), &text);
-}
 
 }  // namespace
 

@@ -74,4 +74,10 @@ class OutputFile {
 /// normal paths compared.
 bool same_file(const std::string& a, const std::string& b);
 
+/// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.
+void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
+                     const void* value);
+/// A variable-length UTF-8 string attribute (h5py reads it as a Python str).
+void write_string_attribute(hid_t loc, const std::string& path, const char* name, const std::string& value);
+
 }  // namespace tcsolve::hdf5
