@@ -323,7 +323,7 @@ TEST_CASE("tcsolve ffn: bad sizes and names exit 2, a named unavailable variant 
 //   ec-fp16: representation of a b by hi_a hi_b + (lo_a hi_b + hi_a lo_b)/2^11: each residual is
 //     rounded once more (2^-11 of |a - hi| <= 2^-11 |a|: 2^-22 |a|) and lo lo / 2^22 is dropped
 //     (<= 2^-22 |a b|): 3 * 2^-22 (1 + 2^-10); accumulation as test_gpu_gemm's halfhalf bound with
-//     ec_chunk_k = 32 (hi*hi chained over 2 mmas, added outside in FP32, the correction chained over
+//     ec_chunk_k = 64 (hi*hi chained over 4 mmas, added outside in FP32, the correction chained over
 //     all 2 k/16 mmas); one more rounding of the power-of-two unscaling and epilogue. a covers
 //     FP16-subnormal residuals (after the row/column scaling to a maximum in [2^14, 2^15) the
 //     residual of an element errs by at most 2^-36 in scaled units, 2^-50 of the row's maximum):

@@ -221,7 +221,7 @@ SideBound side_bound(Variant resolved, int k, const GemmOptions& options) {
       b = halfhalf(n16, kMmaKFp16, options.ec_chunk_k / kMmaKFp16);
       break;
     case Variant::ec_tf32:
-      b = halfhalf(n8, kMmaKTf32, options.ec_chunk_k / kMmaKTf32);
+      b = halfhalf(n8, kMmaKTf32, options.ec_chunk_k_tf32 / kMmaKTf32);
       break;
     default:
       FAIL("no CPU emulation to compare with for " << name(resolved));

@@ -237,7 +237,7 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
              int chunk_k, float alpha, float beta, float* C, int ldc) {
   const int ks = fp16 ? kMmaKFp16 : kMmaKTf32;
   if (chunk_k < ks || chunk_k % ks != 0)
-    throw InvalidInput("ec_chunk_k must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
+    throw InvalidInput(std::string(fp16 ? "ec_chunk_k" : "ec_chunk_k_tf32") + " must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
   std::vector<int> shift(ranges.size());
   for (std::size_t r = 0; r < ranges.size(); ++r) shift[r] = scale_exponent(ranges[r].any, ranges[r].emax);
   Operands scaled = o;
@@ -324,7 +324,7 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
       const auto ranges = exponent_ranges(o);
       const bool fp16 = variant == Variant::ec_fp16 || (variant == Variant::auto_ && auto_picks_fp16(ranges, m));
       result.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-      ec_gemm(fp16, o, ranges, tc, options.ec_chunk_k, alpha, beta, C, ldc);
+      ec_gemm(fp16, o, ranges, tc, fp16 ? options.ec_chunk_k : options.ec_chunk_k_tf32, alpha, beta, C, ldc);
       break;
     }
     case Variant::cublas_tf32:

@@ -26,6 +26,8 @@
 #include <string>
 
 #include "backend.hpp"
+#include "fp16_split.cuh"
+#include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/scaling.hpp"
@@ -90,33 +92,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-/// Two FP32 values rounded to FP16 (RN) and packed as the half2 an mma reads, x0 in the low
-/// half. One cvt.rn.f16x2.f32; equal to fp16_bits(x, Rounding::rn) on all 2^32 inputs (the
-/// [gpu] sweep of split_kernels.cu), so exact FP16 values pass unchanged.
-__device__ __forceinline__ unsigned pack_half2(float x0, float x1) {
-  const __half2 h = __floats2half2_rn(x0, x1);
-  return *reinterpret_cast<const unsigned*>(&h);
-}
-
-/// The splits of split.hpp written with the hardware conversions that the [gpu] sweep proved
-/// equal to the shared helpers on all 2^32 inputs: (hi, lo) of a pair of values, packed.
-/// FP16 halfhalf / Markidis: hi = RN(a), lo = RN((a - hi) * scale).
-__device__ __forceinline__ void split_fp16_rn_pair(float a0, float a1, float scale, unsigned& hi, unsigned& lo) {
-  const __half2 h = __floats2half2_rn(a0, a1);
-  const float2 hf = __half22float2(h);
-  const __half2 l = __floats2half2_rn(__fmul_rn(__fsub_rn(a0, hf.x), scale), __fmul_rn(__fsub_rn(a1, hf.y), scale));
-  hi = *reinterpret_cast<const unsigned*>(&h);
-  lo = *reinterpret_cast<const unsigned*>(&l);
-}
-/// LE-GEMM: hi = bit-cut = RZ to FP16, lo = RZ((a - hi) * 2^10).
-__device__ __forceinline__ void split_legemm_pair(float a0, float a1, unsigned& hi, unsigned& lo) {
-  const __half h0 = __float2half_rz(a0), h1 = __float2half_rz(a1);
-  const __half l0 = __float2half_rz(__fmul_rn(__fsub_rn(a0, __half2float(h0)), kLegemmScale));
-  const __half l1 = __float2half_rz(__fmul_rn(__fsub_rn(a1, __half2float(h1)), kLegemmScale));
-  const __half2 h = __halves2half2(h0, h1), l = __halves2half2(l0, l1);
-  hi = *reinterpret_cast<const unsigned*>(&h);
-  lo = *reinterpret_cast<const unsigned*>(&l);
-}
 /// TF32 RNA (cvt.rna.tf32.f32), except that a NaN stays NaN as in round_tf32 (the hardware
 /// turns NaNs with payload only in the dropped bits into inf).
 __device__ __forceinline__ float tf32_rna(float x) {
@@ -137,16 +112,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem_r
 // ---------------------------------------------------------------------------------------------
 // Operand transforms: what each variant feeds the tensor cores
 // ---------------------------------------------------------------------------------------------
-
-enum class Transform { round, markidis, ootomo, legemm };
-
-/// FP16: a pair of FP32 values (adjacent in k) -> packed hi (and lo) half2 registers.
-template <Transform T>
-__device__ __forceinline__ void fp16_pair(float x0, float x1, unsigned& hi, unsigned& lo) {
-  if constexpr (T == Transform::round) hi = pack_half2(x0, x1);
-  else if constexpr (T == Transform::legemm) split_legemm_pair(x0, x1, hi, lo);
-  else split_fp16_rn_pair(x0, x1, T == Transform::markidis ? 1.0f : kOotomoScale, hi, lo);
-}
 
 /// TF32: one FP32 value -> hi (and lo) registers (tf32-tc rounds; tf32tf32 splits).
 template <Transform T>
@@ -269,7 +234,7 @@ struct Markidis {
 };
 
 /// halfhalf / tf32tf32 (Ootomo Code 3) with hi*hi chained for `chunk` k-steps before the
-/// outside FP32 addition (ootomo-*: 1; ec-*: GemmOptions::ec_chunk_k / ks).
+/// outside FP32 addition (ootomo-*: 1; ec-*: GemmOptions::ec_chunk_k(_tf32) / ks).
 template <typename M>
 struct Halfhalf {
   using Mma = M;
@@ -767,20 +732,36 @@ void launch(const Params& p) {
 GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options) {
   Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1, nullptr, nullptr, nullptr, 0};
   GemmInfo info{variant, variant, Backend::cuda, {}};
+  const bool hopper = wgmma_available();  // FP16 variants on the sm_90a wgmma kernels
   switch (variant) {
-    case Variant::fp16_tc: launch<Single<Fp16Mma>>(p); break;
+    case Variant::fp16_tc:
+      if (hopper) wgmma_gemm(WgmmaScheme::single, g, 1, nullptr, nullptr, nullptr);
+      else launch<Single<Fp16Mma>>(p);
+      break;
     case Variant::tf32_tc: launch<Single<Tf32Mma>>(p); break;
     case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(p); break;
     case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(p); break;
-    case Variant::markidis: launch<Markidis>(p); break;
-    case Variant::ootomo_fp16: launch<Halfhalf<Fp16Mma>>(p); break;
+    case Variant::markidis:
+      if (hopper) wgmma_gemm(WgmmaScheme::markidis, g, 1, nullptr, nullptr, nullptr);
+      else launch<Markidis>(p);
+      break;
+    case Variant::ootomo_fp16:
+      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, g, 1, nullptr, nullptr, nullptr);
+      else launch<Halfhalf<Fp16Mma>>(p);
+      break;
     case Variant::ootomo_tf32: launch<Halfhalf<Tf32Mma>>(p); break;
-    case Variant::legemm: launch<Legemm>(p); break;
+    case Variant::legemm:
+      if (hopper) wgmma_gemm(WgmmaScheme::legemm, g, 1, nullptr, nullptr, nullptr);
+      else launch<Legemm>(p);
+      break;
     case Variant::ec_fp16:
     case Variant::ec_tf32:
     case Variant::auto_: {
       if (options.ec_chunk_k < 16 || options.ec_chunk_k % 16 != 0)
         throw InvalidInput("ec_chunk_k must be a positive multiple of 16, got " + std::to_string(options.ec_chunk_k));
+      if (options.ec_chunk_k_tf32 < 8 || options.ec_chunk_k_tf32 % 8 != 0)
+        throw InvalidInput("ec_chunk_k_tf32 must be a positive multiple of 8, got " +
+                           std::to_string(options.ec_chunk_k_tf32));
       const int total = g.m + g.n;
       int* ws = workspace().get(3 * static_cast<std::size_t>(total) + 3);
       int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
@@ -788,9 +769,13 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       p.shift_a = shift, p.shift_b = shift + g.m;
       Params p16 = p, p32 = p;
       p16.chunk_steps = options.ec_chunk_k / Fp16Mma::ks;
-      p32.chunk_steps = options.ec_chunk_k / Tf32Mma::ks;
+      p32.chunk_steps = options.ec_chunk_k_tf32 / Tf32Mma::ks;
+      auto fp16_path = [&](const int* flag_or_null) {
+        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, g, p16.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Halfhalf<Fp16Mma>>(p16);
+      };
       if (variant == Variant::ec_fp16) {
-        launch<Halfhalf<Fp16Mma>>(p16);
+        fp16_path(nullptr);
       } else if (variant == Variant::ec_tf32) {
         launch<Halfhalf<Tf32Mma>>(p32);
       } else {
@@ -800,7 +785,7 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         TCSOLVE_CUDA_CHECK(cudaGetLastError());
         p16.use_fp16 = p32.use_fp16 = flag;
         p16.want_fp16 = 1, p32.want_fp16 = 0;
-        launch<Halfhalf<Fp16Mma>>(p16);
+        fp16_path(flag);
         launch<Halfhalf<Tf32Mma>>(p32);
         int chose_fp16 = 0;
         TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost));

@@ -1,0 +1,532 @@
+// Hopper (sm_90a) kernels of the FP16 tensor-core variants: a split pass, then a warp-
+// specialised, persistent wgmma GEMM fed by the bulk tensor copy engine (TMA).
+//
+//   1. split pass (one launch per operand): op(A) and op(B) are read once in FP32, scaled by
+//      the ec powers of two where given, split (or rounded) with the same device conversions as
+//      the mma.sync kernels (fp16_split.cuh) and written as FP16 hi / lo matrices, K contiguous,
+//      zero-padded to whole tiles: Ah, Al (Mp x Kp) and Bh, Bl (Np x Kp). Cost: 4 bytes read
+//      and 4 written per element of A and B, against the GEMM's reading every element Kp/128
+//      times more; measured in docs/BENCHMARKS.md. The padding removes every bound check from
+//      the main kernel but the epilogue's.
+//   2. main kernel: 3 warpgroups. Warpgroup 0 (one thread) is the producer: for each output tile
+//      and k-tile it waits for a free shared-memory stage and issues TMA loads of the 128 x 64
+//      FP16 tiles (128-byte swizzle) that complete on the stage's mbarrier. Warpgroups 1 and 2
+//      are the consumers: each owns 64 rows of the 128 x 128 output tile and issues
+//      wgmma.m64n128k16 (FP32 accumulators, both operands from shared memory) with the variant's
+//      accumulation scheme, the same as the mma.sync kernels' policies and the CPU emulation:
+//        single    fp16-tc     acc += hi*hi
+//        markidis  markidis    acc += lo*lo, lo*hi, hi*lo, hi*hi, one accumulator
+//        halfhalf  ootomo-fp16 corr += lo*hi, hi*lo inside; part = hi*hi chained for `chunk`
+//                  ec-fp16     k-steps of 16 from zero, then acc += part in FP32 RN outside;
+//                              result acc + corr / 2^11
+//        legemm    legemm      acc0 += hi*hi, acc1 += hi*lo, lo*hi; result acc0 + acc1 / 2^10
+//      then the epilogue unscales (ec) and writes alpha * v + beta * C (FP32, no contraction),
+//      reading and writing each element of C once, straight from the accumulator registers.
+// The grid is persistent (one block per SM, tiles in groups of 8 columns for L2 reuse), so the
+// producer loads the next tile's operands while the consumers run the epilogue.
+#include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
+#include <cuda_fp16.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backend.hpp"
+#include "fp16_split.cuh"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/scaling.hpp"
+#include "wgmma_gemm.hpp"
+
+namespace tcsolve::cuda::detail {
+namespace {
+
+constexpr int kTileM = 128, kTileN = 128, kTileK = 64;  // output tile, k-tile (64 FP16 = 128 B rows)
+constexpr int kThreads = 384;                           // producer + 2 consumer warpgroups
+constexpr int kPartBytes = kTileM * kTileK * 2;         // one 128 x 64 FP16 tile: 16 KiB
+[[maybe_unused]] constexpr int kGroupN = 8;             // tile columns per raster group
+
+constexpr bool uses_lo(WgmmaScheme s) { return s != WgmmaScheme::single; }
+constexpr int stage_bytes(WgmmaScheme s) { return (uses_lo(s) ? 4 : 2) * kPartBytes; }
+constexpr int stages(WgmmaScheme s) { return uses_lo(s) ? 3 : 6; }  // 192 KiB of operands
+constexpr int smem_bytes(WgmmaScheme s) { return stages(s) * stage_bytes(s) + 1024 + 2 * 8 * 8; }
+
+struct MainParams {
+  int m, n, tiles_m, tiles_n, k_tiles;
+  float alpha, beta;
+  float* C;
+  int ldc;
+  int chunk;            // halfhalf: k-steps of hi*hi chained before the outside add
+  const int* shift_a;   // ec: scaling exponents (nullptr: none)
+  const int* shift_b;
+  const int* use_fp16;  // auto: device flag; this kernel runs when *use_fp16 != 0
+};
+
+// ---------------------------------------------------------------------------------------------
+// PTX wrappers (sm_90a; compiled only in that pass)
+// ---------------------------------------------------------------------------------------------
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+/// Waits until the phase of parity `parity` of the barrier has completed.
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred P1;\nLAB_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+      "@P1 bra DONE;\nbra LAB_WAIT;\nDONE:\n}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+/// TMA: the box at (inner, outer) of a 2-D tensor map into shared memory, completing on bar.
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int inner,
+                                            int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+          smem_u32(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_u32(bar)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+/// Keeps the compiler from moving accesses of the accumulator registers across a wait.
+__device__ __forceinline__ void fence_regs(float (&d)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/// Shared-memory matrix descriptor of a K-major tile with 128-byte rows and the 128-byte
+/// swizzle that TMA wrote: start address / 16, leading byte offset 16 (unused for this
+/// layout), stride byte offset 1024 (8 rows of 128 bytes), swizzle mode 1 (128 B) in bits 62-63.
+__device__ __forceinline__ std::uint64_t smem_desc(const void* tile) {
+  const std::uint64_t addr = smem_u32(tile);
+  return ((addr & 0x3FFFFu) >> 4) | (std::uint64_t{16 >> 4} << 16) | (std::uint64_t{1024 >> 4} << 32) |
+         (std::uint64_t{1} << 62);
+}
+
+/// wgmma m64n128k16, FP32 += FP16 x FP16, both operands from shared memory (K-major, 128-byte
+/// swizzle); d is the warpgroup's 64 x 128 accumulator fragment (64 values per thread).
+/// scale_d = 0 overwrites d with the product (a fresh accumulator), 1 accumulates.
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b,
+                                                 int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
+      "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
+      "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Split pass
+// ---------------------------------------------------------------------------------------------
+
+constexpr int kSplitRows = 32, kSplitK = 64, kSplitThreads = 256;
+
+/// Rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) -> hi (and lo) FP16 rows of length kp. Element
+/// (r, k) of op(X) is X[k + r ld] when k_inner, else X[r + k ld]; out-of-range elements are 0.
+template <Transform T>
+__global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
+                                                                    int k, int kp, const int* shift,
+                                                                    const int* use_fp16, unsigned* hi,
+                                                                    unsigned* lo) {
+  if (use_fp16 != nullptr && *use_fp16 == 0) return;  // auto chose TF32
+  __shared__ float tile[kSplitRows][kSplitK + 1];
+  const int r0 = blockIdx.y * kSplitRows, k0 = blockIdx.x * kSplitK;
+  for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
+    // consecutive threads walk the stored matrix's contiguous dimension
+    const int r = k_inner ? idx / kSplitK : idx % kSplitRows;
+    const int kk = k_inner ? idx % kSplitK : idx / kSplitRows;
+    const int gr = r0 + r, gk = k0 + kk;
+    float v = 0.0f;
+    if (gr < rows && gk < k)
+      v = k_inner ? X[gk + static_cast<std::size_t>(gr) * ld] : X[gr + static_cast<std::size_t>(gk) * ld];
+    tile[r][kk] = v;
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < kSplitRows * kSplitK / 2; idx += kSplitThreads) {
+    const int r = idx / (kSplitK / 2), pr = idx % (kSplitK / 2);
+    const int gr = r0 + r;
+    const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
+    unsigned h, l;
+    fp16_pair<T>(tile[r][2 * pr] * s, tile[r][2 * pr + 1] * s, h, l);
+    const std::size_t w = (static_cast<std::size_t>(gr) * kp + k0) / 2 + pr;
+    hi[w] = h;
+    if constexpr (T != Transform::round) lo[w] = l;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main kernel
+// ---------------------------------------------------------------------------------------------
+
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// Output tile `t` of the persistent sequence: groups of kGroupN tile columns, down M inside.
+__device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm, int& tn) {
+  const int per_group = kGroupN * p.tiles_m;
+  const int first_n = (t / per_group) * kGroupN;
+  const int width = min(kGroupN, p.tiles_n - first_n);
+  const int local = t % per_group;
+  tm = local / width, tn = first_n + local % width;
+}
+#endif
+
+template <WgmmaScheme S>
+struct Accumulators {
+  float acc[64];
+  float extra[S == WgmmaScheme::halfhalf || S == WgmmaScheme::legemm ? 64 : 1];  // corr / acc1
+  float part[S == WgmmaScheme::halfhalf ? 64 : 1];
+};
+
+/// kTileChunk (halfhalf): `chunk` counts k-tiles of 64 and hi*hi is added outside after the
+/// k-tile's wgmmas, instead of every `chunk` k-steps of 16 inside the k-tile's sequence.
+template <WgmmaScheme S, bool kTileChunk>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_kernel(const __grid_constant__ CUtensorMap map_ah, const __grid_constant__ CUtensorMap map_al,
+                 const __grid_constant__ CUtensorMap map_bh, const __grid_constant__ CUtensorMap map_bl,
+                 const MainParams p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (p.use_fp16 != nullptr && *p.use_fp16 == 0) return;  // auto chose TF32
+  constexpr int kStages = stages(S);
+  constexpr int kStageBytes = stage_bytes(S);
+  extern __shared__ unsigned char smem_raw[];
+  // 128-byte swizzled tiles need 1024-byte alignment
+  unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+                                                         ~std::uintptr_t{1023});
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStageBytes);
+  std::uint64_t* empty = full + kStages;
+  // stage s: Ah | Bh | Al | Bl, 16 KiB each
+  auto part_ptr = [&](int s, int which) { return smem + s * kStageBytes + which * kPartBytes; };
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full + s, 1);
+      mbar_init(empty + s, 8);  // lane 0 of each consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int tiles = p.tiles_m * p.tiles_n;
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      unsigned phase = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int tm, tn;
+        tile_coords(p, t, tm, tn);
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(empty + stage, phase ^ 1u);
+          mbar_arrive_expect_tx(full + stage, kStageBytes);
+          const int kx = kt * kTileK;
+          tma_load_2d(part_ptr(stage, 0), &map_ah, full + stage, kx, tm * kTileM);
+          tma_load_2d(part_ptr(stage, 1), &map_bh, full + stage, kx, tn * kTileN);
+          if constexpr (uses_lo(S)) {
+            tma_load_2d(part_ptr(stage, 2), &map_al, full + stage, kx, tm * kTileM);
+            tma_load_2d(part_ptr(stage, 3), &map_bl, full + stage, kx, tn * kTileN);
+          }
+          if (++stage == kStages) stage = 0, phase ^= 1u;
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers ----------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = warpgroup - 1;  // rows [64 cw, 64 cw + 64) of the tile
+    const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
+    int stage = 0;
+    unsigned phase = 0;
+    Accumulators<S> r;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int tm, tn;
+      tile_coords(p, t, tm, tn);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
+      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::legemm) {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) r.extra[i] = 0.0f;
+      }
+      int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
+      int held = -1;  // stage whose wgmmas may still be reading it
+      for (int kt = 0; kt < p.k_tiles; ++kt) {
+        mbar_wait(full + stage, phase);
+        const std::uint64_t ah = smem_desc(part_ptr(stage, 0) + cw * 64 * 128);
+        const std::uint64_t bh = smem_desc(part_ptr(stage, 1));
+        const std::uint64_t al = smem_desc(part_ptr(stage, 2) + cw * 64 * 128);
+        const std::uint64_t bl = smem_desc(part_ptr(stage, 3));
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kTileK / 16; ++kk) {
+          const std::uint64_t o = 2 * kk;  // 32 bytes along k, in 16-byte units
+          if constexpr (S == WgmmaScheme::single) {
+            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
+          } else if constexpr (S == WgmmaScheme::markidis) {
+            wgmma_m64n128k16(r.acc, al + o, bl + o, 1);
+            wgmma_m64n128k16(r.acc, al + o, bh + o, 1);
+            wgmma_m64n128k16(r.acc, ah + o, bl + o, 1);
+            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
+          } else if constexpr (S == WgmmaScheme::legemm) {
+            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
+            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
+          } else if constexpr (kTileChunk) {  // part restarts at k-tile boundaries only
+            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
+            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128k16(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
+          } else {
+            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
+            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128k16(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
+            if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
+              wgmma_commit();
+              wgmma_wait<0>();
+              fence_regs(r.part);
+              fence_regs(r.acc);
+#pragma unroll
+              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+              steps = 0;
+              wgmma_fence();
+            }
+          }
+        }
+        wgmma_commit();
+        bool waited = false;
+        if constexpr (S == WgmmaScheme::halfhalf && kTileChunk) {
+          if (++steps == p.chunk) {  // p.chunk k-tiles of hi*hi: add outside
+            wgmma_wait<0>();
+            fence_regs(r.part);
+            fence_regs(r.acc);
+#pragma unroll
+            for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+            steps = 0;
+            waited = true;
+          }
+        }
+        if (!waited) wgmma_wait<1>();  // every group but this k-tile's is complete
+        if (held >= 0 && lane == 0) mbar_arrive(empty + held);
+        held = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1u;
+      }
+      wgmma_wait<0>();
+      if (held >= 0 && lane == 0) mbar_arrive(empty + held);
+      fence_regs(r.acc);
+      if constexpr (S == WgmmaScheme::halfhalf) {
+        fence_regs(r.extra);
+        fence_regs(r.part);
+        if (steps != 0) {
+#pragma unroll
+          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+        }
+      } else if constexpr (S == WgmmaScheme::legemm) {
+        fence_regs(r.extra);
+      }
+
+      // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
+      // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block
+      const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
+      const int col0 = tn * kTileN + 2 * (lane % 4);
+      int sa[2] = {0, 0};
+      if (p.shift_a != nullptr) {
+        if (row0 < p.m) sa[0] = p.shift_a[row0];
+        if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
+      }
+#pragma unroll
+      for (int i = 0; i < 64; ++i) {
+        const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
+        if (gi >= p.m || gj >= p.n) continue;
+        float v = r.acc[i];
+        if constexpr (S == WgmmaScheme::halfhalf) v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
+        if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
+        if (p.shift_a != nullptr) v = ldexpf(v, -(sa[(i / 2) % 2] + p.shift_b[gj]));
+        float& out = p.C[gi + static_cast<std::size_t>(gj) * p.ldc];
+        out = p.beta == 0.0f ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, out));
+      }
+    }
+  }
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+// ---------------------------------------------------------------------------------------------
+
+int round_up(int x, int m) { return ceil_div(x, m) * m; }
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    TCSOLVE_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &status));
+    if (status != cudaDriverEntryPointSuccess || f == nullptr)
+      throw Unavailable("the CUDA driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+/// Tensor map of a rows x kp FP16 matrix (kp contiguous), boxes of 128 rows x 64, 128 B swizzle.
+CUtensorMap fp16_map(const void* base, int rows, int kp) {
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof map);
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kp), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kp) * 2};
+  const cuuint32_t box[2] = {kTileK, kTileM};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult rc = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims,
+                                           strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS) throw Unavailable("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(rc) + ")");
+  return map;
+}
+
+/// FP16 operand workspace of the split pass, grown on demand and kept (one stream).
+struct SplitWorkspace {
+  void* data = nullptr;
+  std::size_t capacity = 0;
+  unsigned char* get(std::size_t bytes) {
+    if (bytes > capacity) {
+      if (data) TCSOLVE_CUDA_CHECK(cudaFree(data));
+      data = nullptr;
+      TCSOLVE_CUDA_CHECK(cudaMalloc(&data, bytes));
+      capacity = bytes;
+    }
+    return static_cast<unsigned char*>(data);
+  }
+};
+
+SplitWorkspace& split_workspace() {
+  static SplitWorkspace w;
+  return w;
+}
+
+template <Transform T>
+void launch_split(const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
+                  const int* flag, unsigned char* hi, unsigned char* lo) {
+  const dim3 grid(kp / kSplitK, rows_p / kSplitRows);
+  split_pass_kernel<T><<<grid, kSplitThreads>>>(X, ld, k_inner, rows, k, kp, shift, flag,
+                                                reinterpret_cast<unsigned*>(hi), reinterpret_cast<unsigned*>(lo));
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+template <Transform T>
+void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
+                unsigned char* ws) {
+  const std::size_t a_bytes = static_cast<std::size_t>(mp) * kp * 2, b_bytes = static_cast<std::size_t>(np) * kp * 2;
+  unsigned char *ah = ws, *bh = ws + a_bytes, *al = bh + b_bytes, *bl = al + a_bytes;
+  launch_split<T>(g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, ah, al);
+  launch_split<T>(g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, bh, bl);
+}
+
+int sm_count() {
+  static int count = [] {
+    int dev = 0, c = 0;
+    TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
+    TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev));
+    return c;
+  }();
+  return count;
+}
+
+template <WgmmaScheme S, bool kTileChunk = false>
+void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, const MainParams& p) {
+  const std::size_t a_bytes = static_cast<std::size_t>(mp) * kp * 2, b_bytes = static_cast<std::size_t>(np) * kp * 2;
+  unsigned char *ah = ws, *bh = ws + a_bytes, *al = bh + b_bytes, *bl = al + a_bytes;
+  const CUtensorMap m_ah = fp16_map(ah, mp, kp), m_bh = fp16_map(bh, np, kp);
+  const CUtensorMap m_al = uses_lo(S) ? fp16_map(al, mp, kp) : m_ah;
+  const CUtensorMap m_bl = uses_lo(S) ? fp16_map(bl, np, kp) : m_bh;
+  static bool configured = false;  // per instantiation
+  if (!configured) {
+    TCSOLVE_CUDA_CHECK(
+        cudaFuncSetAttribute(wgmma_kernel<S, kTileChunk>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
+    configured = true;
+  }
+  const int tiles = p.tiles_m * p.tiles_n;
+  const int grid = std::min(tiles, sm_count());
+  wgmma_kernel<S, kTileChunk><<<grid, kThreads, smem_bytes(S)>>>(m_ah, m_al, m_bh, m_bl, p);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+bool wgmma_available() {
+  static const bool available = [] {
+    const char* env = std::getenv("TCSOLVE_GEMM_KERNEL");
+    if (env != nullptr && std::string(env) == "mma") return false;
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+      return false;
+    if (major != 9 || minor != 0) return false;
+    cudaFuncAttributes attr{};  // the build carries sm_90a code of the kernel
+    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false>) == cudaSuccess && attr.binaryVersion >= 90;
+  }();
+  return available;
+}
+
+void wgmma_gemm(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shift_a, const int* shift_b,
+                const int* use_fp16) {
+  const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kTileK);
+  const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * 2;  // hi and lo
+  unsigned char* ws = split_workspace().get(bytes);
+  switch (scheme) {
+    case WgmmaScheme::single: split_both<Transform::round>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::markidis: split_both<Transform::markidis>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::halfhalf: split_both<Transform::ootomo>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::legemm: split_both<Transform::legemm>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+  }
+  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / kTileK, g.alpha, g.beta, g.C, g.ldc,
+               chunk_steps, shift_a, shift_b, use_fp16};
+  constexpr int kStepsPerTile = kTileK / 16;
+  switch (scheme) {
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single>(g, mp, np, kp, ws, p); break;
+    case WgmmaScheme::markidis: launch_main<WgmmaScheme::markidis>(g, mp, np, kp, ws, p); break;
+    case WgmmaScheme::halfhalf:
+      if (chunk_steps % kStepsPerTile == 0) {  // whole k-tiles (ec-*): the outside add between k-tiles
+        p.chunk = chunk_steps / kStepsPerTile;
+        launch_main<WgmmaScheme::halfhalf, true>(g, mp, np, kp, ws, p);
+      } else {
+        launch_main<WgmmaScheme::halfhalf, false>(g, mp, np, kp, ws, p);
+      }
+      break;
+    case WgmmaScheme::legemm: launch_main<WgmmaScheme::legemm>(g, mp, np, kp, ws, p); break;
+  }
+}
+
+}  // namespace tcsolve::cuda::detail
