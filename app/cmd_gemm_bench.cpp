@@ -51,6 +51,7 @@ struct BenchOptions {
   int repeats = 3;
   bool repeats_given = false;  ///< --repeats on the command line (else a per-backend default)
   std::uint64_t seed = 1;
+  int ec_chunk_k = GemmOptions{}.ec_chunk_k;
   bool json = false;
   std::string csv;  ///< empty: no CSV
 };
@@ -60,6 +61,12 @@ struct Problem {
   int m, n, k;
   std::vector<float> A;  ///< m x k, column-major, lda = m
   std::vector<float> B;  ///< k x n, column-major, ldb = k
+  /// --shape lu: the trailing matrix C0 (m x n, drawn like A) and C = C0 - A*B (alpha -1,
+  /// beta 1: C read and written, as in the LU's update); square: empty, C = A*B.
+  std::vector<float> C0;
+  GemmOptions options;  ///< what the variants run with (--ec-chunk-k)
+  float alpha() const { return C0.empty() ? 1.0f : -1.0f; }
+  float beta() const { return C0.empty() ? 0.0f : 1.0f; }
 };
 
 /// One variant run `repeats` times, and the accuracy of its (last) result.
@@ -101,7 +108,10 @@ class CpuBench final : public Bench {
  public:
   explicit CpuBench(const Problem& p)
       : p_(p),
-        C64_(reference_product(Op::n, Op::n, p.m, p.n, p.k, p.A.data(), p.m, p.B.data(), p.k)) {}
+        C64_(reference_product(Op::n, Op::n, p.m, p.n, p.k, p.A.data(), p.m, p.B.data(), p.k)) {
+    if (!p.C0.empty())  // C0 - A*B
+      for (std::size_t i = 0; i < C64_.size(); ++i) C64_[i] = static_cast<double>(p.C0[i]) - C64_[i];
+  }
 
   Measurement measure(Variant v, int repeats) override {
     Measurement r;
@@ -109,9 +119,10 @@ class CpuBench final : public Bench {
     std::vector<double> times;
     times.reserve(static_cast<std::size_t>(repeats));
     for (int i = 0; i < repeats; ++i) {
+      if (!p_.C0.empty()) C = p_.C0;
       const auto t0 = std::chrono::steady_clock::now();
-      r.info = gemm(Backend::cpu, v, Op::n, Op::n, p_.m, p_.n, p_.k, 1.0f, p_.A.data(), p_.m,
-                    p_.B.data(), p_.k, 0.0f, C.data(), p_.m);
+      r.info = gemm(Backend::cpu, v, Op::n, Op::n, p_.m, p_.n, p_.k, p_.alpha(), p_.A.data(), p_.m,
+                    p_.B.data(), p_.k, p_.beta(), C.data(), p_.m, p_.options);
       const auto t1 = std::chrono::steady_clock::now();
       times.push_back(std::chrono::duration<double>(t1 - t0).count());
     }
@@ -141,6 +152,9 @@ class CudaBench final : public Bench {
       : m_(p.m),
         n_(p.n),
         k_(p.k),
+        alpha_(p.alpha()),
+        beta_(p.beta()),
+        options_(p.options),
         size_a_(static_cast<std::size_t>(p.m) * p.k),
         size_b_(static_cast<std::size_t>(p.k) * p.n),
         size_c_(static_cast<std::size_t>(p.m) * p.n) {
@@ -169,20 +183,27 @@ class CudaBench final : public Bench {
                                   count * stride_b_ * sizeof(float));
     }
     C64_ = cuda::DeviceBuffer<double>(size_c_);
+    if (!p.C0.empty()) {
+      C0_ = cuda::DeviceBuffer<float>(size_c_);
+      cuda::copy_to_device(C0_.data(), p.C0.data(), size_c_ * sizeof(float));
+    }
     cuda::reference_product_device(Op::n, Op::n, m_, n_, k_, A_.data(), m_, B_.data(), k_,
-                                   C64_.data());
+                                   C64_.data(), alpha_, C0_.size() ? C0_.data() : nullptr, beta_);
     cuda::device_synchronize();
   }
 
   Measurement measure(Variant v, int repeats) override {
     Measurement r;
-    run(v, next_slot());  // warm-up: module loading, cuBLAS heuristics, workspaces
+    const std::size_t warm = next_slot();
+    reset_c(warm);
+    run(v, warm);  // warm-up: module loading, cuBLAS heuristics, workspaces
     cuda::device_synchronize();
     std::vector<double> times;
     times.reserve(static_cast<std::size_t>(repeats));
     std::size_t slot = 0;
     for (int i = 0; i < repeats; ++i) {
       slot = next_slot();
+      reset_c(slot);  // untimed
       timer_.start();
       r.info = run(v, slot);
       times.push_back(timer_.stop_ms() * 1e-3);
@@ -206,16 +227,25 @@ class CudaBench final : public Bench {
   }
 
   GemmInfo run(Variant v, std::size_t slot) {
-    return cuda::gemm(v, Op::n, Op::n, m_, n_, k_, 1.0f, A_.data() + slot * stride_a_, m_,
-                      B_.data() + slot * stride_b_, k_, 0.0f, C_.data() + slot * stride_c_, m_);
+    return cuda::gemm(v, Op::n, Op::n, m_, n_, k_, alpha_, A_.data() + slot * stride_a_, m_,
+                      B_.data() + slot * stride_b_, k_, beta_, C_.data() + slot * stride_c_, m_, options_);
+  }
+
+  /// --shape lu: C of the slot = C0 before each call (C is read and updated in place).
+  void reset_c(std::size_t slot) {
+    if (C0_.size() != 0)
+      cuda::copy_device_to_device(C_.data() + slot * stride_c_, C0_.data(), size_c_ * sizeof(float));
   }
 
   int m_, n_, k_;
+  float alpha_, beta_;
+  GemmOptions options_;
   std::size_t size_a_, size_b_, size_c_;        ///< elements of A, B, C
   std::size_t stride_a_ = 0, stride_b_ = 0, stride_c_ = 0;  ///< elements between slots
   std::size_t slots_ = 1, next_ = 0;
   cuda::DeviceBuffer<float> A_, B_, C_;  ///< slots_ copies each, slot s at s * stride
   cuda::DeviceBuffer<double> C64_;       ///< m x n, leading dimension m
+  cuda::DeviceBuffer<float> C0_;         ///< --shape lu: the trailing matrix before the update
   cuda::EventTimer timer_;
 };
 
@@ -231,7 +261,7 @@ std::unique_ptr<Bench> make_bench(Backend backend, const Problem& p, bool progre
 // --- options --------------------------------------------------------------------------------
 
 std::optional<BenchOptions> parse(int argc, char** argv) {
-  long long m = 256, n = 256, k = 256, repeats = 3, seed = 1;
+  long long m = 256, n = 256, k = 256, repeats = 3, seed = 1, chunk = GemmOptions{}.ec_chunk_k;
   std::string shape, dist, dist_b, variants, backend;
   po::options_description options("Options", 100, 50);
   // clang-format off
@@ -240,8 +270,8 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("n", po::value(&n)->default_value(256)->value_name("N"), "columns of B and C (--shape lu: equal to --m)")
       ("k", po::value(&k)->default_value(256)->value_name("K"), "columns of A, rows of B (--shape lu: block size)")
       ("shape", po::value(&shape)->default_value("square")->value_name("SHAPE"),
-       "square: the sizes as given; lu: LU trailing update A22 -= L21*U12, n = m, k = block "
-       "size (needs --m and --k)")
+       "square: C = A*B with the sizes as given; lu: the LU's trailing update C = C0 - A*B "
+       "(C0 drawn like A, so C is read and written), n = m, k = block size (needs --m and --k)")
       ("dist", po::value(&dist)->default_value("urand")->value_name("D"),
        "distribution of A (and of B without --dist-b): urand = U(-1,1), urand:A:B = U(A,B), "
        "exp_rand:A:B = random sign, exponent uniform in [A,B], significand in [1,2)")
@@ -252,6 +282,9 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("repeats", po::value(&repeats)->default_value(kCpuRepeats, "3 on cpu, 10 on cuda")->value_name("R"),
        "timed runs per variant (cuda: after one untimed warm-up run); the median counts")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the random inputs (A drawn, then B)")
+      ("ec-chunk-k", po::value(&chunk)->default_value(GemmOptions{}.ec_chunk_k)->value_name("K"),
+       "ec-fp16 / auto (FP16): k of hi*hi accumulated inside the tensor core before the outside "
+       "FP32 add (a multiple of 16)")
       ("json", "print one JSON object on stdout")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("help", "print this help");
@@ -263,7 +296,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
                 "[--dist-b D]\n"
                 "                          [--variants all|v1,v2] [--backend auto|cpu|cuda] "
                 "[--repeats R]\n"
-                "                          [--seed S] [--json] [--csv FILE]",
+                "                          [--seed S] [--ec-chunk-k K] [--json] [--csv FILE]",
                 "Times C = A*B (column-major FP32, A m x k, B k x n) for each variant and measures\n"
                 "its accuracy against an FP64 product of the same inputs: relative residual\n"
                 "||C - C64||_F / ||C64||_F and max |C - C64| / |C64|. Speedups are against\n"
@@ -277,6 +310,9 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   o.n = positive_int("n", n);
   o.k = positive_int("k", k);
   o.repeats = positive_int("repeats", repeats);
+  o.ec_chunk_k = positive_int("ec-chunk-k", chunk);
+  if (o.ec_chunk_k % 16 != 0)
+    throw InvalidInput("--ec-chunk-k must be a positive multiple of 16, got " + std::to_string(o.ec_chunk_k));
   o.repeats_given = !vm["repeats"].defaulted();
   if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
   o.seed = static_cast<std::uint64_t>(seed);
@@ -338,6 +374,7 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
       .field("backend", backend)
       .field("device", device)
       .field("repeats", o.repeats)
+      .field("ec_chunk_k", o.ec_chunk_k)
       .field("seed", o.seed);
   w.key("results").begin_array();
   for (const Result& r : results) {
@@ -408,12 +445,17 @@ int run_gemm_bench(int argc, char** argv) {
   std::optional<CsvFile> csv;
   if (!o.csv.empty()) csv.emplace(o.csv);
 
-  Problem p{o.m, o.n, o.k, {}, {}};
+  Problem p{o.m, o.n, o.k, {}, {}, {}, {}};
   p.A.resize(static_cast<std::size_t>(o.m) * o.k);
   p.B.resize(static_cast<std::size_t>(o.k) * o.n);
   Rng rng(o.seed);
   fill(o.dist, rng, p.A.data(), p.A.size());
   fill(o.dist_b, rng, p.B.data(), p.B.size());
+  p.options.ec_chunk_k = o.ec_chunk_k;
+  if (o.shape == "lu") {
+    p.C0.resize(static_cast<std::size_t>(o.m) * o.n);
+    fill(o.dist, rng, p.C0.data(), p.C0.size());
+  }
 
   const bool progress = stderr_is_terminal();
   const std::unique_ptr<Bench> bench = make_bench(backend, p, progress);

@@ -208,12 +208,15 @@ GemmInfo cublas_gemm(Variant variant, const GemmArgs& args) {
 }  // namespace detail
 
 void reference_product_device(Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
-                              const float* d_B, int ldb, double* d_C64) {
+                              const float* d_B, int ldb, double* d_C64, double alpha, const float* d_C0,
+                              double beta) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, m);
   const detail::GemmArgs args{ta, tb, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
   std::lock_guard<std::mutex> lock(detail::workspace_mutex());
   const detail::Fp64Copies c = detail::fp64_copies(args, 0);
-  detail::dgemm(args, c, 1.0, 0.0, d_C64);
+  const bool with_c = d_C0 != nullptr && beta != 0.0;
+  if (with_c) detail::widen(d_C0, m, d_C64, m, n);
+  detail::dgemm(args, c, alpha, with_c ? beta : 0.0, d_C64);
 }
 
 }  // namespace tcsolve::cuda

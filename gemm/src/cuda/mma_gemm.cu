@@ -611,6 +611,29 @@ __global__ void __launch_bounds__(kThreads, P::min_blocks) mma_fp16_kernel(Param
 /// exponent_of(x) of the nonzero finite elements into emax[v] / emin[v] (atomics; initialised
 /// to INT_MIN / INT_MAX). Threads map to consecutive v when estride != 1 (coalesced when the
 /// vectors interleave) and the length is split over gridDim.y.
+/// Folds exponent_of(x) of a nonzero finite x into [lo, hi].
+__device__ __forceinline__ void fold_exponent(float x, int& hi, int& lo) {
+  if (x != 0.0f && isfinite(x)) {
+    const int e = exponent_of(x);
+    hi = max(hi, e), lo = min(lo, e);
+  }
+}
+
+/// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
+/// loads in flight per thread (the loop is latency-bound otherwise).
+__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0, int q1,
+                                           int step, int& hi, int& lo) {
+  int q = q0;
+  for (; q + 7 * step < q1; q += 8 * step) {
+    float x[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) x[u] = X[base + static_cast<std::size_t>(q + u * step) * estride];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) fold_exponent(x[u], hi, lo);
+  }
+  for (; q < q1; q += step) fold_exponent(X[base + static_cast<std::size_t>(q) * estride], hi, lo);
+}
+
 __global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::size_t estride, int count,
                                       int len, int* emax, int* emin) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -618,13 +641,7 @@ __global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::
   const int per = ceil_div(len, static_cast<int>(gridDim.y));
   const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
   int hi = INT_MIN, lo = INT_MAX;
-  for (int q = q0; q < q1; ++q) {
-    const float x = X[v * vstride + q * estride];
-    if (x != 0.0f && isfinite(x)) {
-      const int e = exponent_of(x);
-      hi = max(hi, e), lo = min(lo, e);
-    }
-  }
+  fold_range(X, v * vstride, estride, q0, q1, 1, hi, lo);
   if (hi != INT_MIN) {
     atomicMax(emax + v, hi);
     atomicMin(emin + v, lo);
@@ -637,13 +654,7 @@ __global__ void exponent_range_contiguous_kernel(const float* X, std::size_t vst
   const int v = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   if (v >= count) return;
   int hi = INT_MIN, lo = INT_MAX;
-  for (int q = threadIdx.x % 32; q < len; q += 32) {
-    const float x = X[v * vstride + q];
-    if (x != 0.0f && isfinite(x)) {
-      const int e = exponent_of(x);
-      hi = max(hi, e), lo = min(lo, e);
-    }
-  }
+  fold_range(X, v * vstride, 1, threadIdx.x % 32, len, 32, hi, lo);
   for (int off = 16; off > 0; off /= 2) {
     hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
     lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
@@ -698,7 +709,7 @@ void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int*
     if (contiguous) {  // vector v at X + v*ld, elements adjacent
       exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256>>>(X, ld, count, len, hi, lo);
     } else {  // vector v at X + v, elements ld apart
-      const int split = std::max(1, std::min(64, len / 256));
+      const int split = std::max(1, std::min(64, len / 64));
       exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256>>>(X, 1, ld, count, len, hi, lo);
     }
     TCSOLVE_CUDA_CHECK(cudaGetLastError());

@@ -192,6 +192,15 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
 // ---------------------------------------------------------------------------------------------
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// ldexpf(v, e), exactly: an exponent add when v and the result are normal, else ldexpf.
+__device__ __forceinline__ float unscale(float v, int e) {
+  const unsigned b = float_bits(v);
+  const int ex = static_cast<int>((b >> 23) & 0xffu);
+  if (ex != 0 && ex != 255 && ex + e >= 1 && ex + e <= 254)
+    return bits_float(b + (static_cast<unsigned>(e) << 23));
+  return ldexpf(v, e);
+}
+
 /// Output tile `t` of the persistent sequence: groups of kGroupN tile columns, down M inside.
 __device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm, int& tn) {
   const int per_group = kGroupN * p.tiles_m;
@@ -357,7 +366,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 
       // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
-      // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block
+      // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The 64 values
+      // of C are loaded together (independent loads, one latency) before any store.
       const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
       const int col0 = tn * kTileN + 2 * (lane % 4);
       int sa[2] = {0, 0};
@@ -366,15 +376,35 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
       }
 #pragma unroll
-      for (int i = 0; i < 64; ++i) {
-        const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-        if (gi >= p.m || gj >= p.n) continue;
+      for (int i = 0; i < 64; ++i) {  // the variant's result, unscaled, into acc
         float v = r.acc[i];
         if constexpr (S == WgmmaScheme::halfhalf) v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
         if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
-        if (p.shift_a != nullptr) v = ldexpf(v, -(sa[(i / 2) % 2] + p.shift_b[gj]));
-        float& out = p.C[gi + static_cast<std::size_t>(gj) * p.ldc];
-        out = p.beta == 0.0f ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, out));
+        if (p.shift_a != nullptr) {
+          const int gj = col0 + 8 * (i / 4) + i % 2;
+          v = unscale(v, -(sa[(i / 2) % 2] + (gj < p.n ? p.shift_b[gj] : 0)));
+        }
+        r.acc[i] = v;
+      }
+      const bool beta0 = p.beta == 0.0f;
+#pragma unroll
+      for (int h = 0; h < 64; h += 32) {  // C in two halves of 32 loads in flight
+        float old[32];
+        if (!beta0) {
+#pragma unroll
+          for (int i = h; i < h + 32; ++i) {
+            const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
+            old[i - h] = gi < p.m && gj < p.n ? p.C[gi + static_cast<std::size_t>(gj) * p.ldc] : 0.0f;
+          }
+        }
+#pragma unroll
+        for (int i = h; i < h + 32; ++i) {
+          const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
+          if (gi >= p.m || gj >= p.n) continue;
+          const float v = r.acc[i];
+          p.C[gi + static_cast<std::size_t>(gj) * p.ldc] =
+              beta0 ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, old[i - h]));
+        }
       }
     }
   }

@@ -64,7 +64,7 @@ void EventTimer::start() { not_built(); }
 float EventTimer::stop_ms() { not_built(); }
 
 void reference_product_device(Op, Op, int, int, int, const float*, int, const float*, int,
-                              double*) {
+                              double*, double, const float*, double) {
   not_built();
 }
 

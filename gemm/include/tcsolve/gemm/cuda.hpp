@@ -206,8 +206,10 @@ class EventTimer {
 /// in FP64 (cuBLAS DGEMM on FP64 copies of the FP32 inputs): the reference C64 of
 /// ARCHITECTURE.md on the device. d_A, d_B: device FP32, stored column-major with lda, ldb
 /// (op(A) is m x k, op(B) is k x n). Returns once enqueued.
+/// With d_C0 (m x n FP32, leading dimension m): d_C64 = alpha op(A) op(B) + beta C0 in FP64.
 void reference_product_device(Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
-                              const float* d_B, int ldb, double* d_C64);
+                              const float* d_B, int ldb, double* d_C64, double alpha = 1.0,
+                              const float* d_C0 = nullptr, double beta = 0.0);
 
 /// The accuracy metrics of metrics.hpp, computed on the device.
 struct ErrorMetrics {
