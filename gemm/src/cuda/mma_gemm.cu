@@ -26,7 +26,7 @@
 #include <string>
 
 #include "backend.hpp"
-#include "fp16_split.cuh"
+#include "tc_split.cuh"
 #include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -92,15 +92,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-/// TF32 RNA (cvt.rna.tf32.f32), except that a NaN stays NaN as in round_tf32 (the hardware
-/// turns NaNs with payload only in the dropped bits into inf).
-__device__ __forceinline__ float tf32_rna(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-  r &= 0xffffe000u;
-  return isnan(x) ? bits_float(float_bits(x) | 0x00400000u) : bits_float(r);
-}
-
 /// ldmatrix.x4: four 8x8 b16 matrices; lane L supplies the row address of matrix L / 8.
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem_row) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_row));
@@ -112,14 +103,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], const void* smem_r
 // ---------------------------------------------------------------------------------------------
 // Operand transforms: what each variant feeds the tensor cores
 // ---------------------------------------------------------------------------------------------
-
-/// TF32: one FP32 value -> hi (and lo) registers (tf32-tc rounds; tf32tf32 splits).
-template <Transform T>
-__device__ __forceinline__ void tf32_one(float x, unsigned& hi, unsigned& lo) {
-  const float h = tf32_rna(x);
-  hi = float_bits(h);
-  if constexpr (T != Transform::round) lo = float_bits(tf32_rna(__fmul_rn(__fsub_rn(x, h), kOotomoScale)));
-}
 
 struct Fp16Mma {
   static constexpr int ks = 16;
@@ -746,23 +729,29 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
   const bool hopper = wgmma_available();  // FP16 variants on the sm_90a wgmma kernels
   switch (variant) {
     case Variant::fp16_tc:
-      if (hopper) wgmma_gemm(WgmmaScheme::single, g, 1, nullptr, nullptr, nullptr);
+      if (hopper) wgmma_gemm(WgmmaScheme::single, false, g, 1, nullptr, nullptr, nullptr);
       else launch<Single<Fp16Mma>>(p);
       break;
-    case Variant::tf32_tc: launch<Single<Tf32Mma>>(p); break;
+    case Variant::tf32_tc:
+      if (hopper) wgmma_gemm(WgmmaScheme::single, true, g, 1, nullptr, nullptr, nullptr);
+      else launch<Single<Tf32Mma>>(p);
+      break;
     case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(p); break;
     case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(p); break;
     case Variant::markidis:
-      if (hopper) wgmma_gemm(WgmmaScheme::markidis, g, 1, nullptr, nullptr, nullptr);
+      if (hopper) wgmma_gemm(WgmmaScheme::markidis, false, g, 1, nullptr, nullptr, nullptr);
       else launch<Markidis>(p);
       break;
     case Variant::ootomo_fp16:
-      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, g, 1, nullptr, nullptr, nullptr);
+      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, false, g, 1, nullptr, nullptr, nullptr);
       else launch<Halfhalf<Fp16Mma>>(p);
       break;
-    case Variant::ootomo_tf32: launch<Halfhalf<Tf32Mma>>(p); break;
+    case Variant::ootomo_tf32:
+      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, true, g, 1, nullptr, nullptr, nullptr);
+      else launch<Halfhalf<Tf32Mma>>(p);
+      break;
     case Variant::legemm:
-      if (hopper) wgmma_gemm(WgmmaScheme::legemm, g, 1, nullptr, nullptr, nullptr);
+      if (hopper) wgmma_gemm(WgmmaScheme::legemm, false, g, 1, nullptr, nullptr, nullptr);
       else launch<Legemm>(p);
       break;
     case Variant::ec_fp16:
@@ -776,19 +765,27 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       const int total = g.m + g.n;
       int* ws = workspace().get(3 * static_cast<std::size_t>(total) + 3);
       int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
-      compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
+      {
+        PhaseTimer phases;
+        phases.mark("scaling");
+        compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
+      }
       p.shift_a = shift, p.shift_b = shift + g.m;
       Params p16 = p, p32 = p;
       p16.chunk_steps = options.ec_chunk_k / Fp16Mma::ks;
       p32.chunk_steps = options.ec_chunk_k_tf32 / Tf32Mma::ks;
       auto fp16_path = [&](const int* flag_or_null) {
-        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, g, p16.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
+        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, false, g, p16.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
         else launch<Halfhalf<Fp16Mma>>(p16);
+      };
+      auto tf32_path = [&](const int* flag_or_null) {
+        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Halfhalf<Tf32Mma>>(p32);
       };
       if (variant == Variant::ec_fp16) {
         fp16_path(nullptr);
       } else if (variant == Variant::ec_tf32) {
-        launch<Halfhalf<Tf32Mma>>(p32);
+        tf32_path(nullptr);
       } else {
         // auto: the choice is made on the device; both kernels are queued and the one not
         // chosen returns at its first instruction. The flag is read back for GemmInfo.
@@ -797,7 +794,7 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         p16.use_fp16 = p32.use_fp16 = flag;
         p16.want_fp16 = 1, p32.want_fp16 = 0;
         fp16_path(flag);
-        launch<Halfhalf<Tf32Mma>>(p32);
+        tf32_path(flag);
         int chose_fp16 = 0;
         TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost));
         info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;

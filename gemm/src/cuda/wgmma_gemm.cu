@@ -29,12 +29,13 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "backend.hpp"
-#include "fp16_split.cuh"
+#include "tc_split.cuh"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/scaling.hpp"
@@ -43,9 +44,12 @@
 namespace tcsolve::cuda::detail {
 namespace {
 
-constexpr int kTileM = 128, kTileN = 128, kTileK = 64;  // output tile, k-tile (64 FP16 = 128 B rows)
-constexpr int kThreads = 384;                           // producer + 2 consumer warpgroups
-constexpr int kPartBytes = kTileM * kTileK * 2;         // one 128 x 64 FP16 tile: 16 KiB
+constexpr int kTileM = 128, kTileN = 128;  // output tile
+constexpr int kRowBytes = 128;             // k-tile rows: 64 FP16 or 32 TF32 (one 128-byte swizzle row)
+constexpr int kStepsPerTile = 4;           // wgmma k-steps per k-tile (k16 FP16, k8 TF32)
+constexpr int kThreads = 384;              // producer + 2 consumer warpgroups
+constexpr int kPartBytes = kTileM * kRowBytes;  // one 128-row operand tile: 16 KiB
+constexpr int tile_k(bool tf32) { return tf32 ? 32 : 64; }
 [[maybe_unused]] constexpr int kGroupN = 8;             // tile columns per raster group
 
 constexpr bool uses_lo(WgmmaScheme s) { return s != WgmmaScheme::single; }
@@ -55,13 +59,14 @@ constexpr int smem_bytes(WgmmaScheme s) { return stages(s) * stage_bytes(s) + 10
 
 struct MainParams {
   int m, n, tiles_m, tiles_n, k_tiles;
+  int want_fp16;        // auto: this kernel runs when (*use_fp16 != 0) == want_fp16
   float alpha, beta;
   float* C;
   int ldc;
   int chunk;            // halfhalf: k-steps of hi*hi chained before the outside add
   const int* shift_a;   // ec: scaling exponents (nullptr: none)
   const int* shift_b;
-  const int* use_fp16;  // auto: device flag; this kernel runs when *use_fp16 != 0
+  const int* use_fp16;  // auto: device flag (nullptr: always run)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -124,27 +129,22 @@ __device__ __forceinline__ std::uint64_t smem_desc(const void* tile) {
          (std::uint64_t{1} << 62);
 }
 
-/// wgmma m64n128k16, FP32 += FP16 x FP16, both operands from shared memory (K-major, 128-byte
-/// swizzle); d is the warpgroup's 64 x 128 accumulator fragment (64 values per thread).
-/// scale_d = 0 overwrites d with the product (a fresh accumulator), 1 accumulates.
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b,
-                                                 int scale_d) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
-      "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
-      "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+/// wgmma m64n128k16 (FP32 += FP16 x FP16) or, kTf32, m64n128k8 (FP32 += TF32 x TF32), both
+/// operands from shared memory (K-major, 128-byte swizzle: 64 FP16 or 32 TF32 per row); d is
+/// the warpgroup's 64 x 128 accumulator fragment (64 values per thread). scale_d = 0
+/// overwrites d with the product (a fresh accumulator), 1 accumulates.
+#define TCSOLVE_WGMMA_M64N128(SHAPE_TYPES, TAIL)                                                        \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                     \
+               "wgmma.mma_async.sync.aligned." SHAPE_TYPES " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1" TAIL ";\n}\n" \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])                                                                             \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <bool kTf32>
+__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b,
+                                              int scale_d) {
+  if constexpr (kTf32) TCSOLVE_WGMMA_M64N128("m64n128k8.f32.tf32.tf32", "");  // K-major only, no transpose flags
+  else TCSOLVE_WGMMA_M64N128("m64n128k16.f32.f16.f16", ", 0, 0");
 }
+#undef TCSOLVE_WGMMA_M64N128
 
 #endif
 
@@ -154,14 +154,15 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], std::uint64_t d
 
 constexpr int kSplitRows = 32, kSplitK = 64, kSplitThreads = 256;
 
-/// Rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) -> hi (and lo) FP16 rows of length kp. Element
-/// (r, k) of op(X) is X[k + r ld] when k_inner, else X[r + k ld]; out-of-range elements are 0.
-template <Transform T>
+/// Rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) -> hi (and lo) FP16 (kTf32: TF32) rows of
+/// length kp. Element (r, k) of op(X) is X[k + r ld] when k_inner, else X[r + k ld];
+/// out-of-range elements are 0. use_fp16 (auto): runs when (*use_fp16 != 0) != kTf32.
+template <Transform T, bool kTf32>
 __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
                                                                     int k, int kp, const int* shift,
                                                                     const int* use_fp16, unsigned* hi,
                                                                     unsigned* lo) {
-  if (use_fp16 != nullptr && *use_fp16 == 0) return;  // auto chose TF32
+  if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
   __shared__ float tile[kSplitRows][kSplitK + 1];
   const int r0 = blockIdx.y * kSplitRows, k0 = blockIdx.x * kSplitK;
   for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
@@ -175,15 +176,28 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
     tile[r][kk] = v;
   }
   __syncthreads();
-  for (int idx = threadIdx.x; idx < kSplitRows * kSplitK / 2; idx += kSplitThreads) {
-    const int r = idx / (kSplitK / 2), pr = idx % (kSplitK / 2);
-    const int gr = r0 + r;
-    const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
-    unsigned h, l;
-    fp16_pair<T>(tile[r][2 * pr] * s, tile[r][2 * pr + 1] * s, h, l);
-    const std::size_t w = (static_cast<std::size_t>(gr) * kp + k0) / 2 + pr;
-    hi[w] = h;
-    if constexpr (T != Transform::round) lo[w] = l;
+  if constexpr (kTf32) {
+    for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
+      const int r = idx / kSplitK, kk = idx % kSplitK;
+      const int gr = r0 + r;
+      const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
+      unsigned h, l;
+      tf32_one<T>(tile[r][kk] * s, h, l);
+      const std::size_t w = static_cast<std::size_t>(gr) * kp + k0 + kk;
+      hi[w] = h;
+      if constexpr (T != Transform::round) lo[w] = l;
+    }
+  } else {
+    for (int idx = threadIdx.x; idx < kSplitRows * kSplitK / 2; idx += kSplitThreads) {
+      const int r = idx / (kSplitK / 2), pr = idx % (kSplitK / 2);
+      const int gr = r0 + r;
+      const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
+      unsigned h, l;
+      fp16_pair<T>(tile[r][2 * pr] * s, tile[r][2 * pr + 1] * s, h, l);
+      const std::size_t w = (static_cast<std::size_t>(gr) * kp + k0) / 2 + pr;
+      hi[w] = h;
+      if constexpr (T != Transform::round) lo[w] = l;
+    }
   }
 }
 
@@ -220,13 +234,14 @@ struct Accumulators {
 
 /// kTileChunk (halfhalf): `chunk` counts k-tiles of 64 and hi*hi is added outside after the
 /// k-tile's wgmmas, instead of every `chunk` k-steps of 16 inside the k-tile's sequence.
-template <WgmmaScheme S, bool kTileChunk>
+template <WgmmaScheme S, bool kTileChunk, bool kTf32>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_ah, const __grid_constant__ CUtensorMap map_al,
                  const __grid_constant__ CUtensorMap map_bh, const __grid_constant__ CUtensorMap map_bl,
                  const MainParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if (p.use_fp16 != nullptr && *p.use_fp16 == 0) return;  // auto chose TF32
+  if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) return;  // auto chose the other
+  constexpr int kTileK = tile_k(kTf32);
   constexpr int kStages = stages(S);
   constexpr int kStageBytes = stage_bytes(S);
   extern __shared__ unsigned char smem_raw[];
@@ -300,27 +315,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         const std::uint64_t bl = smem_desc(part_ptr(stage, 3));
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kTileK / 16; ++kk) {
-          const std::uint64_t o = 2 * kk;  // 32 bytes along k, in 16-byte units
+        for (int kk = 0; kk < kStepsPerTile; ++kk) {
+          const std::uint64_t o = 2 * kk;  // 32 bytes along k (16 FP16, 8 TF32), in 16-byte units
           if constexpr (S == WgmmaScheme::single) {
-            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
           } else if constexpr (S == WgmmaScheme::markidis) {
-            wgmma_m64n128k16(r.acc, al + o, bl + o, 1);
-            wgmma_m64n128k16(r.acc, al + o, bh + o, 1);
-            wgmma_m64n128k16(r.acc, ah + o, bl + o, 1);
-            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
           } else if constexpr (S == WgmmaScheme::legemm) {
-            wgmma_m64n128k16(r.acc, ah + o, bh + o, 1);
-            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
           } else if constexpr (kTileChunk) {  // part restarts at k-tile boundaries only
-            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
-            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128k16(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
+            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
           } else {
-            wgmma_m64n128k16(r.extra, al + o, bh + o, 1);
-            wgmma_m64n128k16(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128k16(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
+            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+            wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
             if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
               wgmma_commit();
               wgmma_wait<0>();
@@ -429,18 +444,20 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// Tensor map of a rows x kp FP16 matrix (kp contiguous), boxes of 128 rows x 64, 128 B swizzle.
-CUtensorMap fp16_map(const void* base, int rows, int kp) {
+/// Tensor map of a rows x kp FP16 (tf32: FP32-stored TF32) matrix, kp contiguous: boxes of
+/// 128 rows x 128 bytes, 128-byte swizzle.
+CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
   CUtensorMap map;
   std::memset(&map, 0, sizeof map);
+  const int elem_bytes = tf32 ? 4 : 2;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(kp), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kp) * 2};
-  const cuuint32_t box[2] = {kTileK, kTileM};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(kp) * elem_bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kRowBytes / elem_bytes), kTileM};
   const cuuint32_t elem[2] = {1, 1};
-  const CUresult rc = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base), dims,
-                                           strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                           CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult rc = tensor_map_encoder()(
+      &map, tf32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(base),
+      dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS) throw Unavailable("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(rc) + ")");
   return map;
 }
@@ -465,22 +482,31 @@ SplitWorkspace& split_workspace() {
   return w;
 }
 
-template <Transform T>
+/// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl.
+struct Operands {
+  unsigned char *ah, *bh, *al, *bl;
+  Operands(unsigned char* ws, int mp, int np, int kp, int elem_bytes) {
+    const std::size_t a = static_cast<std::size_t>(mp) * kp * elem_bytes, b = static_cast<std::size_t>(np) * kp * elem_bytes;
+    ah = ws, bh = ws + a, al = bh + b, bl = al + a;
+  }
+};
+
+template <Transform T, bool kTf32>
 void launch_split(const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
                   const int* flag, unsigned char* hi, unsigned char* lo) {
   const dim3 grid(kp / kSplitK, rows_p / kSplitRows);
-  split_pass_kernel<T><<<grid, kSplitThreads>>>(X, ld, k_inner, rows, k, kp, shift, flag,
-                                                reinterpret_cast<unsigned*>(hi), reinterpret_cast<unsigned*>(lo));
+  split_pass_kernel<T, kTf32><<<grid, kSplitThreads>>>(X, ld, k_inner, rows, k, kp, shift, flag,
+                                                       reinterpret_cast<unsigned*>(hi),
+                                                       reinterpret_cast<unsigned*>(lo));
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-template <Transform T>
+template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
                 unsigned char* ws) {
-  const std::size_t a_bytes = static_cast<std::size_t>(mp) * kp * 2, b_bytes = static_cast<std::size_t>(np) * kp * 2;
-  unsigned char *ah = ws, *bh = ws + a_bytes, *al = bh + b_bytes, *bl = al + a_bytes;
-  launch_split<T>(g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, ah, al);
-  launch_split<T>(g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, bh, bl);
+  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
+  launch_split<T, kTf32>(g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
+  launch_split<T, kTf32>(g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
 }
 
 int sm_count() {
@@ -493,26 +519,96 @@ int sm_count() {
   return count;
 }
 
-template <WgmmaScheme S, bool kTileChunk = false>
-void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, const MainParams& p) {
-  const std::size_t a_bytes = static_cast<std::size_t>(mp) * kp * 2, b_bytes = static_cast<std::size_t>(np) * kp * 2;
-  unsigned char *ah = ws, *bh = ws + a_bytes, *al = bh + b_bytes, *bl = al + a_bytes;
-  const CUtensorMap m_ah = fp16_map(ah, mp, kp), m_bh = fp16_map(bh, np, kp);
-  const CUtensorMap m_al = uses_lo(S) ? fp16_map(al, mp, kp) : m_ah;
-  const CUtensorMap m_bl = uses_lo(S) ? fp16_map(bl, np, kp) : m_bh;
+template <WgmmaScheme S, bool kTileChunk, bool kTf32>
+void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& p) {
+  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
+  const CUtensorMap m_ah = operand_map(o.ah, mp, kp, kTf32), m_bh = operand_map(o.bh, np, kp, kTf32);
+  const CUtensorMap m_al = uses_lo(S) ? operand_map(o.al, mp, kp, kTf32) : m_ah;
+  const CUtensorMap m_bl = uses_lo(S) ? operand_map(o.bl, np, kp, kTf32) : m_bh;
+  auto kernel = wgmma_kernel<S, kTileChunk, kTf32>;
   static bool configured = false;  // per instantiation
   if (!configured) {
-    TCSOLVE_CUDA_CHECK(
-        cudaFuncSetAttribute(wgmma_kernel<S, kTileChunk>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
+    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
     configured = true;
   }
   const int tiles = p.tiles_m * p.tiles_n;
   const int grid = std::min(tiles, sm_count());
-  wgmma_kernel<S, kTileChunk><<<grid, kThreads, smem_bytes(S)>>>(m_ah, m_al, m_bh, m_bl, p);
+  kernel<<<grid, kThreads, smem_bytes(S)>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
+template <bool kTf32>
+void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shift_a, const int* shift_b,
+         const int* use_fp16) {
+  constexpr int elem = kTf32 ? 4 : 2;
+  const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
+  const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * elem;  // hi and lo
+  unsigned char* ws = split_workspace().get(bytes);
+  PhaseTimer phases;
+  phases.mark(kTf32 ? "split-tf32" : "split-fp16");
+  switch (scheme) {
+    case WgmmaScheme::single: split_both<Transform::round, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::markidis:
+      if constexpr (!kTf32) split_both<Transform::markidis, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
+      break;
+    case WgmmaScheme::halfhalf: split_both<Transform::ootomo, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::legemm:
+      if constexpr (!kTf32) split_both<Transform::legemm, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
+      break;
+  }
+  phases.mark(kTf32 ? "main-tf32" : "main-fp16");
+  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C, g.ldc,
+               chunk_steps, shift_a, shift_b, use_fp16};
+  switch (scheme) {
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single, false, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::markidis:
+      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, false, kTf32>(mp, np, kp, ws, p);
+      break;
+    case WgmmaScheme::halfhalf:
+      if (chunk_steps % kStepsPerTile == 0) {  // whole k-tiles (ec-*): the outside add between k-tiles
+        p.chunk = chunk_steps / kStepsPerTile;
+        launch_main<WgmmaScheme::halfhalf, true, kTf32>(mp, np, kp, ws, p);
+      } else {
+        launch_main<WgmmaScheme::halfhalf, false, kTf32>(mp, np, kp, ws, p);
+      }
+      break;
+    case WgmmaScheme::legemm:
+      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, false, kTf32>(mp, np, kp, ws, p);
+      break;
+  }
+}
+
 }  // namespace
+
+PhaseTimer::PhaseTimer() : on_(std::getenv("TCSOLVE_GEMM_PHASES") != nullptr) {
+  if (on_) {
+    TCSOLVE_CUDA_CHECK(cudaEventCreate(&start_));
+    TCSOLVE_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+}
+
+PhaseTimer::~PhaseTimer() {
+  if (!on_) return;
+  try {
+    mark(nullptr);
+  } catch (...) {  // destructors do not throw
+  }
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+
+void PhaseTimer::mark(const char* name) {
+  if (!on_) return;
+  if (name_ != nullptr) {
+    TCSOLVE_CUDA_CHECK(cudaEventRecord(stop_));
+    TCSOLVE_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    std::fprintf(stderr, "gemm phase %-10s %9.3f ms\n", name_, ms);
+  }
+  name_ = name;
+  if (name_ != nullptr) TCSOLVE_CUDA_CHECK(cudaEventRecord(start_));
+}
 
 bool wgmma_available() {
   static const bool available = [] {
@@ -525,38 +621,18 @@ bool wgmma_available() {
       return false;
     if (major != 9 || minor != 0) return false;
     cudaFuncAttributes attr{};  // the build carries sm_90a code of the kernel
-    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false>) == cudaSuccess && attr.binaryVersion >= 90;
+    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false, false>) == cudaSuccess &&
+           attr.binaryVersion >= 90;
   }();
   return available;
 }
 
-void wgmma_gemm(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shift_a, const int* shift_b,
-                const int* use_fp16) {
-  const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kTileK);
-  const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * 2;  // hi and lo
-  unsigned char* ws = split_workspace().get(bytes);
-  switch (scheme) {
-    case WgmmaScheme::single: split_both<Transform::round>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
-    case WgmmaScheme::markidis: split_both<Transform::markidis>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
-    case WgmmaScheme::halfhalf: split_both<Transform::ootomo>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
-    case WgmmaScheme::legemm: split_both<Transform::legemm>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
-  }
-  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / kTileK, g.alpha, g.beta, g.C, g.ldc,
-               chunk_steps, shift_a, shift_b, use_fp16};
-  constexpr int kStepsPerTile = kTileK / 16;
-  switch (scheme) {
-    case WgmmaScheme::single: launch_main<WgmmaScheme::single>(g, mp, np, kp, ws, p); break;
-    case WgmmaScheme::markidis: launch_main<WgmmaScheme::markidis>(g, mp, np, kp, ws, p); break;
-    case WgmmaScheme::halfhalf:
-      if (chunk_steps % kStepsPerTile == 0) {  // whole k-tiles (ec-*): the outside add between k-tiles
-        p.chunk = chunk_steps / kStepsPerTile;
-        launch_main<WgmmaScheme::halfhalf, true>(g, mp, np, kp, ws, p);
-      } else {
-        launch_main<WgmmaScheme::halfhalf, false>(g, mp, np, kp, ws, p);
-      }
-      break;
-    case WgmmaScheme::legemm: launch_main<WgmmaScheme::legemm>(g, mp, np, kp, ws, p); break;
-  }
+void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,
+                const int* shift_b, const int* use_fp16) {
+  if (tf32 && scheme != WgmmaScheme::single && scheme != WgmmaScheme::halfhalf)
+    throw Unavailable("the TF32 wgmma kernel serves tf32-tc and the tf32tf32 (halfhalf) scheme only");
+  if (tf32) run<true>(scheme, g, chunk_steps, shift_a, shift_b, use_fp16);
+  else run<false>(scheme, g, chunk_steps, shift_a, shift_b, use_fp16);
 }
 
 }  // namespace tcsolve::cuda::detail

@@ -1,11 +1,28 @@
-// Hopper wgmma kernels of the FP16 tensor-core variants (wgmma_gemm.cu); mma_gemm.cu uses them
-// on compute capability 9.0 and keeps its mma.sync kernels for other GPUs and for the variants
-// these do not serve (TF32, FP16 accumulation).
+// Hopper wgmma kernels of the FP16 and TF32 tensor-core variants (wgmma_gemm.cu); mma_gemm.cu
+// uses them on compute capability 9.0 and keeps its mma.sync kernels for other GPUs and for the
+// variants these do not serve (FP16 accumulation).
 #pragma once
 
 #include "backend.hpp"
 
 namespace tcsolve::cuda::detail {
+
+/// TCSOLVE_GEMM_PHASES=1: the ec scaling, the split pass and the main kernel are timed apart
+/// (CUDA events, synchronising) and printed on stderr; a diagnostic for benchmarks.
+class PhaseTimer {
+ public:
+  PhaseTimer();
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+  /// Ends the phase before (if any) and starts `name`.
+  void mark(const char* name);
+
+ private:
+  bool on_;
+  const char* name_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
 
 /// Accumulation scheme of the wgmma kernel (the policies of mma_gemm.cu, same arithmetic).
 enum class WgmmaScheme { single, markidis, halfhalf, legemm };
@@ -14,12 +31,13 @@ enum class WgmmaScheme { single, markidis, halfhalf, legemm };
 /// environment does not ask for the mma.sync kernels (TCSOLVE_GEMM_KERNEL=mma).
 bool wgmma_available();
 
-/// C = alpha op(A) op(B) + beta C with the scheme's splits (single: RN to FP16; markidis,
-/// halfhalf: Ootomo's RN split with scale 1 / 2^11; legemm: bit-cut and 2^10). chunk_steps:
-/// halfhalf's k-steps of 16 of hi*hi chained inside before the outside FP32 add. shift_a /
-/// shift_b: ec scaling exponents on the device (nullptr: none). use_fp16: auto's device flag
-/// (nullptr: always run).
-void wgmma_gemm(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shift_a, const int* shift_b,
-                const int* use_fp16);
+/// C = alpha op(A) op(B) + beta C with the scheme's splits (single: RN to FP16 / RNA to TF32;
+/// markidis, halfhalf: Ootomo's split with scale 1 / 2^11; legemm: bit-cut and 2^10). tf32:
+/// TF32 operands (single and halfhalf only). chunk_steps: halfhalf's k-steps (16 FP16, 8 TF32)
+/// of hi*hi chained inside before the outside FP32 add. shift_a / shift_b: ec scaling
+/// exponents on the device (nullptr: none). use_fp16: auto's device flag (nullptr: always run;
+/// else the FP16 kernels run when it is nonzero, the TF32 ones when it is zero).
+void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,
+                const int* shift_b, const int* use_fp16);
 
 }  // namespace tcsolve::cuda::detail

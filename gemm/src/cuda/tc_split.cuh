@@ -1,4 +1,4 @@
-// Device FP32 -> FP16 conversions and splits shared by the mma.sync kernels (mma_gemm.cu) and
+// Device FP32 -> FP16 / TF32 conversions and splits shared by the mma.sync kernels (mma_gemm.cu) and
 // the wgmma kernels' split pass (wgmma_gemm.cu). They use the hardware conversions that the
 // [gpu] sweep of split_kernels.cu proved bitwise equal to the host/device helpers of split.hpp
 // on all 2^32 inputs, so both kernel families feed the tensor cores exactly the operands of the
@@ -47,6 +47,23 @@ __device__ __forceinline__ void fp16_pair(float x0, float x1, unsigned& hi, unsi
   if constexpr (T == Transform::round) hi = pack_half2(x0, x1);
   else if constexpr (T == Transform::legemm) split_legemm_pair(x0, x1, hi, lo);
   else split_fp16_rn_pair(x0, x1, T == Transform::markidis ? 1.0f : kOotomoScale, hi, lo);
+}
+
+/// TF32 RNA (cvt.rna.tf32.f32), except that a NaN stays NaN as in round_tf32 (the hardware
+/// turns NaNs with payload only in the dropped bits into inf).
+__device__ __forceinline__ float tf32_rna(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  r &= 0xffffe000u;
+  return isnan(x) ? bits_float(float_bits(x) | 0x00400000u) : bits_float(r);
+}
+
+/// TF32: one FP32 value -> hi (and lo) registers (tf32-tc rounds; tf32tf32 splits).
+template <Transform T>
+__device__ __forceinline__ void tf32_one(float x, unsigned& hi, unsigned& lo) {
+  const float h = tf32_rna(x);
+  hi = float_bits(h);
+  if constexpr (T != Transform::round) lo = float_bits(tf32_rna(__fmul_rn(__fsub_rn(x, h), kOotomoScale)));
 }
 
 }  // namespace tcsolve::cuda::detail
