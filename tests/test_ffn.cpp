@@ -320,14 +320,14 @@ TEST_CASE("tcsolve ffn: bad sizes and names exit 2, a named unavailable variant 
 // Constants (r = 2^-24; the mma model of tests/test_gpu_gemm.cpp: an mma of 16 FP16 products
 // loses at most 16 + 2 * 16 / 4 = 24 units of 2^-23 relative to its sum of |terms|):
 //   fp32-simt (Eigen float / cuBLAS SGEMM, any order, FMA or not, split-K): c = gamma(k + 2, r), a = 0.
-//   ec-fp16: representation of a b by hi_a hi_b + (lo_a hi_b + hi_a lo_b)/2^11: each residual is
-//     rounded once more (2^-11 of |a - hi| <= 2^-11 |a|: 2^-22 |a|) and lo lo / 2^22 is dropped
-//     (<= 2^-22 |a b|): 3 * 2^-22 (1 + 2^-10); accumulation as test_gpu_gemm's halfhalf bound with
-//     ec_chunk_k = 64 (hi*hi chained over 4 mmas, added outside in FP32, the correction chained over
-//     all 2 k/16 mmas); one more rounding of the power-of-two unscaling and epilogue. a covers
-//     FP16-subnormal residuals (after the row/column scaling to a maximum in [2^14, 2^15) the
-//     residual of an element errs by at most 2^-36 in scaled units, 2^-50 of the row's maximum):
-//     a = 2^-48 k max|A| max|B|.
+//   ec-fp16: representation of a b by hi_a hi_b + lo_a hi_b + hi_a lo_b with lo = RN(a - hi): each
+//     residual is rounded once (2^-11 of |a - hi| <= 2^-11 |a|: 2^-22 |a|) and lo lo is dropped
+//     (<= 2^-22 |a b|): 3 * 2^-22 (1 + 2^-10); accumulation as test_gpu_gemm's ec bound with
+//     ec_chunk_k = 32 (the three products chained over 3 * 2 mmas from zero, each chunk added
+//     outside in FP32); the power-of-two unscaling is exact; one more rounding in the epilogue.
+//     a covers FP16-subnormal residuals (after the row/column scaling to a maximum in
+//     [2^14, 2^15) a residual errs by at most 2^-25 in scaled units, 2^-39 of the row's
+//     maximum, on either operand): a = 2^-38 k max|A| max|B|.
 namespace {
 
 struct GemmBound {
@@ -347,11 +347,10 @@ GemmBound gemm_bound(Variant v, int k) {
   const double hh = (1 + u16) * (1 + u16), cc = 2 * (1 + u16) * 0x1p-10;
   const int chunk = GemmOptions{}.ec_chunk_k / 16;
   const int n16 = (k + 15) / 16;
-  const double inside = chained16(chunk), outside = gamma((n16 + chunk - 1) / chunk, r), corr = chained16(2 * n16);
-  const double acc = hh * (inside + outside * (1 + inside)) + cc * corr +
-                     gamma(1, r) * (hh * (1 + inside) * (1 + outside) + cc * (1 + corr));
+  const double inside = chained16(3 * chunk), outside = gamma((n16 + chunk - 1) / chunk, r);
+  const double acc = (hh + cc) * (inside + outside * (1 + inside));
   b.c = 3 * 0x1p-22 * (1 + 0x1p-10) + acc + gamma(2, r) * (hh + cc + acc);
-  b.a_unit = 0x1p-48;
+  b.a_unit = 0x1p-38;
   return b;
 }
 

@@ -176,6 +176,18 @@ SideBound side_bound(Variant resolved, int k, const GemmOptions& options) {
     return b;
   };
 
+  // ec-fp16 / ec-tf32 (the production path): lo*hi, hi*lo, hi*hi chained in one accumulator
+  // for `chunk` k-steps from zero (3 chunk mmas), each chunk added outside in FP32 RN; lo is not
+  // scaled (|lo| <= 2^-11 (1 + u) |a|, inside cc); the power-of-two unscaling is exact.
+  const auto ec = [&](int n, int ks, int chunk) {
+    const double inside = chained(3 * chunk, ks);
+    const double outside = gamma((n + chunk - 1) / chunk, r);
+    SideBound b;
+    b.rel = (hh + cc) * (inside + outside * (1 + inside));
+    b.mag = hh + cc;
+    return b;
+  };
+
   SideBound b;
   switch (resolved) {
     case Variant::fp64:  // DGEMM / Eigen double, any order; the one rounding to FP32 is the epilogue's
@@ -217,11 +229,11 @@ SideBound side_bound(Variant resolved, int k, const GemmOptions& options) {
       b.rel = hh * c0 + cc * c1 + gamma(1, r) * (hh * (1 + c0) + cc * (1 + c1)), b.mag = hh + cc;
       break;
     }
-    case Variant::ec_fp16:  // both backends chain options.ec_chunk_k of hi*hi inside
-      b = halfhalf(n16, kMmaKFp16, options.ec_chunk_k / kMmaKFp16);
+    case Variant::ec_fp16:  // both backends chain options.ec_chunk_k of the three products inside
+      b = ec(n16, kMmaKFp16, options.ec_chunk_k / kMmaKFp16);
       break;
     case Variant::ec_tf32:
-      b = halfhalf(n8, kMmaKTf32, options.ec_chunk_k_tf32 / kMmaKTf32);
+      b = ec(n8, kMmaKTf32, options.ec_chunk_k_tf32 / kMmaKTf32);
       break;
     default:
       FAIL("no CPU emulation to compare with for " << name(resolved));

@@ -164,6 +164,29 @@ float halfhalf_value(const TensorCoreModel& tc, const SplitOperands& s, int i, i
   return acc + corr / scale;
 }
 
+/// The production path (ec-fp16, ec-tf32) on scaled operands with unscaled lo: per chunk of
+/// `chunk` k-steps, lo*hi, hi*lo and hi*hi chained in one accumulator inside the tensor core
+/// from zero; each chunk's partial added outside in FP32 RN. The row/column scaling puts every
+/// row's largest element at 2^14, so lo needs no 2^11 (its FP16 subnormal grid, 2^-24, is
+/// 2^-38 of the row's largest element) and the three products share one accumulator: two
+/// register sets per output (acc, part), which lets the kernel double-buffer part.
+float ec_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j, int ks, int chunk) {
+  const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
+  float acc = 0.0f, part = 0.0f;
+  int steps = 0;
+  for (int p = 0; p < s.hi.kp; p += ks) {
+    part = tc.mma_fp32(al + p, bh + p, ks, part);
+    part = tc.mma_fp32(ah + p, bl + p, ks, part);
+    part = tc.mma_fp32(ah + p, bh + p, ks, part);
+    if (++steps == chunk) {
+      acc += part;  // FP32 RN on the CUDA cores
+      part = 0.0f, steps = 0;
+    }
+  }
+  if (steps != 0) acc += part;
+  return acc;
+}
+
 /// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi, both inside the tensor core.
 float legemm_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j) {
   const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
@@ -247,10 +270,10 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   for (int j = 0; j < o.n; ++j)
     for (int p = 0; p < o.k; ++p)
       scaled.b[static_cast<std::size_t>(j) * o.kp + p] = o.col(j)[p] * scale_factor(shift[o.m + j]);
-  const SplitOperands s = fp16 ? split_operands(scaled, split_ootomo_fp16) : split_operands(scaled, split_ootomo_tf32);
+  const SplitOperands s = fp16 ? split_operands(scaled, split_markidis) : split_operands(scaled, split_ec_tf32);
   const int chunk = chunk_k / ks;
   for_each_output(o.m, o.n, alpha, beta, C, ldc, [&](int i, int j) {
-    const float v = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale);
+    const float v = ec_value(tc, s, i, j, ks, chunk);
     return std::ldexp(v, -(shift[i] + shift[o.m + j]));
   });
 }

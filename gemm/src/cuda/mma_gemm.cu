@@ -260,6 +260,49 @@ struct Halfhalf {
   }
 };
 
+/// The production path (ec-fp16, ec-tf32; emulate.cpp ec_value): lo*hi, hi*lo and hi*hi chained
+/// in one accumulator from zero for `chunk` k-steps, then added outside in FP32 RN; lo not
+/// scaled (the operands are: the Markidis split of the scaled values).
+template <typename M>
+struct Ec {
+  using Mma = M;
+  static constexpr Transform transform = Transform::markidis;
+  static constexpr int min_blocks = 2;
+  float acc[2][4][4], part[2][4][4];
+  int chunk, steps;
+  __device__ void init(int chunk_steps) {
+    zero(acc), zero(part);
+    chunk = chunk_steps, steps = 0;
+  }
+  __device__ void step(const Regs& g) {
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni) {
+        M::mma(part[mi][ni], g.al[mi], g.bh[ni]);
+        M::mma(part[mi][ni], g.ah[mi], g.bl[ni]);
+        M::mma(part[mi][ni], g.ah[mi], g.bh[ni]);
+      }
+    if (++steps == chunk) flush();
+  }
+  __device__ void flush() {
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < 4; ++ni)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          acc[mi][ni][r] = __fadd_rn(acc[mi][ni][r], part[mi][ni][r]);
+          part[mi][ni][r] = 0.0f;
+        }
+    steps = 0;
+  }
+  __device__ void finish() {
+    if (steps != 0) flush();
+  }
+  __device__ float value(int mi, int ni, int r) const { return acc[mi][ni][r]; }
+};
+
 /// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi chained inside.
 struct Legemm {
   using Mma = Fp16Mma;
@@ -774,13 +817,14 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       Params p16 = p, p32 = p;
       p16.chunk_steps = options.ec_chunk_k / Fp16Mma::ks;
       p32.chunk_steps = options.ec_chunk_k_tf32 / Tf32Mma::ks;
+      // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
       auto fp16_path = [&](const int* flag_or_null) {
-        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, false, g, p16.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Fp16Mma>>(p16);
+        if (hopper && p16.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Ec<Fp16Mma>>(p16);
       };
       auto tf32_path = [&](const int* flag_or_null) {
-        if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Tf32Mma>>(p32);
+        if (hopper && p32.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, true, g, 2, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Ec<Tf32Mma>>(p32);
       };
       if (variant == Variant::ec_fp16) {
         fp16_path(nullptr);

@@ -46,7 +46,7 @@ namespace {
 
 constexpr int kTileM = 128, kTileN = 128;  // output tile
 constexpr int kRowBytes = 128;             // k-tile rows: 64 FP16 or 32 TF32 (one 128-byte swizzle row)
-constexpr int kStepsPerTile = 4;           // wgmma k-steps per k-tile (k16 FP16, k8 TF32)
+[[maybe_unused]] constexpr int kStepsPerTile = 4;           // wgmma k-steps per k-tile (k16 FP16, k8 TF32)
 constexpr int kThreads = 384;              // producer + 2 consumer warpgroups
 constexpr int kPartBytes = kTileM * kRowBytes;  // one 128-row operand tile: 16 KiB
 constexpr int tile_k(bool tf32) { return tf32 ? 32 : 64; }
@@ -206,13 +206,17 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
 // ---------------------------------------------------------------------------------------------
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// The rare case of unscale (zero, subnormal, inf/NaN, or a result outside the normal range),
+/// out of line so that the unrolled epilogue stays small.
+__device__ __noinline__ float unscale_slow(float v, int e) { return ldexpf(v, e); }
+
 /// ldexpf(v, e), exactly: an exponent add when v and the result are normal, else ldexpf.
 __device__ __forceinline__ float unscale(float v, int e) {
   const unsigned b = float_bits(v);
   const int ex = static_cast<int>((b >> 23) & 0xffu);
   if (ex != 0 && ex != 255 && ex + e >= 1 && ex + e <= 254)
     return bits_float(b + (static_cast<unsigned>(e) << 23));
-  return ldexpf(v, e);
+  return unscale_slow(v, e);
 }
 
 /// Output tile `t` of the persistent sequence: groups of kGroupN tile columns, down M inside.
@@ -228,13 +232,13 @@ __device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm,
 template <WgmmaScheme S>
 struct Accumulators {
   float acc[64];
-  float extra[S == WgmmaScheme::halfhalf || S == WgmmaScheme::legemm ? 64 : 1];  // corr / acc1
-  float part[S == WgmmaScheme::halfhalf ? 64 : 1];
+  // halfhalf: corr; legemm: acc1; ec: part0 (first chunk of each k-tile)
+  float extra[S == WgmmaScheme::single || S == WgmmaScheme::markidis ? 1 : 64];
+  // halfhalf: hi*hi chained for `chunk` k-steps; ec: part1 (second chunk of each k-tile)
+  float part[S == WgmmaScheme::halfhalf || S == WgmmaScheme::ec ? 64 : 1];
 };
 
-/// kTileChunk (halfhalf): `chunk` counts k-tiles of 64 and hi*hi is added outside after the
-/// k-tile's wgmmas, instead of every `chunk` k-steps of 16 inside the k-tile's sequence.
-template <WgmmaScheme S, bool kTileChunk, bool kTf32>
+template <WgmmaScheme S, bool kTf32>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_ah, const __grid_constant__ CUtensorMap map_al,
                  const __grid_constant__ CUtensorMap map_bh, const __grid_constant__ CUtensorMap map_bl,
@@ -313,56 +317,72 @@ __global__ void __launch_bounds__(kThreads, 1)
         const std::uint64_t bh = smem_desc(part_ptr(stage, 1));
         const std::uint64_t al = smem_desc(part_ptr(stage, 2) + cw * 64 * 128);
         const std::uint64_t bl = smem_desc(part_ptr(stage, 3));
-        wgmma_fence();
+        if constexpr (S == WgmmaScheme::ec) {
+          // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
+          // add of one chunk runs on the CUDA cores while the tensor cores work on the next
+          auto chunk = [&](float(&part)[64], float(&done)[64], int half) {
+            wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kStepsPerTile; ++kk) {
-          const std::uint64_t o = 2 * kk;  // 32 bytes along k (16 FP16, 8 TF32), in 16-byte units
-          if constexpr (S == WgmmaScheme::single) {
-            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-          } else if constexpr (S == WgmmaScheme::markidis) {
-            wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
-            wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
-            wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
-            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-          } else if constexpr (S == WgmmaScheme::legemm) {
-            wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-          } else if constexpr (kTileChunk) {  // part restarts at k-tile boundaries only
-            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
-          } else {
-            wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-            wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-            wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
-            if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
-              wgmma_commit();
-              wgmma_wait<0>();
-              fence_regs(r.part);
-              fence_regs(r.acc);
+            for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
+              const std::uint64_t o = 2 * kk;
+              wgmma_m64n128<kTf32>(part, al + o, bh + o, kk == 2 * half ? 0 : 1);
+              wgmma_m64n128<kTf32>(part, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(part, ah + o, bh + o, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<1>();  // all but this chunk's group: the previous chunk is complete
+            if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
+            fence_regs(done);
+            fence_regs(r.acc);
+            if (half == 1) {
 #pragma unroll
-              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
-              steps = 0;
-              wgmma_fence();
+              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], done[i]);
+            }
+          };
+          chunk(r.extra, r.part, 0);
+          chunk(r.part, r.extra, 1);
+          // part1 of this k-tile: added now (wait 0), so no accumulator is read across k-tiles
+          wgmma_wait<0>();
+          fence_regs(r.part);
+          fence_regs(r.acc);
+#pragma unroll
+          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+        } else {
+          wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kStepsPerTile; ++kk) {
+            const std::uint64_t o = 2 * kk;  // 32 bytes along k (16 FP16, 8 TF32), in 16-byte units
+            if constexpr (S == WgmmaScheme::single) {
+              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+            } else if constexpr (S == WgmmaScheme::markidis) {
+              wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
+              wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+            } else if constexpr (S == WgmmaScheme::legemm) {
+              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+            } else {  // halfhalf
+              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
+              if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
+                wgmma_commit();
+                wgmma_wait<0>();
+                fence_regs(r.part);
+                fence_regs(r.acc);
+#pragma unroll
+                for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+                steps = 0;
+                wgmma_fence();
+              }
             }
           }
+          wgmma_commit();
+          wgmma_wait<1>();  // every group but this k-tile's is complete
+          if (held >= 0 && lane == 0) mbar_arrive(empty + held);
         }
-        wgmma_commit();
-        bool waited = false;
-        if constexpr (S == WgmmaScheme::halfhalf && kTileChunk) {
-          if (++steps == p.chunk) {  // p.chunk k-tiles of hi*hi: add outside
-            wgmma_wait<0>();
-            fence_regs(r.part);
-            fence_regs(r.acc);
-#pragma unroll
-            for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
-            steps = 0;
-            waited = true;
-          }
-        }
-        if (!waited) wgmma_wait<1>();  // every group but this k-tile's is complete
-        if (held >= 0 && lane == 0) mbar_arrive(empty + held);
         held = stage;
         if (++stage == kStages) stage = 0, phase ^= 1u;
       }
@@ -519,13 +539,13 @@ int sm_count() {
   return count;
 }
 
-template <WgmmaScheme S, bool kTileChunk, bool kTf32>
+template <WgmmaScheme S, bool kTf32>
 void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& p) {
   const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
   const CUtensorMap m_ah = operand_map(o.ah, mp, kp, kTf32), m_bh = operand_map(o.bh, np, kp, kTf32);
   const CUtensorMap m_al = uses_lo(S) ? operand_map(o.al, mp, kp, kTf32) : m_ah;
   const CUtensorMap m_bl = uses_lo(S) ? operand_map(o.bl, np, kp, kTf32) : m_bh;
-  auto kernel = wgmma_kernel<S, kTileChunk, kTf32>;
+  auto kernel = wgmma_kernel<S, kTf32>;
   static bool configured = false;  // per instantiation
   if (!configured) {
     TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
@@ -549,7 +569,8 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   switch (scheme) {
     case WgmmaScheme::single: split_both<Transform::round, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
     case WgmmaScheme::markidis:
-      if constexpr (!kTf32) split_both<Transform::markidis, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
+    case WgmmaScheme::ec:  // both: lo = RN(a - hi), not scaled
+      split_both<Transform::markidis, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
       break;
     case WgmmaScheme::halfhalf: split_both<Transform::ootomo, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
     case WgmmaScheme::legemm:
@@ -557,23 +578,17 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
       break;
   }
   phases.mark(kTf32 ? "main-tf32" : "main-fp16");
-  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C, g.ldc,
-               chunk_steps, shift_a, shift_b, use_fp16};
+  const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
+                     g.ldc, chunk_steps, shift_a, shift_b, use_fp16};
   switch (scheme) {
-    case WgmmaScheme::single: launch_main<WgmmaScheme::single, false, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(mp, np, kp, ws, p); break;
     case WgmmaScheme::markidis:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, false, kTf32>(mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(mp, np, kp, ws, p);
       break;
-    case WgmmaScheme::halfhalf:
-      if (chunk_steps % kStepsPerTile == 0) {  // whole k-tiles (ec-*): the outside add between k-tiles
-        p.chunk = chunk_steps / kStepsPerTile;
-        launch_main<WgmmaScheme::halfhalf, true, kTf32>(mp, np, kp, ws, p);
-      } else {
-        launch_main<WgmmaScheme::halfhalf, false, kTf32>(mp, np, kp, ws, p);
-      }
-      break;
+    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(mp, np, kp, ws, p); break;
     case WgmmaScheme::legemm:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, false, kTf32>(mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(mp, np, kp, ws, p);
       break;
   }
 }
@@ -621,7 +636,7 @@ bool wgmma_available() {
       return false;
     if (major != 9 || minor != 0) return false;
     cudaFuncAttributes attr{};  // the build carries sm_90a code of the kernel
-    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false, false>) == cudaSuccess &&
+    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false>) == cudaSuccess &&
            attr.binaryVersion >= 90;
   }();
   return available;
@@ -629,8 +644,10 @@ bool wgmma_available() {
 
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,
                 const int* shift_b, const int* use_fp16) {
-  if (tf32 && scheme != WgmmaScheme::single && scheme != WgmmaScheme::halfhalf)
-    throw Unavailable("the TF32 wgmma kernel serves tf32-tc and the tf32tf32 (halfhalf) scheme only");
+  if (tf32 && (scheme == WgmmaScheme::markidis || scheme == WgmmaScheme::legemm))
+    throw Unavailable("the TF32 wgmma kernel serves the single, halfhalf and ec schemes only");
+  if (scheme == WgmmaScheme::ec && chunk_steps != 2)
+    throw Unavailable("the wgmma ec scheme adds outside every 2 k-steps, got " + std::to_string(chunk_steps));
   if (tf32) run<true>(scheme, g, chunk_steps, shift_a, shift_b, use_fp16);
   else run<false>(scheme, g, chunk_steps, shift_a, shift_b, use_fp16);
 }

@@ -25,7 +25,9 @@ class PhaseTimer {
 };
 
 /// Accumulation scheme of the wgmma kernel (the policies of mma_gemm.cu, same arithmetic).
-enum class WgmmaScheme { single, markidis, halfhalf, legemm };
+/// ec: the production path's scheme (emulate.cpp ec_value): lo*hi, hi*lo, hi*hi chained in one
+/// accumulator from zero for 2 k-steps, then added outside in FP32; lo not scaled.
+enum class WgmmaScheme { single, markidis, halfhalf, legemm, ec };
 
 /// True on a compute capability 9.0 device when the build carries the sm_90a kernels and the
 /// environment does not ask for the mma.sync kernels (TCSOLVE_GEMM_KERNEL=mma).
@@ -33,7 +35,7 @@ bool wgmma_available();
 
 /// C = alpha op(A) op(B) + beta C with the scheme's splits (single: RN to FP16 / RNA to TF32;
 /// markidis, halfhalf: Ootomo's split with scale 1 / 2^11; legemm: bit-cut and 2^10). tf32:
-/// TF32 operands (single and halfhalf only). chunk_steps: halfhalf's k-steps (16 FP16, 8 TF32)
+/// TF32 operands (single, halfhalf and ec only). chunk_steps: halfhalf's k-steps (16 FP16, 8 TF32)
 /// of hi*hi chained inside before the outside FP32 add. shift_a / shift_b: ec scaling
 /// exponents on the device (nullptr: none). use_fp16: auto's device flag (nullptr: always run;
 /// else the FP16 kernels run when it is nonzero, the TF32 ones when it is zero).

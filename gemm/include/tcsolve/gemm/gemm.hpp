@@ -26,13 +26,14 @@ struct TcModel {
 
 struct GemmOptions {
   TcModel model{};
-  /// ec-fp16: number of k (a multiple of 16) whose hi*hi products are accumulated inside the
-  /// tensor core before the partial sum is added outside in FP32 RN. 64 is one k-tile of the
-  /// Hopper wgmma kernel (the outside add falls between k-tiles).
-  int ec_chunk_k = 64;
-  /// ec-tf32: the same for the TF32 path (a multiple of 8). 32: TF32 inputs of type 2 (Ootomo)
-  /// measured 2.19x fp32-simt's residual with 64 and at most 1.6x with 32 (test_exponent_range).
-  int ec_chunk_k_tf32 = 32;
+  /// ec-fp16: number of k (a multiple of 16) over which lo*hi, hi*lo and hi*hi are accumulated
+  /// inside the tensor core from zero before the partial sum is added outside in FP32 RN. 32
+  /// is two wgmma k-steps: the Hopper kernel double-buffers the partial sums at that chunk
+  /// (other values run on the mma.sync kernel). Chunk 64 measured up to 2.25x the blocked
+  /// Eigen FP32 residual on exp_rand(-15,14), 32 at most 1.7x (docs/design.md).
+  int ec_chunk_k = 32;
+  /// ec-tf32: the same for the TF32 path (a multiple of 8; 16 = two wgmma k-steps).
+  int ec_chunk_k_tf32 = 16;
 };
 
 /// What actually ran.
