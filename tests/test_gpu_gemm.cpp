@@ -176,7 +176,7 @@ SideBound side_bound(Variant resolved, int k, const GemmOptions& options) {
     return b;
   };
 
-  // ec-fp16 / ec-tf32 (the production path): lo*hi, hi*lo, hi*hi chained in one accumulator
+  // ec-fp16 (the production path's FP16 scheme): lo*hi, hi*lo, hi*hi chained in one accumulator
   // for `chunk` k-steps from zero (3 chunk mmas), each chunk added outside in FP32 RN; lo is not
   // scaled (|lo| <= 2^-11 (1 + u) |a|, inside cc); the power-of-two unscaling is exact.
   const auto ec = [&](int n, int ks, int chunk) {
@@ -232,8 +232,8 @@ SideBound side_bound(Variant resolved, int k, const GemmOptions& options) {
     case Variant::ec_fp16:  // both backends chain options.ec_chunk_k of the three products inside
       b = ec(n16, kMmaKFp16, options.ec_chunk_k / kMmaKFp16);
       break;
-    case Variant::ec_tf32:
-      b = ec(n8, kMmaKTf32, options.ec_chunk_k_tf32 / kMmaKTf32);
+    case Variant::ec_tf32:  // tf32tf32 with the hi*hi chunk
+      b = halfhalf(n8, kMmaKTf32, options.ec_chunk_k_tf32 / kMmaKTf32);
       break;
     default:
       FAIL("no CPU emulation to compare with for " << name(resolved));

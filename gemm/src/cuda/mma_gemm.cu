@@ -260,7 +260,7 @@ struct Halfhalf {
   }
 };
 
-/// The production path (ec-fp16, ec-tf32; emulate.cpp ec_value): lo*hi, hi*lo and hi*hi chained
+/// The production path's FP16 scheme (ec-fp16; emulate.cpp ec_value): lo*hi, hi*lo and hi*hi chained
 /// in one accumulator from zero for `chunk` k-steps, then added outside in FP32 RN; lo not
 /// scaled (the operands are: the Markidis split of the scaled values).
 template <typename M>
@@ -822,9 +822,11 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         if (hopper && p16.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
         else launch<Ec<Fp16Mma>>(p16);
       };
+      // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
       auto tf32_path = [&](const int* flag_or_null) {
-        if (hopper && p32.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, true, g, 2, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Ec<Tf32Mma>>(p32);
+        if (hopper && p32.chunk_steps % 4 == 0)
+          wgmma_gemm(WgmmaScheme::halfhalf_tiles, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Halfhalf<Tf32Mma>>(p32);
       };
       if (variant == Variant::ec_fp16) {
         fp16_path(nullptr);

@@ -63,9 +63,7 @@ template <Transform T>
 __device__ __forceinline__ void tf32_one(float x, unsigned& hi, unsigned& lo) {
   const float h = tf32_rna(x);
   hi = float_bits(h);
-  // markidis (the ec-tf32 split): lo not scaled; tf32tf32: lo scaled by 2^11
-  if constexpr (T == Transform::markidis) lo = float_bits(tf32_rna(__fsub_rn(x, h)));
-  else if constexpr (T != Transform::round) lo = float_bits(tf32_rna(__fmul_rn(__fsub_rn(x, h), kOotomoScale)));
+  if constexpr (T != Transform::round) lo = float_bits(tf32_rna(__fmul_rn(__fsub_rn(x, h), kOotomoScale)));
 }
 
 }  // namespace tcsolve::cuda::detail

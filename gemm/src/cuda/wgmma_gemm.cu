@@ -235,7 +235,7 @@ struct Accumulators {
   // halfhalf: corr; legemm: acc1; ec: part0 (first chunk of each k-tile)
   float extra[S == WgmmaScheme::single || S == WgmmaScheme::markidis ? 1 : 64];
   // halfhalf: hi*hi chained for `chunk` k-steps; ec: part1 (second chunk of each k-tile)
-  float part[S == WgmmaScheme::halfhalf || S == WgmmaScheme::ec ? 64 : 1];
+  float part[S == WgmmaScheme::single || S == WgmmaScheme::markidis || S == WgmmaScheme::legemm ? 1 : 64];
 };
 
 template <WgmmaScheme S, bool kTf32>
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       tile_coords(p, t, tm, tn);
 #pragma unroll
       for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
-      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::legemm) {
+      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles || S == WgmmaScheme::legemm) {
 #pragma unroll
         for (int i = 0; i < 64; ++i) r.extra[i] = 0.0f;
       }
@@ -363,6 +363,10 @@ __global__ void __launch_bounds__(kThreads, 1)
               wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
               wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
               wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+            } else if constexpr (S == WgmmaScheme::halfhalf_tiles) {  // part restarts at k-tile boundaries
+              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
             } else {  // halfhalf
               wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
               wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
@@ -380,7 +384,19 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           }
           wgmma_commit();
-          wgmma_wait<1>();  // every group but this k-tile's is complete
+          bool waited = false;
+          if constexpr (S == WgmmaScheme::halfhalf_tiles) {
+            if (++steps == p.chunk) {  // p.chunk k-tiles of hi*hi: add outside
+              wgmma_wait<0>();
+              fence_regs(r.part);
+              fence_regs(r.acc);
+#pragma unroll
+              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+              steps = 0;
+              waited = true;
+            }
+          }
+          if (!waited) wgmma_wait<1>();  // every group but this k-tile's is complete
           if (held >= 0 && lane == 0) mbar_arrive(empty + held);
         }
         held = stage;
@@ -389,7 +405,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
       if (held >= 0 && lane == 0) mbar_arrive(empty + held);
       fence_regs(r.acc);
-      if constexpr (S == WgmmaScheme::halfhalf) {
+      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles) {
         fence_regs(r.extra);
         fence_regs(r.part);
         if (steps != 0) {
@@ -413,7 +429,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < 64; ++i) {  // the variant's result, unscaled, into acc
         float v = r.acc[i];
-        if constexpr (S == WgmmaScheme::halfhalf) v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
+        if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles)
+          v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
         if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
         if (p.shift_a != nullptr) {
           const int gj = col0 + 8 * (i / 4) + i % 2;
@@ -572,7 +589,8 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
     case WgmmaScheme::ec:  // both: lo = RN(a - hi), not scaled
       split_both<Transform::markidis, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
       break;
-    case WgmmaScheme::halfhalf: split_both<Transform::ootomo, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
+    case WgmmaScheme::halfhalf:
+    case WgmmaScheme::halfhalf_tiles: split_both<Transform::ootomo, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
     case WgmmaScheme::legemm:
       if constexpr (!kTf32) split_both<Transform::legemm, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws);
       break;
@@ -586,6 +604,12 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
       if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(mp, np, kp, ws, p);
       break;
     case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::halfhalf_tiles: {
+      MainParams q = p;
+      q.chunk = chunk_steps / kStepsPerTile;
+      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(mp, np, kp, ws, q);
+      break;
+    }
     case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(mp, np, kp, ws, p); break;
     case WgmmaScheme::legemm:
       if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(mp, np, kp, ws, p);
@@ -645,7 +669,10 @@ bool wgmma_available() {
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,
                 const int* shift_b, const int* use_fp16) {
   if (tf32 && (scheme == WgmmaScheme::markidis || scheme == WgmmaScheme::legemm))
-    throw Unavailable("the TF32 wgmma kernel serves the single, halfhalf and ec schemes only");
+    throw Unavailable("the TF32 wgmma kernel serves the single, halfhalf(_tiles) and ec schemes only");
+  if (scheme == WgmmaScheme::halfhalf_tiles && (chunk_steps < kStepsPerTile || chunk_steps % kStepsPerTile != 0))
+    throw Unavailable("the wgmma halfhalf_tiles scheme adds outside after whole k-tiles of 4 k-steps, got " +
+                      std::to_string(chunk_steps) + " k-steps");
   if (scheme == WgmmaScheme::ec && chunk_steps != 2)
     throw Unavailable("the wgmma ec scheme adds outside every 2 k-steps, got " + std::to_string(chunk_steps));
   if (tf32) run<true>(scheme, g, chunk_steps, shift_a, shift_b, use_fp16);

@@ -27,7 +27,9 @@ class PhaseTimer {
 /// Accumulation scheme of the wgmma kernel (the policies of mma_gemm.cu, same arithmetic).
 /// ec: the production path's scheme (emulate.cpp ec_value): lo*hi, hi*lo, hi*hi chained in one
 /// accumulator from zero for 2 k-steps, then added outside in FP32; lo not scaled.
-enum class WgmmaScheme { single, markidis, halfhalf, legemm, ec };
+/// halfhalf_tiles: halfhalf whose hi*hi chunk is whole k-tiles (4 k-steps), added outside
+/// between k-tiles (ec-tf32).
+enum class WgmmaScheme { single, markidis, halfhalf, halfhalf_tiles, legemm, ec };
 
 /// True on a compute capability 9.0 device when the build carries the sm_90a kernels and the
 /// environment does not ask for the mma.sync kernels (TCSOLVE_GEMM_KERNEL=mma).

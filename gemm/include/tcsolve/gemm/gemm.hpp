@@ -32,8 +32,10 @@ struct GemmOptions {
   /// (other values run on the mma.sync kernel). Chunk 64 measured up to 2.25x the blocked
   /// Eigen FP32 residual on exp_rand(-15,14), 32 at most 1.7x (docs/design.md).
   int ec_chunk_k = 32;
-  /// ec-tf32: the same for the TF32 path (a multiple of 8; 16 = two wgmma k-steps).
-  int ec_chunk_k_tf32 = 16;
+  /// ec-tf32 (Ootomo's tf32tf32 on the scaled operands: lo scaled by 2^11 and lo*hi + hi*lo in
+  /// their own accumulator): k (a multiple of 8) of hi*hi accumulated inside before the outside
+  /// add. 32 is one k-tile of the Hopper kernel.
+  int ec_chunk_k_tf32 = 32;
 };
 
 /// What actually ran.

@@ -51,13 +51,6 @@ TCSOLVE_HOST_DEVICE inline SplitPair split_legemm(float a) {
   return {hi, round_fp16((a - hi) * kLegemmScale, Rounding::rz)};
 }
 
-/// The production path's TF32 split (ec-tf32): hi = tf32_rna(a), lo = tf32_rna(a - hi), lo not
-/// scaled (TF32 has FP32's exponent range). ec-fp16 uses split_markidis on its scaled operands.
-TCSOLVE_HOST_DEVICE inline SplitPair split_ec_tf32(float a) {
-  const float hi = round_tf32(a, Rounding::rna);
-  return {hi, round_tf32(a - hi, Rounding::rna)};
-}
-
 /// The unscaled FP16 hi + lo split of Markidis' Eqs. (8)-(9) with rounding r for both
 /// conversions; used to reproduce Ootomo's Tables 1 (RN) and 2 (RZ).
 TCSOLVE_HOST_DEVICE inline SplitPair split_fp16_unscaled(float a, Rounding r) {
