@@ -206,17 +206,16 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
 // ---------------------------------------------------------------------------------------------
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/// The rare case of unscale (zero, subnormal, inf/NaN, or a result outside the normal range),
-/// out of line so that the unrolled epilogue stays small.
-__device__ __noinline__ float unscale_slow(float v, int e) { return ldexpf(v, e); }
-
-/// ldexpf(v, e), exactly: an exponent add when v and the result are normal, else ldexpf.
-__device__ __forceinline__ float unscale(float v, int e) {
-  const unsigned b = float_bits(v);
-  const int ex = static_cast<int>((b >> 23) & 0xffu);
-  if (ex != 0 && ex != 255 && ex + e >= 1 && ex + e <= 254)
-    return bits_float(b + (static_cast<unsigned>(e) << 23));
-  return unscale_slow(v, e);
+/// ldexpf(v, -(sa + sb)) as one or two exact power-of-two multiplications, branch-free: the
+/// first factor 2^e1 with e1 = -(sa + sb) clamped to [-126, 127] (a normal FP32 number), the
+/// second 2^(e - e1), which is 1 unless the row and column scalings together exceed FP32's
+/// exponent range. One multiplication by a normal power of two rounds once, like ldexpf; the
+/// second can round a second time only when the first result is subnormal (inputs whose rows
+/// and columns both span the far ends of FP32's range).
+__device__ __forceinline__ float unscale(float v, int sa, int sb) {
+  const int e = -(sa + sb);
+  const int e1 = min(127, max(-126, e));
+  return __fmul_rn(__fmul_rn(v, scale_factor(e1)), scale_factor(min(127, max(-126, e - e1))));
 }
 
 /// Output tile `t` of the persistent sequence: groups of kGroupN tile columns, down M inside.
@@ -427,16 +426,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
       }
 #pragma unroll
-      for (int i = 0; i < 64; ++i) {  // the variant's result, unscaled, into acc
+      for (int i = 0; i < 64; ++i) {  // the variant's result into acc
         float v = r.acc[i];
         if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles)
           v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
         if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
-        if (p.shift_a != nullptr) {
-          const int gj = col0 + 8 * (i / 4) + i % 2;
-          v = unscale(v, -(sa[(i / 2) % 2] + (gj < p.n ? p.shift_b[gj] : 0)));
-        }
         r.acc[i] = v;
+      }
+      if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
+#pragma unroll
+        for (int c = 0; c < 32; ++c) {
+          const int gj = col0 + 8 * (c / 2) + c % 2;
+          const int sb = gj < p.n ? p.shift_b[gj] : 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int i = 4 * (c / 2) + 2 * h + c % 2;
+            r.acc[i] = unscale(r.acc[i], sa[h], sb);
+          }
+        }
       }
       const bool beta0 = p.beta == 0.0f;
 #pragma unroll
