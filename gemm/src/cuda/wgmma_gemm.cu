@@ -28,6 +28,7 @@
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -154,19 +155,14 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], std::uint64_t desc
 
 constexpr int kSplitRows = 32, kSplitK = 64, kSplitThreads = 256;
 
-/// Rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) -> hi (and lo) FP16 (kTf32: TF32) rows of
-/// length kp. Element (r, k) of op(X) is X[k + r ld] when k_inner, else X[r + k ld];
-/// out-of-range elements are 0. use_fp16 (auto): runs when (*use_fp16 != 0) != kTf32.
-template <Transform T, bool kTf32>
-__global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
-                                                                    int k, int kp, const int* shift,
-                                                                    const int* use_fp16, unsigned* hi,
-                                                                    unsigned* lo) {
-  if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
-  __shared__ float tile[kSplitRows][kSplitK + 1];
-  const int r0 = blockIdx.y * kSplitRows, k0 = blockIdx.x * kSplitK;
+using SplitTile = float[kSplitRows][kSplitK + 1];
+
+/// Loads rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) into the tile: element (r, k) of op(X)
+/// is X[k + r ld] when k_inner, else X[r + k ld]; out-of-range elements are 0. Consecutive
+/// threads walk the stored matrix's contiguous dimension.
+__device__ __forceinline__ void load_split_tile(SplitTile& tile, const float* X, int ld, bool k_inner, int rows,
+                                                int k, int r0, int k0) {
   for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
-    // consecutive threads walk the stored matrix's contiguous dimension
     const int r = k_inner ? idx / kSplitK : idx % kSplitRows;
     const int kk = k_inner ? idx % kSplitK : idx / kSplitRows;
     const int gr = r0 + r, gk = k0 + kk;
@@ -175,30 +171,105 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
       v = k_inner ? X[gk + static_cast<std::size_t>(gr) * ld] : X[gr + static_cast<std::size_t>(gk) * ld];
     tile[r][kk] = v;
   }
-  __syncthreads();
+}
+
+/// The tile, row r multiplied by 2^shift(r), split (or rounded) into hi (and lo) FP16 (kTf32:
+/// TF32) rows of length kp at row r0 and column k0.
+template <Transform T, bool kTf32, typename Shift>
+__device__ __forceinline__ void store_split_tile(const SplitTile& tile, Shift shift, int r0, int k0, int kp,
+                                                 unsigned* hi, unsigned* lo) {
   if constexpr (kTf32) {
     for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
       const int r = idx / kSplitK, kk = idx % kSplitK;
-      const int gr = r0 + r;
-      const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
       unsigned h, l;
-      tf32_one<T>(tile[r][kk] * s, h, l);
-      const std::size_t w = static_cast<std::size_t>(gr) * kp + k0 + kk;
+      tf32_one<T>(tile[r][kk] * shift(r), h, l);
+      const std::size_t w = static_cast<std::size_t>(r0 + r) * kp + k0 + kk;
       hi[w] = h;
       if constexpr (T != Transform::round) lo[w] = l;
     }
   } else {
     for (int idx = threadIdx.x; idx < kSplitRows * kSplitK / 2; idx += kSplitThreads) {
       const int r = idx / (kSplitK / 2), pr = idx % (kSplitK / 2);
-      const int gr = r0 + r;
-      const float s = shift != nullptr && gr < rows ? scale_factor(shift[gr]) : 1.0f;
+      const float s = shift(r);
       unsigned h, l;
       fp16_pair<T>(tile[r][2 * pr] * s, tile[r][2 * pr + 1] * s, h, l);
-      const std::size_t w = (static_cast<std::size_t>(gr) * kp + k0) / 2 + pr;
+      const std::size_t w = (static_cast<std::size_t>(r0 + r) * kp + k0) / 2 + pr;
       hi[w] = h;
       if constexpr (T != Transform::round) lo[w] = l;
     }
   }
+}
+
+/// Split pass: one 32 x 64 tile per block. shift (ec): the scaling exponents of the rows
+/// (nullptr: none). use_fp16 (auto): runs when (*use_fp16 != 0) != kTf32.
+template <Transform T, bool kTf32>
+__global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
+                                                                    int k, int kp, const int* shift,
+                                                                    const int* use_fp16, unsigned* hi,
+                                                                    unsigned* lo) {
+  if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
+  __shared__ SplitTile tile;
+  const int r0 = blockIdx.y * kSplitRows, k0 = blockIdx.x * kSplitK;
+  load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
+  __syncthreads();
+  store_split_tile<T, kTf32>(
+      tile, [&](int r) { return shift != nullptr && r0 + r < rows ? scale_factor(shift[r0 + r]) : 1.0f; }, r0, k0, kp,
+      hi, lo);
+}
+
+/// The ec scaling and the split in one kernel: each block owns 32 whole rows of op(X). Pass 1
+/// reads them and finds each row's exponent range (as exponent_range_kernel: nonzero finite
+/// elements), so the row's scaling exponent (scale_exponent) is known without a grid-wide
+/// step; it is written to shift[row], and the largest range to *max_range (atomicMax; auto).
+/// Pass 2 reads the rows again (from L2 when they fit) and splits them scaled.
+template <Transform T, bool kTf32>
+__global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(const float* X, int ld, bool k_inner, int rows,
+                                                                     int k, int kp, int* shift, int* max_range,
+                                                                     unsigned* hi, unsigned* lo) {
+  __shared__ SplitTile tile;
+  __shared__ float factor[kSplitRows];
+  const int r0 = blockIdx.x * kSplitRows;
+  const int fr = threadIdx.x / 8, fq = threadIdx.x % 8;  // pass 1: row fr, elements 8 fq .. 8 fq + 7
+  int emax = INT_MIN, emin = INT_MAX;
+  for (int k0 = 0; k0 < kp; k0 += kSplitK) {
+    load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const float x = tile[fr][8 * fq + u];
+      if (x != 0.0f && isfinite(x)) {
+        const int e = exponent_of(x);
+        emax = max(emax, e), emin = min(emin, e);
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int off = 4; off > 0; off /= 2) {  // the 8 threads of a row are adjacent lanes
+    emax = max(emax, __shfl_xor_sync(0xffffffffu, emax, off));
+    emin = min(emin, __shfl_xor_sync(0xffffffffu, emin, off));
+  }
+  if (fq == 0) {
+    const int gr = r0 + fr;
+    const bool any = emax != INT_MIN;
+    const int s = scale_exponent(any, emax);
+    factor[fr] = scale_factor(s);
+    if (gr < rows) {
+      shift[gr] = s;
+      if (max_range != nullptr && any) atomicMax(max_range, emax - emin);
+    }
+  }
+  __syncthreads();
+  for (int k0 = 0; k0 < kp; k0 += kSplitK) {
+    load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
+    __syncthreads();
+    store_split_tile<T, kTf32>(tile, [&](int r) { return factor[r]; }, r0, k0, kp, hi, lo);
+    __syncthreads();
+  }
+}
+
+__global__ void auto_flag_kernel(const int* max_range, int* use_fp16) {
+  *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -624,6 +695,56 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   }
 }
 
+/// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
+void production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag) {
+  const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
+  const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
+  const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
+  unsigned char* ws = split_workspace().get(2 * (static_cast<std::size_t>(mp) + np) * kp * elem);
+  int* range = with_auto ? max_range : nullptr;
+  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int)));
+  PhaseTimer phases;
+  phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
+  auto scale_split = [&](auto kernel, int e) {
+    const Operands o(ws, mp, np, kp, e);
+    kernel<<<mp / kSplitRows, kSplitThreads>>>(g.A, g.lda, g.ta == Op::t, g.m, g.k, kp, shift, range,
+                                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al));
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    kernel<<<np / kSplitRows, kSplitThreads>>>(g.B, g.ldb, g.tb == Op::n, g.n, g.k, kp, shift + g.m,
+                                              range == nullptr ? nullptr : range + 1,
+                                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl));
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  };
+  const int* shift_a = shift;
+  const int* shift_b = shift + g.m;
+  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr};
+  if (!tf32_only) {  // ec-fp16, or auto's FP16 half (its choice is known only after the pass)
+    scale_split(scale_split_kernel<Transform::markidis, false>, 2);
+    if (with_auto) {
+      auto_flag_kernel<<<1, 1>>>(max_range, flag);
+      TCSOLVE_CUDA_CHECK(cudaGetLastError());
+      p.use_fp16 = flag;
+    }
+    phases.mark("main-fp16");
+    p.k_tiles = kp / tile_k(false);
+    launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, p);
+  }
+  if (tf32_only || with_auto) {
+    MainParams q = p;
+    q.want_fp16 = 0;
+    q.k_tiles = kp / tile_k(true);
+    q.chunk = tf32_chunk_steps / kStepsPerTile;
+    if (tf32_only) {
+      scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
+    } else {  // the shifts are known: the plain split pass, run only if auto chose TF32
+      phases.mark("split-tf32");
+      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, flag, ws);
+    }
+    phases.mark("main-tf32");
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(mp, np, kp, ws, q);
+  }
+}
+
 }  // namespace
 
 PhaseTimer::PhaseTimer() : on_(std::getenv("TCSOLVE_GEMM_PHASES") != nullptr) {
@@ -671,6 +792,14 @@ bool wgmma_available() {
            attr.binaryVersion >= 90;
   }();
   return available;
+}
+
+void wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
+                      int* flag) {
+  if (tf32_chunk_steps < kStepsPerTile || tf32_chunk_steps % kStepsPerTile != 0)
+    throw Unavailable("the wgmma ec-tf32 scheme adds outside after whole k-tiles of 4 k-steps, got " +
+                      std::to_string(tf32_chunk_steps) + " k-steps");
+  production(variant, g, tf32_chunk_steps, shift, max_range, flag);
 }
 
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,

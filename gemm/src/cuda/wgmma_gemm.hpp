@@ -44,4 +44,12 @@ bool wgmma_available();
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,
                 const int* shift_b, const int* use_fp16);
 
+/// The production path on Hopper (ec-fp16 with ec_chunk_k = 32, ec-tf32 with whole k-tiles,
+/// auto): the ec scaling is computed inside the split kernel (each block owns whole rows), so
+/// the operands are read twice and nothing else runs before the GEMM. shift: m + n ints of
+/// device workspace (rows of op(A), then columns of op(B)); max_range, flag: 2 and 1 ints
+/// (auto: the ranges and the choice, 1 = FP16, left on the device for the caller to read).
+void wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
+                      int* flag);
+
 }  // namespace tcsolve::cuda::detail
