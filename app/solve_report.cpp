@@ -9,7 +9,10 @@
 namespace tcsolve::app {
 
 namespace {
-constexpr int kDefaultBlockSize = 128;
+// nb: 128 on the cpu; 512 on cuda, where the 2n/nb panel factorizations and row swaps are
+// launch-bound (compare, n = 16384 random, ec-fp16 on an H100: total 150 ms at nb 128, 131 at
+// 256, 120 at 512; docs/BENCHMARKS.md).
+constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
 constexpr int kDefaultMaxIterations = 30;
 }  // namespace
 
@@ -18,7 +21,7 @@ void add_solver_options(po::options_description& options) {
   options.add_options()
       ("backend", po::value<std::string>()->default_value("auto")->value_name("B"),
        "auto | cpu | cuda (auto: cuda when a usable GPU is present, else cpu)")
-      ("block-size", po::value<long long>()->default_value(kDefaultBlockSize)->value_name("NB"),
+      ("block-size", po::value<long long>()->default_value(kDefaultBlockSizeCpu, "128 on cpu, 512 on cuda")->value_name("NB"),
        "block size nb of the LU (panel width, k of the trailing-update GEMMs)")
       ("refine", po::value<std::string>()->default_value("classical")->value_name("R"),
        "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
@@ -34,6 +37,8 @@ SolveOptions solver_options(const po::variables_map& vm) {
   SolveOptions o;
   o.backend = parse_backend(vm["backend"].as<std::string>());
   o.block_size = positive_int("block-size", vm["block-size"].as<long long>());
+  if (vm["block-size"].defaulted())
+    o.block_size = resolve_backend(o.backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
   o.refinement = parse_refinement(vm["refine"].as<std::string>());
   const long long max_iter = vm["max-iter"].as<long long>();
   if (max_iter < 0 || max_iter > 1000000)

@@ -809,12 +809,8 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       int* ws = workspace().get(3 * static_cast<std::size_t>(total) + 3);
       int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
       if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
-        wgmma_production(variant, g, options.ec_chunk_k_tf32 / Tf32Mma::ks, shift, max_range, flag);
-        if (variant == Variant::auto_) {
-          int chose_fp16 = 0;
-          TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost));
-          info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-        }
+        const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / Tf32Mma::ks, shift, max_range, flag);
+        if (variant == Variant::auto_) info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
         break;
       }
       {

@@ -696,7 +696,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 }
 
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
-void production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag) {
+bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
@@ -718,31 +718,39 @@ void production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int* shift_a = shift;
   const int* shift_b = shift + g.m;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr};
-  if (!tf32_only) {  // ec-fp16, or auto's FP16 half (its choice is known only after the pass)
+  // auto: the FP16 operands are made while the ranges are found; the choice is read back then
+  // (one synchronisation; launching both paths gated by the device flag cost 0.04 ms of
+  // early-returning blocks at m = n = 16384, k = 512)
+  bool fp16 = !tf32_only;
+  if (!tf32_only) {
     scale_split(scale_split_kernel<Transform::markidis, false>, 2);
     if (with_auto) {
       auto_flag_kernel<<<1, 1>>>(max_range, flag);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
-      p.use_fp16 = flag;
+      int chose = 0;
+      TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost));
+      fp16 = chose != 0;
     }
+  }
+  if (fp16) {
     phases.mark("main-fp16");
     p.k_tiles = kp / tile_k(false);
     launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, p);
-  }
-  if (tf32_only || with_auto) {
+  } else {
     MainParams q = p;
     q.want_fp16 = 0;
     q.k_tiles = kp / tile_k(true);
     q.chunk = tf32_chunk_steps / kStepsPerTile;
     if (tf32_only) {
       scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
-    } else {  // the shifts are known: the plain split pass, run only if auto chose TF32
+    } else {  // auto chose TF32: the shifts are known, the plain split pass
       phases.mark("split-tf32");
-      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, flag, ws);
+      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws);
     }
     phases.mark("main-tf32");
     launch_main<WgmmaScheme::halfhalf_tiles, true>(mp, np, kp, ws, q);
   }
+  return fp16;
 }
 
 }  // namespace
@@ -794,12 +802,12 @@ bool wgmma_available() {
   return available;
 }
 
-void wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
+bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
                       int* flag) {
   if (tf32_chunk_steps < kStepsPerTile || tf32_chunk_steps % kStepsPerTile != 0)
     throw Unavailable("the wgmma ec-tf32 scheme adds outside after whole k-tiles of 4 k-steps, got " +
                       std::to_string(tf32_chunk_steps) + " k-steps");
-  production(variant, g, tf32_chunk_steps, shift, max_range, flag);
+  return production(variant, g, tf32_chunk_steps, shift, max_range, flag);
 }
 
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,

@@ -48,8 +48,8 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 /// auto): the ec scaling is computed inside the split kernel (each block owns whole rows), so
 /// the operands are read twice and nothing else runs before the GEMM. shift: m + n ints of
 /// device workspace (rows of op(A), then columns of op(B)); max_range, flag: 2 and 1 ints
-/// (auto: the ranges and the choice, 1 = FP16, left on the device for the caller to read).
-void wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
+/// (auto: the ranges and the choice, 1 = FP16). Returns whether the FP16 path ran.
+bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
                       int* flag);
 
 }  // namespace tcsolve::cuda::detail
