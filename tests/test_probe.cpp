@@ -161,7 +161,7 @@ TEST_CASE("the wgmma shared-memory image and its descriptor describe the same ca
   CHECK(wgmma_descriptor(0x400, 1024, 128) == ((std::uint64_t{8} << 32) | (std::uint64_t{64} << 16) | 0x40u));
 }
 
-TEST_CASE("the probe on the GPU's tensor cores (mma.sync, wgmma) reports at most the output's bits and prints them", "[gpu]") {
+TEST_CASE("the probe on the GPU's tensor cores (mma.sync, wgmma) reports at most the output's bits and prints them", "[gpu][probe]") {
   if (!cuda::device_available()) {
     WARN("no CUDA device (" << cuda::device_name() << "): skipping the hardware accumulator probe");
     return;
