@@ -1,7 +1,8 @@
 // `tcsolve probe [--backend auto|cpu|cuda] [--acc-bits B --acc-rounding rz|rn] [--trials T]
 // [--json]`: the effective accumulator precision of each tensor-core path (probe.hpp). On the
 // cpu backend the paths run on the emulation's tensor-core model, so the probe is testable
-// anywhere; on cuda they run on the device's mma.sync instructions.
+// anywhere; on cuda they run on the device's mma.sync and (sm_90) wgmma instructions; paths the
+// device cannot run are listed as unavailable, with the reason.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -31,7 +32,9 @@ int run_probe(int argc, char** argv) {
                 "Measures how many mantissa bits each tensor-core path's accumulator really keeps: the\n"
                 "low Ntrun bits of every mma result are truncated and the largest Ntrun that changes\n"
                 "no result over many random inputs gives 23 - Ntrun bits (10 - Ntrun for FP16\n"
-                "outputs). Also says whether positive sums are ever rounded up (not RZ).",
+                "outputs). Also says whether positive sums are ever rounded up (not RZ).\n"
+                "Paths: mma.sync FP16/BF16/TF32/E4M3 (E4M3 from sm_89) and wgmma FP16/E4M3 (sm_90),\n"
+                "with K-chains inside the tensor core; the cpu backend runs them all on its model.",
                 options);
     return 0;
   }
@@ -53,22 +56,38 @@ int run_probe(int argc, char** argv) {
     JsonWriter w(std::cout);
     w.begin_object().field("command", "probe").field("backend", to_string(backend)).field("device", device);
     w.key("results").begin_array();
-    for (const ProbeResult& r : results)
+    for (const ProbeResult& r : results) {
       w.begin_object()
           .field("path", r.path.name)
           .field("instruction", r.path.instruction)
-          .field("effective_accumulator_bits", r.effective_bits)
+          .field("expected_sass", r.path.sass)
+          .field("available", r.available);
+      if (!r.available) {
+        w.field("note", r.note).key("effective_accumulator_bits").null();
+        w.field("output_mantissa_bits", r.output_bits).end_object();
+        continue;
+      }
+      w.field("effective_accumulator_bits", r.effective_bits)
           .field("output_mantissa_bits", r.output_bits)
           .field("consistent_with_rz", r.consistent_with_rz)
+          .field("max_error_vs_exact", r.max_error)
           .field("samples", static_cast<long long>(r.samples))
           .end_object();
+    }
     w.end_array().end_object().finish();
     return 0;
   }
-  std::printf("probe on %s\n\n%-18s %-40s %9s %8s %s\n", device.c_str(), "path", "instruction", "acc bits", "of", "rounding");
-  for (const ProbeResult& r : results)
-    std::printf("%-18s %-40s %9d %8d %s\n", r.path.name.c_str(), r.path.instruction.c_str(), r.effective_bits,
-                r.output_bits, r.consistent_with_rz ? "consistent with RZ" : "rounds up (RN-like)");
+  std::printf("probe on %s\n\n%-23s %-40s %-6s %9s %3s  %s\n", device.c_str(), "path", "instruction (PTX)", "SASS",
+              "acc bits", "of", "rounding");
+  for (const ProbeResult& r : results) {
+    if (!r.available) {
+      std::printf("%-23s %-40s %-6s %9s %3d  unavailable: %s\n", r.path.name.c_str(), r.path.instruction.c_str(),
+                  r.path.sass.c_str(), "-", r.output_bits, r.note.c_str());
+      continue;
+    }
+    std::printf("%-23s %-40s %-6s %9d %3d  %s\n", r.path.name.c_str(), r.path.instruction.c_str(), r.path.sass.c_str(),
+                r.effective_bits, r.output_bits, r.consistent_with_rz ? "consistent with RZ" : "rounds up (RN-like)");
+  }
   return 0;
 }
 

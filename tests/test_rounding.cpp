@@ -140,3 +140,67 @@ TEST_CASE("bit-cut truncates without rounding and equals RZ to FP16 on and off F
     REQUIRE(bit_cut_fp16(x) == round_fp16(x, Rounding::rz));
   }
 }
+
+TEST_CASE("every E4M3 value converts to FP32 and back unchanged, and the grid is the OCP E4M3 grid", "[exact]") {
+  int finite = 0;
+  for (std::uint32_t h = 0; h < 0x100u; ++h) {
+    const auto bits = static_cast<std::uint8_t>(h);
+    const float v = e4m3_value(bits);
+    INFO("e4m3 0x" << std::hex << h);
+    if ((h & 0x7fu) == 0x7fu) {  // S.1111.111 is the only NaN; there is no infinity
+      CHECK(std::isnan(v));
+      continue;
+    }
+    ++finite;
+    REQUIRE(std::isfinite(v));
+    REQUIRE(std::fabs(v) <= kE4m3Max);
+    for (Rounding r : {Rounding::rn, Rounding::rna, Rounding::rz}) REQUIRE(e4m3_bits(v, r) == bits);
+  }
+  CHECK(finite == 254);  // 2 x (127 values incl. zero)
+  CHECK(e4m3_value(0x7e) == 448.0f);
+  CHECK(e4m3_value(0x08) == p2(-6));     // least normal
+  CHECK(e4m3_value(0x01) == p2(-9));     // least subnormal
+  CHECK(e4m3_value(0x38) == 1.0f);       // bias 7
+  CHECK(e4m3_value(0xb9) == -1.125f);    // 3 mantissa bits
+}
+
+TEST_CASE("E4M3 rounding: ties, subnormals, saturation at 448, inf and NaN", "[exact]") {
+  CHECK(e4m3_bits(1.0f + p2(-4), Rounding::rn) == 0x38);  // tie between 1 and 1.125: even
+  CHECK(e4m3_bits(1.0f + p2(-4), Rounding::rna) == 0x39);
+  CHECK(e4m3_bits(1.0f + 3 * p2(-4), Rounding::rn) == 0x3a);  // tie 1.125 / 1.25: even is 1.25
+  CHECK(e4m3_bits(1.0f + p2(-4) + p2(-20), Rounding::rn) == 0x39);
+  CHECK(e4m3_bits(1.0f + p2(-4) + p2(-20), Rounding::rz) == 0x38);
+  CHECK(e4m3_bits(p2(-10), Rounding::rn) == 0x00);   // half the least subnormal: tie to 0
+  CHECK(e4m3_bits(p2(-10), Rounding::rna) == 0x01);
+  CHECK(e4m3_bits(3 * p2(-10), Rounding::rn) == 0x02);  // 1.5 units: even is 2
+  CHECK(e4m3_bits(-7.5f * p2(-9), Rounding::rn) == 0x88);  // rounds up to the least normal
+  CHECK(e4m3_bits(460.0f, Rounding::rn) == 0x7e);   // below the 448/480 midpoint
+  CHECK(e4m3_bits(470.0f, Rounding::rn) == 0x7e);   // would round to 480: saturates
+  CHECK(e4m3_bits(-1e6f, Rounding::rz) == 0xfe);
+  CHECK(e4m3_bits(kInf, Rounding::rn) == 0x7e);
+  CHECK(e4m3_bits(-kInf, Rounding::rn) == 0xfe);
+  CHECK(e4m3_bits(kNan, Rounding::rn) == kE4m3Nan);
+  CHECK(e4m3_bits(p2(-30), Rounding::rz) == 0x00);
+  CHECK(e4m3_bits(-p2(-30), Rounding::rn) == 0x80);
+}
+
+TEST_CASE("E4M3 rounding agrees with an independent double-arithmetic rounding on random floats", "[exact]") {
+  // round_exact_sum onto {4 significand bits, grid floor 2^-9, max 448}: same specification as
+  // e4m3_bits, different code. Compared where no saturation happens (|x| <= 448).
+  const NumberFormat e4m3{4, -9, 448.0};
+  std::mt19937_64 rng(12);
+  for (int t = 0; t < 200000; ++t) {
+    // biased FP32 exponent 110..135: 2^-17 .. 2^9, across the subnormals and to the top
+    const std::uint32_t bits = (static_cast<std::uint32_t>(rng() & 1u) << 31) |
+                               (static_cast<std::uint32_t>(110 + rng() % 26) << 23) |
+                               static_cast<std::uint32_t>(rng() & 0x7fffffu);
+    const float x = bits_float(bits);
+    if (std::fabs(x) > kE4m3Max) continue;
+    for (Rounding r : {Rounding::rn, Rounding::rna, Rounding::rz}) {
+      const double ref = round_exact_sum(x, 0.0, e4m3, r);
+      if (std::fabs(ref) > 448.0) continue;  // rounds past 448: saturation, checked above
+      INFO("x = " << x << " mode " << static_cast<int>(r));
+      REQUIRE(static_cast<double>(round_e4m3(x, r)) == ref);
+    }
+  }
+}

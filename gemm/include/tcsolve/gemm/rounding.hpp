@@ -8,6 +8,8 @@
 //   TF32: FP32's 8-bit exponent with 10 mantissa bits; held in an FP32 word whose low 13
 //         mantissa bits are zero.
 //   BF16: FP32's exponent with 7 mantissa bits (the high half of the FP32 word).
+//   E4M3 (OCP FP8): 1 sign, 4 exponent (bias 7), 3 mantissa bits; normal range [2^-6, 448],
+//         subnormals down to 2^-9; no infinities, S.1111.111 is NaN.
 // Rounding modes (Ootomo & Yokota, Sec. 2.1): RN = nearest, ties to even; RNA = nearest,
 // ties away from zero; RZ = toward zero. "bit-cut" (LE-GEMM, Eq. 5) drops low mantissa bits
 // without looking at them: on FP16's normal range it equals RZ.
@@ -117,6 +119,53 @@ TCSOLVE_HOST_DEVICE inline std::uint16_t bf16_bits_rn(float x) {
 TCSOLVE_HOST_DEVICE inline float bf16_value(std::uint16_t h) {
   return bits_float(static_cast<std::uint32_t>(h) << 16);
 }
+
+// ---------------------------------------------------------------------------------------------
+// FP8 E4M3
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr float kE4m3Max = 448.0f;          ///< largest finite E4M3 (1.75 * 2^8)
+inline constexpr std::uint8_t kE4m3Nan = 0x7f;     ///< the NaN pattern with a + sign
+
+/// E4M3 bit pattern of x rounded with mode r. E4M3 has no infinities: magnitudes that round
+/// above 448, and infinities, saturate to +-448 (the .satfinite rule of PTX cvt ... .e4m3x2);
+/// NaN gives 0x7f. Subnormals kept (multiples of 2^-9).
+TCSOLVE_HOST_DEVICE inline std::uint8_t e4m3_bits(float x, Rounding r) {
+  const std::uint32_t u = float_bits(x);
+  const std::uint32_t sign = (u >> 24) & 0x80u;
+  const std::uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return kE4m3Nan;
+  const std::uint32_t e = a >> 23;  // biased FP32 exponent
+  if (e >= 136u) return static_cast<std::uint8_t>(sign | 0x7eu);  // |x| >= 512 (or inf)
+  if (e >= 121u) {  // E4M3 normal range: |x| >= 2^-6
+    std::uint32_t h = ((e - 120u) << 3) | ((a >> 20) & 0x7u);
+    h += rounding_increment(h, a & 0xfffffu, 0x80000u, r);
+    if (h > 0x7eu) h = 0x7eu;  // 0x7f would be NaN: saturate at 448
+    return static_cast<std::uint8_t>(sign | h);
+  }
+  if (e < 117u) return static_cast<std::uint8_t>(sign);  // |x| < 2^-10: below half the least subnormal
+  const std::uint32_t m = (a & 0x7fffffu) | 0x800000u;    // 24-bit significand
+  const std::uint32_t shift = 141u - e;                   // in [21, 24]: units of 2^-9
+  std::uint32_t h = m >> shift;
+  h += rounding_increment(h, m & ((1u << shift) - 1u), 1u << (shift - 1u), r);
+  return static_cast<std::uint8_t>(sign | h);  // a carry to 8 = 2^-6 is the least normal, as it should be
+}
+
+/// Exact FP32 value of an E4M3 bit pattern (NaN for S.1111.111).
+TCSOLVE_HOST_DEVICE inline float e4m3_value(std::uint8_t h) {
+  const std::uint32_t sign = (static_cast<std::uint32_t>(h) & 0x80u) << 24;
+  const std::uint32_t e = (h >> 3) & 0xfu;
+  const std::uint32_t m = h & 0x7u;
+  if (e == 0xfu && m == 0x7u) return bits_float(sign | 0x7fc00000u);
+  if (e == 0u) {
+    const float v = static_cast<float>(m) * 0.001953125f;  // m * 2^-9, exact
+    return sign ? -v : v;
+  }
+  return bits_float(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+/// x rounded to E4M3 with mode r, returned as the (exactly representable) FP32 value.
+TCSOLVE_HOST_DEVICE inline float round_e4m3(float x, Rounding r) { return e4m3_value(e4m3_bits(x, r)); }
 
 // ---------------------------------------------------------------------------------------------
 // Bit-cut
