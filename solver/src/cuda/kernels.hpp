@@ -58,4 +58,7 @@ void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, c
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
 void masked_add(double* x, const double* d, int n, int cols, const int* mask);
 
+/// y[i] = x[i] / s for i < n, correctly rounded (the cpu's Eigen `x / s`); y may be x.
+void divide(const double* x, int n, double s, double* y);
+
 }  // namespace tcsolve::cuda::kernels
