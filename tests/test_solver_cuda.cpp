@@ -2,7 +2,7 @@
 // equilibration bit for bit, P R A C = L U within the cpu test's bound, refinement to dsgesv's
 // criterion in the cpu path's iteration count (within 1) per variant, the fallback, several
 // right-hand sides, GMRES-IR, exactly singular matrices, the cuSOLVER baselines and `compare
-// --backend cuda`. Skipped, with a warning, without a GPU.
+// --backend cuda`; the cuda randsvd generator against the cpu's spectrum bound. Skipped, with a warning, without a GPU.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/generate.hpp"
@@ -312,4 +313,69 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
   CHECK(solved.find("refinement")->string == "gmres");
   CHECK(solved.find("converged")->boolean);
   CHECK(solved.find("history")->items.size() == static_cast<std::size_t>(solved.find("iterations")->number) + 1);
+}
+
+TEST_CASE("the cuda randsvd generator gives the requested singular values, b = A x, and its own stream",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda randsvd generator");
+  // The cpu test's bound (randsvd_test_util.hpp): |sv_i - sigma_i| <= 8 n^(3/2) u sigma_1. n = 129:
+  // n^2 odd, so the Gaussian kernel's last pair writes one number.
+  for (const int n : {64, 129}) {
+    for (const double cond : {1e2, 1e8}) {
+      for (const SpectrumMode mode : {SpectrumMode::geometric, SpectrumMode::arithmetic, SpectrumMode::clustered}) {
+        const LinearSystem s = generate_system(n, cond, mode, 11, 1, Backend::cuda);
+        const test::SpectrumCheck c = test::check_randsvd_spectrum(s.A, cond, mode);
+        INFO("n " << n << ", cond " << cond << ", " << to_string(mode) << ": max |sv - sigma| " << c.max_error
+                  << " (bound " << c.bound << "), cond error " << c.cond_error << " (bound " << c.cond_bound
+                  << ")");
+        CHECK(c.max_error <= c.bound);
+        CHECK(c.cond_error <= c.cond_bound);
+        REQUIRE(s.x_true.has_value());
+        CHECK(s.b == s.A * *s.x_true);  // b = A x_true, the host's FP64 product, as on the cpu
+        CHECK(s.x_true->cwiseAbs().maxCoeff() <= 1.0);
+        CHECK(s.description.find("backend cuda") != std::string::npos);
+      }
+    }
+  }
+
+  const int n = 300;
+  const LinearSystem a = generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cuda);
+  const test::SpectrumCheck c = test::check_randsvd_spectrum(a.A, 1e6, SpectrumMode::geometric);
+  CHECK(c.max_error <= c.bound);
+  CHECK(a.nrhs() == 2);
+  // Same seed, same device: the same bits. Another seed, or the cpu's stream: another matrix.
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cuda).A == a.A);
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 6, 2, Backend::cuda).A != a.A);
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cpu).A != a.A);
+  // Haar U, V drawn independently: A_ii = sum_k sigma_k u_ik v_ik has E[A_ii^2] = ||A||_F^2 / n^2,
+  // so diag(A) holds about 1/n of the Frobenius mass (10/n allowed). Q = I (no Gaussians) would
+  // put all of it there, U = V (one stream for both) most of it and make A symmetric.
+  const double diagonal_share = a.A.diagonal().squaredNorm() / a.A.squaredNorm();
+  INFO("diagonal share " << diagonal_share);
+  CHECK(diagonal_share <= 10.0 / n);
+  CHECK((a.A - a.A.transpose()).norm() >= 0.5 * a.A.norm());
+}
+
+TEST_CASE("tcsolve generate runs on the cuda backend by default with a GPU and records it", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("tcsolve generate --backend cuda");
+  TempDir dir;
+  const std::string out = dir.path("g.h5");
+  CommandResult r = run_tcsolve("generate --n 200 --cond 1e6 --seed 3 --output '" + out + "' --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  Json doc = require_one_object(r);
+  REQUIRE(doc.find("backend") != nullptr);
+  CHECK(doc.find("backend")->string == "cuda");
+  const LinearSystem s = read_system(out);
+  CHECK(s.description.find("backend cuda") != std::string::npos);
+  const test::SpectrumCheck c = test::check_randsvd_spectrum(s.A, 1e6, SpectrumMode::geometric);
+  CHECK(c.max_error <= c.bound);
+  CHECK(s.A == generate_system(200, 1e6, SpectrumMode::geometric, 3, 1, Backend::cuda).A);
+
+  r = run_tcsolve("generate --n 200 --cond 1e6 --seed 3 --backend cpu --output '" + out + "' --force --json");
+  REQUIRE(r.exit_code == 0);
+  doc = require_one_object(r);
+  CHECK(doc.find("backend")->string == "cpu");
+  CHECK(read_system(out).A == generate_system(200, 1e6, SpectrumMode::geometric, 3, 1, Backend::cpu).A);
 }
