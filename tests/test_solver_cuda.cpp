@@ -1,8 +1,8 @@
 // [gpu] tests of the solver's cuda path (solver/src/cuda) against the cpu path: the same
 // equilibration bit for bit, P R A C = L U within the cpu test's bound, refinement to dsgesv's
 // criterion in the cpu path's iteration count (within 1) per variant, the fallback, several
-// right-hand sides, exactly singular matrices, the cuSOLVER baselines and `compare --backend
-// cuda`. Skipped, with a warning, without a GPU.
+// right-hand sides, GMRES-IR, exactly singular matrices, the cuSOLVER baselines and `compare
+// --backend cuda`; the cuda randsvd generator against the cpu's spectrum bound. Skipped, with a warning, without a GPU.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/generate.hpp"
@@ -140,8 +141,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the cuda solver: several right-hand sides, the FP64 fallback, max_iterations 0, no GMRES",
-          "[gpu]") {
+TEST_CASE("the cuda solver: several right-hand sides, the FP64 fallback, max_iterations 0", "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda solver's options");
   const LinearSystem three = generate_system(256, 1e4, SpectrumMode::geometric, 4, 3);
   const SolveResult r = solve(three, options(Backend::cuda, Variant::ec_tf32, 64));
@@ -168,10 +168,63 @@ TEST_CASE("the cuda solver: several right-hand sides, the FP64 fallback, max_ite
   CHECK(lu_only.iterations == 0);
   CHECK(lu_only.history.size() == 1);
   CHECK_FALSE(lu_only.converged);
+}
 
-  o = options(Backend::cuda, Variant::fp32_simt, 64);
+TEST_CASE("cuda GMRES-IR reaches dsgesv's criterion on fp16-tc randsvd cond 1e7 and 1e8, classical does not",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("GMRES-IR on the cuda backend");
+  // n = 128, nb = 32: three trailing updates run on fp16-tc (unit roundoff 2^-11), so the LU
+  // preconditioner is poor (u16 cond >> 1) and classical refinement cannot contract; n > the
+  // GMRES cycle of 100, so each outer step is a genuine restart-free cycle, not a full Krylov
+  // solve. The cpu GMRES-IR converges on these systems in 5 and 6 outer steps of at most 100
+  // inner iterations each (measured with the emulation); the cuda one must converge too.
+  std::printf("\nfp16-tc, n = 128, nb = 32: GMRES-IR outer iterations cpu / cuda\n");
+  for (const double cond : {1e7, 1e8}) {
+    const LinearSystem sys = generate_system(128, cond, SpectrumMode::geometric, 7);
+    SolveOptions o = options(Backend::cuda, Variant::fp16_tc, 32);
+    const SolveResult classical = solve(sys, o);
+    o.refinement = Refinement::gmres;
+    const SolveResult r = solve(sys, o);
+    SolveOptions c = o;
+    c.backend = Backend::cpu;
+    const SolveResult cpu = solve(sys, c);
+    std::printf("  cond %.0e: cpu %d%s (%s), cuda %d%s (%s); cuda classical %d%s\n", cond, cpu.iterations,
+                cpu.converged ? "" : "x", cpu.note.c_str(), r.iterations, r.converged ? "" : "x", r.note.c_str(),
+                classical.iterations, classical.converged ? "" : "x");
+    INFO("cond " << cond << ": cuda gmres: " << r.note << " / cpu gmres: " << cpu.note
+                 << " / cuda classical: " << classical.note);
+    CHECK_FALSE(classical.converged);
+    CHECK(r.backend == Backend::cuda);
+    CHECK(r.converged);
+    CHECK_FALSE(r.fallback_used);
+    CHECK(dsgesv_criterion(sys, r.x));
+    CHECK(r.iterations >= 1);
+    CHECK(r.history.size() == static_cast<std::size_t>(r.iterations) + 1);
+    CHECK(r.note.find("GMRES inner iterations: ") != std::string::npos);
+    CHECK(phase(r, "gmres") > 0);
+    // The forward error dsgesv's criterion implies: ||x - x*|| <= ||A^-1|| ||r|| with ||r||_inf <=
+    // sqrt(n) ||x|| ||A|| eps64, plus the rounding of b = A x* in FP64 (n u |A||x*|): forward error
+    // <= cond_inf (sqrt(n) + n) eps64, with a factor 2 for ||x|| / ||x*||.
+    const int n = sys.n();
+    const double cond_inf = sys.A.cwiseAbs().rowwise().sum().maxCoeff() *
+                            sys.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
+    REQUIRE(r.forward_error.has_value());
+    CHECK(*r.forward_error <= 2 * cond_inf * (std::sqrt(static_cast<double>(n)) + n) * kEps64);
+    // Same algorithm, same stopping rules: about the cpu's outer iteration count (the LU and the
+    // Gram-Schmidt round differently, so a few steps more are the same behaviour; a crawl is not).
+    REQUIRE(cpu.converged);
+    CHECK(r.iterations <= cpu.iterations + 3);
+  }
+
+  // Several right-hand sides: one GMRES cycle per column not yet converged.
+  const LinearSystem two = generate_system(128, 1e7, SpectrumMode::geometric, 9, 2);
+  SolveOptions o = options(Backend::cuda, Variant::fp16_tc, 32);
   o.refinement = Refinement::gmres;
-  CHECK_THROWS_AS(solve(hard, o), Unavailable);
+  const SolveResult r2 = solve(two, o);
+  INFO(r2.note);
+  CHECK(r2.converged);
+  CHECK(r2.x.cols() == 2);
+  CHECK(dsgesv_criterion(two, r2.x));
 }
 
 TEST_CASE("an exactly singular matrix throws InvalidInput naming the column on the cuda backend", "[gpu]") {
@@ -246,9 +299,83 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
     if (i < 3) CHECK(t->find("update") != nullptr);
   }
 
-  // GMRES-IR is cpu-only: exit 4 with a clear message.
-  const CommandResult g = run_tcsolve("solve --input '" + input + "' --backend cuda --refine gmres");
+  // GMRES-IR runs on the cuda backend too, with the same JSON members.
+  const CommandResult g =
+      run_tcsolve("solve --input '" + input + "' --backend cuda --variant ec-fp16 --refine gmres --json");
   INFO(g);
-  CHECK(g.exit_code == 4);
-  CHECK(contains(g.err, "gmres"));
+  REQUIRE(g.exit_code == 0);
+  const Json solved = require_one_object(g);
+  for (const char* key : {"backend", "refinement", "converged", "iterations", "history", "backward_error"}) {
+    INFO(key);
+    REQUIRE(solved.find(key) != nullptr);
+  }
+  CHECK(solved.find("backend")->string == "cuda");
+  CHECK(solved.find("refinement")->string == "gmres");
+  CHECK(solved.find("converged")->boolean);
+  CHECK(solved.find("history")->items.size() == static_cast<std::size_t>(solved.find("iterations")->number) + 1);
+}
+
+TEST_CASE("the cuda randsvd generator gives the requested singular values, b = A x, and its own stream",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda randsvd generator");
+  // The cpu test's bound (randsvd_test_util.hpp): |sv_i - sigma_i| <= 8 n^(3/2) u sigma_1. n = 129:
+  // n^2 odd, so the Gaussian kernel's last pair writes one number.
+  for (const int n : {64, 129}) {
+    for (const double cond : {1e2, 1e8}) {
+      for (const SpectrumMode mode : {SpectrumMode::geometric, SpectrumMode::arithmetic, SpectrumMode::clustered}) {
+        const LinearSystem s = generate_system(n, cond, mode, 11, 1, Backend::cuda);
+        const test::SpectrumCheck c = test::check_randsvd_spectrum(s.A, cond, mode);
+        INFO("n " << n << ", cond " << cond << ", " << to_string(mode) << ": max |sv - sigma| " << c.max_error
+                  << " (bound " << c.bound << "), cond error " << c.cond_error << " (bound " << c.cond_bound
+                  << ")");
+        CHECK(c.max_error <= c.bound);
+        CHECK(c.cond_error <= c.cond_bound);
+        REQUIRE(s.x_true.has_value());
+        CHECK(s.b == s.A * *s.x_true);  // b = A x_true, the host's FP64 product, as on the cpu
+        CHECK(s.x_true->cwiseAbs().maxCoeff() <= 1.0);
+        CHECK(s.description.find("backend cuda") != std::string::npos);
+      }
+    }
+  }
+
+  const int n = 300;
+  const LinearSystem a = generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cuda);
+  const test::SpectrumCheck c = test::check_randsvd_spectrum(a.A, 1e6, SpectrumMode::geometric);
+  CHECK(c.max_error <= c.bound);
+  CHECK(a.nrhs() == 2);
+  // Same seed, same device: the same bits. Another seed, or the cpu's stream: another matrix.
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cuda).A == a.A);
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 6, 2, Backend::cuda).A != a.A);
+  CHECK(generate_system(n, 1e6, SpectrumMode::geometric, 5, 2, Backend::cpu).A != a.A);
+  // Haar U, V drawn independently: A_ii = sum_k sigma_k u_ik v_ik has E[A_ii^2] = ||A||_F^2 / n^2,
+  // so diag(A) holds about 1/n of the Frobenius mass (10/n allowed). Q = I (no Gaussians) would
+  // put all of it there, U = V (one stream for both) most of it and make A symmetric.
+  const double diagonal_share = a.A.diagonal().squaredNorm() / a.A.squaredNorm();
+  INFO("diagonal share " << diagonal_share);
+  CHECK(diagonal_share <= 10.0 / n);
+  CHECK((a.A - a.A.transpose()).norm() >= 0.5 * a.A.norm());
+}
+
+TEST_CASE("tcsolve generate runs on the cuda backend by default with a GPU and records it", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("tcsolve generate --backend cuda");
+  TempDir dir;
+  const std::string out = dir.path("g.h5");
+  CommandResult r = run_tcsolve("generate --n 200 --cond 1e6 --seed 3 --output '" + out + "' --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  Json doc = require_one_object(r);
+  REQUIRE(doc.find("backend") != nullptr);
+  CHECK(doc.find("backend")->string == "cuda");
+  const LinearSystem s = read_system(out);
+  CHECK(s.description.find("backend cuda") != std::string::npos);
+  const test::SpectrumCheck c = test::check_randsvd_spectrum(s.A, 1e6, SpectrumMode::geometric);
+  CHECK(c.max_error <= c.bound);
+  CHECK(s.A == generate_system(200, 1e6, SpectrumMode::geometric, 3, 1, Backend::cuda).A);
+
+  r = run_tcsolve("generate --n 200 --cond 1e6 --seed 3 --backend cpu --output '" + out + "' --force --json");
+  REQUIRE(r.exit_code == 0);
+  doc = require_one_object(r);
+  CHECK(doc.find("backend")->string == "cpu");
+  CHECK(read_system(out).A == generate_system(200, 1e6, SpectrumMode::geometric, 3, 1, Backend::cpu).A);
 }

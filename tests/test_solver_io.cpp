@@ -22,8 +22,11 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/generate.hpp"
+#include "tcsolve/solver/philox.hpp"
 #include "tcsolve/solver/system.hpp"
 
 namespace {
@@ -527,6 +530,82 @@ TEST_CASE("randsvd matrices have the requested singular values and 2-norm condit
   }
 }
 
+TEST_CASE("every singular value of a cpu randsvd matrix is sigma_i within the QR bound", "[io]") {
+  // The bound of randsvd_test_util.hpp: |sv_i - sigma_i| <= 8 n^(3/2) u sigma_1 (Higham Thm
+  // 19.4 for the computed Q), and cond_2 relative to cond within twice that times cond. n = 129:
+  // odd, so the Box-Muller spare of U's last pair starts V's matrix, and above no threshold;
+  // n = 300: U and V factored on two threads, the product by column blocks.
+  for (const int n : {64, 129, 300}) {
+    for (const double cond : {1e2, 1e8}) {
+      for (const tcsolve::SpectrumMode mode :
+           {tcsolve::SpectrumMode::geometric, tcsolve::SpectrumMode::arithmetic,
+            tcsolve::SpectrumMode::clustered}) {
+        if (n == 300 && cond == 1e2) continue;  // the SVDs of n = 300 are the slow part
+        const LinearSystem s = tcsolve::generate_system(n, cond, mode, 11, 1, tcsolve::Backend::cpu);
+        const tcsolve::test::SpectrumCheck c = tcsolve::test::check_randsvd_spectrum(s.A, cond, mode);
+        INFO("n " << n << ", cond " << cond << ", " << tcsolve::to_string(mode) << ": max |sv - sigma| "
+                  << c.max_error << " (bound " << c.bound << "), cond error " << c.cond_error << " (bound "
+                  << c.cond_bound << ")");
+        CHECK(c.max_error <= c.bound);
+        CHECK(c.cond_error <= c.cond_bound);
+        CHECK(s.description.find("backend cpu") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("Philox4x32-10 reproduces the Random123 known-answer vectors", "[exact]") {
+  using tcsolve::philox::Block;
+  struct Kat {
+    Block counter;
+    std::uint32_t k0, k1;
+    Block expected;
+  };
+  // Random123 1.09, kat_vectors: philox4x32 10 (counter, key, result).
+  const Kat kats[] = {
+      {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
+      {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu, 0xffffffffu,
+       {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
+      {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u,
+       {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
+  };
+  for (const Kat& k : kats) {
+    const Block out = tcsolve::philox::philox4x32_10(k.counter, k.k0, k.k1);
+    for (int i = 0; i < 4; ++i) CHECK(out.w[i] == k.expected.w[i]);
+  }
+}
+
+TEST_CASE("the Philox Box-Muller pairs are standard normal: mean, variance and streams", "[io]") {
+  // N = 2^18 samples: the sample mean has standard deviation 1/sqrt(N), the sample variance
+  // sqrt(2/N); 5 of each is a false alarm once in 10^6 runs (and the numbers are fixed anyway).
+  constexpr std::uint64_t kPairs = 1u << 17;
+  constexpr double kN = 2.0 * kPairs;
+  for (const std::uint32_t stream : {0u, 1u}) {
+    double sum = 0, sum2 = 0, beyond4 = 0;
+    for (std::uint64_t p = 0; p < kPairs; ++p) {
+      const tcsolve::philox::GaussianPair g = tcsolve::philox::gaussian_pair(2026, stream, p);
+      for (const double x : {g.first, g.second}) {
+        REQUIRE(std::isfinite(x));
+        sum += x;
+        sum2 += x * x;
+        beyond4 += std::abs(x) > 4 ? 1 : 0;
+      }
+    }
+    const double mean = sum / kN, variance = sum2 / kN - mean * mean;
+    INFO("stream " << stream << ": mean " << mean << ", variance " << variance);
+    CHECK(std::abs(mean) <= 5 / std::sqrt(kN));
+    CHECK(std::abs(variance - 1) <= 5 * std::sqrt(2 / kN));
+    // P(|x| > 4) = 6.3e-5: about 17 of 2^18; a broken tail (uniforms, or none) is far off.
+    CHECK(beyond4 >= 3);
+    CHECK(beyond4 <= 50);
+  }
+  // A pure function of (seed, stream, index); the streams and seeds differ.
+  const auto a = tcsolve::philox::gaussian_pair(1, 0, 5), b = tcsolve::philox::gaussian_pair(1, 0, 5);
+  CHECK((a.first == b.first && a.second == b.second));
+  CHECK(tcsolve::philox::gaussian_pair(1, 1, 5).first != a.first);
+  CHECK(tcsolve::philox::gaussian_pair(2, 0, 5).first != a.first);
+}
+
 TEST_CASE("generated systems are deterministic in the seed, random mode is U(-1,1)", "[io]") {
   const auto geometric = tcsolve::SpectrumMode::geometric;
   const LinearSystem a = tcsolve::generate_system(16, 1e3, geometric, 42, 2);
@@ -685,15 +764,18 @@ TEST_CASE("tcsolve generate writes the system and refuses to overwrite it", "[io
   TempDir dir;
   const std::string out = dir.path("g.h5");
   cli::CommandResult r =
-      cli::run_tcsolve("generate --n 32 --cond 100 --seed 3 --output '" + out + "' --json");
+      cli::run_tcsolve("generate --n 32 --cond 100 --seed 3 --backend cpu --output '" + out + "' --json");
   INFO(r);
   REQUIRE(r.exit_code == 0);
   CHECK(r.err.empty());
   const cli::Json doc = cli::require_one_object(r);
-  for (const char* key : {"command", "output", "n", "cond", "mode", "seed"}) {
+  for (const char* key : {"command", "output", "n", "cond", "mode", "seed", "backend", "device", "time_s"}) {
     INFO(key);
     REQUIRE(doc.find(key) != nullptr);
   }
+  CHECK(doc.find("backend")->string == "cpu");
+  REQUIRE(doc.find("time_s")->find("generate") != nullptr);
+  CHECK(doc.find("time_s")->find("generate")->number >= 0);
   CHECK(doc.find("command")->string == "generate");
   CHECK(doc.find("output")->string == out);
   CHECK(doc.find("n")->number == 32);
@@ -702,6 +784,7 @@ TEST_CASE("tcsolve generate writes the system and refuses to overwrite it", "[io
   CHECK(doc.find("seed")->number == 3);
   const LinearSystem s = tcsolve::read_system(out);
   CHECK(s.A == tcsolve::generate_system(32, 100, tcsolve::SpectrumMode::geometric, 3).A);
+  CHECK(s.description.find("backend cpu") != std::string::npos);
   CHECK(std::abs(cond2(s.A) - 100) <= 1e-10 * 100);
 
   r = cli::run_tcsolve("generate --n 32 --output '" + out + "'");
@@ -729,7 +812,10 @@ TEST_CASE("tcsolve generate rejects a bad --mode, a missing --output and a bad -
       {"generate --n 0 --output '" + out + "'", "--n"},
       {"generate --n 20000 --output '" + out + "'", "--n"},
       {"generate --n 8 --seed -1 --output '" + out + "'", "--seed"},
-      {"generate --n 8 --output '" + dir.path("no/such/dir.h5") + "'", "does not exist"},
+      // --backend cpu: without a GPU, auto would add its one note on stderr before this error
+      // (the directory is found missing when the file is written).
+      {"generate --n 8 --backend cpu --output '" + dir.path("no/such/dir.h5") + "'", "does not exist"},
+      {"generate --n 8 --backend gpu --output '" + out + "'", "unknown backend 'gpu'"},
   };
   for (const Case& c : cases) {
     const cli::CommandResult r = cli::run_tcsolve(c.args);
@@ -739,6 +825,22 @@ TEST_CASE("tcsolve generate rejects a bad --mode, a missing --output and a bad -
     CHECK(cli::count_lines(r.err) == 1);
     CHECK(contains(r.err, c.needle));
   }
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("tcsolve generate --backend cuda without a GPU exits 4 and writes nothing", "[io]") {
+  if (tcsolve::cuda::device_available()) {
+    WARN("a CUDA device is present: the cuda generator is tested by the [gpu] tests");
+    return;
+  }
+  TempDir dir;
+  const cli::CommandResult r =
+      cli::run_tcsolve("generate --n 8 --backend cuda --output '" + dir.path("g.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.empty());
+  CHECK(cli::count_lines(r.err) == 1);
+  CHECK(contains(r.err, "cuda"));
   CHECK(dir.entries().empty());
 }
 

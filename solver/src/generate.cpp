@@ -7,15 +7,26 @@
 // Q is not Haar: Householder QR makes diag(R) of one sign; Mezzadri, Notices AMS 54, 2007).
 // The singular values of A are sigma exactly up to rounding in forming the product, so
 // cond_2(A) = sigma_1 / sigma_n = cond to a relative error of order n u cond.
+//
+// Backends: cpu here (Eigen; the two factorizations on two threads and the product by column
+// blocks on several, without changing a bit), cuda in cuda/generate_cuda.cpp (the matrix only;
+// x_true and b = A x_true are formed here for both).
 #include "tcsolve/solver/generate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "sampling.hpp"
+#include "solver_cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
 
 namespace tcsolve {
 namespace {
@@ -29,42 +40,77 @@ constexpr ModeName kModes[] = {{SpectrumMode::geometric, "geometric"},
                                {SpectrumMode::clustered, "clustered"},
                                {SpectrumMode::random, "random"}};
 
-/// A Haar-distributed n x n orthogonal matrix from the Gaussians `gauss` draws from `rng`
-/// (G filled column by column).
-Eigen::MatrixXd haar_orthogonal(int n, std::mt19937_64& rng, detail::Gaussian& gauss) {
-  Eigen::MatrixXd G(n, n);
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = 0; i < n; ++i) G(i, j) = gauss(rng);
-  const Eigen::HouseholderQR<Eigen::MatrixXd> qr(G);
+/// Orders from which the cpu generator runs its two factorizations on two threads, and the
+/// fewest columns of one block of the threaded product (well above Eigen's thresholds for its
+/// coefficient-based and matrix-vector paths, so that every block is the same blocked GEMM).
+constexpr int kThreadedOrder = 256;
+constexpr int kMinBlockColumns = 128;
+
+/// A Haar-distributed orthogonal matrix from the n x n Gaussian matrix G (consumed: factored in
+/// place): Q * diag(sign(diag(R))) of G = Q R, sign(0) taken as +1.
+Eigen::MatrixXd haar_orthogonal(Eigen::MatrixXd G) {
+  const Eigen::HouseholderQR<Eigen::Ref<Eigen::MatrixXd>> qr(G);  // in place: R and the reflectors in G
   Eigen::MatrixXd Q = qr.householderQ();
-  const Eigen::MatrixXd& R = qr.matrixQR();  // R is its upper triangle
-  for (Eigen::Index j = 0; j < n; ++j)
-    if (R(j, j) < 0) Q.col(j) = -Q.col(j);  // Q * diag(sign(diag(R))); sign(0) taken as +1
+  for (Eigen::Index j = 0; j < G.cols(); ++j)
+    if (G(j, j) < 0) Q.col(j) = -Q.col(j);  // R(j, j) is G's diagonal now
   return Q;
 }
 
-/// sigma_1 = 1 >= ... >= sigma_n = 1/cond for the randsvd modes (generate.hpp).
-Eigen::VectorXd singular_values(int n, double cond, SpectrumMode mode) {
-  Eigen::VectorXd sigma = Eigen::VectorXd::Ones(n);
-  if (n == 1) return sigma;
-  for (int i = 0; i < n; ++i) {
-    const double t = static_cast<double>(i) / (n - 1);  // (i - 1) / (n - 1) with 1-based i
-    switch (mode) {
-      case SpectrumMode::geometric:
-        sigma(i) = std::pow(cond, -t);
-        break;
-      case SpectrumMode::arithmetic:
-        sigma(i) = 1.0 - t * (1.0 - 1.0 / cond);
-        break;
-      case SpectrumMode::clustered:
-        sigma(i) = 1.0;
-        break;
-      case SpectrumMode::random:
-        break;
-    }
+/// U and V from their Gaussian matrices, on two threads when n >= kThreadedOrder (each
+/// factorization is the same single-threaded Eigen code either way).
+void haar_pair(Eigen::MatrixXd gu, Eigen::MatrixXd gv, Eigen::MatrixXd& U, Eigen::MatrixXd& V) {
+  if (gu.rows() < kThreadedOrder) {
+    U = haar_orthogonal(std::move(gu));
+    V = haar_orthogonal(std::move(gv));
+    return;
   }
-  sigma(n - 1) = 1.0 / cond;  // exactly, whatever pow and the subtraction rounded to
-  return sigma;
+  std::exception_ptr failure;
+  std::thread other([&] {
+    try {
+      V = haar_orthogonal(std::move(gv));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  try {
+    U = haar_orthogonal(std::move(gu));
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  other.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+/// A = L R^T (n x n) by blocks of columns, A(:, J) = L R(J, :)^T, on up to hardware_concurrency()
+/// threads. Each block is an ordinary Eigen product whose inner dimension (n), and so its
+/// blocking over it and the order of every sum, is the whole product's: the same bits as
+/// `A.noalias() = L * R.transpose()` on one thread (checked bit for bit at n = 1024 and 2048).
+void product_transposed(const Eigen::MatrixXd& L, const Eigen::MatrixXd& R, Eigen::MatrixXd& A) {
+  const int n = static_cast<int>(L.rows());
+  A.resize(n, n);
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const int blocks = std::max(1, std::min(static_cast<int>(hardware), n / kMinBlockColumns));
+  if (blocks == 1) {
+    A.noalias() = L * R.transpose();
+    return;
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(blocks));
+  for (int k = 0, j0 = 0; k < blocks; ++k) {
+    const int width = n / blocks + (k < n % blocks ? 1 : 0);
+    threads.emplace_back([&, k, j0, width] {
+      try {
+        A.middleCols(j0, width).noalias() = L * R.middleRows(j0, width).transpose();
+      } catch (...) {
+        failures[static_cast<std::size_t>(k)] = std::current_exception();
+      }
+    });
+    j0 += width;
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& f : failures)
+    if (f) std::rethrow_exception(f);
 }
 
 std::string format_cond(double cond) {
@@ -88,7 +134,31 @@ std::string_view to_string(SpectrumMode mode) {
   return "unknown";
 }
 
-LinearSystem generate_system(int n, double cond, SpectrumMode mode, std::uint64_t seed, int nrhs) {
+Eigen::VectorXd randsvd_singular_values(int n, double cond, SpectrumMode mode) {
+  Eigen::VectorXd sigma = Eigen::VectorXd::Ones(n);
+  if (n == 1) return sigma;
+  for (int i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i) / (n - 1);  // (i - 1) / (n - 1) with 1-based i
+    switch (mode) {
+      case SpectrumMode::geometric:
+        sigma(i) = std::pow(cond, -t);
+        break;
+      case SpectrumMode::arithmetic:
+        sigma(i) = 1.0 - t * (1.0 - 1.0 / cond);
+        break;
+      case SpectrumMode::clustered:
+        sigma(i) = 1.0;
+        break;
+      case SpectrumMode::random:
+        break;
+    }
+  }
+  sigma(n - 1) = 1.0 / cond;  // exactly, whatever pow and the subtraction rounded to
+  return sigma;
+}
+
+LinearSystem generate_system(int n, double cond, SpectrumMode mode, std::uint64_t seed, int nrhs,
+                             Backend backend) {
   if (n < 1 || n > kMaxGeneratedOrder)
     throw InvalidInput("generated system: n must be in 1.." + std::to_string(kMaxGeneratedOrder) + ", got " +
                        std::to_string(n));
@@ -97,22 +167,39 @@ LinearSystem generate_system(int n, double cond, SpectrumMode mode, std::uint64_
                        format_cond(cond));
   if (nrhs < 1) throw InvalidInput("generated system: nrhs must be at least 1, got " + std::to_string(nrhs));
 
+  const bool on_cuda = resolve_backend(backend) == Backend::cuda;  // cuda without a device: Unavailable
   std::mt19937_64 rng(seed);
   LinearSystem sys;
-  if (mode == SpectrumMode::random) {
+  if (mode == SpectrumMode::random) {  // the same on both backends: O(n^2) on the host
     sys.A.resize(n, n);
     for (Eigen::Index j = 0; j < n; ++j)
       for (Eigen::Index i = 0; i < n; ++i) sys.A(i, j) = detail::uniform_pm1(rng);
     sys.description = "random: A ~ U(-1,1), n " + std::to_string(n) + ", seed " + std::to_string(seed) +
                       "; x ~ U(-1,1), b = A x (tcsolve generate)";
   } else {
-    detail::Gaussian gauss;
-    const Eigen::MatrixXd U = haar_orthogonal(n, rng, gauss);
-    const Eigen::MatrixXd V = haar_orthogonal(n, rng, gauss);
-    sys.A.noalias() = (U * singular_values(n, cond, mode).asDiagonal()) * V.transpose();
+    const Eigen::VectorXd sigma = randsvd_singular_values(n, cond, mode);
+    std::string generator;
+    if (on_cuda) {
+      sys.A = cuda::randsvd_matrix(sigma, seed);
+      generator = "cuda: Philox4x32-10 Gaussians, cuSOLVER QR, cuBLAS product";
+    } else {
+      // One generator, in this order: U's Gaussian matrix, V's (a spare Box-Muller value of U's
+      // last pair starts V's), then x_true below.
+      detail::Gaussian gauss;
+      Eigen::MatrixXd gu(n, n), gv(n, n);
+      for (Eigen::MatrixXd* g : {&gu, &gv})
+        for (Eigen::Index j = 0; j < n; ++j)
+          for (Eigen::Index i = 0; i < n; ++i) (*g)(i, j) = gauss(rng);
+      Eigen::MatrixXd U, V;
+      haar_pair(std::move(gu), std::move(gv), U, V);
+      U = U * sigma.asDiagonal();  // column scaling, exact per entry as in (U diag(sigma)) V^T
+      product_transposed(U, V, sys.A);
+      generator = "cpu: mt19937_64 Gaussians, Eigen QR";
+    }
     sys.description = "randsvd: A = U diag(sigma) V^T, n " + std::to_string(n) + ", cond " +
                       format_cond(cond) + ", " + std::string(to_string(mode)) + " spectrum, seed " +
-                      std::to_string(seed) + "; x ~ U(-1,1), b = A x (tcsolve generate)";
+                      std::to_string(seed) + "; x ~ U(-1,1), b = A x (tcsolve generate, backend " +
+                      generator + ")";
   }
   Eigen::MatrixXd x(n, nrhs);
   for (Eigen::Index j = 0; j < nrhs; ++j)

@@ -83,8 +83,7 @@ using detail::check_system;
 using detail::forward_error;
 using detail::zero_pivot_message;
 
-constexpr int kGmresCycle = 100;          ///< inner GMRES iterations per outer step (at most n)
-constexpr double kGmresTolerance = 1e-4;  ///< inner stop: ||M^-1 (r - A d)||_2 <= tol ||M^-1 r||_2
+using detail::kGmresCycle;
 constexpr std::string_view kFp64Baseline = "fp64-lu";  ///< Eigen FP64 PartialPivLU
 
 double seconds(Clock::time_point from, Clock::time_point to) {
@@ -212,8 +211,8 @@ class Checker {
 
 /// GMRES on M^-1 A d = M^-1 r (left preconditioned by the LU M, FP64 arithmetic, x0 = 0): one
 /// cycle of at most `cycle` iterations, stopping when the preconditioned residual norm drops to
-/// kGmresTolerance times its initial value. Modified Gram-Schmidt run twice, Givens rotations.
-/// `iterations` receives the inner iterations done.
+/// kGmresTolerance times its initial value (detail::GmresLeastSquares: Givens rotations).
+/// Modified Gram-Schmidt run twice. `iterations` receives the inner iterations done.
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const Eigen::VectorXd& r, int cycle,
                       int& iterations) {
   const Eigen::Index n = A.rows();
@@ -223,40 +222,24 @@ Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const 
   if (!(beta > 0) || !std::isfinite(beta)) return z;  // r == 0 gives 0; non-finite propagates
   const int m = static_cast<int>(std::min<Eigen::Index>(cycle, n));
   Eigen::MatrixXd V(n, m + 1);
-  Eigen::MatrixXd H = Eigen::MatrixXd::Zero(m + 1, m);
-  Eigen::VectorXd g = Eigen::VectorXd::Zero(m + 1), cs(m), sn(m);
   V.col(0) = z / beta;
-  g[0] = beta;
-  int k = 0;
-  while (k < m) {
+  detail::GmresLeastSquares ls(m, beta);
+  while (ls.size() < m) {
+    const int k = ls.size();
     Eigen::VectorXd w = lu_apply(f, A * V.col(k));
+    Eigen::VectorXd h = Eigen::VectorXd::Zero(k + 1);
     for (int pass = 0; pass < 2; ++pass)
       for (int i = 0; i <= k; ++i) {
-        const double h = V.col(i).dot(w);
-        H(i, k) += h;
-        w -= h * V.col(i);
+        const double c = V.col(i).dot(w);
+        h[i] += c;
+        w -= c * V.col(i);
       }
     const double h_next = w.norm();
-    H(k + 1, k) = h_next;
     if (h_next > 0) V.col(k + 1) = w / h_next;
-    for (int i = 0; i < k; ++i) {  // earlier rotations on the new column
-      const double t = cs[i] * H(i, k) + sn[i] * H(i + 1, k);
-      H(i + 1, k) = -sn[i] * H(i, k) + cs[i] * H(i + 1, k);
-      H(i, k) = t;
-    }
-    const double rho = std::hypot(H(k, k), H(k + 1, k));
-    cs[k] = rho > 0 ? H(k, k) / rho : 1.0;
-    sn[k] = rho > 0 ? H(k + 1, k) / rho : 0.0;
-    H(k, k) = rho;
-    H(k + 1, k) = 0;
-    g[k + 1] = -sn[k] * g[k];
-    g[k] = cs[k] * g[k];
-    ++k;
-    if (!std::isfinite(g[k]) || std::abs(g[k]) <= kGmresTolerance * beta || h_next == 0) break;
+    if (ls.add_column(h.data(), h_next)) break;
   }
-  iterations = k;
-  const Eigen::VectorXd y = H.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
-  return V.leftCols(k) * y;
+  iterations = ls.size();
+  return V.leftCols(iterations) * ls.solve();
 }
 
 /// The host side of detail::refinement_loop: x, r, d as Eigen matrices; `correct` computes d

@@ -1,8 +1,10 @@
-// Internal to tcsolve::solver: the cuda path, called by the one dispatch in solver.cpp.
-// Defined in cuda/solver_cuda.cpp (with the kernels of cuda/*.cu); in a build without CUDA,
-// cuda_stub/solver_cuda_stub.cpp defines each to throw Unavailable ("built without CUDA").
+// Internal to tcsolve::solver: the cuda path, called by the one dispatch in solver.cpp (and the
+// generator's in generate.cpp). Defined in cuda/solver_cuda.cpp and cuda/generate_cuda.cpp (with
+// the kernels of cuda/*.cu); in a build without CUDA, cuda_stub/solver_cuda_stub.cpp defines each
+// to throw Unavailable ("built without CUDA").
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "tcsolve/solver/solver.hpp"
@@ -19,5 +21,10 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
 
 /// solve_baseline() for the cusolver-* methods. The caller has checked the system.
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
+
+/// randsvd's A = U diag(sigma) V^T (generate.hpp) formed on the device (cuda/generate_cuda.cpp):
+/// U, V Haar orthogonal from the QR of Philox Gaussian matrices (streams 0 and 1 of `seed`),
+/// n = sigma.size() >= 1. Throws Unavailable without a usable device.
+Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd& sigma, std::uint64_t seed);
 
 }  // namespace tcsolve::cuda

@@ -21,6 +21,8 @@ namespace tcsolve::detail {
 inline constexpr double kEps64 = 0x1p-53;    ///< LAPACK dlamch('E'): unit roundoff of FP64
 inline constexpr int kStagnationWindow = 3;  ///< stop when delta_k > kStagnationFactor delta_{k-3}
 inline constexpr double kStagnationFactor = 0.5;
+inline constexpr int kGmresCycle = 100;          ///< GMRES-IR: inner iterations per outer step (at most n)
+inline constexpr double kGmresTolerance = 1e-4;  ///< inner stop: ||M^-1 (r - A d)||_2 <= tol ||M^-1 r||_2
 
 /// "matrix is exactly singular: zero pivot in column <column + 1> (1-based)".
 std::string zero_pivot_message(int column);
@@ -80,6 +82,67 @@ inline double correction_size(const std::vector<double>& d_norm, const std::vect
   }
   return delta;
 }
+
+/// The host side of one GMRES cycle (Saad & Schultz 1986), shared by the cpu and the cuda
+/// GMRES-IR: the (k+1) x k Hessenberg matrix H of the Arnoldi process, reduced to upper
+/// triangular form by Givens rotations as its columns arrive, and the rotated right-hand side
+/// g = Q^T (beta e_1), whose last entry |g_k| is the 2-norm of the current GMRES residual
+/// (here of the preconditioned system M^-1 A d = M^-1 r, beta = ||M^-1 r||_2). The vectors
+/// (the Krylov basis V, the products) live with the caller; this holds only O(m^2) numbers.
+///
+///   GmresLeastSquares ls(m, beta);
+///   while (ls.size() < m) {   // Arnoldi step k = ls.size(): w = M^-1 A v_k orthogonalized
+///     ...                     // against v_0..v_k, h[i] = <v_i, w>, h_next = ||w||_2
+///     if (ls.add_column(h, h_next)) break;
+///   }
+///   d = V(:, 0..k-1) * ls.solve();   // k = ls.size()
+class GmresLeastSquares {
+ public:
+  /// At most m columns; beta = ||M^-1 r||_2 > 0, finite.
+  GmresLeastSquares(int m, double beta)
+      : h_(Eigen::MatrixXd::Zero(m + 1, m)), g_(Eigen::VectorXd::Zero(m + 1)), cs_(m), sn_(m), beta_(beta) {
+    g_[0] = beta;
+  }
+
+  /// Columns added so far (the inner iterations done).
+  int size() const { return k_; }
+
+  /// Appends column k = size(): h[0..k] the orthogonalization coefficients of w against
+  /// v_0..v_k, h_next = ||w||_2 after it. Applies the earlier rotations to the column, forms the
+  /// rotation that zeroes h_next and applies it to g. Returns true when the cycle must stop:
+  /// |g_{k+1}| <= kGmresTolerance beta (converged), h_next == 0 (the Krylov space is invariant:
+  /// the least-squares solution is exact), or g not finite. The caller stops at m columns too.
+  bool add_column(const double* h, double h_next) {
+    const int k = k_;
+    for (int i = 0; i <= k; ++i) h_(i, k) = h[i];
+    h_(k + 1, k) = h_next;
+    for (int i = 0; i < k; ++i) {  // earlier rotations on the new column
+      const double t = cs_[i] * h_(i, k) + sn_[i] * h_(i + 1, k);
+      h_(i + 1, k) = -sn_[i] * h_(i, k) + cs_[i] * h_(i + 1, k);
+      h_(i, k) = t;
+    }
+    const double rho = std::hypot(h_(k, k), h_(k + 1, k));
+    cs_[k] = rho > 0 ? h_(k, k) / rho : 1.0;
+    sn_[k] = rho > 0 ? h_(k + 1, k) / rho : 0.0;
+    h_(k, k) = rho;
+    h_(k + 1, k) = 0;
+    g_[k + 1] = -sn_[k] * g_[k];
+    g_[k] = cs_[k] * g_[k];
+    k_ = k + 1;
+    return !std::isfinite(g_[k_]) || std::abs(g_[k_]) <= kGmresTolerance * beta_ || h_next == 0;
+  }
+
+  /// y (size() entries) minimizing ||beta e_1 - H y||_2: R y = g(0..k-1), R the rotated H.
+  Eigen::VectorXd solve() const {
+    return h_.topLeftCorner(k_, k_).triangularView<Eigen::Upper>().solve(g_.head(k_));
+  }
+
+ private:
+  Eigen::MatrixXd h_;  ///< H, rotated in place to R (upper triangular) column by column
+  Eigen::VectorXd g_, cs_, sn_;
+  double beta_;
+  int k_ = 0;
+};
 
 /// The refinement loop of both paths and both methods (solver.cpp's file comment states the
 /// rules). `ops` holds the iterate x and provides

@@ -1,10 +1,12 @@
-// Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu),
-// called by solver_cuda.cpp. Plain C++ signatures (no CUDA or Eigen types): every pointer is
-// device memory, matrices are column-major, everything runs on the default stream; a launcher
-// returns once its kernels are enqueued and throws CudaError when a launch fails.
+// Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
+// random_kernels.cu), called by solver_cuda.cpp and generate_cuda.cpp. Plain C++ signatures (no
+// CUDA or Eigen types): every pointer is device memory, matrices are column-major, everything
+// runs on the default stream; a launcher returns once its kernels are enqueued and throws
+// CudaError when a launch fails.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tcsolve::cuda::kernels {
 
@@ -57,5 +59,14 @@ void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, c
 
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
 void masked_add(double* x, const double* d, int n, int cols, const int* mask);
+
+/// y[i] = x[i] / s for i < n, correctly rounded (the cpu's Eigen `x / s`); y may be x.
+void divide(const double* x, int n, double s, double* y);
+
+// --- random_kernels.cu ------------------------------------------------------------------------
+
+/// x[2p], x[2p + 1] = philox::gaussian_pair(seed, stream, p) for 2p, 2p + 1 < count: `count`
+/// standard normal numbers (tcsolve/solver/philox.hpp), the same for any launch shape.
+void gaussian_fill(double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream);
 
 }  // namespace tcsolve::cuda::kernels

@@ -7,6 +7,7 @@
 //   to_fp32_kernel     y(i, c) = fp32_rn(ldexp(R[perm_i] r(perm_i, c), -e_c))  (P R r / 2^e_c);
 //   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
 //   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
+//   divide_kernel      y = x / s (GMRES: the normalization of a Krylov basis vector).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -91,6 +92,12 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+__global__ void __launch_bounds__(kThreads)
+    divide_kernel(const double* x, int n, double s, double* y) {  // y may alias x: no __restrict__
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < n) y[i] = __ddiv_rn(x[i], s);
+}
+
 dim3 grid(int n, int cols) {
   return dim3(static_cast<unsigned>(ceil_div(n, kThreads)), static_cast<unsigned>(std::min(cols, kMaxGridY)));
 }
@@ -118,6 +125,12 @@ void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, c
 
 void masked_add(double* x, const double* d, int n, int cols, const int* mask) {
   masked_add_kernel<<<grid(n, cols), kThreads>>>(x, d, n, cols, mask);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void divide(const double* x, int n, double s, double* y) {
+  if (n <= 0) return;
+  divide_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads>>>(x, n, s, y);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -19,10 +19,16 @@
 //                  correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to
 //                              ||R r|| in [1/2, 1) and rounded to FP32 (refine_kernels.cu), two
 //                              cublasStrsm, unscaled to FP64; x += d in FP64.
+//                  gmres       (--refine gmres) d from one GMRES cycle per column on M^-1 A d =
+//                              M^-1 r, M the FP32 LU as in the correction: the Krylov basis,
+//                              the FP64 products A v (cublasDgemv) and the Gram-Schmidt (CGS2,
+//                              cublasDgemv) on the device; the (k+1) x k Hessenberg
+//                              least-squares problem on the host (detail::GmresLeastSquares,
+//                              the cpu's code). Same cycle, tolerance, stopping rules, result
+//                              fields and note as the cpu GMRES-IR.
 //   fallback     cusolverDnDgetrf + dgetrs on the FP64 A.
 // Times: factorization and refinement by the host clock around device-synchronized phases
 // (A already on the device); the finer phases (SolveTimes.phases) by CUDA events.
-// GMRES-IR is not implemented here: Refinement::gmres throws Unavailable.
 //
 // Baselines: cuSOLVER dgetrf + dgetrs, and the IRS solvers cusolverDnD{S,H,B,X}gesv with their
 // defaults (classical refinement, dsgesv's tolerance, 50 iterations, FP64 fallback).
@@ -44,6 +50,7 @@
 
 #include "../solver_internal.hpp"
 #include "kernels.hpp"
+#include "libraries.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -55,79 +62,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
-}
-
-// ---------------------------------------------------------------------------------------------
-// cuSOLVER errors and the handles
-// ---------------------------------------------------------------------------------------------
-
-const char* cusolver_status_name(cusolverStatus_t s) {
-  switch (s) {
-    case CUSOLVER_STATUS_SUCCESS:
-      return "CUSOLVER_STATUS_SUCCESS";
-    case CUSOLVER_STATUS_NOT_INITIALIZED:
-      return "CUSOLVER_STATUS_NOT_INITIALIZED";
-    case CUSOLVER_STATUS_ALLOC_FAILED:
-      return "CUSOLVER_STATUS_ALLOC_FAILED";
-    case CUSOLVER_STATUS_INVALID_VALUE:
-      return "CUSOLVER_STATUS_INVALID_VALUE";
-    case CUSOLVER_STATUS_ARCH_MISMATCH:
-      return "CUSOLVER_STATUS_ARCH_MISMATCH";
-    case CUSOLVER_STATUS_EXECUTION_FAILED:
-      return "CUSOLVER_STATUS_EXECUTION_FAILED";
-    case CUSOLVER_STATUS_INTERNAL_ERROR:
-      return "CUSOLVER_STATUS_INTERNAL_ERROR";
-    case CUSOLVER_STATUS_NOT_SUPPORTED:
-      return "CUSOLVER_STATUS_NOT_SUPPORTED";
-    case CUSOLVER_STATUS_IRS_PARAMS_INVALID:
-      return "CUSOLVER_STATUS_IRS_PARAMS_INVALID";
-    case CUSOLVER_STATUS_IRS_INTERNAL_ERROR:
-      return "CUSOLVER_STATUS_IRS_INTERNAL_ERROR";
-    case CUSOLVER_STATUS_IRS_NOT_SUPPORTED:
-      return "CUSOLVER_STATUS_IRS_NOT_SUPPORTED";
-    case CUSOLVER_STATUS_IRS_OUT_OF_RANGE:
-      return "CUSOLVER_STATUS_IRS_OUT_OF_RANGE";
-    case CUSOLVER_STATUS_IRS_MATRIX_SINGULAR:
-      return "CUSOLVER_STATUS_IRS_MATRIX_SINGULAR";
-    case CUSOLVER_STATUS_INVALID_WORKSPACE:
-      return "CUSOLVER_STATUS_INVALID_WORKSPACE";
-    default:
-      return "cusolverStatus_t (see cusolver_common.h)";
-  }
-}
-
-void cusolver_check(cusolverStatus_t status, const char* expr, const char* file, int line) {
-  if (status == CUSOLVER_STATUS_SUCCESS) return;
-  throw CudaError(std::string("cuSOLVER call ") + expr + " failed: " + cusolver_status_name(status) + " (" +
-                  std::to_string(static_cast<int>(status)) + ") at " + file + ":" + std::to_string(line));
-}
-
-#define TCSOLVE_CUSOLVER_CHECK(expr) cusolver_check((expr), #expr, __FILE__, __LINE__)
-
-/// This file's cuBLAS handle (default stream, default math mode: FP32 TRSM without TF32).
-/// Created once, never destroyed (as the gemm library's: the runtime may be gone at exit).
-cublasHandle_t blas() {
-  static const cublasHandle_t handle = [] {
-    cublasHandle_t h = nullptr;
-    TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
-    TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    return h;
-  }();
-  return handle;
-}
-
-/// The cuSOLVER dense handle (default stream), created once.
-cusolverDnHandle_t dense() {
-  static const cusolverDnHandle_t handle = [] {
-    cusolverDnHandle_t h = nullptr;
-    TCSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&h));
-    return h;
-  }();
-  return handle;
-}
-
-void require_device(const std::string& what) {
-  if (!device_available()) throw Unavailable(what + ": no usable CUDA device (" + device_name() + ")");
 }
 
 std::size_t elements(int rows, int cols) {
@@ -370,12 +304,14 @@ class DeviceChecker {
   DeviceBuffer<double> norms_;
 };
 
-/// The device side of detail::refinement_loop (solver_internal.hpp).
+/// The device side of detail::refinement_loop (solver_internal.hpp): classical refinement (d =
+/// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below).
 class DeviceRefinement {
  public:
-  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, PhaseClock& clock)
+  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, Refinement method, PhaseClock& clock)
       : s_(s),
         f_(f),
+        method_(method),
         clock_(clock),
         checker_(s, f.norm_a),
         x_(elements(s.n, s.nrhs)),
@@ -384,12 +320,20 @@ class DeviceRefinement {
         y_(elements(s.n, s.nrhs)),
         scratch_(static_cast<std::size_t>(s.nrhs)),
         exponent_(static_cast<std::size_t>(s.nrhs)),
-        mask_(static_cast<std::size_t>(s.nrhs)) {}
+        mask_(static_cast<std::size_t>(s.nrhs)) {
+    if (method_ == Refinement::gmres) {
+      cycle_ = std::min(detail::kGmresCycle, s.n);
+      basis_ = DeviceBuffer<double>(elements(s.n, cycle_ + 1));
+      product_ = DeviceBuffer<double>(static_cast<std::size_t>(s.n));
+      coefficients_ = DeviceBuffer<double>(2 * static_cast<std::size_t>(cycle_ + 1));
+      solution_ = DeviceBuffer<double>(static_cast<std::size_t>(cycle_));
+    }
+  }
 
-  /// x = LU^-1 b: the initial solve.
+  /// x = LU^-1 b: the initial solve (both methods).
   void initial_solve() {
     clock_.mark("correction");
-    lu_apply(s_.b.data(), x_.data());
+    lu_apply(s_.b.data(), x_.data(), s_.nrhs);
     clock_.mark(nullptr);
   }
 
@@ -400,10 +344,19 @@ class DeviceRefinement {
     return a;
   }
 
-  std::vector<double> correct(const std::vector<bool>&) {
-    clock_.mark("correction");
-    lu_apply(checker_.r(), d_.data());
-    kernels::column_max_abs(d_.data(), s_.n, s_.n, s_.nrhs, nullptr, scratch_.data(), nullptr);
+  std::vector<double> correct(const std::vector<bool>& done) {
+    const int n = s_.n, k = s_.nrhs;
+    if (method_ == Refinement::classical) {
+      clock_.mark("correction");
+      lu_apply(checker_.r(), d_.data(), k);
+    } else {
+      clock_.mark("gmres");
+      device_memset(d_.data(), 0, d_.size() * sizeof(double));  // the columns done keep d = 0
+      for (int j = 0; j < k; ++j)
+        if (!done[static_cast<std::size_t>(j)])
+          inner_iterations_ += gmres(checker_.r() + elements(n, j), d_.data() + elements(n, j));
+    }
+    kernels::column_max_abs(d_.data(), n, n, k, nullptr, scratch_.data(), nullptr);
     clock_.mark(nullptr);
     return scratch_.download();
   }
@@ -427,31 +380,100 @@ class DeviceRefinement {
     return x;
   }
 
+  /// GMRES inner iterations summed over the outer steps and the columns.
+  long inner_iterations() const { return inner_iterations_; }
+
  private:
-  /// out = C U^-1 L^-1 P R rhs, per column through FP32 with a power-of-two scaling (the cpu
-  /// path's lu_apply).
-  void lu_apply(const double* rhs, double* out) {
-    const int n = s_.n, k = s_.nrhs;
-    kernels::column_max_abs(rhs, n, n, k, f_.row_scale.data(), scratch_.data(), exponent_.data());
-    kernels::scale_permute_to_fp32(rhs, n, n, k, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
+  /// out = C U^-1 L^-1 P R rhs for `cols` columns (leading dimension n), each through FP32 with
+  /// a power-of-two scaling (the cpu path's lu_apply).
+  void lu_apply(const double* rhs, double* out, int cols) {
+    const int n = s_.n;
+    kernels::column_max_abs(rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
+    kernels::scale_permute_to_fp32(rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
                                    y_.data());
     const float one = 1.0f;
     cublasHandle_t h = blas();
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+                                     CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
-    kernels::unscale_to_fp64(y_.data(), n, k, f_.col_scale.data(), exponent_.data(), out);
+                                     CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+    kernels::unscale_to_fp64(y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
+  }
+
+  /// ||v||_2 of a device vector of n doubles (cublasDnrm2 in host pointer mode: waits for it).
+  double norm2(const double* v) {
+    double norm = 0;
+    TCSOLVE_CUBLAS_CHECK(cublasDnrm2(blas(), s_.n, v, 1, &norm));
+    return norm;
+  }
+
+  /// The cpu path's gmres() (solver.cpp) for one column on the device: d = the GMRES solution
+  /// of M^-1 A d = M^-1 r, x0 = 0, M = the FP32 LU, one cycle of at most min(n, kGmresCycle)
+  /// iterations. Per Arnoldi step k: t = A v_k (cublasDgemv, FP64), w = M^-1 t (lu_apply: FP32
+  /// triangular solves of the scaled FP32 rhs, FP64 result) written straight into v_{k+1};
+  /// classical Gram-Schmidt run twice (CGS2: h1 = V^T w, w -= V h1, h2 = V^T w, w -= V h2 with
+  /// V = v_0..v_k, four cublasDgemv; as accurate as the cpu's MGS twice, without one device
+  /// round trip per basis vector); h = h1 + h2 and ||w||_2 read back (2 (k+1) + 1 doubles),
+  /// v_{k+1} = w / ||w||; the rotations and the stopping test on the host
+  /// (detail::GmresLeastSquares, shared with the cpu). At the end d = V(:, 0..k-1) y. Returns
+  /// the inner iterations done. r and d are device columns of n doubles (r is not changed).
+  int gmres(const double* r, double* d) {
+    const int n = s_.n, m = cycle_;
+    lu_apply(r, d, 1);  // z = M^-1 r
+    const double beta = norm2(d);
+    if (!(beta > 0) || !std::isfinite(beta)) return 0;  // d = z: r == 0 gives 0; non-finite propagates
+    double* v = basis_.data();  // n x (m + 1), leading dimension n
+    auto column = [&](int i) { return v + elements(n, i); };
+    kernels::divide(d, n, beta, column(0));  // v_0 = z / beta
+    double* h1 = coefficients_.data();
+    double* h2 = coefficients_.data() + (m + 1);
+    std::vector<double> host(2 * static_cast<std::size_t>(m + 1));
+    std::vector<double> h(static_cast<std::size_t>(m + 1));
+    const double one = 1.0, zero = 0.0, minus_one = -1.0;
+    cublasHandle_t handle = blas();
+    detail::GmresLeastSquares ls(m, beta);
+    while (ls.size() < m) {
+      const int k = ls.size();
+      double* w = column(k + 1);
+      TCSOLVE_CUBLAS_CHECK(cublasDgemv(handle, CUBLAS_OP_N, n, n, &one, s_.a.data(), n, column(k), 1, &zero,
+                                       product_.data(), 1));
+      lu_apply(product_.data(), w, 1);
+      for (double* hp : {h1, h2}) {
+        TCSOLVE_CUBLAS_CHECK(
+            cublasDgemv(handle, CUBLAS_OP_T, n, k + 1, &one, v, n, w, 1, &zero, hp, 1));  // hp = V^T w
+        TCSOLVE_CUBLAS_CHECK(
+            cublasDgemv(handle, CUBLAS_OP_N, n, k + 1, &minus_one, v, n, hp, 1, &one, w, 1));  // w -= V hp
+      }
+      const double h_next = norm2(w);
+      copy_to_host(host.data(), coefficients_.data(), host.size() * sizeof(double));
+      for (int i = 0; i <= k; ++i)
+        h[static_cast<std::size_t>(i)] =
+            host[static_cast<std::size_t>(i)] + host[static_cast<std::size_t>(m + 1 + i)];
+      if (h_next > 0) kernels::divide(w, n, h_next, w);
+      if (ls.add_column(h.data(), h_next)) break;
+    }
+    const int k = ls.size();
+    const Eigen::VectorXd y = ls.solve();
+    copy_to_device(solution_.data(), y.data(), static_cast<std::size_t>(k) * sizeof(double));
+    TCSOLVE_CUBLAS_CHECK(
+        cublasDgemv(handle, CUBLAS_OP_N, n, k, &one, v, n, solution_.data(), 1, &zero, d, 1));  // d = V y
+    return k;
   }
 
   const DeviceSystem& s_;
   const DeviceLu& f_;
+  Refinement method_;
   PhaseClock& clock_;
   DeviceChecker checker_;
   DeviceBuffer<double> x_, best_, d_;
   DeviceBuffer<float> y_;
   DeviceBuffer<double> scratch_;
   DeviceBuffer<int> exponent_, mask_;
+  // GMRES-IR only: the Krylov basis (n x (cycle + 1)), A v_k, the two Gram-Schmidt passes'
+  // coefficients (2 (cycle + 1)), the least-squares solution y (cycle).
+  int cycle_ = 0;
+  DeviceBuffer<double> basis_, product_, coefficients_, solution_;
+  long inner_iterations_ = 0;
 };
 
 /// What fp64_lu_solve() did: dgetrf's info (0, or the 1-based column of an exactly zero pivot;
@@ -507,10 +529,6 @@ void check_variant(Variant variant) {
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   require_device("the cuda solver");
   check_variant(options.variant);
-  if (options.refinement == Refinement::gmres)
-    throw Unavailable(
-        "--refine gmres (GMRES-IR) is not implemented on the cuda backend; use --refine classical, "
-        "or --backend cpu for GMRES-IR");
   SolveResult res;
   res.backend = Backend::cuda;
   PhaseClock clock;
@@ -525,7 +543,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   const auto t_factored = Clock::now();  // factorize() ends with a read-back: the device is idle
   res.resolved_variant = f.resolved;
 
-  DeviceRefinement refinement(s, f, clock);
+  DeviceRefinement refinement(s, f, options.refinement, clock);
   if (f.zero_pivot >= 0) {
     // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
     clock.mark("fallback");
@@ -549,6 +567,8 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   } else {
     refinement.initial_solve();
     detail::refinement_loop(options.max_iterations, refinement, res);
+    if (options.refinement == Refinement::gmres)
+      res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
     if (!res.converged && options.fallback) {
       const std::string why = res.note;
       clock.mark("fallback");

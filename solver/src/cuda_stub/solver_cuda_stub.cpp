@@ -22,4 +22,8 @@ SolveResult solve_baseline(const LinearSystem&, std::string_view method) {
   not_built("baseline " + std::string(method));
 }
 
+Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd&, std::uint64_t) {
+  not_built("the cuda randsvd generator");
+}
+
 }  // namespace tcsolve::cuda

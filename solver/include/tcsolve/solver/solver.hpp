@@ -16,7 +16,7 @@
 //
 // Backends: cpu (Eigen and the cpu GEMM backend) and cuda (solver/src/cuda: A, the factors and
 // the vectors stay on the device; panels by cuSOLVER sgetrf, U12 by cuBLAS strsm, trailing
-// updates by tcsolve::gemm(cuda), residuals by cuBLAS in FP64). Both run one implementation of
+// updates by tcsolve::gemm(cuda), residuals and GMRES's products by cuBLAS in FP64). Both run one implementation of
 // the equilibration exponent, the stopping criterion and the stagnation rule.
 #pragma once
 
@@ -54,8 +54,10 @@ struct SolveTimes {
   /// the FP32 A_s), "panel" (cuSOLVER sgetrf of the panels), "swap" (row interchanges left and
   /// right of the panels), "trsm" (U12), "update" (trailing updates), "pivots" (reading the
   /// pivots and info back), "residual" (r = b - A x with the norms), "correction" (the FP32
-  /// triangular solves with scaling), "fallback" (FP64 LU and solve); device times from CUDA
-  /// events, summed over the panels and iterations.
+  /// triangular solves with scaling; GMRES-IR: the initial solve only), "gmres" (GMRES-IR: the
+  /// GMRES cycles of the outer steps, preconditioner, products and orthogonalization),
+  /// "fallback" (FP64 LU and solve); device times from CUDA events, summed over the panels and
+  /// iterations.
   std::vector<std::pair<std::string, double>> phases;
 };
 
@@ -79,10 +81,11 @@ struct SolveResult {
 };
 
 /// Solves sys.A x = sys.b on options.backend (automatic: cuda when a usable GPU is present).
-/// Throws InvalidInput for an exactly singular matrix ("zero pivot in column j"), Unavailable
-/// when the variant has no implementation on the backend, when the backend is cuda and there is
-/// no usable device (or the build has no CUDA), and for Refinement::gmres on cuda (GMRES-IR runs
-/// on the cpu backend only).
+/// Both refinements run on both backends (cuda GMRES-IR: the Krylov basis and the FP64 products
+/// on the device, Gram-Schmidt run twice in its classical form, the small least-squares problem
+/// on the host). Throws InvalidInput for an exactly singular matrix ("zero pivot in column j"),
+/// Unavailable when the variant has no implementation on the backend, and when the backend is
+/// cuda and there is no usable device (or the build has no CUDA).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// The FP32 LU of the equilibrated matrix: P (R A C) = L U, L unit lower and U upper packed in
