@@ -381,81 +381,43 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
       int held = -1;  // stage whose wgmmas may still be reading it
-      if constexpr (S == WgmmaScheme::ec) {
-        // Two chunks of two k-steps per k-tile, in part0 (r.extra) and part1 (r.part) by
-        // turns: each chunk's outside add runs on the CUDA cores while the tensor cores work on
-        // the next chunk. The k-tiles go in pairs and the loop body ends with wait 0, so no
-        // accumulator is read across iterations (ptxas serialises the wgmmas otherwise, C7514).
-        struct Descs {
-          std::uint64_t ah, bh, al, bl;
-        };
-        auto descs = [&](int st) {
-          return Descs{smem_desc(part_ptr(st, 0) + cw * 64 * 128), smem_desc(part_ptr(st, 1)),
-                       smem_desc(part_ptr(st, 2) + cw * 64 * 128), smem_desc(part_ptr(st, 3))};
-        };
-        // one chunk (k-steps 2 half, 2 half + 1) into part; after its issue, wait until only it
-        // is in flight, then release `release` (a stage all of whose chunks are complete) and
-        // add the previous chunk, `done`, outside
-        auto chunk = [&](const Descs& d, float(&part)[64], float(&done)[64], int half, bool add_done, int release) {
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
-            const std::uint64_t o = 2 * kk;
-            wgmma_m64n128<kTf32>(part, d.al + o, d.bh + o, kk == 2 * half ? 0 : 1);
-            wgmma_m64n128<kTf32>(part, d.ah + o, d.bl + o, 1);
-            wgmma_m64n128<kTf32>(part, d.ah + o, d.bh + o, 1);
-          }
-          wgmma_commit();
-          wgmma_wait<1>();
-          if (release >= 0 && lane == 0) mbar_arrive(empty + release);
-          if (add_done) {
-            fence_regs(done);
-            fence_regs(r.acc);
-#pragma unroll
-            for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], done[i]);
-          }
-        };
-        auto next_stage = [&] {
-          const int st = stage;
-          mbar_wait(full + stage, phase);
-          if (++stage == kStages) stage = 0, phase ^= 1u;
-          return st;
-        };
-        auto add_part1 = [&] {
-          fence_regs(r.part);
-          fence_regs(r.acc);
-#pragma unroll
-          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
-        };
-        int kt = 0;
-        for (; kt + 1 < p.k_tiles; kt += 2) {  // pairs: both stages waited for first
-          const int sa = next_stage(), sb = next_stage();
-          const Descs da = descs(sa), db = descs(sb);
-          chunk(da, r.extra, r.part, 0, false, -1);
-          chunk(da, r.part, r.extra, 1, true, -1);
-          chunk(db, r.extra, r.part, 0, true, sa);  // the k-tile of sa is complete
-          chunk(db, r.part, r.extra, 1, true, -1);
-          wgmma_wait<0>();  // the pair's last chunk
-          if (lane == 0) mbar_arrive(empty + sb);
-          add_part1();
-        }
-        if (kt < p.k_tiles) {  // an odd k-tile left
-          const int sa = next_stage();
-          const Descs da = descs(sa);
-          chunk(da, r.extra, r.part, 0, false, -1);
-          chunk(da, r.part, r.extra, 1, true, -1);
-          wgmma_wait<0>();
-          if (lane == 0) mbar_arrive(empty + sa);
-          add_part1();
-        }
-      } else
       for (int kt = 0; kt < p.k_tiles; ++kt) {
         mbar_wait(full + stage, phase);
         const std::uint64_t ah = smem_desc(part_ptr(stage, 0) + cw * 64 * 128);
         const std::uint64_t bh = smem_desc(part_ptr(stage, 1));
         const std::uint64_t al = smem_desc(part_ptr(stage, 2) + cw * 64 * 128);
         const std::uint64_t bl = smem_desc(part_ptr(stage, 3));
-        {
+        if constexpr (S == WgmmaScheme::ec) {
+          // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
+          // add of one chunk runs on the CUDA cores while the tensor cores work on the next
+          auto chunk = [&](float(&part)[64], float(&done)[64], int half) {
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
+              const std::uint64_t o = 2 * kk;
+              wgmma_m64n128<kTf32>(part, al + o, bh + o, kk == 2 * half ? 0 : 1);
+              wgmma_m64n128<kTf32>(part, ah + o, bl + o, 1);
+              wgmma_m64n128<kTf32>(part, ah + o, bh + o, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<1>();  // all but this chunk's group: the previous chunk is complete
+            if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
+            fence_regs(done);
+            fence_regs(r.acc);
+            if (half == 1) {
+#pragma unroll
+              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], done[i]);
+            }
+          };
+          chunk(r.extra, r.part, 0);
+          chunk(r.part, r.extra, 1);
+          // part1 of this k-tile: added now (wait 0), so no accumulator is read across k-tiles
+          wgmma_wait<0>();
+          fence_regs(r.part);
+          fence_regs(r.acc);
+#pragma unroll
+          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+        } else {
           wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < kStepsPerTile; ++kk) {
