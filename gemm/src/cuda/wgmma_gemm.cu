@@ -299,19 +299,6 @@ __device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm,
 }
 #endif
 
-#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
-/// Asks L2 for the output tile's C (beta != 0), one 128-byte line at a time, so that the
-/// epilogue's loads, issued after the mainloop with the tensor cores idle, find it there.
-__device__ __forceinline__ void prefetch_c_tile(const MainParams& p, int tm, int tn) {
-  const int r0 = tm * kTileM, c0 = tn * kTileN;
-  const int rows = min(kTileM, p.m - r0), cols = min(kTileN, p.n - c0);
-  for (int c = 0; c < cols; ++c) {
-    const float* col = p.C + r0 + static_cast<std::size_t>(c0 + c) * p.ldc;
-    for (int r = 0; r < rows; r += 32) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(col + r));
-  }
-}
-#endif
-
 template <WgmmaScheme S>
 struct Accumulators {
   float acc[64];
@@ -372,7 +359,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             tma_load_2d(part_ptr(stage, 3), &map_bl, full + stage, kx, tn * kTileN);
           }
           if (++stage == kStages) stage = 0, phase ^= 1u;
-          if (kt == 0 && p.beta != 0.0f) prefetch_c_tile(p, tm, tn);
         }
       }
     }
