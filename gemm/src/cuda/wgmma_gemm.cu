@@ -222,13 +222,33 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* 
 /// elements), so the row's scaling exponent (scale_exponent) is known without a grid-wide
 /// step; it is written to shift[row], and the largest range to *max_range (atomicMax; auto).
 /// Pass 2 reads the rows again (from L2 when they fit) and splits them scaled.
+/// One operand of scale_split_kernel.
+struct ScaleSplitOperand {
+  const float* X;
+  int ld;
+  bool k_inner;
+  int rows;
+  int* shift;
+  int* max_range;
+  unsigned *hi, *lo;
+};
+
+/// Both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)), so that the
+/// two halves fill the GPU together.
 template <Transform T, bool kTf32>
-__global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(const float* X, int ld, bool k_inner, int rows,
-                                                                     int k, int kp, int* shift, int* max_range,
-                                                                     unsigned* hi, unsigned* lo) {
+__global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOperand a, ScaleSplitOperand b,
+                                                                     int blocks_a, int k, int kp) {
+  const bool first = static_cast<int>(blockIdx.x) < blocks_a;
+  const ScaleSplitOperand& op = first ? a : b;
+  const float* X = op.X;
+  const int ld = op.ld, rows = op.rows;
+  const bool k_inner = op.k_inner;
+  int* shift = op.shift;
+  int* max_range = op.max_range;
+  unsigned *hi = op.hi, *lo = op.lo;
   __shared__ SplitTile tile;
   __shared__ float factor[kSplitRows];
-  const int r0 = blockIdx.x * kSplitRows;
+  const int r0 = (first ? blockIdx.x : blockIdx.x - blocks_a) * kSplitRows;
   const int fr = threadIdx.x / 8, fq = threadIdx.x % 8;  // pass 1: row fr, elements 8 fq .. 8 fq + 7
   int emax = INT_MIN, emin = INT_MAX;
   for (int k0 = 0; k0 < kp; k0 += kSplitK) {
@@ -707,12 +727,11 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   auto scale_split = [&](auto kernel, int e) {
     const Operands o(ws, mp, np, kp, e);
-    kernel<<<mp / kSplitRows, kSplitThreads>>>(g.A, g.lda, g.ta == Op::t, g.m, g.k, kp, shift, range,
-                                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al));
-    TCSOLVE_CUDA_CHECK(cudaGetLastError());
-    kernel<<<np / kSplitRows, kSplitThreads>>>(g.B, g.ldb, g.tb == Op::n, g.n, g.k, kp, shift + g.m,
-                                              range == nullptr ? nullptr : range + 1,
-                                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl));
+    const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range,
+                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
+    const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
+                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
+    kernel<<<(mp + np) / kSplitRows, kSplitThreads>>>(a, b, mp / kSplitRows, g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   const int* shift_a = shift;
