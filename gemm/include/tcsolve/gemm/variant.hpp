@@ -52,7 +52,7 @@ inline constexpr std::array<VariantInfo, 16> kVariants{{
   {Variant::ootomo_fp16,   "ootomo-fp16",   "Ootomo halfhalf: residual x 2^11, 3 products, hi*hi accumulated outside in FP32",   "fp16x2",  0x1p-24, true},
   {Variant::ootomo_tf32,   "ootomo-tf32",   "Ootomo tf32tf32: the same with TF32 (RNA) operands",                                "tf32x2",  0x1p-24, true},
   {Variant::legemm,        "legemm",        "LE-GEMM: bit-cut hi, RZ residual x 2^10, 3 products in two accumulators",           "fp16x2",  0x1p-22, true},
-  {Variant::ec_fp16,       "ec-fp16",       "production path on FP16 tensor cores: power-of-two row/column scaling + halfhalf",  "fp16x2",  0x1p-24, true},
+  {Variant::ec_fp16,       "ec-fp16",       "production path on FP16 tensor cores: power-of-two row/column scaling, hi + lo, 32-k chunks added in FP32",  "fp16x2",  0x1p-24, true},
   {Variant::ec_tf32,       "ec-tf32",       "production path on TF32 tensor cores: power-of-two scaling + tf32tf32",             "tf32x2",  0x1p-24, true},
   {Variant::auto_,         "auto",          "ec-fp16 when the scaled inputs' exponent range fits FP16, else ec-tf32",            "auto",    0x1p-24, true},
   {Variant::cublas_tf32,   "cublas-tf32",   "vendor baseline: cuBLAS SGEMM with CUBLAS_COMPUTE_32F_FAST_TF32",                   "tf32",    0x1p-11, false},
