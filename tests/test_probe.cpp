@@ -41,8 +41,10 @@ TEST_CASE("the probe's paths: every family and input format, K a multiple of the
     CHECK(p.depth >= 1);
     CHECK(p.m() == (p.engine == ProbePath::Engine::wgmma ? 64 : 16));
     CHECK_FALSE(p.instruction.empty());
-    // SASS: mma.sync -> HMMA (QMMA for FP8), wgmma -> HGMMA (QGMMA for FP8)
-    const std::string sass = std::string(is_e4m3(p) ? "Q" : "H") + (p.engine == ProbePath::Engine::wgmma ? "GMMA" : "MMA");
+    // SASS on sm_90 (the H100 dump): mma.sync -> HMMA, wgmma -> HGMMA (QGMMA for FP8); FP8
+    // mma.sync has no QMMA there: F2FP.F16.E4M3.UNPACK_B then HMMA.16816.F32
+    const bool wg = p.engine == ProbePath::Engine::wgmma;
+    const std::string sass = wg ? (is_e4m3(p) ? "QGMMA" : "HGMMA") : (is_e4m3(p) ? "F2FP+HMMA" : "HMMA");
     CHECK(p.sass == sass);
     if (is_e4m3(p)) CHECK(p.k == 32);  // m16n8k32 and m64n8k32: 32 bytes of K per row
     if (is_e4m3(p) && p.engine == ProbePath::Engine::mma_sync) ++e4m3_mma_sync;

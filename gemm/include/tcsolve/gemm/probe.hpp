@@ -31,7 +31,7 @@ struct ProbePath {
 
   std::string name;         ///< "fp16->fp32"
   std::string instruction;  ///< PTX of the cuda path ("mma.sync.m16n8k16.f32.f16.f16.f32")
-  std::string sass;         ///< SASS opcode it should become (HMMA, QMMA, HGMMA, QGMMA)
+  std::string sass;         ///< SASS it becomes on sm_90 (HMMA, HGMMA, QGMMA; E4M3 mma.sync: F2FP unpack to FP16 + HMMA, seen in the H100 dump)
   Input input;
   Engine engine;
   int k;                    ///< k of one instruction (16 FP16/BF16, 8 TF32, 32 E4M3)
