@@ -119,12 +119,12 @@ class GemmRecord {
 // Engines: the state of one run on one backend
 // ---------------------------------------------------------------------------------------------
 
-/// Rows of G per GEMM call: `requested` when positive, else as many as kDistanceChunkBytes hold.
-int chunk_rows(int points, int k, int requested) {
+/// Rows of G per GEMM call: `requested` when positive, else as many as `bytes` hold.
+int chunk_rows(int points, int k, int requested, std::size_t bytes = kDistanceChunkBytes) {
   const std::size_t rows =
       requested > 0
           ? static_cast<std::size_t>(requested)
-          : std::max<std::size_t>(1, kDistanceChunkBytes / (sizeof(float) * static_cast<std::size_t>(k)));
+          : std::max<std::size_t>(1, bytes / (sizeof(float) * static_cast<std::size_t>(k)));
   return static_cast<int>(std::min<std::size_t>(rows, static_cast<std::size_t>(points)));
 }
 
@@ -242,7 +242,7 @@ class CudaEngine final : public Engine {
       : n_(points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
-        rows_(chunk_rows(points, k_, chunk)),
+        rows_(chunk_rows(points, k_, chunk, kDistanceChunkBytesCuda)),
         X_(count(points, dim)),
         C_(init),
         G_(count(rows_, k_)),
