@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "backend.hpp"
 #include "tc_split.cuh"
@@ -68,6 +69,11 @@ struct MainParams {
   const int* shift_a;   // ec: scaling exponents (nullptr: none)
   const int* shift_b;
   const int* use_fp16;  // auto: device flag (nullptr: always run)
+  // The kernel computes D = X Y^T for its operands (D: m x n). trans_c: D = C^T (the host passed
+  // op(B) as X and op(A) as Y), so a thread's pairs of adjacent D columns are adjacent rows of
+  // the column-major C: 8-byte loads and stores (vec_c: C and ldc allow them).
+  int trans_c;
+  int vec_c;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -537,6 +543,37 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       const bool beta0 = p.beta == 0.0f;
+      // element (gi, gj) of D: C[gi + gj ldc], or C[gj + gi ldc] when trans_c
+      const std::size_t si = p.trans_c ? static_cast<std::size_t>(p.ldc) : 1;
+      const std::size_t sj = p.trans_c ? 1 : static_cast<std::size_t>(p.ldc);
+      if (p.vec_c) {  // trans_c: the pair (i, i + 1) is C[gj, gj + 1] of column gi
+#pragma unroll
+        for (int h = 0; h < 64; h += 32) {
+          float2 old[16];
+          if (!beta0) {
+#pragma unroll
+            for (int q = 0; q < 16; ++q) {
+              const int i = h + 2 * q;
+              const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
+              const float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+              if (gi < p.m && gj + 1 < p.n) old[q] = *reinterpret_cast<const float2*>(c);
+              else old[q] = make_float2(gi < p.m && gj < p.n ? c[0] : 0.0f, 0.0f);
+            }
+          }
+#pragma unroll
+          for (int q = 0; q < 16; ++q) {
+            const int i = h + 2 * q;
+            const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
+            if (gi >= p.m || gj >= p.n) continue;
+            float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+            float2 v = make_float2(__fmul_rn(p.alpha, r.acc[i]), __fmul_rn(p.alpha, r.acc[i + 1]));
+            if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(p.beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(p.beta, old[q].y)));
+            if (gj + 1 < p.n) *reinterpret_cast<float2*>(c) = v;
+            else c[0] = v.x;
+          }
+        }
+        continue;
+      }
 #pragma unroll
       for (int h = 0; h < 64; h += 32) {  // C in two halves of 32 loads in flight
         float old[32];
@@ -544,7 +581,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int i = h; i < h + 32; ++i) {
             const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-            old[i - h] = gi < p.m && gj < p.n ? p.C[gi + static_cast<std::size_t>(gj) * p.ldc] : 0.0f;
+            old[i - h] = gi < p.m && gj < p.n ? p.C[gi * si + gj * sj] : 0.0f;
           }
         }
 #pragma unroll
@@ -552,7 +589,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
           if (gi >= p.m || gj >= p.n) continue;
           const float v = r.acc[i];
-          p.C[gi + static_cast<std::size_t>(gj) * p.ldc] =
+          p.C[gi * si + gj * sj] =
               beta0 ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, old[i - h]));
         }
       }
@@ -655,11 +692,24 @@ int sm_count() {
 }
 
 template <WgmmaScheme S, bool kTf32>
-void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& p) {
+void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& params) {
   const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
-  const CUtensorMap m_ah = operand_map(o.ah, mp, kp, kTf32), m_bh = operand_map(o.bh, np, kp, kTf32);
-  const CUtensorMap m_al = uses_lo(S) ? operand_map(o.al, mp, kp, kTf32) : m_ah;
-  const CUtensorMap m_bl = uses_lo(S) ? operand_map(o.bl, np, kp, kTf32) : m_bh;
+  // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
+  // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
+  MainParams p = params;
+  const bool trans = p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
+  const unsigned char *xh = o.ah, *xl = o.al, *yh = o.bh, *yl = o.bl;
+  int xp = mp, yp = np;
+  if (trans) {
+    std::swap(p.m, p.n);
+    std::swap(p.tiles_m, p.tiles_n);
+    std::swap(p.shift_a, p.shift_b);
+    std::swap(xh, yh), std::swap(xl, yl), std::swap(xp, yp);
+    p.trans_c = 1, p.vec_c = 1;
+  }
+  const CUtensorMap m_ah = operand_map(xh, xp, kp, kTf32), m_bh = operand_map(yh, yp, kp, kTf32);
+  const CUtensorMap m_al = uses_lo(S) ? operand_map(xl, xp, kp, kTf32) : m_ah;
+  const CUtensorMap m_bl = uses_lo(S) ? operand_map(yl, yp, kp, kTf32) : m_bh;
   auto kernel = wgmma_kernel<S, kTf32>;
   static bool configured = false;  // per instantiation
   if (!configured) {
