@@ -125,11 +125,7 @@ void write_json(const FfnOptions& o, const std::string& backend, const std::stri
   w.key("results").begin_array();
   for (const Row& r : rows) {
     w.begin_object().field("variant", to_string(r.variant));
-    w.key("resolved_variant");
-    if (r.resolved.empty())
-      w.null();
-    else
-      w.value(r.resolved);
+    w.field_or_null("resolved_variant", !r.resolved.empty(), r.resolved);
     w.field("available", r.available)
         .field("relative_error", r.relative_error)
         .field("time_s", r.time_s)

@@ -379,11 +379,7 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
   w.key("results").begin_array();
   for (const Result& r : results) {
     w.begin_object().field("variant", to_string(r.variant));
-    w.key("resolved_variant");
-    if (r.resolved.empty())
-      w.null();
-    else
-      w.value(r.resolved);
+    w.field_or_null("resolved_variant", !r.resolved.empty(), r.resolved);
     w.field("available", r.available)
         .field("time_s", r.time_s)
         .field("tflops", r.tflops)

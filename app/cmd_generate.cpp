@@ -114,11 +114,7 @@ int run_generate(int argc, char** argv) {
   if (vm.count("json")) {
     JsonWriter w(std::cout);
     w.begin_object().field("command", "generate").field("output", output).field("n", order);
-    w.key("cond");
-    if (randsvd)
-      w.value(cond);
-    else
-      w.null();
+    w.field_or_null("cond", randsvd, cond);
     w.field("mode", to_string(mode)).field("seed", seed).field("nrhs", rhs_count);
     w.field("backend", to_string(backend)).field("device", device_description(backend));
     w.key("time_s").begin_object().field("generate", generate_s).field("write", write_s).end_object();

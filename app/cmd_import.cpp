@@ -63,11 +63,7 @@ int run_import(int argc, char** argv) {
         .field("output", output)
         .field("n", sys.n())
         .field("rhs", to_string(rhs));
-    w.key("seed");
-    if (rhs == RhsKind::random)
-      w.value(seed);
-    else
-      w.null();
+    w.field_or_null("seed", rhs == RhsKind::random, seed);
     w.field("description", sys.description).end_object().finish();
   } else {
     std::cout << "import: wrote " << output << ": " << sys.description << '\n';

@@ -168,11 +168,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("dim", run.dim)
       .field("k", run.k)
       .field("init", run.init);
-  w.key("seed");
-  if (run.init == "file")
-    w.null();
-  else
-    w.value(c.seed);
+  w.field_or_null("seed", run.init != "file", c.seed);
   w.field("iterations", r.iterations)
       .field("stop", demos::to_string(r.stop))
       .field("inertia", r.inertia)
@@ -180,16 +176,9 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("time_per_iteration_s", r.time_per_iteration_s)
       .field("seeding_time_s", run.seeding_time_s)
       .field("agreement_vs_fp64", run.agreement);
-  w.key("inertia_fp64");
-  if (run.reference)
-    w.value(run.reference->inertia);
-  else
-    w.null();
-  w.key("iterations_fp64");
-  if (run.reference)
-    w.value(run.reference->iterations);
-  else
-    w.null();
+  const bool ref = run.reference.has_value();
+  w.field_or_null("inertia_fp64", ref, ref ? run.reference->inertia : 0.0);
+  w.field_or_null("iterations_fp64", ref, ref ? run.reference->iterations : 0);
   w.field("empty_clusters", r.empty_clusters).field("note", r.note).end_object().finish();
 }
 

@@ -55,6 +55,12 @@ class JsonWriter {
     key(name);
     return value(v);
   }
+  /// key(name) then value(v), or null when !present.
+  template <typename T>
+  JsonWriter& field_or_null(std::string_view name, bool present, const T& v) {
+    key(name);
+    return present ? value(v) : null();
+  }
 
   /// Ends the document with a newline; throws std::logic_error when a container is open.
   void finish();

@@ -51,22 +51,10 @@ SolveOptions solver_options(const po::variables_map& vm) {
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device) {
   const SolveResult& s = r.result;
   w.field(r.baseline ? "method" : "variant", r.name);
-  w.key("resolved_variant");
-  if (r.baseline)
-    w.null();
-  else
-    w.value(to_string(s.resolved_variant));
+  w.field_or_null("resolved_variant", !r.baseline, to_string(s.resolved_variant));
   w.field("backend", to_string(s.backend)).field("device", device);
-  w.key("refinement");
-  if (r.baseline)
-    w.null();
-  else
-    w.value(to_string(r.options.refinement));
-  w.key("block_size");
-  if (r.baseline)
-    w.null();
-  else
-    w.value(r.options.block_size);
+  w.field_or_null("refinement", !r.baseline, to_string(r.options.refinement));
+  w.field_or_null("block_size", !r.baseline, r.options.block_size);
   w.field("converged", s.converged)
       .field("iterations", s.iterations)
       .field("fallback", s.fallback_used)

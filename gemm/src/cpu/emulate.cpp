@@ -8,6 +8,7 @@
 // D = alpha * acc + beta * C in FP32 (C not read when beta == 0).
 #include <Eigen/Dense>
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <vector>
 
@@ -146,14 +147,20 @@ float markidis_value(const TensorCoreModel& tc, const SplitOperands& s, int i, i
 /// Ootomo Code 3 generalised: the correction lo*hi + hi*lo chained inside the tensor core; the
 /// hi*hi product chained inside for `chunk` k-steps (1 = Ootomo's halfhalf/tf32tf32) and then
 /// added outside in FP32 RN; at the end acc + corr / scale.
+/// shared (the production path's FP16 scheme, ec-fp16, on scaled operands with unscaled lo):
+/// lo*hi, hi*lo and hi*hi all chained in the chunk's accumulator from zero, no correction term.
+/// The row/column scaling puts every row's largest element at 2^14, so lo needs no 2^11 (its
+/// FP16 subnormal grid, 2^-24, is 2^-38 of the row's largest element), and two register sets per
+/// output (acc, part) let the wgmma kernel double-buffer part.
 float halfhalf_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j, int ks, int chunk,
-                     float scale) {
+                     float scale, bool shared = false) {
   const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
   float acc = 0.0f, corr = 0.0f, part = 0.0f;
+  float& c = shared ? part : corr;
   int steps = 0;
   for (int p = 0; p < s.hi.kp; p += ks) {
-    corr = tc.mma_fp32(al + p, bh + p, ks, corr);
-    corr = tc.mma_fp32(ah + p, bl + p, ks, corr);
+    c = tc.mma_fp32(al + p, bh + p, ks, c);
+    c = tc.mma_fp32(ah + p, bl + p, ks, c);
     part = tc.mma_fp32(ah + p, bh + p, ks, part);
     if (++steps == chunk) {
       acc += part;  // FP32 RN on the CUDA cores
@@ -161,30 +168,7 @@ float halfhalf_value(const TensorCoreModel& tc, const SplitOperands& s, int i, i
     }
   }
   if (steps != 0) acc += part;
-  return acc + corr / scale;
-}
-
-/// The production path (ec-fp16, ec-tf32) on scaled operands with unscaled lo: per chunk of
-/// `chunk` k-steps, lo*hi, hi*lo and hi*hi chained in one accumulator inside the tensor core
-/// from zero; each chunk's partial added outside in FP32 RN. The row/column scaling puts every
-/// row's largest element at 2^14, so lo needs no 2^11 (its FP16 subnormal grid, 2^-24, is
-/// 2^-38 of the row's largest element) and the three products share one accumulator: two
-/// register sets per output (acc, part), which lets the kernel double-buffer part.
-float ec_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j, int ks, int chunk) {
-  const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
-  float acc = 0.0f, part = 0.0f;
-  int steps = 0;
-  for (int p = 0; p < s.hi.kp; p += ks) {
-    part = tc.mma_fp32(al + p, bh + p, ks, part);
-    part = tc.mma_fp32(ah + p, bl + p, ks, part);
-    part = tc.mma_fp32(ah + p, bh + p, ks, part);
-    if (++steps == chunk) {
-      acc += part;  // FP32 RN on the CUDA cores
-      part = 0.0f, steps = 0;
-    }
-  }
-  if (steps != 0) acc += part;
-  return acc;
+  return shared ? acc : acc + corr / scale;
 }
 
 /// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi, both inside the tensor core.
@@ -228,15 +212,10 @@ float fp16_simt_value(const Operands& o, int i, int j) {
 // ------------------------------------------------------------------------------------------
 
 struct ExponentRange {
-  bool any = false;
-  int emax = 0, emin = 0;
-  void add(float v) {
-    if (v == 0.0f || !std::isfinite(v)) return;
-    const int e = exponent_of(v);
-    if (!any) any = true, emax = emin = e;
-    emax = std::max(emax, e), emin = std::min(emin, e);
-  }
-  int range() const { return any ? emax - emin : 0; }
+  int emax = INT_MIN, emin = INT_MAX;
+  void add(float v) { fold_exponent(v, emax, emin); }
+  bool any() const { return emax != INT_MIN; }
+  int range() const { return any() ? emax - emin : 0; }
 };
 
 /// Exponent ranges of the rows of op(A) (first m) and the columns of op(B) (next n).
@@ -262,7 +241,7 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   if (chunk_k < ks || chunk_k % ks != 0)
     throw InvalidInput(std::string(fp16 ? "ec_chunk_k" : "ec_chunk_k_tf32") + " must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
   std::vector<int> shift(ranges.size());
-  for (std::size_t r = 0; r < ranges.size(); ++r) shift[r] = scale_exponent(ranges[r].any, ranges[r].emax);
+  for (std::size_t r = 0; r < ranges.size(); ++r) shift[r] = scale_exponent(ranges[r].any(), ranges[r].emax);
   Operands scaled = o;
   for (int i = 0; i < o.m; ++i)
     for (int p = 0; p < o.k; ++p)
@@ -276,7 +255,7 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   const SplitOperands s = fp16 ? split_operands(scaled, split_markidis) : split_operands(scaled, split_ootomo_tf32);
   const int chunk = chunk_k / ks;
   for_each_output(o.m, o.n, alpha, beta, C, ldc, [&](int i, int j) {
-    const float v = fp16 ? ec_value(tc, s, i, j, ks, chunk) : halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale);
+    const float v = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale, fp16);
     return std::ldexp(v, -(shift[i] + shift[o.m + j]));
   });
 }

@@ -217,12 +217,15 @@ struct Markidis {
 };
 
 /// halfhalf / tf32tf32 (Ootomo Code 3) with hi*hi chained for `chunk` k-steps before the
-/// outside FP32 addition (ootomo-*: 1; ec-*: GemmOptions::ec_chunk_k(_tf32) / ks).
-template <typename M>
+/// outside FP32 addition (ootomo-*: 1; ec-tf32: GemmOptions::ec_chunk_k_tf32 / ks).
+/// kShared: the production path's FP16 scheme (ec-fp16; emulate.cpp halfhalf_value with
+/// shared = true): lo*hi and hi*lo go into the chunk's accumulator too, lo not scaled (the
+/// Markidis split of the scaled values), and there is no correction term.
+template <typename M, bool kShared = false>
 struct Halfhalf {
   using Mma = M;
-  static constexpr Transform transform = Transform::ootomo;
-  static constexpr int min_blocks = 1;  // three accumulators: 2 blocks would spill
+  static constexpr Transform transform = kShared ? Transform::markidis : Transform::ootomo;
+  static constexpr int min_blocks = kShared ? 2 : 1;  // three accumulators: 2 blocks would spill
   float acc[2][4][4], corr[2][4][4], part[2][4][4];
   int chunk, steps;
   __device__ void init(int chunk_steps) {
@@ -234,8 +237,9 @@ struct Halfhalf {
     for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
-        M::mma(corr[mi][ni], g.al[mi], g.bh[ni]);
-        M::mma(corr[mi][ni], g.ah[mi], g.bl[ni]);
+        float(&c)[4] = kShared ? part[mi][ni] : corr[mi][ni];
+        M::mma(c, g.al[mi], g.bh[ni]);
+        M::mma(c, g.ah[mi], g.bl[ni]);
         M::mma(part[mi][ni], g.ah[mi], g.bh[ni]);
       }
     if (++steps == chunk) flush();
@@ -256,51 +260,8 @@ struct Halfhalf {
     if (steps != 0) flush();
   }
   __device__ float value(int mi, int ni, int r) const {
-    return __fadd_rn(acc[mi][ni][r], corr[mi][ni][r] * (1.0f / kOotomoScale));
+    return kShared ? acc[mi][ni][r] : __fadd_rn(acc[mi][ni][r], corr[mi][ni][r] * (1.0f / kOotomoScale));
   }
-};
-
-/// The production path's FP16 scheme (ec-fp16; emulate.cpp ec_value): lo*hi, hi*lo and hi*hi chained
-/// in one accumulator from zero for `chunk` k-steps, then added outside in FP32 RN; lo not
-/// scaled (the operands are: the Markidis split of the scaled values).
-template <typename M>
-struct Ec {
-  using Mma = M;
-  static constexpr Transform transform = Transform::markidis;
-  static constexpr int min_blocks = 2;
-  float acc[2][4][4], part[2][4][4];
-  int chunk, steps;
-  __device__ void init(int chunk_steps) {
-    zero(acc), zero(part);
-    chunk = chunk_steps, steps = 0;
-  }
-  __device__ void step(const Regs& g) {
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni) {
-        M::mma(part[mi][ni], g.al[mi], g.bh[ni]);
-        M::mma(part[mi][ni], g.ah[mi], g.bl[ni]);
-        M::mma(part[mi][ni], g.ah[mi], g.bh[ni]);
-      }
-    if (++steps == chunk) flush();
-  }
-  __device__ void flush() {
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < 4; ++ni)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          acc[mi][ni][r] = __fadd_rn(acc[mi][ni][r], part[mi][ni][r]);
-          part[mi][ni][r] = 0.0f;
-        }
-    steps = 0;
-  }
-  __device__ void finish() {
-    if (steps != 0) flush();
-  }
-  __device__ float value(int mi, int ni, int r) const { return acc[mi][ni][r]; }
 };
 
 /// LE-GEMM Algorithm 1: acc0 = hi*hi and acc1 = hi*lo + lo*hi chained inside.
@@ -637,14 +598,6 @@ __global__ void __launch_bounds__(kThreads, P::min_blocks) mma_fp16_kernel(Param
 /// exponent_of(x) of the nonzero finite elements into emax[v] / emin[v] (atomics; initialised
 /// to INT_MIN / INT_MAX). Threads map to consecutive v when estride != 1 (coalesced when the
 /// vectors interleave) and the length is split over gridDim.y.
-/// Folds exponent_of(x) of a nonzero finite x into [lo, hi].
-__device__ __forceinline__ void fold_exponent(float x, int& hi, int& lo) {
-  if (x != 0.0f && isfinite(x)) {
-    const int e = exponent_of(x);
-    hi = max(hi, e), lo = min(lo, e);
-  }
-}
-
 /// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
 /// loads in flight per thread (the loop is latency-bound otherwise).
 __device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0, int q1,
@@ -825,7 +778,7 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
       auto fp16_path = [&](const int* flag_or_null) {
         if (hopper && p16.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Ec<Fp16Mma>>(p16);
+        else launch<Halfhalf<Fp16Mma, true>>(p16);
       };
       // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
       auto tf32_path = [&](const int* flag_or_null) {

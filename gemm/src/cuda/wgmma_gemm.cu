@@ -261,13 +261,7 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
     load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
     __syncthreads();
 #pragma unroll
-    for (int u = 0; u < 8; ++u) {
-      const float x = tile[fr][8 * fq + u];
-      if (x != 0.0f && isfinite(x)) {
-        const int e = exponent_of(x);
-        emax = max(emax, e), emin = min(emin, e);
-      }
-    }
+    for (int u = 0; u < 8; ++u) fold_exponent(tile[fr][8 * fq + u], emax, emin);
     __syncthreads();
   }
 #pragma unroll

@@ -34,6 +34,16 @@ TCSOLVE_HOST_DEVICE inline int exponent_of(float x) {
   return lead - 149;
 }
 
+/// Folds exponent_of(x) into [lo, hi] when x is nonzero and finite (the elements that define
+/// a row's or column's exponent range).
+TCSOLVE_HOST_DEVICE inline void fold_exponent(float x, int& hi, int& lo) {
+  if (x != 0.0f && std::isfinite(x)) {
+    const int e = exponent_of(x);
+    hi = hi > e ? hi : e;
+    lo = lo < e ? lo : e;
+  }
+}
+
 /// Scaling exponent s for a row/column whose largest finite magnitude has exponent e_max:
 /// 2^s * max lies in [2^14, 2^15). 0 for a row/column without a nonzero finite element. s is
 /// clamped to [-126, 127] so that 2^s is one normal FP32 number (scale_factor): a row whose
