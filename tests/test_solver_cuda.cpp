@@ -2,7 +2,8 @@
 // equilibration bit for bit, P R A C = L U within the cpu test's bound, refinement to dsgesv's
 // criterion in the cpu path's iteration count (within 1) per variant, the fallback, several
 // right-hand sides, GMRES-IR, exactly singular matrices, the cuSOLVER baselines and `compare
-// --backend cuda`; the cuda randsvd generator against the cpu's spectrum bound. Skipped, with a warning, without a GPU.
+// --backend cuda`; the cuda randsvd generator against the cpu's spectrum bound. Skipped, with a warning,
+// without a GPU.
 #include <unistd.h>
 
 #include <algorithm>
@@ -113,6 +114,46 @@ TEST_CASE("the cuda LU equilibrates bit for bit as the cpu and reconstructs P R 
 }
 
 TEST_CASE(
+    "the cuda LU's cluster leaves (n = 2500: clusters of 5 CTAs down to 1) reconstruct P R A C as "
+    "cuSOLVER's leaves do",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's cluster leaves");
+  const int n = 2500;  // not a multiple of the leaf (32) nor of nb (256): ragged last blocks
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 5) % 23 - 11);
+  std::vector<double> residuals;
+  for (const char* leaves : {"cluster", "cusolver"}) {
+    INFO("leaves: " << leaves);
+    setenv("TCSOLVE_SOLVER_LEAF", leaves, 1);
+    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 256);
+    unsetenv("TCSOLVE_SOLVER_LEAF");
+    std::vector<int> sorted = f.perm;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+    const Eigen::MatrixXd lu = f.lu.cast<double>();
+    Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
+    L.diagonal().setOnes();
+    const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
+    CHECK(L.cwiseAbs().maxCoeff() <= 1.0);  // partial pivoting
+    const Eigen::MatrixXd As = f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal();
+    Eigen::MatrixXd PAs(n, n);
+    for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
+    const double gamma_n = n * kU32 / (1 - n * kU32);
+    const double residual = (PAs - L * U).norm();
+    const double bound = kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm();
+    std::printf(
+        "cuda lu reconstruction n=%d nb=256 fp32-simt, %-8s leaves: ||PRAC-LU||_F = %.3e  bound %.3e\n", n,
+        leaves, residual, bound);
+    CHECK(residual <= bound);
+    residuals.push_back(residual);
+  }
+  // Both are FP32 LUs of the same matrix: their residuals are of one size (typically within
+  // a few percent); a factor of 4 would mean one of them lost accuracy somewhere.
+  CHECK(residuals[0] <= 4 * residuals[1]);
+  CHECK(residuals[1] <= 4 * residuals[0]);
+}
+
+TEST_CASE(
     "the cuda solver converges like the cpu solver: fp32-simt, ec-fp16 and auto on randsvd n = 512 cond 1e4",
     "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda solver against the cpu solver");
@@ -189,8 +230,8 @@ TEST_CASE("cuda GMRES-IR reaches dsgesv's criterion on fp16-tc randsvd cond 1e7 
     c.backend = Backend::cpu;
     const SolveResult cpu = solve(sys, c);
     std::printf("  cond %.0e: cpu %d%s (%s), cuda %d%s (%s); cuda classical %d%s\n", cond, cpu.iterations,
-                cpu.converged ? "" : "x", cpu.note.c_str(), r.iterations, r.converged ? "" : "x", r.note.c_str(),
-                classical.iterations, classical.converged ? "" : "x");
+                cpu.converged ? "" : "x", cpu.note.c_str(), r.iterations, r.converged ? "" : "x",
+                r.note.c_str(), classical.iterations, classical.converged ? "" : "x");
     INFO("cond " << cond << ": cuda gmres: " << r.note << " / cpu gmres: " << cpu.note
                  << " / cuda classical: " << classical.note);
     CHECK_FALSE(classical.converged);
@@ -206,8 +247,8 @@ TEST_CASE("cuda GMRES-IR reaches dsgesv's criterion on fp16-tc randsvd cond 1e7 
     // sqrt(n) ||x|| ||A|| eps64, plus the rounding of b = A x* in FP64 (n u |A||x*|): forward error
     // <= cond_inf (sqrt(n) + n) eps64, with a factor 2 for ||x|| / ||x*||.
     const int n = sys.n();
-    const double cond_inf = sys.A.cwiseAbs().rowwise().sum().maxCoeff() *
-                            sys.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
+    const double cond_inf =
+        sys.A.cwiseAbs().rowwise().sum().maxCoeff() * sys.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
     REQUIRE(r.forward_error.has_value());
     CHECK(*r.forward_error <= 2 * cond_inf * (std::sqrt(static_cast<double>(n)) + n) * kEps64);
     // Same algorithm, same stopping rules: about the cpu's outer iteration count (the LU and the
@@ -312,7 +353,8 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
   CHECK(solved.find("backend")->string == "cuda");
   CHECK(solved.find("refinement")->string == "gmres");
   CHECK(solved.find("converged")->boolean);
-  CHECK(solved.find("history")->items.size() == static_cast<std::size_t>(solved.find("iterations")->number) + 1);
+  CHECK(solved.find("history")->items.size() ==
+        static_cast<std::size_t>(solved.find("iterations")->number) + 1);
 }
 
 TEST_CASE("the cuda randsvd generator gives the requested singular values, b = A x, and its own stream",
@@ -322,7 +364,8 @@ TEST_CASE("the cuda randsvd generator gives the requested singular values, b = A
   // n^2 odd, so the Gaussian kernel's last pair writes one number.
   for (const int n : {64, 129}) {
     for (const double cond : {1e2, 1e8}) {
-      for (const SpectrumMode mode : {SpectrumMode::geometric, SpectrumMode::arithmetic, SpectrumMode::clustered}) {
+      for (const SpectrumMode mode :
+           {SpectrumMode::geometric, SpectrumMode::arithmetic, SpectrumMode::clustered}) {
         const LinearSystem s = generate_system(n, cond, mode, 11, 1, Backend::cuda);
         const test::SpectrumCheck c = test::check_randsvd_spectrum(s.A, cond, mode);
         INFO("n " << n << ", cond " << cond << ", " << to_string(mode) << ": max |sv - sigma| " << c.max_error

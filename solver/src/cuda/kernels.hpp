@@ -10,8 +10,8 @@
 
 namespace tcsolve::cuda::kernels {
 
-/// Widest panel the row-interchange kernels take (shared memory: 5w ints and 2w floats).
-inline constexpr int kMaxPanelWidth = 1024;
+/// Widest leaf (column block factored at once) that the row-interchange kernels take.
+inline constexpr int kMaxLeafWidth = 32;
 
 // --- equilibrate.cu ----------------------------------------------------------------------------
 
@@ -30,15 +30,31 @@ void equilibrate(const double* a, int n, double* row_scale, double* col_scale, f
 /// same workspace).
 void norm_inf(const double* a, int n, double* norm, double* workspace);
 
+// --- panel.cu ---------------------------------------------------------------------------------
+
+/// Width of the leaves factor_leaf() takes for order n on this device (32, 16 or 8: the cluster
+/// holds 16 * 256 * 128 / width rows), or 0 when it cannot run here (compute capability other
+/// than 9.0, n too large, or the cluster not schedulable).
+int leaf_width(int n);
+
+/// LU with partial pivoting of the leaf: rows c0..n-1, columns c0..c0+w-1 (w <= leaf_width(n))
+/// of the row-major a (row r at a + r ld), in place, its rows permuted (L below, U on top);
+/// the permutation as (dst, src) pairs to `pairs` (interchange_scratch_ints(w) ints; for
+/// apply_row_pairs); an exactly zero pivot sets *info = its 1-based global column when *info is 0.
+void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info);
+
 // --- row_swap.cu -------------------------------------------------------------------------------
 
-/// Ints of the `pairs` scratch that apply_panel_interchanges() needs for panel width w.
+/// Ints of the `pairs` scratch for a leaf of width w: the count, then 2w dst and 2w src rows.
 inline std::size_t interchange_scratch_ints(int w) { return 1 + 4 * static_cast<std::size_t>(w); }
 
-/// Applies the row interchanges of the panel at column j (width w <= kMaxPanelWidth, pivots
-/// ipiv[0..w) 1-based within rows j..n-1, as cuSOLVER sgetrf returns them) to the columns of
-/// a (n x n, leading dimension lda) outside the panel, in LAPACK's order (interchanges.hpp).
-void apply_panel_interchanges(float* a, int lda, int n, int j, int w, const int* ipiv, int* pairs);
+/// The pairs of the w <= kMaxLeafWidth sequential exchanges ipiv[0..w) (1-based within rows
+/// j..n-1, as cuSOLVER's sgetrf returns them) in LAPACK's order (interchanges.hpp).
+void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs);
+
+/// Moves the rows of the pairs (row dst receives the old row src) in the columns of the
+/// row-major a (n x n, leading dimension ld) outside [c0, c0 + w), and perm[dst] = old perm[src].
+void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
 
 // --- refine_kernels.cu -------------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
-// Row interchanges of one LU panel applied to the columns outside it (LAPACK slaswp's effect),
-// in two kernels (the composition is explained in interchanges.hpp):
-//   compose_kernel  one block: the panel's w sequential exchanges composed into at most 2w
-//                   (dst, src) pairs, "row dst receives the old row src";
-//   gather_kernel   one block per column outside the panel: reads the src rows of the column
-//                   into shared memory, then writes them to the dst rows, so every touched row
-//                   of every column moves once (one swap at a time would walk each column w times).
+// Row interchanges of the LU on the row-major FP32 matrix, in two kernels:
+//   compose_kernel  one block: the w sequential exchanges that cuSOLVER's sgetrf reports for a
+//                   panel (LAPACK's ipiv) composed into at most 2w (dst, src) pairs, "row dst
+//                   receives the old row src" (interchanges.hpp explains the composition); the
+//                   leaf kernel (panel.cu) writes its pairs in the same format directly;
+//   pairs_kernel    applies the pairs to the columns outside the factored block: each thread
+//                   owns one column, reads all src rows of it into registers, then writes the
+//                   dst rows, so every moved row moves once; the rows are contiguous in memory,
+//                   so a warp reads and writes 128 bytes of one row at a time. One extra block
+//                   applies the same pairs to the permutation vector.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,8 +23,9 @@ namespace tcsolve::cuda::kernels {
 namespace {
 
 constexpr int kComposeThreads = 256;
-constexpr int kGatherThreads = 256;
-constexpr int kMaxGatherBlocks = 1 << 20;  ///< columns beyond it loop (grid-stride)
+constexpr int kPairsThreads = 128;
+constexpr int kMaxLeafPairs = 2 * kMaxLeafWidth;
+static_assert(kMaxLeafPairs <= kPairsThreads, "the permutation block moves one pair per thread");
 
 /// pairs = [count, dst[0..2w), src[0..2w)].
 __global__ void __launch_bounds__(kComposeThreads)
@@ -49,35 +53,51 @@ __global__ void __launch_bounds__(kComposeThreads)
   }
 }
 
-/// Columns c of a outside [j, j+w): the c0-th of them is c0 (left of the panel) or c0 + w.
-__global__ void __launch_bounds__(kGatherThreads)
-    gather_kernel(float* __restrict__ a, int lda, int j, int w, int columns, const int* __restrict__ pairs) {
-  extern __shared__ float values[];
+/// The pairs of the block [c0, c0 + w) applied to the columns outside it, and to perm.
+__global__ void __launch_bounds__(kPairsThreads)
+    pairs_kernel(float* __restrict__ a, int ld, int n, int c0, int w, const int* __restrict__ pairs,
+                 int* __restrict__ perm) {
   const int count = pairs[0];
   const int* dst = pairs + 1;
   const int* src = dst + 2 * w;
-  for (int c0 = blockIdx.x; c0 < columns; c0 += gridDim.x) {
-    float* col = a + static_cast<std::size_t>(c0 < j ? c0 : c0 + w) * lda;
-    for (int t = threadIdx.x; t < count; t += kGatherThreads) values[t] = col[src[t]];
+  if (blockIdx.x == gridDim.x - 1) {  // the permutation vector: count <= 2w <= kPairsThreads
+    const int t = static_cast<int>(threadIdx.x);
+    const int moved = t < count ? perm[src[t]] : 0;
     __syncthreads();
-    for (int t = threadIdx.x; t < count; t += kGatherThreads) col[dst[t]] = values[t];
-    __syncthreads();
+    if (t < count) perm[dst[t]] = moved;
+    return;
   }
+  int col = static_cast<int>(blockIdx.x * kPairsThreads + threadIdx.x);
+  if (col >= c0) col += w;
+  if (col >= n) return;
+  float values[kMaxLeafPairs];
+#pragma unroll
+  for (int t = 0; t < kMaxLeafPairs; ++t)
+    if (t < count) values[t] = a[static_cast<std::size_t>(src[t]) * ld + col];
+#pragma unroll
+  for (int t = 0; t < kMaxLeafPairs; ++t)
+    if (t < count) a[static_cast<std::size_t>(dst[t]) * ld + col] = values[t];
 }
 
 }  // namespace
 
-void apply_panel_interchanges(float* a, int lda, int n, int j, int w, const int* ipiv, int* pairs) {
-  if (w < 1 || w > kMaxPanelWidth || j < 0 || j + w > n)
-    throw InvalidInput("apply_panel_interchanges: panel j = " + std::to_string(j) +
-                       ", w = " + std::to_string(w) + " outside n = " + std::to_string(n) +
-                       " or wider than " + std::to_string(kMaxPanelWidth));
-  const int columns = n - w;
-  if (columns == 0) return;
+void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs) {
+  if (w < 1 || w > kMaxLeafWidth || j < 0 || j + w > n)
+    throw InvalidInput("compose_interchanges: panel j = " + std::to_string(j) + ", w = " + std::to_string(w) +
+                       " outside n = " + std::to_string(n) + " or wider than " +
+                       std::to_string(kMaxLeafWidth));
   compose_kernel<<<1, kComposeThreads, 5 * static_cast<std::size_t>(w) * sizeof(int)>>>(ipiv, j, w, n, pairs);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  gather_kernel<<<static_cast<unsigned>(std::min(columns, kMaxGatherBlocks)), kGatherThreads,
-                  2 * static_cast<std::size_t>(w) * sizeof(float)>>>(a, lda, j, w, columns, pairs);
+}
+
+void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm) {
+  if (w < 1 || w > kMaxLeafWidth || c0 < 0 || c0 + w > n)
+    throw InvalidInput("apply_row_pairs: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
+                       " outside n = " + std::to_string(n) + " or wider than " +
+                       std::to_string(kMaxLeafWidth));
+  const int columns = n - w;
+  const unsigned blocks = static_cast<unsigned>((columns + kPairsThreads - 1) / kPairsThreads) + 1;
+  pairs_kernel<<<blocks, kPairsThreads>>>(a, ld, n, c0, w, pairs, perm);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -4,21 +4,22 @@
 //   transfer     A (FP64) and b are copied to the device once; x comes back at the end.
 //   equilibrate  R, C and A_s = fp32(R A C) by kernels (equilibrate.cu), bitwise the cpu's, and
 //                ||A||_inf.
-//   LU           blocked right-looking, per panel of w = min(nb, n - j) columns:
-//                  panel   cusolverDnSgetrf on the (n-j) x w panel (partial pivoting; devInfo
-//                          > 0 marks an exactly zero pivot, read back after the last panel);
-//                  swap    the panel's interchanges applied to the columns left and right of
-//                          it (row_swap.cu: composed into one gather per column);
+//   LU           blocked right-looking on the ROW-MAJOR FP32 A_s (class BlockedLu below), per
+//                block of w = min(nb, n - j) columns:
+//                  panel   recursive (halves, down to leaves of 32 columns): a leaf by the
+//                          cluster kernel (panel.cu) or cuSOLVER sgetrf; its interchanges
+//                          applied to all other columns at once (row_swap.cu, "swap"); the
+//                          halves joined by cublasStrsm and FP32 cublasSgemm ("panel update");
 //                  trsm    U12 = L11^-1 A12 by cublasStrsm;
 //                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
 //                          the variant enters (GemmInfo.resolved of the first one is reported).
-//                The pivots come back once, and P is formed on the host as the cpu path forms it.
+//                The permutation is kept on the device and comes back once, with the zero pivot.
 //   refinement   detail::refinement_loop, shared with the cpu path; on the device:
 //                  residual    r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and
 //                              the column norms of r and x (a few doubles read back per step);
 //                  correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to
 //                              ||R r|| in [1/2, 1) and rounded to FP32 (refine_kernels.cu), two
-//                              cublasStrsm, unscaled to FP64; x += d in FP64.
+//                              cublasStrsm on the row-major LU, unscaled to FP64; x += d in FP64.
 //                  gmres       (--refine gmres) d from one GMRES cycle per column on M^-1 A d =
 //                              M^-1 r, M the FP32 LU as in the correction: the Krylov basis,
 //                              the FP64 products A v (cublasDgemv) and the Gram-Schmidt (CGS2,
@@ -44,6 +45,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,14 +160,133 @@ double norm_inf(const DeviceSystem& s) {
 
 struct DeviceLu {
   int n = 0;
-  DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, n x n, leading dimension n
+  DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, n x n, ROW-MAJOR (row i at lu + i n)
   DeviceBuffer<double> row_scale, col_scale;
   DeviceBuffer<int> perm;  ///< original row at position i (device copy of perm_host)
   std::vector<int> perm_host;
   double norm_a = 0;    ///< ||A||_inf of the FP64 A
   int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot, or -1
   Variant resolved = Variant::fp32_simt;
-  std::string note;  ///< the first trailing update's GemmInfo note; panel clamping
+  std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
+};
+
+/// Whether TCSOLVE_SOLVER_LEAF=cusolver asks for the cuSOLVER leaves even where the cluster
+/// kernel runs (to compare the two on one device).
+bool cusolver_leaves_forced() {
+  const char* e = std::getenv("TCSOLVE_SOLVER_LEAF");
+  return e && std::string(e) == "cusolver";
+}
+
+/// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
+/// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
+/// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
+/// column-major terms the matrix is T = A_s^T; T(i, j) is A_s(j, i), at a + i + j ld.
+///
+/// Columns are factored in blocks of nb (the trailing update's k), each block recursively
+/// (Toledo): the left half, U12 of the right half by TRSM, the right half's update by FP32
+/// SGEMM, the right half; the recursion ends in leaves of `leaf` columns (32 at n <= 16384)
+/// factored by the cluster kernel (panel.cu), or, where that cannot run, by cuSOLVER's sgetrf
+/// on a column-major copy. Every leaf's interchanges are applied at once to all other columns.
+class BlockedLu {
+ public:
+  BlockedLu(DeviceLu& f, PhaseClock& clock)
+      : f_(f),
+        clock_(clock),
+        n_(f.n),
+        a_(f.lu.data()),
+        leaf_(cusolver_leaves_forced() ? 0 : kernels::leaf_width(f.n)),
+        pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
+        infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)) {
+    device_memset(infos_.data(), 0, infos_.size() * sizeof(int));
+    std::vector<int> identity(static_cast<std::size_t>(n_));
+    for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
+    f_.perm = DeviceBuffer<int>(identity);
+    if (leaf_ == 0) {
+      const int w = std::min(kernels::kMaxLeafWidth, n_);
+      panel_ = DeviceBuffer<float>(elements(n_, w));
+      int lwork = 0;
+      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(dense(), n_, w, panel_.data(), n_, &lwork));
+      work_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max(lwork, 1)));
+      ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(w));
+      f_.note = "panel leaves by cuSOLVER sgetrf";
+    }
+  }
+
+  int leaf_width() const { return leaf_ > 0 ? leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
+
+  /// Columns c0..c0+w-1 (rows c0..n-1) recursively.
+  void factor_columns(int c0, int w) {
+    const int leaf = leaf_width();
+    if (w <= leaf) {
+      factor_leaf(c0, w);
+      return;
+    }
+    const int w1 = (w / 2 + leaf - 1) / leaf * leaf, w2 = w - w1;
+    factor_columns(c0, w1);
+    clock_.mark("panel update");
+    const float one = 1.0f, minus_one = -1.0f;
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
+    TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
+                                     t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1), n_));
+    factor_columns(c0 + w1, w2);
+  }
+
+  /// U12 = L11^-1 A12 for the block of w columns at j and the `rest` columns right of it.
+  void trsm(int j, int w, int rest) {
+    const float one = 1.0f;
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, rest, w, &one, t(j, j), n_, t(j + w, j), n_));
+  }
+
+  /// T(i, j): A_s(j, i).
+  float* t(int i, int j) { return a_ + i + elements(j, n_); }
+
+  /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).
+  void finish() {
+    f_.perm_host = f_.perm.download();
+    const std::vector<int> infos = infos_.download();
+    if (infos[0] > 0) f_.zero_pivot = infos[0] - 1;
+    for (std::size_t l = 1; l < infos.size() && f_.zero_pivot < 0; ++l)
+      if (infos[l] > 0)
+        f_.zero_pivot = static_cast<int>(l - 1) * kernels::kMaxLeafWidth + infos[l] - 1;
+      else if (infos[l] < 0)
+        throw CudaError("cusolverDnSgetrf: invalid argument " + std::to_string(-infos[l]) +
+                        " (leaf at column " + std::to_string((l - 1) * kernels::kMaxLeafWidth + 1) + ")");
+  }
+
+ private:
+  void factor_leaf(int c0, int w) {
+    clock_.mark("panel");
+    if (leaf_ > 0) {
+      kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data());
+    } else {
+      // The leaf's rows c0..n-1 are T's columns: transposed to a column-major m x w copy,
+      // factored, transposed back; sgetrf's ipiv composed into pairs.
+      const int m = n_ - c0;
+      const float one = 1.0f, zero = 0.0f;
+      cublasHandle_t h = blas();
+      TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
+                                       panel_.data(), m, panel_.data(), m));
+      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(dense(), m, w, panel_.data(), m, work_.data(), ipiv_.data(),
+                                              infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
+      TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
+                                       t(c0, c0), n_, t(c0, c0), n_));
+      kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
+    }
+    clock_.mark("swap");
+    kernels::apply_row_pairs(a_, n_, n_, c0, w, pairs_.data(), f_.perm.data());
+  }
+
+  DeviceLu& f_;
+  PhaseClock& clock_;
+  int n_;
+  float* a_;
+  int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
+  DeviceBuffer<int> pairs_;
+  DeviceBuffer<int> infos_;  ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
+  DeviceBuffer<float> panel_, work_;
+  DeviceBuffer<int> ipiv_;
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
@@ -184,55 +305,31 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
   {
     DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
     DeviceBuffer<double> norm(1);
-    kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), norm.data(),
-                         workspace.data());
+    DeviceBuffer<float> column_major(elements(n, n));
+    kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), column_major.data(),
+                         norm.data(), workspace.data());
+    const float one = 1.0f, zero = 0.0f;
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(blas(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, &one, column_major.data(), n,
+                                     &zero, f.lu.data(), n, f.lu.data(), n));
     f.norm_a = norm.download()[0];
   }
   clock.mark(nullptr);
 
-  int nb = block_size;
-  if (nb > kernels::kMaxPanelWidth) {
-    nb = kernels::kMaxPanelWidth;
-    f.note = "block size " + std::to_string(block_size) + " clamped to " + std::to_string(nb) +
-             " on the cuda backend";
-  }
-  const int panels = (n + nb - 1) / nb;
-  cusolverDnHandle_t solver = dense();
-  cublasHandle_t h = blas();
-  float* a = f.lu.data();
-  const int lda = n;
-  auto at = [&](int i, int j) { return a + i + elements(j, lda); };
-
-  int lwork = 0;
-  for (int j = 0; j < n; j += nb) {
-    int lw = 0;
-    TCSOLVE_CUSOLVER_CHECK(
-        cusolverDnSgetrf_bufferSize(solver, n - j, std::min(nb, n - j), at(j, j), lda, &lw));
-    lwork = std::max(lwork, lw);
-  }
-  DeviceBuffer<float> work(static_cast<std::size_t>(std::max(lwork, 1)));
-  DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
-  DeviceBuffer<int> info(static_cast<std::size_t>(panels));
-  device_memset(info.data(), 0, info.size() * sizeof(int));
-  DeviceBuffer<int> pairs(kernels::interchange_scratch_ints(std::min(nb, n)));
-  const float one = 1.0f;
-
+  const int nb = std::max(block_size, 1);
+  BlockedLu lu(f, clock);
   bool first_update = true;
-  for (int j = 0, p = 0; j < n; j += nb, ++p) {
+  for (int j = 0; j < n; j += nb) {
     const int w = std::min(nb, n - j), rest = n - j - w;
-    clock.mark("panel");
-    TCSOLVE_CUSOLVER_CHECK(
-        cusolverDnSgetrf(solver, n - j, w, at(j, j), lda, work.data(), ipiv.data() + j, info.data() + p));
-    clock.mark("swap");
-    kernels::apply_panel_interchanges(a, lda, n, j, w, ipiv.data() + j, pairs.data());
+    lu.factor_columns(j, w);
     if (rest == 0) break;
     clock.mark("trsm");
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_UNIT, w, rest, &one, at(j, j), lda, at(j, j + w), lda));
+    lu.trsm(j, w, rest);
     clock.mark("update");
+    // A22 -= L21 U12, in T's terms T22 -= U12^T L21^T: the same pointers as the column-major
+    // A22 -= L21 U12 would use.
     const GemmInfo gi =
-        tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, rest, rest, w, -1.0f, at(j + w, j), lda,
-                      at(j, j + w), lda, 1.0f, at(j + w, j + w), lda, gemm_options);
+        tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, rest, rest, w, -1.0f, lu.t(j + w, j), n,
+                      lu.t(j, j + w), n, 1.0f, lu.t(j + w, j + w), n, gemm_options);
     if (first_update) {
       f.resolved = gi.resolved;
       if (!gi.note.empty()) f.note += (f.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
@@ -240,27 +337,7 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
     first_update = false;
   }
   clock.mark("pivots");
-  const std::vector<int> pivots = ipiv.download();
-  const std::vector<int> infos = info.download();
-  for (int p = 0; p < panels; ++p)
-    if (infos[static_cast<std::size_t>(p)] > 0) {
-      f.zero_pivot = p * nb + infos[static_cast<std::size_t>(p)] - 1;
-      break;
-    } else if (infos[static_cast<std::size_t>(p)] < 0) {
-      throw CudaError("cusolverDnSgetrf: invalid argument " +
-                      std::to_string(-infos[static_cast<std::size_t>(p)]) + " (panel at column " +
-                      std::to_string(p * nb + 1) + ")");
-    }
-  // P as the cpu path builds it: perm follows the row exchanges in order.
-  f.perm_host.resize(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) f.perm_host[static_cast<std::size_t>(i)] = i;
-  for (int i = 0; i < n; ++i) {
-    const int j = (i / nb) * nb;  // the panel of step i
-    const int q = j + pivots[static_cast<std::size_t>(i)] - 1;
-    if (q >= i && q < n)
-      std::swap(f.perm_host[static_cast<std::size_t>(i)], f.perm_host[static_cast<std::size_t>(q)]);
-  }
-  f.perm = DeviceBuffer<int>(f.perm_host);
+  lu.finish();
   clock.mark(nullptr);
   return f;
 }
@@ -393,9 +470,11 @@ class DeviceRefinement {
                                    y_.data());
     const float one = 1.0f;
     cublasHandle_t h = blas();
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+    // The row-major LU is T = (LU)^T in cuBLAS's terms: L y = r is T's unit upper part
+    // transposed, U y = r its lower part transposed.
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
                                      CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                      CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
     kernels::unscale_to_fp64(y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
   }
@@ -422,7 +501,7 @@ class DeviceRefinement {
     lu_apply(r, d, 1);  // z = M^-1 r
     const double beta = norm2(d);
     if (!(beta > 0) || !std::isfinite(beta)) return 0;  // d = z: r == 0 gives 0; non-finite propagates
-    double* v = basis_.data();  // n x (m + 1), leading dimension n
+    double* v = basis_.data();                          // n x (m + 1), leading dimension n
     auto column = [&](int i) { return v + elements(n, i); };
     kernels::divide(d, n, beta, column(0));  // v_0 = z / beta
     double* h1 = coefficients_.data();
@@ -611,8 +690,9 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
   if (f.zero_pivot >= 0) throw InvalidInput(detail::zero_pivot_message(f.zero_pivot));
   LuFactorization out;
   const int n = s.n;
-  out.lu.resize(n, n);
-  copy_to_host(out.lu.data(), f.lu.data(), f.lu.size() * sizeof(float));
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major(n, n);
+  copy_to_host(row_major.data(), f.lu.data(), f.lu.size() * sizeof(float));
+  out.lu = row_major;
   out.row_scale.resize(n);
   out.col_scale.resize(n);
   copy_to_host(out.row_scale.data(), f.row_scale.data(), static_cast<std::size_t>(n) * sizeof(double));

@@ -51,8 +51,10 @@ struct SolveTimes {
   double factorization = 0, refinement = 0, total = 0;  ///< seconds
   /// Finer phases, in seconds, where the backend measures them (empty on the cpu). cuda:
   /// "transfer" (host <-> device copies of A, b, x: not part of total), "equilibrate" (R, C and
-  /// the FP32 A_s), "panel" (cuSOLVER sgetrf of the panels), "swap" (row interchanges left and
-  /// right of the panels), "trsm" (U12), "update" (trailing updates), "pivots" (reading the
+  /// the FP32 A_s), "panel" (the leaves of the recursive panel factorizations: the cluster
+  /// kernel, or cuSOLVER sgetrf), "swap" (every leaf's row interchanges applied to the other
+  /// columns), "panel update" (TRSM and FP32 SGEMM inside the recursive panels), "trsm" (U12
+  /// of the blocks), "update" (trailing updates), "pivots" (reading the
   /// pivots and info back), "residual" (r = b - A x with the norms), "correction" (the FP32
   /// triangular solves with scaling; GMRES-IR: the initial solve only), "gmres" (GMRES-IR: the
   /// GMRES cycles of the outer steps, preconditioner, products and orthogonalization),
@@ -103,8 +105,10 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
                              const GemmOptions& gemm = {});
 
 /// The same factorization on `backend` (automatic resolves). cuda: R and C computed on the device
-/// (bitwise the cpu's), panels by cuSOLVER sgetrf, row interchanges by a kernel, U12 by cuBLAS
-/// strsm, trailing updates by tcsolve::gemm(cuda, variant); the factors are copied back. Throws
+/// (bitwise the cpu's), the LU row-major on the device with recursive panels (leaves of 32
+/// columns by a thread-block-cluster kernel on Hopper, else cuSOLVER sgetrf), row interchanges by
+/// a kernel, U12 by cuBLAS strsm, trailing updates by tcsolve::gemm(cuda, variant); the factors
+/// are copied back (column-major, as the cpu's). Throws
 /// as lu_factorize, and Unavailable without a usable device.
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm = {});

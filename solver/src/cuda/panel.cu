@@ -1,0 +1,473 @@
+// The leaf of the GPU LU's panel factorization: partial pivoting on an m x w column block (m = n
+// - c0 rows, w <= 32 columns) of the row-major FP32 matrix in ONE kernel launch, the block held
+// in the registers of a thread block cluster (up to 16 CTAs of 256 threads, 4 rows of 32
+// values per thread at n = 16384).
+//
+// Why: cuSOLVER's sgetrf costs about 4 us per column whatever the panel width (measured on the
+// H100, docs/BENCHMARKS.md), 55-65 ms for the 16384 columns of n = 16384: several kernel
+// launches and grid-wide reductions per column. Here a column costs about 2 us (measured: 1.5
+// us with one CTA, 2.2-2.5 us with 4-16), bound by the latency of the chain below, not by the
+// arithmetic (docs/BENCHMARKS.md has the cycle counts per part).
+//
+// Per column i:
+//   1. each thread finds the largest |a(r, i)| of its live rows (rows not yet chosen as pivots),
+//      the warp reduces (ties: the lower row), the winning lane stages its whole row in shared
+//      memory;
+//   2. warp 0 reduces the CTA's warps and posts the CTA's candidate (magnitude, row, its w
+//      values) into slot [rank] of every CTA of the cluster with st.async, which completes the
+//      receiver's mbarrier (each CTA arms its own with the cluster's bytes); slots and
+//      barriers alternate by column parity, so a slot is never rewritten before every CTA has
+//      read it. (A cluster barrier per column cost 0.7 us by itself: its release is a GPU-wide
+//      memory fence.)
+//   3. every thread waits for its CTA's barrier phase, picks the winner among the candidates
+//      (the same in every CTA: its values are U's row i), retires it if it owns it, and
+//      updates its other live rows: l = a(r, i) times the pivot's reciprocal (LAPACK sgetf2's
+//      scaling), a(r, c) -= l u(i, c) for c > i, on registers.
+// The register columns rotate by one per step, so that step i always works on register
+// column 0 without the loop over i being unrolled (unrolled, the kernel was 475 KB of code and
+// no faster).
+// Rows never move inside the kernel: the pivot rows are marked, not swapped. At the end every
+// row is written to its final place: the pivot of step i to row c0 + i, the rows of the block
+// [c0, c0 + w) that were not chosen to the places the chosen rows below the block left (in
+// order), every other row stays. The same permutation, as (dst, src) row pairs in the format
+// of interchanges.hpp, goes to `pairs` for the columns outside the block (row_swap.cu). Any
+// consistent row permutation gives P A = L U; this one moves at most 2w rows.
+//
+// An exactly zero pivot (the column is zero below the diagonal) is reported as the 1-based
+// global column in *info (the first one: later leaves leave a set *info alone), the column's
+// multipliers are left unscaled (zeros), and the factorization goes on, as LAPACK's sgetf2.
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <mutex>
+#include <string>
+
+#include "kernels.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda::kernels {
+namespace {
+
+namespace cg = cooperative_groups;
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kMaxCluster = 16;
+constexpr int kChunk = 1;  ///< steps unrolled per rotation of the register columns  ///< H100's non-portable
+                           ///< maximum (8 is portable)
+
+/// One CTA's candidate pivot row as posted to the cluster: its w values, |a(r, i)| and the
+/// row, padded to whole 16-byte st.async vectors.
+template <int W>
+struct alignas(16) Candidate {
+  static constexpr int kWords = (W + 2 + 3) / 4 * 4;
+  static constexpr int kChunks = kWords / 4;
+  float words[kWords];  ///< values[0..W), magnitude at W, row (as bits) at W + 1
+};
+
+template <int W>
+struct LeafShared {
+  Candidate<W> slot[2][kMaxCluster];  ///< candidates posted by the CTAs of the cluster
+  unsigned long long full[2];         ///< mbarriers: slot[p] holds every CTA's candidate
+  Candidate<W> stage[kWarps];         ///< each warp's candidate, as it will be posted
+  int chosen[W];                      ///< pivot row (relative to c0) of each step
+  int below[W];                       ///< the chosen rows below the block [0, w), in step order
+  unsigned top;                       ///< bit r: row r < w was chosen
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+constexpr unsigned kFull = 0xffffffffu;
+
+/// The larger of two candidates (magnitude, row); ties go to the lower row, so that every CTA
+/// and every warp choose the same one.
+__device__ __forceinline__ bool better(float mag, int row, float best_mag, int best_row) {
+  return mag > best_mag || (mag == best_mag && row < best_row);
+}
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// The shared::cluster address of the same shared variable in CTA `rank`.
+__device__ __forceinline__ unsigned remote_address(unsigned local, int rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+/// 16 bytes into another CTA's shared memory, completing 16 bytes of its mbarrier's phase.
+__device__ __forceinline__ void store_async(unsigned remote, const float4& v, unsigned remote_barrier) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+          remote),
+      "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
+      "r"(__float_as_uint(v.w)), "r"(remote_barrier)
+      : "memory");
+}
+
+__device__ __forceinline__ void barrier_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive_expect(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+/// Waits until the phase of `parity` completes; acquire at cluster scope, so the other CTAs'
+/// st.async data is visible.
+__device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait;\n"
+      "}\n" ::"r"(shared_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+#endif
+
+template <int W, int RPT>
+__global__ void __launch_bounds__(kThreads, 1)
+    leaf_kernel(float* __restrict__ a, int ld, int n, int c0, int w, int* __restrict__ pairs,
+                int* __restrict__ info) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Slot = Candidate<W>;
+  extern __shared__ float4 dynamic_shared[];
+  LeafShared<W>& sh = *reinterpret_cast<LeafShared<W>*>(dynamic_shared);
+  cg::cluster_group cluster = cg::this_cluster();
+  const int clusters = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  const int m = n - c0;
+  if (tid == 0) {
+    barrier_init(&sh.full[0], 1);
+    barrier_init(&sh.full[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  cluster.sync();  // every CTA's barriers exist before anyone posts
+
+  // Thread tid owns rows rank * kThreads RPT + k * kThreads + tid (relative to c0), k < RPT,
+  // and reads each of them whole: W consecutive floats, as float4 when the rows are 16-byte
+  // aligned and complete.
+  const bool vector = w == W && ld % 4 == 0 && c0 % 4 == 0;
+  float v[RPT][W];
+  int row[RPT], step[RPT];
+  bool live[RPT];
+#pragma unroll
+  for (int k = 0; k < RPT; ++k) {
+    row[k] = rank * kThreads * RPT + k * kThreads + tid;
+    live[k] = row[k] < m;
+    step[k] = -1;
+    const float* src = a + static_cast<std::size_t>(c0 + (live[k] ? row[k] : 0)) * ld + c0;
+    if (live[k] && vector) {
+#pragma unroll
+      for (int c = 0; c < W; c += 4) {
+        const float4 x = *reinterpret_cast<const float4*>(src + c);
+        v[k][c] = x.x, v[k][c + 1] = x.y, v[k][c + 2] = x.z, v[k][c + 3] = x.w;
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < W; ++c) v[k][c] = live[k] && c < w ? src[c] : 0.0f;
+    }
+  }
+
+  // The columns rotate through the registers: before chunk j, register column p holds matrix
+  // column (p + kChunk j) mod W, so step i = kChunk j + t works on register column t, a
+  // compile-time index, with only kChunk steps unrolled. (Unrolling all 32 steps made 475 KB
+  // of code, and the instruction cache misses cost more than the arithmetic.) Register
+  // columns from W - kChunk j on hold the multipliers of the finished columns; the update
+  // leaves them alone through a zero in u.
+  int rotation = 0;
+#pragma unroll 1
+  for (int j = 0; j * kChunk < w; ++j, rotation += kChunk) {
+    const int live_columns = W - kChunk * j;
+#pragma unroll
+    for (int t = 0; t < kChunk; ++t) {
+      const int i = kChunk * j + t;
+      if (i >= w) break;
+      const int parity = i & 1;
+      // 1. The thread's and the warp's candidate (NaN counts as the largest, so it surfaces).
+      float best = -1.0f;
+      int best_row = INT_MAX, best_k = -1;
+#pragma unroll
+      for (int k = 0; k < RPT; ++k) {
+        float mag = fabsf(v[k][t]);
+        if (mag != mag) mag = __int_as_float(0x7f800000);
+        if (live[k] && better(mag, row[k], best, best_row)) best = mag, best_row = row[k], best_k = k;
+      }
+      const int mine = best_row;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) {
+        const float other = __shfl_xor_sync(kFull, best, offset);
+        const int other_row = __shfl_xor_sync(kFull, best_row, offset);
+        if (better(other, other_row, best, best_row)) best = other, best_row = other_row;
+      }
+      // Only the owner stages its row (a real branch: the other k's stores are not issued).
+      if (best_row == mine && best_k >= 0) {
+#pragma unroll
+        for (int k = 0; k < RPT; ++k)
+          if (k == best_k) {
+#pragma unroll
+            for (int c = 0; c < W; ++c) sh.stage[warp].words[c] = v[k][c];
+          }
+      }
+      if (lane == 0) {
+        sh.stage[warp].words[W] = best;
+        sh.stage[warp].words[W + 1] = __int_as_float(best_row);
+      }
+      __syncthreads();
+      // 2. The CTA's candidate, posted to every CTA of the cluster by st.async: each 16-byte
+      //    piece completes 16 bytes of the receiver's mbarrier phase, which the receiver armed
+      //    with the whole cluster's bytes (tx-counts may arrive before the arming: the phase
+      //    cannot complete without the local arrival).
+      if (warp == 0) {
+        float cta_best = lane < kWarps ? sh.stage[lane].words[W] : -1.0f;
+        int cta_row = lane < kWarps ? __float_as_int(sh.stage[lane].words[W + 1]) : INT_MAX, from = lane;
+#pragma unroll
+        for (int offset = kWarps / 2; offset > 0; offset /= 2) {
+          const float other = __shfl_xor_sync(kFull, cta_best, offset);
+          const int other_row = __shfl_xor_sync(kFull, cta_row, offset);
+          const int other_from = __shfl_xor_sync(kFull, from, offset);
+          if (better(other, other_row, cta_best, cta_row))
+            cta_best = other, cta_row = other_row, from = other_from;
+        }
+        from = __shfl_sync(kFull, from, 0);  // lanes 0..kWarps-1 reduced; lane 0 holds the result
+        // Lane d posts the winning warp's stage to CTA d. The whole candidate comes into
+        // registers first (all lanes load before any lane stores): once this CTA's own copy has
+        // landed, its other warps may go on to the next column and overwrite the stage.
+        float4 piece[Slot::kChunks];
+#pragma unroll
+        for (int c = 0; c < Slot::kChunks; ++c)
+          piece[c] = reinterpret_cast<const float4*>(sh.stage[from].words)[c];
+        __syncwarp();
+        if (lane == 0)
+          barrier_arrive_expect(&sh.full[parity], clusters * static_cast<unsigned>(sizeof(Slot)));
+        if (lane < clusters) {
+          const unsigned slot = remote_address(shared_address(&sh.slot[parity][rank]), lane);
+          const unsigned bar = remote_address(shared_address(&sh.full[parity]), lane);
+#pragma unroll
+          for (int c = 0; c < Slot::kChunks; ++c) store_async(slot + 16 * c, piece[c], bar);
+        }
+      }
+      // 3. Every CTA's candidate is in this CTA's slots once the phase completes.
+      barrier_wait(&sh.full[parity], (i >> 1) & 1);
+      // 4. The pivot, and the update of the live rows (multiplier = a(r, i) times the pivot's
+      //    reciprocal, as LAPACK's sgetf2 scales).
+      float pivot_mag = -1.0f;
+      int q = INT_MAX, from = 0;
+#pragma unroll
+      for (int s = 0; s < kMaxCluster; ++s) {
+        const float mag = s < clusters ? sh.slot[parity][s].words[W] : -1.0f;
+        const int r = s < clusters ? __float_as_int(sh.slot[parity][s].words[W + 1]) : INT_MAX;
+        if (better(mag, r, pivot_mag, q)) pivot_mag = mag, q = r, from = s;
+      }
+      const float* u = sh.slot[parity][from].words;
+      const float pivot = u[t];
+      const float reciprocal = 1.0f / pivot;
+      if (tid == 0) {
+        sh.chosen[i] = q;
+        if (rank == 0 && pivot == 0.0f) atomicCAS(info, 0, c0 + i + 1);
+      }
+      float u_row[W];
+#pragma unroll
+      for (int c = t + 1; c < W; ++c) u_row[c] = c < live_columns ? u[c] : 0.0f;
+#pragma unroll
+      for (int k = 0; k < RPT; ++k) {
+        if (!live[k]) continue;
+        if (row[k] == q) {
+          live[k] = false;
+          step[k] = i;
+          continue;
+        }
+        const float l = pivot != 0.0f ? v[k][t] * reciprocal : v[k][t];
+        v[k][t] = l;
+#pragma unroll
+        for (int c = t + 1; c < W; ++c) v[k][c] = fmaf(-l, u_row[c], v[k][c]);
+      }
+    }
+    // Rotate by kChunk: register column p takes what p + kChunk held.
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+      float first[kChunk];
+#pragma unroll
+      for (int c = 0; c < kChunk; ++c) first[c] = v[k][c];
+#pragma unroll
+      for (int c = 0; c + kChunk < W; ++c) v[k][c] = v[k][c + kChunk];
+#pragma unroll
+      for (int c = 0; c < kChunk; ++c) v[k][W - kChunk + c] = first[c];
+    }
+  }
+  __syncthreads();  // sh.chosen
+
+  // The final permutation. Warp 0: `top` marks the rows r < w chosen as pivots; `below` lists
+  // the chosen rows below the block in step order (ballot compaction); rank 0 writes the pairs.
+  if (warp == 0) {
+    const int chosen = lane < w ? sh.chosen[lane] : -1;
+    const unsigned lower = (1u << lane) - 1;
+    const unsigned leaving = __ballot_sync(kFull, chosen >= w);
+    // bit r: some step chose row r < w.
+    const unsigned chosen_top = __reduce_or_sync(kFull, (chosen >= 0 && chosen < w) ? 1u << chosen : 0u);
+    if (chosen >= w) sh.below[__popc(leaving & lower)] = chosen;
+    if (lane == 0) sh.top = chosen_top;
+    __syncwarp();
+    if (rank == 0) {
+      int* dst = pairs + 1;
+      int* src = dst + 2 * w;
+      const bool moved = lane < w && chosen != lane;  // row c0 + lane receives its pivot row
+      const unsigned moved_mask = __ballot_sync(kFull, moved);
+      if (moved) dst[__popc(moved_mask & lower)] = c0 + lane, src[__popc(moved_mask & lower)] = c0 + chosen;
+      const bool leaves = lane < w && !(chosen_top >> lane & 1);  // row c0 + lane goes below
+      const unsigned leaves_mask = __ballot_sync(kFull, leaves);
+      if (leaves) {
+        const int at = __popc(moved_mask) + __popc(leaves_mask & lower);
+        dst[at] = c0 + sh.below[__popc(leaves_mask & lower)], src[at] = c0 + lane;
+      }
+      if (lane == 0) pairs[0] = __popc(moved_mask) + __popc(leaves_mask);
+    }
+  }
+  __syncthreads();  // sh.top, sh.below
+  const unsigned chosen_top = sh.top;
+  // Back to matrix column order: the rotation is a whole turn unless the leaf is narrower.
+  for (; rotation % W != 0; ++rotation)
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+      const float first = v[k][0];
+#pragma unroll
+      for (int c = 0; c + 1 < W; ++c) v[k][c] = v[k][c + 1];
+      v[k][W - 1] = first;
+    }
+#pragma unroll
+  for (int k = 0; k < RPT; ++k) {
+    if (!(row[k] < m)) continue;
+    int dest = row[k];
+    if (step[k] >= 0)
+      dest = step[k];
+    else if (row[k] < w)
+      dest = sh.below[__popc(~chosen_top & ((1u << row[k]) - 1))];
+    float* out = a + static_cast<std::size_t>(c0 + dest) * ld + c0;
+    if (vector) {
+#pragma unroll
+      for (int c = 0; c < W; c += 4)
+        *reinterpret_cast<float4*>(out + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < W; ++c)
+        if (c < w) out[c] = v[k][c];
+    }
+  }
+  cluster.sync();  // no CTA leaves while another may still address its shared memory
+#else
+  __trap();  // launched only on compute capability 9.0 (leaf_width() returns 0 elsewhere)
+#endif
+}
+
+/// A kernel instance: leaf width W, RPT rows per thread (16 CTAs cover 16 * 256 RPT rows).
+struct LeafKernel {
+  int width, rows_per_thread;
+  void (*kernel)(float*, int, int, int, int, int*, int*);
+  std::size_t shared_bytes;
+};
+
+template <int W, int RPT>
+LeafKernel leaf_kernel_of() {
+  return {W, RPT, &leaf_kernel<W, RPT>, sizeof(LeafShared<W>)};
+}
+
+int cluster_size(const LeafKernel& k, int m) {
+  const int rows = kThreads * k.rows_per_thread;
+  return (m + rows - 1) / rows;
+}
+
+/// Whether the device can run a cluster of `clusters` CTAs of this kernel (sets the kernel's
+/// attributes on the way).
+bool schedulable(const LeafKernel& k, int clusters) {
+  if (cudaFuncSetAttribute(k.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(k.shared_bytes)) != cudaSuccess ||
+      cudaFuncSetAttribute(k.kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(clusters));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = k.shared_bytes;
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int active = 0;
+  if (cudaOccupancyMaxActiveClusters(&active, k.kernel, &config) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return active >= 1;
+}
+
+/// The first kernel, widest leaf first, whose cluster for m = n rows the device can run; null
+/// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered for
+/// the last n: the LU asks once per leaf.
+const LeafKernel* kernel_for(int n) {
+  static const LeafKernel kernels[] = {leaf_kernel_of<32, 4>(), leaf_kernel_of<16, 8>(),
+                                       leaf_kernel_of<8, 16>()};
+  static std::mutex mutex;
+  static int cached_n = -1, cached_device = -1;
+  static const LeafKernel* cached = nullptr;
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (n == cached_n && device == cached_device) return cached;
+  cached_n = n, cached_device = device, cached = nullptr;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  if (major != 9) return nullptr;
+  for (const LeafKernel& k : kernels) {
+    const int clusters = cluster_size(k, n);
+    if (clusters <= kMaxCluster && schedulable(k, clusters)) return cached = &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int leaf_width(int n) {
+  const LeafKernel* k = kernel_for(n);
+  return k ? k->width : 0;
+}
+
+void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info) {
+  const LeafKernel* k = kernel_for(n);
+  if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
+    throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
+                       " of n = " + std::to_string(n) + " is not a leaf this device can factor");
+  const int clusters = cluster_size(*k, n - c0);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(clusters));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = k->shared_bytes;
+  config.stream = nullptr;
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  TCSOLVE_CUDA_CHECK(cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info));
+}
+
+}  // namespace tcsolve::cuda::kernels
