@@ -10,7 +10,8 @@
 //                        non-negative double, which order like the values); these two alone
 //                        are norm_inf();
 //   col_scale_kernel     one block per column: max_i row_scale[i] |a_ij| -> col_scale[j];
-//   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]).
+//   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), written row-major
+//                        (the LU's layout) through shared-memory tiles.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,9 +25,9 @@
 namespace tcsolve::cuda::kernels {
 namespace {
 
-constexpr int kThreads = 256;   ///< threads per block of every kernel here
-constexpr int kMaxChunks = 64;  ///< column chunks of the row pass (scratch: 2 kMaxChunks n doubles)
-constexpr int kMaxGridY = 65535;
+constexpr int kThreads = 256;             ///< threads per block of every kernel here
+constexpr int kMaxChunks = 64;            ///< column chunks of the row pass (scratch: 2 kMaxChunks n doubles)
+constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and block rows
 
 int row_chunks(int n) { return std::max(1, std::min(kMaxChunks, n / 128)); }
 
@@ -79,15 +80,28 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void __launch_bounds__(kThreads)
+/// a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), a_s ROW-MAJOR: each block converts a
+/// kTile x kTile tile, read down the columns of the column-major A and written along the rows of
+/// a_s through shared memory, so that both sides are coalesced.
+__global__ void __launch_bounds__(kTile* kTileRows)
     scale_convert_kernel(const double* __restrict__ a, int n, const double* __restrict__ row_scale,
                          const double* __restrict__ col_scale, float* __restrict__ a_s) {
-  const int i = blockIdx.x * kThreads + threadIdx.x;
-  if (i >= n) return;
-  const double r = row_scale[i];
-  for (int j = blockIdx.y; j < n; j += gridDim.y) {
-    const std::size_t at = i + static_cast<std::size_t>(j) * n;
-    a_s[at] = __double2float_rn(__dmul_rn(__dmul_rn(r, a[at]), col_scale[j]));
+  __shared__ float tile[kTile][kTile + 1];
+  const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const int i = i0 + tx;
+  for (int dj = ty; dj < kTile; dj += kTileRows) {
+    const int j = j0 + dj;
+    if (i < n && j < n) {
+      const std::size_t at = i + static_cast<std::size_t>(j) * n;
+      tile[dj][tx] = __double2float_rn(__dmul_rn(__dmul_rn(row_scale[i], a[at]), col_scale[j]));
+    }
+  }
+  __syncthreads();
+  const int j = j0 + tx;
+  for (int di = ty; di < kTile; di += kTileRows) {
+    const int ii = i0 + di;
+    if (ii < n && j < n) a_s[static_cast<std::size_t>(ii) * n + j] = tile[tx][di];
   }
 }
 
@@ -113,11 +127,10 @@ std::size_t equilibrate_workspace_doubles(int n) { return 2 * static_cast<std::s
 void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace) {
   row_pass(a, n, row_scale, norm_inf, workspace);
-  const unsigned row_blocks = static_cast<unsigned>(ceil_div(n, kThreads));
   col_scale_kernel<<<static_cast<unsigned>(std::min(n, 65535)), kThreads>>>(a, n, row_scale, col_scale);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  scale_convert_kernel<<<dim3(row_blocks, static_cast<unsigned>(std::min(n, kMaxGridY))), kThreads>>>(
-      a, n, row_scale, col_scale, a_s);
+  const unsigned tiles = static_cast<unsigned>(ceil_div(n, kTile));
+  scale_convert_kernel<<<dim3(tiles, tiles), dim3(kTile, kTileRows)>>>(a, n, row_scale, col_scale, a_s);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

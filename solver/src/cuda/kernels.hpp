@@ -20,8 +20,8 @@ std::size_t equilibrate_workspace_doubles(int n);
 
 /// The cpu path's equilibration of the FP64 A (n x n, leading dimension n), bitwise: row_scale[i]
 /// = 2^e(max_j |a_ij|), col_scale[j] = 2^e(max_i row_scale[i] |a_ij|) with e =
-/// detail::equilibration_exponent; a_s (n x n FP32, leading dimension n) = fp32_rn((row_scale[i]
-/// a_ij) col_scale[j]); *norm_inf = ||A||_inf = max_i sum_j |a_ij| (row sums in a fixed order:
+/// detail::equilibration_exponent; a_s (n x n FP32, ROW-MAJOR: a_s(i, j) at a_s + i n + j) =
+/// fp32_rn((row_scale[i] a_ij) col_scale[j]); *norm_inf = ||A||_inf = max_i sum_j |a_ij| (row sums in a fixed order:
 /// deterministic, but not the cpu's order). A must be finite.
 void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace);

@@ -56,8 +56,7 @@ namespace cg = cooperative_groups;
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kMaxCluster = 16;
-constexpr int kChunk = 1;  ///< steps unrolled per rotation of the register columns  ///< H100's non-portable
-                           ///< maximum (8 is portable)
+///< maximum (8 is portable)
 
 /// One CTA's candidate pivot row as posted to the cluster: its w values, |a(r, i)| and the
 /// row, padded to whole 16-byte st.async vectors.
@@ -67,6 +66,10 @@ struct alignas(16) Candidate {
   static constexpr int kChunks = kWords / 4;
   float words[kWords];  ///< values[0..W), magnitude at W, row (as bits) at W + 1
 };
+
+static_assert(sizeof(Candidate<32>) == 16 * Candidate<32>::kChunks, "whole st.async pieces");
+static_assert(sizeof(Candidate<8>) == 16 * Candidate<8>::kChunks, "whole st.async pieces");
+static_assert(sizeof(Candidate<16>) == 16 * Candidate<16>::kChunks, "whole st.async pieces");
 
 template <int W>
 struct LeafShared {
@@ -139,6 +142,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 int* __restrict__ info) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slot = Candidate<W>;
+  constexpr int kChunk = 1;  // steps unrolled per rotation of the register columns (see below)
   extern __shared__ float4 dynamic_shared[];
   LeafShared<W>& sh = *reinterpret_cast<LeafShared<W>*>(dynamic_shared);
   cg::cluster_group cluster = cg::this_cluster();
