@@ -84,11 +84,30 @@ class PhaseClock {
   PhaseClock& operator=(const PhaseClock&) = delete;
   ~PhaseClock() {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    for (cudaEvent_t e : spare_) cudaEventDestroy(e);
+  }
+
+  /// Creates `count` events ahead, outside the timed region: the LU marks three phases per
+  /// 32-column leaf, and creating each event in mark() cost the host more than the GPU took
+  /// for some leaves.
+  void reserve(std::size_t count) {
+    if (!enabled_) return;
+    while (spare_.size() < count) {
+      cudaEvent_t e = nullptr;
+      TCSOLVE_CUDA_CHECK(cudaEventCreate(&e));
+      spare_.push_back(e);
+    }
   }
 
   void mark(const char* next) {
+    if (!enabled_) return;
     cudaEvent_t e = nullptr;
-    TCSOLVE_CUDA_CHECK(cudaEventCreate(&e));
+    if (spare_.empty()) {
+      TCSOLVE_CUDA_CHECK(cudaEventCreate(&e));
+    } else {
+      e = spare_.back();
+      spare_.pop_back();
+    }
     events_.push_back(e);
     TCSOLVE_CUDA_CHECK(cudaEventRecord(e, nullptr));
     const std::size_t now = events_.size() - 1;
@@ -117,7 +136,10 @@ class PhaseClock {
     std::string name;
     std::size_t from, to;
   };
-  std::vector<cudaEvent_t> events_;
+  /// TCSOLVE_SOLVER_PHASES=off: no events at all (to see what the marks cost the host).
+  bool enabled_ =
+      !(std::getenv("TCSOLVE_SOLVER_PHASES") && std::string(std::getenv("TCSOLVE_SOLVER_PHASES")) == "off");
+  std::vector<cudaEvent_t> events_, spare_;
   std::vector<Segment> segments_;
   long open_ = -1;
   std::string open_name_;
@@ -615,6 +637,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   const DeviceSystem s = upload(sys);
   double transfer = seconds(t, Clock::now());
 
+  clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
   device_synchronize();
   const auto t_start = Clock::now();
   const DeviceLu f = factorize(s, options.variant, options.block_size, options.gemm, clock);
