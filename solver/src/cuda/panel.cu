@@ -23,9 +23,9 @@
 //      (the same in every CTA: its values are U's row i), retires it if it owns it, and
 //      updates its other live rows: l = a(r, i) times the pivot's reciprocal (LAPACK sgetf2's
 //      scaling), a(r, c) -= l u(i, c) for c > i, on registers.
-// The register columns rotate by one per step, so that step i always works on register
-// column 0 without the loop over i being unrolled (unrolled, the kernel was 475 KB of code and
-// no faster).
+// The register columns rotate by 8 every 8 steps, so that step i works on register column
+// i mod 8, a compile-time index, with 8 steps unrolled instead of 32 (all 32 unrolled, the
+// kernel was 475 KB of code and no faster; rotating every step cost 7% more than every 8).
 // Rows never move inside the kernel: the pivot rows are marked, not swapped. At the end every
 // row is written to its final place: the pivot of step i to row c0 + i, the rows of the block
 // [c0, c0 + w) that were not chosen to the places the chosen rows below the block left (in
@@ -71,10 +71,14 @@ static_assert(sizeof(Candidate<32>) == 16 * Candidate<32>::kChunks, "whole st.as
 static_assert(sizeof(Candidate<8>) == 16 * Candidate<8>::kChunks, "whole st.async pieces");
 static_assert(sizeof(Candidate<16>) == 16 * Candidate<16>::kChunks, "whole st.async pieces");
 
-template <int W>
+template <int W, int RPT>
 struct LeafShared {
+  /// The CTA's rows on their way in and out (bulk copies), each padded by 16 bytes so that the
+  /// 16-byte reads of 8 consecutive threads' rows hit different banks.
+  float rows[kThreads * RPT][W + 4];
   Candidate<W> slot[2][kMaxCluster];  ///< candidates posted by the CTAs of the cluster
   unsigned long long full[2];         ///< mbarriers: slot[p] holds every CTA's candidate
+  unsigned long long loaded;          ///< mbarrier: the CTA's rows have arrived
   Candidate<W> stage[kWarps];         ///< each warp's candidate, as it will be posted
   int chosen[W];                      ///< pivot row (relative to c0) of each step
   int below[W];                       ///< the chosen rows below the block [0, w), in step order
@@ -83,12 +87,6 @@ struct LeafShared {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr unsigned kFull = 0xffffffffu;
-
-/// The larger of two candidates (magnitude, row); ties go to the lower row, so that every CTA
-/// and every warp choose the same one.
-__device__ __forceinline__ bool better(float mag, int row, float best_mag, int best_row) {
-  return mag > best_mag || (mag == best_mag && row < best_row);
-}
 
 __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -121,6 +119,31 @@ __device__ __forceinline__ void barrier_arrive_expect(unsigned long long* bar, u
                : "memory");
 }
 
+/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory into
+/// this CTA's shared memory, completing them on the mbarrier.
+__device__ __forceinline__ void bulk_load(void* shared, const void* global, unsigned bytes,
+                                          unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+          shared_address(shared)),
+      "l"(global), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+}
+
+/// The reverse, tracked by the thread's bulk group (bulk_store_wait()).
+__device__ __forceinline__ void bulk_store(void* global, const void* shared, unsigned bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(global),
+               "r"(shared_address(shared)), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void bulk_store_wait() {
+  asm volatile(
+      "cp.async.bulk.commit_group;\n"
+      "cp.async.bulk.wait_group 0;\n" ::
+          : "memory");
+}
+
 /// Waits until the phase of `parity` completes; acquire at cluster scope, so the other CTAs'
 /// st.async data is visible.
 __device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned parity) {
@@ -142,41 +165,53 @@ __global__ void __launch_bounds__(kThreads, 1)
                 int* __restrict__ info) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slot = Candidate<W>;
-  constexpr int kChunk = 1;  // steps unrolled per rotation of the register columns (see below)
+  constexpr int kChunk = 8;  // steps unrolled per rotation of the register columns (see below)
   extern __shared__ float4 dynamic_shared[];
-  LeafShared<W>& sh = *reinterpret_cast<LeafShared<W>*>(dynamic_shared);
+  LeafShared<W, RPT>& sh = *reinterpret_cast<LeafShared<W, RPT>*>(dynamic_shared);
   cg::cluster_group cluster = cg::this_cluster();
   const int clusters = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
   const int m = n - c0;
+  // Thread tid owns rows rank * kThreads RPT + k * kThreads + tid (relative to c0), k < RPT.
+  // When the rows are 16-byte aligned and whole (w = W), they come in by one bulk copy each
+  // (the copy engine keeps the whole 128 KB in flight; 8 warps of loads kept 30 KB and took
+  // 5-10 us), else thread by thread.
+  const bool bulk = w == W && ld % 4 == 0 && c0 % 4 == 0;
+  const int first_row = rank * kThreads * RPT;
+  const int rows_here = max(0, min(kThreads * RPT, m - first_row));
   if (tid == 0) {
     barrier_init(&sh.full[0], 1);
     barrier_init(&sh.full[1], 1);
+    barrier_init(&sh.loaded, 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    if (bulk) barrier_arrive_expect(&sh.loaded, static_cast<unsigned>(rows_here * W * sizeof(float)));
   }
-  cluster.sync();  // every CTA's barriers exist before anyone posts
-
-  // Thread tid owns rows rank * kThreads RPT + k * kThreads + tid (relative to c0), k < RPT,
-  // and reads each of them whole: W consecutive floats, as float4 when the rows are 16-byte
-  // aligned and complete.
-  const bool vector = w == W && ld % 4 == 0 && c0 % 4 == 0;
+  __syncthreads();  // sh.loaded exists
   float v[RPT][W];
   int row[RPT], step[RPT];
   bool live[RPT];
 #pragma unroll
   for (int k = 0; k < RPT; ++k) {
-    row[k] = rank * kThreads * RPT + k * kThreads + tid;
+    row[k] = first_row + k * kThreads + tid;
     live[k] = row[k] < m;
     step[k] = -1;
-    const float* src = a + static_cast<std::size_t>(c0 + (live[k] ? row[k] : 0)) * ld + c0;
-    if (live[k] && vector) {
+    if (bulk && live[k])
+      bulk_load(sh.rows[k * kThreads + tid], a + static_cast<std::size_t>(c0 + row[k]) * ld + c0,
+                W * sizeof(float), &sh.loaded);
+  }
+  cluster.sync();  // every CTA's barriers exist before anyone posts
+  if (bulk) barrier_wait(&sh.loaded, 0);
+#pragma unroll
+  for (int k = 0; k < RPT; ++k) {
+    if (bulk) {
 #pragma unroll
       for (int c = 0; c < W; c += 4) {
-        const float4 x = *reinterpret_cast<const float4*>(src + c);
+        const float4 x = *reinterpret_cast<const float4*>(&sh.rows[k * kThreads + tid][c]);
         v[k][c] = x.x, v[k][c + 1] = x.y, v[k][c + 2] = x.z, v[k][c + 3] = x.w;
       }
     } else {
+      const float* src = a + static_cast<std::size_t>(c0 + (live[k] ? row[k] : 0)) * ld + c0;
 #pragma unroll
       for (int c = 0; c < W; ++c) v[k][c] = live[k] && c < w ? src[c] : 0.0f;
     }
@@ -197,22 +232,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int i = kChunk * j + t;
       if (i >= w) break;
       const int parity = i & 1;
-      // 1. The thread's and the warp's candidate (NaN counts as the largest, so it surfaces).
-      float best = -1.0f;
+      // 1. The thread's and the warp's candidate. Magnitudes compare as the bits of
+      //    non-negative floats (NaN counts as +inf, so it surfaces; 0 marks "no live row", and
+      //    a live zero beats it through its row), so the warp reduces with two redux.sync: the
+      //    largest magnitude, then the lowest row among the rows that have it.
+      unsigned key = 0u;
       int best_row = INT_MAX, best_k = -1;
 #pragma unroll
       for (int k = 0; k < RPT; ++k) {
         float mag = fabsf(v[k][t]);
         if (mag != mag) mag = __int_as_float(0x7f800000);
-        if (live[k] && better(mag, row[k], best, best_row)) best = mag, best_row = row[k], best_k = k;
+        const unsigned bits = __float_as_uint(mag);
+        if (live[k] && (bits > key || (bits == key && row[k] < best_row)))
+          key = bits, best_row = row[k], best_k = k;
       }
       const int mine = best_row;
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) {
-        const float other = __shfl_xor_sync(kFull, best, offset);
-        const int other_row = __shfl_xor_sync(kFull, best_row, offset);
-        if (better(other, other_row, best, best_row)) best = other, best_row = other_row;
-      }
+      const unsigned warp_key = __reduce_max_sync(kFull, key);
+      best_row = __reduce_min_sync(kFull, key == warp_key ? best_row : INT_MAX);
       // Only the owner stages its row (a real branch: the other k's stores are not issued).
       if (best_row == mine && best_k >= 0) {
 #pragma unroll
@@ -223,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
       }
       if (lane == 0) {
-        sh.stage[warp].words[W] = best;
+        sh.stage[warp].words[W] = __uint_as_float(warp_key);
         sh.stage[warp].words[W + 1] = __int_as_float(best_row);
       }
       __syncthreads();
@@ -232,17 +268,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       //    with the whole cluster's bytes (tx-counts may arrive before the arming: the phase
       //    cannot complete without the local arrival).
       if (warp == 0) {
-        float cta_best = lane < kWarps ? sh.stage[lane].words[W] : -1.0f;
-        int cta_row = lane < kWarps ? __float_as_int(sh.stage[lane].words[W + 1]) : INT_MAX, from = lane;
-#pragma unroll
-        for (int offset = kWarps / 2; offset > 0; offset /= 2) {
-          const float other = __shfl_xor_sync(kFull, cta_best, offset);
-          const int other_row = __shfl_xor_sync(kFull, cta_row, offset);
-          const int other_from = __shfl_xor_sync(kFull, from, offset);
-          if (better(other, other_row, cta_best, cta_row))
-            cta_best = other, cta_row = other_row, from = other_from;
-        }
-        from = __shfl_sync(kFull, from, 0);  // lanes 0..kWarps-1 reduced; lane 0 holds the result
+        const unsigned warp_best = lane < kWarps ? __float_as_uint(sh.stage[lane].words[W]) : 0u;
+        const int warp_row = lane < kWarps ? __float_as_int(sh.stage[lane].words[W + 1]) : INT_MAX;
+        const unsigned cta_key = __reduce_max_sync(kFull, warp_best);
+        const int cta_row = __reduce_min_sync(kFull, warp_best == cta_key ? warp_row : INT_MAX);
+        const int from =
+            __ffs(__ballot_sync(kFull, lane < kWarps && warp_best == cta_key && warp_row == cta_row)) - 1;
         // Lane d posts the winning warp's stage to CTA d. The whole candidate comes into
         // registers first (all lanes load before any lane stores): once this CTA's own copy has
         // landed, its other warps may go on to the next column and overwrite the stage.
@@ -264,14 +295,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       barrier_wait(&sh.full[parity], (i >> 1) & 1);
       // 4. The pivot, and the update of the live rows (multiplier = a(r, i) times the pivot's
       //    reciprocal, as LAPACK's sgetf2 scales).
-      float pivot_mag = -1.0f;
-      int q = INT_MAX, from = 0;
-#pragma unroll
-      for (int s = 0; s < kMaxCluster; ++s) {
-        const float mag = s < clusters ? sh.slot[parity][s].words[W] : -1.0f;
-        const int r = s < clusters ? __float_as_int(sh.slot[parity][s].words[W + 1]) : INT_MAX;
-        if (better(mag, r, pivot_mag, q)) pivot_mag = mag, q = r, from = s;
-      }
+      // Every warp finds the winner itself: lane s reads CTA s's candidate.
+      const unsigned slot_key = lane < clusters ? __float_as_uint(sh.slot[parity][lane].words[W]) : 0u;
+      const int slot_row = lane < clusters ? __float_as_int(sh.slot[parity][lane].words[W + 1]) : INT_MAX;
+      const unsigned pivot_key = __reduce_max_sync(kFull, slot_key);
+      const int q = __reduce_min_sync(kFull, slot_key == pivot_key ? slot_row : INT_MAX);
+      const int from =
+          __ffs(__ballot_sync(kFull, lane < clusters && slot_key == pivot_key && slot_row == q)) - 1;
       const float* u = sh.slot[parity][from].words;
       const float pivot = u[t];
       const float reciprocal = 1.0f / pivot;
@@ -356,16 +386,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     else if (row[k] < w)
       dest = sh.below[__popc(~chosen_top & ((1u << row[k]) - 1))];
     float* out = a + static_cast<std::size_t>(c0 + dest) * ld + c0;
-    if (vector) {
+    if (bulk) {
+      // Into this thread's own padded row, then out by one bulk copy to its destination.
+      float* staged = sh.rows[k * kThreads + tid];
 #pragma unroll
       for (int c = 0; c < W; c += 4)
-        *reinterpret_cast<float4*>(out + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
+        *reinterpret_cast<float4*>(staged + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the copy engine
+      bulk_store(out, staged, W * sizeof(float));
     } else {
 #pragma unroll
       for (int c = 0; c < W; ++c)
         if (c < w) out[c] = v[k][c];
     }
   }
+  if (bulk) bulk_store_wait();
   cluster.sync();  // no CTA leaves while another may still address its shared memory
 #else
   __trap();  // launched only on compute capability 9.0 (leaf_width() returns 0 elsewhere)
@@ -381,7 +416,7 @@ struct LeafKernel {
 
 template <int W, int RPT>
 LeafKernel leaf_kernel_of() {
-  return {W, RPT, &leaf_kernel<W, RPT>, sizeof(LeafShared<W>)};
+  return {W, RPT, &leaf_kernel<W, RPT>, sizeof(LeafShared<W, RPT>)};
 }
 
 int cluster_size(const LeafKernel& k, int m) {
