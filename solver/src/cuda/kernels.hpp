@@ -1,8 +1,9 @@
 // Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
-// random_kernels.cu), called by solver_cuda.cpp and generate_cuda.cpp. Plain C++ signatures (no
-// CUDA or Eigen types): every pointer is device memory, matrices are column-major, everything
-// runs on the default stream; a launcher returns once its kernels are enqueued and throws
-// CudaError when a launch fails.
+// random_kernels.cu, triangular.cu), called by solver_cuda.cpp and generate_cuda.cpp. Plain C++
+// signatures (no CUDA or Eigen types): every pointer is device memory, matrices are column-major
+// unless a launcher says otherwise (lu_solve's LU is row-major), everything runs on the default
+// stream; a launcher returns once its kernels are enqueued and throws CudaError when a launch
+// fails.
 #pragma once
 
 #include <cstddef>
@@ -84,5 +85,19 @@ void divide(const double* x, int n, double s, double* y);
 /// x[2p], x[2p + 1] = philox::gaussian_pair(seed, stream, p) for 2p, 2p + 1 < count: `count`
 /// standard normal numbers (tcsolve/solver/philox.hpp), the same for any launch shape.
 void gaussian_fill(double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream);
+
+// --- triangular.cu ----------------------------------------------------------------------------
+
+/// Ints of device scratch that lu_solve() needs for order n and `cols` columns.
+std::size_t lu_solve_scratch_ints(int n, int cols);
+
+/// y := U^-1 L^-1 y for `cols` columns. lu: the n x n packed LU in ROW-MAJOR order, row i at
+/// lu + i * ld (ld >= n): L unit lower triangular strictly below the diagonal (its unit diagonal
+/// not stored), U upper triangular including the diagonal. y: n x cols, column-major, leading
+/// dimension n, FP32, overwritten. scratch: lu_solve_scratch_ints(n, cols) device ints (any
+/// content on entry; cleared here). Each solve is backward stable (gamma_{n+2}) and the result is
+/// bitwise the same on every call with the same inputs. Throws InvalidInput unless n >= 1,
+/// ld >= n and cols >= 1.
+void lu_solve(const float* lu, int ld, int n, float* y, int cols, int* scratch);
 
 }  // namespace tcsolve::cuda::kernels

@@ -1,0 +1,180 @@
+// [gpu] tests of the row-major LU triangular solves of the cuda path (kernels::lu_solve,
+// solver/src/cuda/triangular.cu): backward stability against the FP64 solution of the same
+// triangular systems, bitwise repeatability, and the scratch's reset. Skipped, with a warning,
+// without a GPU (and empty in a build without CUDA, which has no lu_solve).
+//
+// Bound. lu_solve computes every entry of z = L^-1 b and y = U^-1 z with at most n + 2 roundings
+// along any term (its comment counts them), so (Higham, Thm 8.5, with gamma_{n+2} for gamma_n)
+// (L + dL) z = b and (U + dU) y = z with |dL| <= g |L|, |dU| <= g |U|, g = gamma_{n+2}. Then
+// b - L U y = (dL U + L dU + dL dU) y, hence the normwise backward error
+//   ||b - L U y||_inf / (|| |L| |U| ||_inf ||y||_inf + ||b||_inf) <= 2 g + g^2 <= 6.5 n u
+// since n + 2 <= 3n for n >= 1 and g <= 1.001 (n + 2) u for every n tested (u = 2^-24). A wrong
+// element, a missed block or a race shows as an error of order one, far above the bound.
+#include <catch2/catch.hpp>
+
+#if defined(TCSOLVE_HAVE_CUDA)
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "cuda/kernels.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+
+namespace {
+
+using namespace tcsolve;
+
+#define TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU(what)                                   \
+  if (!tcsolve::cuda::device_available()) {                                             \
+    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
+    return;                                                                             \
+  }
+
+constexpr double kU32 = 0x1p-24;  ///< unit roundoff of FP32
+constexpr double kC = 6.5;        ///< the backward error bound is kC n u (see the top)
+
+Eigen::MatrixXf uniform(int rows, int cols, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Eigen::MatrixXf m(rows, cols);
+  for (Eigen::Index j = 0; j < m.cols(); ++j)
+    for (Eigen::Index i = 0; i < m.rows(); ++i) m(i, j) = dist(rng);
+  return m;
+}
+
+/// The packed LU of a random n x n matrix by partial pivoting (column-major, as Eigen keeps it).
+Eigen::MatrixXf random_lu(int n, unsigned seed) {
+  return Eigen::PartialPivLU<Eigen::MatrixXf>(uniform(n, n, seed)).matrixLU();
+}
+
+/// lu stored row-major with leading dimension ld; the gap columns hold NaN, which would
+/// poison any result that read them.
+std::vector<float> row_major(const Eigen::MatrixXf& lu, int ld) {
+  const int n = static_cast<int>(lu.rows());
+  std::vector<float> out(static_cast<std::size_t>(n) * ld, std::numeric_limits<float>::quiet_NaN());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(i) * ld + j] = lu(i, j);
+  return out;
+}
+
+std::vector<float> to_vector(const Eigen::MatrixXf& m) { return {m.data(), m.data() + m.size()}; }
+
+/// A device LU, right-hand sides and scratch; solve() runs lu_solve on a fresh copy of b.
+struct DeviceSystem {
+  int n, ld, cols;
+  cuda::DeviceBuffer<float> lu;
+  cuda::DeviceBuffer<float> y;
+  cuda::DeviceBuffer<int> scratch;
+  std::vector<float> b;
+
+  DeviceSystem(const Eigen::MatrixXf& packed, int ld_, const Eigen::MatrixXf& rhs)
+      : n(static_cast<int>(packed.rows())),
+        ld(ld_),
+        cols(static_cast<int>(rhs.cols())),
+        lu(row_major(packed, ld_)),
+        y(rhs.size()),
+        scratch(cuda::kernels::lu_solve_scratch_ints(n, cols)),
+        b(to_vector(rhs)) {}
+
+  std::vector<float> solve() {
+    y.upload(b);
+    cuda::kernels::lu_solve(lu.data(), ld, n, y.data(), cols, scratch.data());
+    return y.download();
+  }
+};
+
+struct Errors {
+  double backward = 0;  ///< the largest normwise backward error over the columns
+  double forward = 0;   ///< the largest ||y - y64||_inf / ||y64||_inf (information only)
+};
+
+/// y (n x cols, column-major) against the FP64 solution of L U y = b with the same factors.
+Errors errors(const Eigen::MatrixXf& packed, const Eigen::MatrixXf& b, const std::vector<float>& y_device) {
+  const Eigen::MatrixXd lu = packed.cast<double>();
+  const Eigen::MatrixXd L = lu.triangularView<Eigen::UnitLower>();
+  const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
+  const Eigen::MatrixXd rhs = b.cast<double>();
+  const Eigen::MatrixXd y =
+      Eigen::Map<const Eigen::MatrixXf>(y_device.data(), b.rows(), b.cols()).cast<double>();
+  const Eigen::MatrixXd y64 = U.triangularView<Eigen::Upper>().solve(L.triangularView<Eigen::UnitLower>().solve(rhs));
+  const double norm_lu = (L.cwiseAbs() * (U.cwiseAbs() * Eigen::VectorXd::Ones(U.cols()))).maxCoeff();
+  const Eigen::MatrixXd residual = rhs - L * (U * y);
+  Errors e;
+  for (Eigen::Index j = 0; j < y.cols(); ++j) {
+    const double scale = norm_lu * y.col(j).lpNorm<Eigen::Infinity>() + rhs.col(j).lpNorm<Eigen::Infinity>();
+    const double backward = residual.col(j).lpNorm<Eigen::Infinity>() / scale;
+    if (std::isnan(backward) || backward > e.backward) e.backward = backward;  // a NaN stays
+    e.forward = std::max(e.forward, (y.col(j) - y64.col(j)).lpNorm<Eigen::Infinity>() /
+                                        y64.col(j).lpNorm<Eigen::Infinity>());
+  }
+  return e;
+}
+
+void check_backward_stable(const Eigen::MatrixXf& packed, int ld, const Eigen::MatrixXf& b) {
+  const int n = static_cast<int>(packed.rows());
+  DeviceSystem sys(packed, ld, b);
+  const Errors e = errors(packed, b, sys.solve());
+  INFO("n = " << n << ", ld = " << ld << ", cols = " << b.cols() << ": backward error " << e.backward
+              << " = " << e.backward / (n * kU32) << " n u, forward error vs FP64 " << e.forward);
+  CHECK(e.backward <= kC * n * kU32);
+}
+
+}  // namespace
+
+TEST_CASE("lu_solve is backward stable on partial-pivoting LU factors, row-major, any n and ld", "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve test");
+  // n = 1 and 7: one partial row block; 100, 1000, 3000: several blocks, the last one partial
+  // (1000 = 15 * 64 + 40); ld = n + 5 takes the scalar path, ld = n the float4 path when n % 4 == 0.
+  for (int n : {1, 7, 100, 1000, 3000}) {
+    const Eigen::MatrixXf packed = random_lu(n, 1000u + static_cast<unsigned>(n));
+    for (int ld : {n, n + 5})
+      for (int cols : {1, 3}) check_backward_stable(packed, ld, uniform(n, cols, 7u * n + cols));
+  }
+}
+
+TEST_CASE("lu_solve runs more columns than one launch takes in chunks", "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the chunked triangular solve test");
+  // 9 columns: launches of 4, 4 and 1 columns that share the scratch through their tags.
+  const Eigen::MatrixXf packed = random_lu(300, 17u);
+  for (int ld : {300, 305}) check_backward_stable(packed, ld, uniform(300, 9, 18u));
+}
+
+TEST_CASE("lu_solve gives the same bits on every call and clears its scratch itself", "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve repeatability test");
+  for (int ld : {1000, 1003}) {
+    const Eigen::MatrixXf packed = random_lu(1000, 5u);
+    const Eigen::MatrixXf b = uniform(1000, 3, 6u);
+    DeviceSystem sys(packed, ld, b);
+    // Scratch of all ones: every flag and LL word carries the first launch's tag, which only the
+    // launcher's reset keeps from being taken for solved blocks.
+    sys.scratch.upload(std::vector<int>(sys.scratch.size(), 1));
+    const std::vector<float> first = sys.solve();
+    const std::vector<float> second = sys.solve();
+    INFO("ld = " << ld);
+    CHECK(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0);
+    CHECK(errors(packed, b, first).backward <= kC * 1000 * kU32);
+  }
+}
+
+TEST_CASE("lu_solve time per call at n = 3000 (information only)", "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve timing");
+  constexpr int kN = 3000, kCalls = 20;
+  DeviceSystem sys(random_lu(kN, 9u), kN, uniform(kN, 1, 10u));
+  sys.solve();  // warm-up (module load, first-touch)
+  cuda::EventTimer timer;
+  timer.start();
+  for (int i = 0; i < kCalls; ++i)  // y is solved again and again: the values do not matter here
+    cuda::kernels::lu_solve(sys.lu.data(), sys.ld, kN, sys.y.data(), 1, sys.scratch.data());
+  const float ms = timer.stop_ms();
+  std::printf("\nlu_solve, n = %d, 1 column: %.1f us per call (both triangles, scratch reset included)\n", kN,
+              1000.0 * ms / kCalls);
+}
+
+#endif  // TCSOLVE_HAVE_CUDA
