@@ -416,6 +416,7 @@ class DeviceRefinement {
         best_(elements(s.n, s.nrhs)),
         d_(elements(s.n, s.nrhs)),
         y_(elements(s.n, s.nrhs)),
+        solve_scratch_(kernels::lu_solve_scratch_ints(s.n, s.nrhs)),
         scratch_(static_cast<std::size_t>(s.nrhs)),
         exponent_(static_cast<std::size_t>(s.nrhs)),
         mask_(static_cast<std::size_t>(s.nrhs)) {
@@ -489,14 +490,18 @@ class DeviceRefinement {
     kernels::column_max_abs(rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
     kernels::scale_permute_to_fp32(rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
                                    y_.data());
-    const float one = 1.0f;
-    cublasHandle_t h = blas();
-    // The row-major LU is T = (LU)^T in cuBLAS's terms: L y = r is T's unit upper part
-    // transposed, U y = r its lower part transposed.
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
-                                     CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                                     CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+    if (cublas_solves_) {
+      // The row-major LU is T = (LU)^T in cuBLAS's terms: L y = r is T's unit upper part
+      // transposed, U y = r its lower part transposed.
+      const float one = 1.0f;
+      cublasHandle_t h = blas();
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
+                                       CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                                       CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+    } else {
+      kernels::lu_solve(f_.lu.data(), n, n, y_.data(), cols, solve_scratch_.data());
+    }
     kernels::unscale_to_fp64(y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
   }
 
@@ -567,6 +572,11 @@ class DeviceRefinement {
   DeviceChecker checker_;
   DeviceBuffer<double> x_, best_, d_;
   DeviceBuffer<float> y_;
+  /// The triangular solves: triangular.cu's sync-free row-block solves, or cuBLAS's strsm with
+  /// TCSOLVE_SOLVER_TRSV=cublas (to compare).
+  bool cublas_solves_ =
+      std::getenv("TCSOLVE_SOLVER_TRSV") && std::string(std::getenv("TCSOLVE_SOLVER_TRSV")) == "cublas";
+  DeviceBuffer<int> solve_scratch_;
   DeviceBuffer<double> scratch_;
   DeviceBuffer<int> exponent_, mask_;
   // GMRES-IR only: the Krylov basis (n x (cycle + 1)), A v_k, the two Gram-Schmidt passes'
