@@ -103,7 +103,8 @@ Errors errors(const Eigen::MatrixXf& packed, const Eigen::MatrixXf& b, const std
   const Eigen::MatrixXd rhs = b.cast<double>();
   const Eigen::MatrixXd y =
       Eigen::Map<const Eigen::MatrixXf>(y_device.data(), b.rows(), b.cols()).cast<double>();
-  const Eigen::MatrixXd y64 = U.triangularView<Eigen::Upper>().solve(L.triangularView<Eigen::UnitLower>().solve(rhs));
+  const Eigen::MatrixXd y64 =
+      U.triangularView<Eigen::Upper>().solve(L.triangularView<Eigen::UnitLower>().solve(rhs));
   const double norm_lu = (L.cwiseAbs() * (U.cwiseAbs() * Eigen::VectorXd::Ones(U.cols()))).maxCoeff();
   const Eigen::MatrixXd residual = rhs - L * (U * y);
   Errors e;
@@ -111,8 +112,8 @@ Errors errors(const Eigen::MatrixXf& packed, const Eigen::MatrixXf& b, const std
     const double scale = norm_lu * y.col(j).lpNorm<Eigen::Infinity>() + rhs.col(j).lpNorm<Eigen::Infinity>();
     const double backward = residual.col(j).lpNorm<Eigen::Infinity>() / scale;
     if (std::isnan(backward) || backward > e.backward) e.backward = backward;  // a NaN stays
-    e.forward = std::max(e.forward, (y.col(j) - y64.col(j)).lpNorm<Eigen::Infinity>() /
-                                        y64.col(j).lpNorm<Eigen::Infinity>());
+    e.forward = std::max(
+        e.forward, (y.col(j) - y64.col(j)).lpNorm<Eigen::Infinity>() / y64.col(j).lpNorm<Eigen::Infinity>());
   }
   return e;
 }
@@ -121,8 +122,8 @@ void check_backward_stable(const Eigen::MatrixXf& packed, int ld, const Eigen::M
   const int n = static_cast<int>(packed.rows());
   DeviceSystem sys(packed, ld, b);
   const Errors e = errors(packed, b, sys.solve());
-  INFO("n = " << n << ", ld = " << ld << ", cols = " << b.cols() << ": backward error " << e.backward
-              << " = " << e.backward / (n * kU32) << " n u, forward error vs FP64 " << e.forward);
+  INFO("n = " << n << ", ld = " << ld << ", cols = " << b.cols() << ": backward error " << e.backward << " = "
+              << e.backward / (n * kU32) << " n u, forward error vs FP64 " << e.forward);
   CHECK(e.backward <= kC * n * kU32);
 }
 

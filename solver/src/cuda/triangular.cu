@@ -10,17 +10,18 @@
 //             dot-product sweep along the rows (row-major: coalesced), done while the chain is
 //             still below: the CTA polls the blocks' ready flags and accumulates every newly
 //             solved stretch of columns, so by the time its turn comes most of the matrix is read.
-//   near      The last kLookback column blocks before the turn and the diagonal block are loaded
-//             into shared memory when the CTA starts. Their solutions are taken from "LL" words
-//             (NCCL's low-latency protocol): the value and a tag in one 64-bit store, which the
-//             reader polls directly, so the chain's critical path has no memory fence and no
-//             separate flag round trip; the flags (written after a fence) serve the sweep only.
+//   near      The last kLookback column blocks before the turn and the diagonal block are copied
+//             into shared memory (cp.async) when the CTA starts. Their solutions are taken from
+//             "LL" words (NCCL's low-latency protocol): the value and a tag in one 64-bit store,
+//             which the reader polls directly, so the chain's critical path has no memory fence
+//             and no separate flag round trip; the flags (written after a fence) serve the sweep
+//             only.
 //   diagonal  One warp per right-hand side solves the diagonal block by substitution, kGroup rows
-//             per shuffle round: every lane solves the group's small triangle redundantly, which
-//             halves the shuffle latency per row that bounds the whole chain.
+//             per shuffle round: every lane solves the group's small triangle redundantly, so the
+//             chain waits on one shuffle latency per kGroup rows instead of one per row.
 //
 // Determinism: the sweep's chunks depend on timing, so every lane accumulates a fixed set of
-// columns (fixed by the column index alone) in a fixed order (increasing for L, decreasing for U)
+// columns (fixed by the column index alone) in a fixed order (the solve order of the columns)
 // whatever the chunks; everything after the sweep is in a fixed order too. Accuracy: every entry
 // of y is a substitution step over at most n + 2 roundings (the dot products in any order, one
 // reciprocal and one product for U's diagonal), so each solve is backward stable with gamma_{n+2}
@@ -30,6 +31,7 @@
 // a launch (at most kMaxCols columns per launch; more run in chunks). One memset per call clears
 // it; within a call, launch k of the forward solve tags its flags and words 2k + 1 and of the
 // backward solve 2k + 2, so a later launch never mistakes an earlier one's values for its own.
+#include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -51,7 +53,9 @@ constexpr int kBlock = 64;  ///< rows of a row block (and columns of a column bl
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kRowsPerWarp = kBlock / kWarps;  ///< rows of the block each warp sweeps
-constexpr int kLookback = 3;                   ///< column blocks read through the LL words
+/// Column blocks read through the LL words: the sweep, which learns of a block a fence later and
+/// then reads its columns from DRAM, has this many chain steps to finish before it is waited for.
+constexpr int kLookback = 3;
 constexpr int kNearWidth = (kLookback + 1) * kBlock;
 constexpr int kNearStride = kNearWidth + 1;  ///< odd: lanes reading one column of rows hit distinct banks
 constexpr int kGroup = 4;                    ///< diagonal rows per shuffle round
@@ -114,7 +118,8 @@ __device__ __forceinline__ unsigned long long load_word(unsigned long long* word
 }
 
 __device__ __forceinline__ void store_word(unsigned long long* word, float value, int tag) {
-  const unsigned long long w = static_cast<unsigned long long>(static_cast<unsigned>(tag)) << 32 | __float_as_uint(value);
+  const unsigned long long w =
+      static_cast<unsigned long long>(static_cast<unsigned>(tag)) << 32 | __float_as_uint(value);
   DeviceAtomic<unsigned long long>(*word).store(w, kRelaxed);
 }
 
@@ -130,25 +135,38 @@ __device__ Place take_ticket(const Problem& p, Shared& s) {
   return place;
 }
 
-/// The near region (zero outside the matrix) and, for U, the reciprocals of its diagonal.
-template <bool Upper>
-__device__ void load_near(const Problem& p, const Place& place, Shared& s) {
+/// Starts copying the near region (zero outside the matrix) into shared memory. The copies are
+/// asynchronous (cp.async): their DRAM latency passes while the CTA sweeps.
+__device__ void start_near(const Problem& p, const Place& place, Shared& s) {
   for (int at = threadIdx.x; at < kBlock * kNearWidth; at += kThreads) {
     const int r = at / kNearWidth, x = at % kNearWidth;
     const int row = place.row0 + r, col = place.near0 + x;
-    const bool inside = row < p.n && col >= 0 && col < p.n;
-    s.near[r * kNearStride + x] = inside ? __ldg(p.lu + static_cast<std::size_t>(row) * p.ld + col) : 0.0f;
+    float* dst = s.near + r * kNearStride + x;
+    if (row < p.n && col >= 0 && col < p.n)
+      __pipeline_memcpy_async(dst, p.lu + static_cast<std::size_t>(row) * p.ld + col, sizeof(float));
+    else
+      *dst = 0.0f;
   }
+  __pipeline_commit();
+}
+
+/// Waits for the near region and, for U, takes the reciprocals of its diagonal (1 past n).
+template <bool Upper>
+__device__ void finish_near(const Problem& p, const Place& place, Shared& s) {
+  __pipeline_wait_prior(0);
+  __syncthreads();
   if (Upper && threadIdx.x < kBlock) {
-    const int row = place.row0 + threadIdx.x;
-    s.inverse[threadIdx.x] = row < p.n ? __frcp_rn(__ldg(p.lu + static_cast<std::size_t>(row) * p.ld + row)) : 1.0f;
+    const int r = threadIdx.x;
+    const float diagonal = s.near[r * kNearStride + near_offset<Upper>(place.order, place) + r];
+    s.inverse[r] = place.row0 + r < p.n ? __frcp_rn(diagonal) : 1.0f;
   }
 }
 
 /// acc[r][j] += T(row_r, c..c+VEC) y(c..c+VEC, j) for this warp's rows, in increasing column order.
 /// Rows past n read row n - 1 instead (their sums are never used): no branch between the loads.
 template <int NC, int VEC>
-__device__ __forceinline__ void sweep_step(const Problem& p, int row_first, int c, float (&acc)[kRowsPerWarp][NC]) {
+__device__ __forceinline__ void sweep_step(const Problem& p, int row_first, int c,
+                                           float (&acc)[kRowsPerWarp][NC]) {
   float yv[NC][VEC];
 #pragma unroll
   for (int j = 0; j < NC; ++j) {
@@ -186,13 +204,16 @@ __device__ void sweep(const Problem& p, const Place& place, int c0, int c1, floa
   constexpr int kSpan = 32 * VEC;
   const int lane = threadIdx.x % 32;
   const int row_first = place.row0 + (threadIdx.x / 32) * kRowsPerWarp;
+  // Unrolled twice: the loads of two steps are in flight together (a step waits on DRAM).
   if constexpr (!Upper) {
     int c = c0 / kSpan * kSpan + lane * VEC;
     if (c < c0) c += kSpan;
+#pragma unroll 2
     for (; c < c1; c += kSpan) sweep_step<NC, VEC>(p, row_first, c, acc);
   } else {
     int c = (c1 - 1) / kSpan * kSpan + lane * VEC;
     if (c >= c1) c -= kSpan;
+#pragma unroll 2
     for (; c >= c0; c -= kSpan) sweep_step<NC, VEC>(p, row_first, c, acc);
   }
 }
@@ -214,7 +235,8 @@ __device__ int flagged_prefix(const Problem& p, int done, int limit) {
 
 /// The sweep over the blocks of orders [0, order - kLookback), as their flags appear.
 template <bool Upper, int NC, int VEC>
-__device__ void sweep_flagged(const Problem& p, const Place& place, Shared& s, float (&acc)[kRowsPerWarp][NC]) {
+__device__ void sweep_flagged(const Problem& p, const Place& place, Shared& s,
+                              float (&acc)[kRowsPerWarp][NC]) {
   const int limit = max(0, place.order - kLookback);
   int done = 0;
   while (done < limit) {
@@ -260,7 +282,8 @@ __device__ void wait_solution(const Problem& p, int col0, float (&yv)[2][NC]) {
 /// The last kLookback blocks before this one, the oldest first, each as soon as its solution
 /// arrives: only the last block's products remain once the chain reaches this block.
 template <bool Upper, int NC>
-__device__ void add_recent(const Problem& p, const Place& place, const Shared& s, float (&acc)[kRowsPerWarp][NC]) {
+__device__ void add_recent(const Problem& p, const Place& place, const Shared& s,
+                           float (&acc)[kRowsPerWarp][NC]) {
   const int lane = threadIdx.x % 32;
   const int count = min(place.order, kLookback);
   const float* rows = s.near + (threadIdx.x / 32) * kRowsPerWarp * kNearStride;
@@ -318,10 +341,12 @@ __device__ __forceinline__ void lower_round(float& a, float& b, const float* d, 
   update(b, lane + 32);
 }
 
-/// The upper diagonal block's round for rows [base, base + kGroup), bottom up; the diagonal
-/// enters through its reciprocal (one extra rounding, off the critical path).
+/// The upper diagonal block's round for rows [base, base + kGroup), bottom up. The diagonal enters
+/// through its reciprocal, computed at the start: a product on the chain instead of a division,
+/// for one more rounding.
 template <int Base>
-__device__ __forceinline__ void upper_round(float& a, float& b, const float* d, const float* inverse, int lane) {
+__device__ __forceinline__ void upper_round(float& a, float& b, const float* d, const float* inverse,
+                                            int lane) {
   float t[kGroup];
 #pragma unroll
   for (int k = 0; k < kGroup; ++k) t[k] = __shfl_sync(kFullMask, Base < 32 ? a : b, (Base + k) % 32);
@@ -350,8 +375,8 @@ __device__ __forceinline__ void lower_rounds(float& a, float& b, const float* d,
 }
 
 template <int... Bases>
-__device__ __forceinline__ void upper_rounds(float& a, float& b, const float* d, const float* inverse, int lane,
-                                             std::integer_sequence<int, Bases...>) {
+__device__ __forceinline__ void upper_rounds(float& a, float& b, const float* d, const float* inverse,
+                                             int lane, std::integer_sequence<int, Bases...>) {
   (upper_round<(kBlock / kGroup - 1 - Bases) * kGroup>(a, b, d, inverse, lane), ...);
 }
 
@@ -360,7 +385,10 @@ __device__ __forceinline__ void upper_rounds(float& a, float& b, const float* d,
 template <bool Upper>
 __device__ void solve_diagonal(const Problem& p, const Place& place, const Shared& s, const float (&rhs)[2]) {
   const int lane = threadIdx.x % 32, j = threadIdx.x / 32;
-  float a = rhs[0] - s.sums[lane][j], b = rhs[1] - s.sums[lane + 32][j];
+  // Rows past n start from 0, not from their sums (the sweep's copies of row n - 1): their
+  // solutions then stay finite, and the zero columns past n keep them out of the other rows.
+  float a = place.row0 + lane < p.n ? rhs[0] - s.sums[lane][j] : 0.0f;
+  float b = place.row0 + lane + 32 < p.n ? rhs[1] - s.sums[lane + 32][j] : 0.0f;
   const float* d = s.near + near_offset<Upper>(place.order, place);
   constexpr auto rounds = std::make_integer_sequence<int, kBlock / kGroup>{};
   if constexpr (Upper)
@@ -385,7 +413,7 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   Shared& s = *reinterpret_cast<Shared*>(shared_bytes);
   const Place place = take_ticket<Upper>(p, s);
-  load_near<Upper>(p, place, s);
+  start_near(p, place, s);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float rhs[2] = {0.0f, 0.0f};  // warp j < NC: column j at rows lane and lane + 32
   if (warp < NC)
@@ -396,10 +424,10 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
     }
   float acc[kRowsPerWarp][NC] = {};
   sweep_flagged<Upper, NC, VEC>(p, place, s, acc);
-  __syncthreads();  // the near region is complete
+  finish_near<Upper>(p, place, s);
   add_recent<Upper, NC>(p, place, s, acc);
   reduce_sums<NC>(acc, s);
-  __syncthreads();
+  __syncthreads();  // the sums and the reciprocals are complete
   if (warp < NC) solve_diagonal<Upper>(p, place, s, rhs);
   __syncthreads();
   if (threadIdx.x == 0) {  // the barrier, then a fence and the flag: cooperative groups' grid sync
@@ -411,7 +439,8 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
 template <bool Upper, int NC, int VEC>
 void launch(const Problem& p) {
   const auto kernel = solve_kernel<Upper, NC, VEC>;
-  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
+  TCSOLVE_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
   kernel<<<static_cast<unsigned>(p.blocks), kThreads, sizeof(Shared)>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
@@ -419,10 +448,14 @@ void launch(const Problem& p) {
 template <bool Upper, int VEC>
 void launch_columns(const Problem& p, int cols) {
   switch (cols) {
-    case 1: return launch<Upper, 1, VEC>(p);
-    case 2: return launch<Upper, 2, VEC>(p);
-    case 3: return launch<Upper, 3, VEC>(p);
-    default: return launch<Upper, 4, VEC>(p);
+    case 1:
+      return launch<Upper, 1, VEC>(p);
+    case 2:
+      return launch<Upper, 2, VEC>(p);
+    case 3:
+      return launch<Upper, 3, VEC>(p);
+    default:
+      return launch<Upper, 4, VEC>(p);
   }
 }
 
@@ -450,6 +483,21 @@ Scratch split_scratch(int* scratch, int n, int cols) {
   return {scratch, scratch + 2 * chunks, reinterpret_cast<unsigned long long*>(words)};
 }
 
+/// The forward launch of the columns [chunk kMaxCols, (chunk + 1) kMaxCols) of y.
+Problem forward_problem(const float* lu, int ld, int n, float* y, const Scratch& parts, int chunk) {
+  Problem p;
+  p.lu = lu;
+  p.ld = ld;
+  p.n = n;
+  p.blocks = ceil_div(n, kBlock);
+  p.y = y + static_cast<std::size_t>(chunk) * kMaxCols * n;
+  p.ticket = parts.tickets + 2 * chunk;
+  p.flags = parts.flags;
+  p.ll = parts.ll;
+  p.tag = 2 * chunk + 1;
+  return p;
+}
+
 }  // namespace
 
 std::size_t lu_solve_scratch_ints(int n, int cols) {
@@ -469,10 +517,9 @@ void lu_solve(const float* lu, int ld, int n, float* y, int cols, int* scratch) 
   const bool vectorized = aligned16(lu) && aligned16(y) && ld % 4 == 0 && n % 4 == 0;
   for (int chunk = 0; chunk * kMaxCols < cols; ++chunk) {
     const int width = std::min(kMaxCols, cols - chunk * kMaxCols);
-    Problem p{lu, ld, n, ceil_div(n, kBlock), y + static_cast<std::size_t>(chunk) * kMaxCols * n,
-              parts.tickets + 2 * chunk, parts.flags, parts.ll, 2 * chunk + 1};
+    Problem p = forward_problem(lu, ld, n, y, parts, chunk);
     launch_solve<false>(p, width, vectorized);
-    p.ticket += 1;
+    p.ticket += 1;  // the backward launch: its own ticket counter, the next tag
     p.tag += 1;
     launch_solve<true>(p, width, vectorized);
   }
