@@ -5,24 +5,25 @@
 //
 // Why: cuSOLVER's sgetrf costs about 4 us per column whatever the panel width (measured on the
 // H100, docs/BENCHMARKS.md), 55-65 ms for the 16384 columns of n = 16384: several kernel
-// launches and grid-wide reductions per column. Here a column costs about 2 us (measured: 1.5
-// us with one CTA, 2.2-2.5 us with 4-16), bound by the latency of the chain below, not by the
-// arithmetic (docs/BENCHMARKS.md has the cycle counts per part).
+// launches and grid-wide reductions per column. Here a column costs 1.3-1.8 us (measured: one
+// CTA to 16), bound by the latency of the chain below, not by the
+// arithmetic (docs/BENCHMARKS.md has the cycle counts per part). Rows come in and go out by one
+// bulk copy each (cp.async.bulk), which keeps the whole 128 KB per CTA in flight.
 //
 // Per column i:
 //   1. each thread finds the largest |a(r, i)| of its live rows (rows not yet chosen as pivots),
-//      the warp reduces (ties: the lower row), the winning lane stages its whole row in shared
-//      memory;
-//   2. warp 0 reduces the CTA's warps and posts the CTA's candidate (magnitude, row, its w
+//      the warp reduces with redux.sync (ties: the lower row), the winning lane stages its
+//      whole row in shared memory;
+//   2. warp 0 reduces the CTA's warps (redux.sync again) and posts the CTA's candidate (magnitude, row, its w
 //      values) into slot [rank] of every CTA of the cluster with st.async, which completes the
 //      receiver's mbarrier (each CTA arms its own with the cluster's bytes); slots and
 //      barriers alternate by column parity, so a slot is never rewritten before every CTA has
 //      read it. (A cluster barrier per column cost 0.7 us by itself: its release is a GPU-wide
 //      memory fence.)
-//   3. every thread waits for its CTA's barrier phase, picks the winner among the candidates
-//      (the same in every CTA: its values are U's row i), retires it if it owns it, and
-//      updates its other live rows: l = a(r, i) times the pivot's reciprocal (LAPACK sgetf2's
-//      scaling), a(r, c) -= l u(i, c) for c > i, on registers.
+//   3. every thread waits for its CTA's barrier phase, every warp picks the winner among the
+//      candidates (redux.sync; the same in every CTA: its values are U's row i), retires it if it owns it,
+//      and updates its other live rows: l = a(r, i) times the pivot's reciprocal (LAPACK sgetf2's scaling),
+//      a(r, c) -= l u(i, c) for c > i, on registers.
 // The register columns rotate by 8 every 8 steps, so that step i works on register column
 // i mod 8, a compile-time index, with 8 steps unrolled instead of 32 (all 32 unrolled, the
 // kernel was 475 KB of code and no faster; rotating every step cost 7% more than every 8).
@@ -55,8 +56,7 @@ namespace cg = cooperative_groups;
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kMaxCluster = 16;
-///< maximum (8 is portable)
+constexpr int kMaxCluster = 16;  ///< H100's non-portable maximum (8 is portable)
 
 /// One CTA's candidate pivot row as posted to the cluster: its w values, |a(r, i)| and the
 /// row, padded to whole 16-byte st.async vectors.
