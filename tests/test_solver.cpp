@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "lu_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -23,7 +24,6 @@ namespace {
 using namespace tcsolve;
 using namespace tcsolve::test;
 
-constexpr double kU32 = 0x1p-24;    ///< unit roundoff of FP32
 constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
 constexpr int kBlock = 32;          ///< nb of the tests: n = 96 has 3 panels and 2 trailing updates
 
@@ -73,38 +73,16 @@ SolveOptions cpu_options(Variant v, Refinement refinement = Refinement::classica
   return o;
 }
 
-struct LuResidual {
-  double residual;  ///< ||P R A C - L U||_F
-  double bound;     ///< u32 ||R A C||_F + 2 gamma_n(u32) || |L| |U| ||_F
-};
-
-/// The reconstruction error of lu_factorize and its bound. Higham (Thm 9.3): the computed
-/// factors of LU with partial pivoting satisfy |P A_s - L U| <= gamma_n |L||U|, gamma_n =
-/// n u / (1 - n u), when every operation is rounded to u = u32; the conversion of A_s to FP32
-/// adds u |A_s|. The emulated variants' trailing updates carry up to two such errors per product
-/// (inside and outside the tensor core), hence the factor 2.
+/// The reconstruction error of lu_factorize and its bound (lu_test_util.hpp), after checking
+/// that R and C are powers of two.
 LuResidual lu_residual(const Eigen::MatrixXd& A, Variant v) {
   const LuFactorization f = lu_factorize(A, v, kBlock);
-  const int n = static_cast<int>(A.rows());
-  // R and C are powers of two, L is unit lower with |l_ij| <= 1, perm a permutation.
-  for (int i = 0; i < n; ++i) {
+  for (Eigen::Index i = 0; i < A.rows(); ++i) {
     int e = 0;
     CHECK(std::frexp(f.row_scale[i], &e) == 0.5);
     CHECK(std::frexp(f.col_scale[i], &e) == 0.5);
   }
-  std::vector<int> sorted = f.perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
-  const Eigen::MatrixXd lu = f.lu.cast<double>();
-  Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
-  L.diagonal().setOnes();
-  const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
-  CHECK(L.cwiseAbs().maxCoeff() <= 1.0);
-  const Eigen::MatrixXd As = f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal();
-  Eigen::MatrixXd PAs(n, n);
-  for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
-  const double gamma_n = n * kU32 / (1 - n * kU32);
-  return {(PAs - L * U).norm(), kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm()};
+  return lu_reconstruction(f, A);
 }
 
 /// A temporary folder removed (with its files) at the end of the test.

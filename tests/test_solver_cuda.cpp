@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "lu_test_util.hpp"
 #include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -33,7 +34,6 @@ using namespace tcsolve::test;
     return;                                                                             \
   }
 
-constexpr double kU32 = 0x1p-24;    ///< unit roundoff of FP32
 constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
 
 /// dsgesv's test for every column, recomputed here independently of the solver.
@@ -86,25 +86,9 @@ TEST_CASE("the cuda LU equilibrates bit for bit as the cpu and reconstructs P R 
   for (Variant v : {Variant::fp32_simt, Variant::ootomo_fp16, Variant::ec_fp16, Variant::auto_}) {
     INFO(to_string(v));
     const LuFactorization f = lu_factorize(Backend::cuda, sys.A, v, 64);
-    const int n = 300;
     CHECK(f.row_scale == cpu.row_scale);
     CHECK(f.col_scale == cpu.col_scale);
-    std::vector<int> sorted = f.perm;
-    std::sort(sorted.begin(), sorted.end());
-    for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
-    const Eigen::MatrixXd lu = f.lu.cast<double>();
-    Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
-    L.diagonal().setOnes();
-    const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
-    CHECK(L.cwiseAbs().maxCoeff() <= 1.0);
-    const Eigen::MatrixXd As = f.row_scale.asDiagonal() * sys.A * f.col_scale.asDiagonal();
-    Eigen::MatrixXd PAs(n, n);
-    for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
-    // The bound of test_solver.cpp (Higham Thm 9.3, the FP32 conversion, two roundings per
-    // product for the split variants).
-    const double gamma_n = n * kU32 / (1 - n * kU32);
-    const double residual = (PAs - L * U).norm();
-    const double bound = kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm();
+    const auto [residual, bound] = lu_reconstruction(f, sys.A);  // the bound of test_solver.cpp
     std::printf("cuda lu reconstruction n=300 nb=64 %-12s ||PRAC-LU||_F = %.3e  bound %.3e\n",
                 std::string(to_string(v)).c_str(), residual, bound);
     CHECK(residual <= bound);
@@ -127,20 +111,7 @@ TEST_CASE(
     setenv("TCSOLVE_SOLVER_LEAF", leaves, 1);
     const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 256);
     unsetenv("TCSOLVE_SOLVER_LEAF");
-    std::vector<int> sorted = f.perm;
-    std::sort(sorted.begin(), sorted.end());
-    for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
-    const Eigen::MatrixXd lu = f.lu.cast<double>();
-    Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
-    L.diagonal().setOnes();
-    const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
-    CHECK(L.cwiseAbs().maxCoeff() <= 1.0);  // partial pivoting
-    const Eigen::MatrixXd As = f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal();
-    Eigen::MatrixXd PAs(n, n);
-    for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
-    const double gamma_n = n * kU32 / (1 - n * kU32);
-    const double residual = (PAs - L * U).norm();
-    const double bound = kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm();
+    const auto [residual, bound] = lu_reconstruction(f, A);
     std::printf(
         "cuda lu reconstruction n=%d nb=256 fp32-simt, %-8s leaves: ||PRAC-LU||_F = %.3e  bound %.3e\n", n,
         leaves, residual, bound);

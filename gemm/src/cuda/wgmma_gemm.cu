@@ -127,6 +127,13 @@ __device__ __forceinline__ void fence_regs(float (&d)[64]) {
   for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/// acc += part in FP32 round-to-nearest on the CUDA cores: the schemes' sums outside the
+/// tensor core (after the wait and the register fences).
+__device__ __forceinline__ void add_rn(float (&acc)[64], const float (&part)[64]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+}
+
 /// Shared-memory matrix descriptor of a K-major tile with 128-byte rows and the 128-byte
 /// swizzle that TMA wrote: start address / 16, leading byte offset 16 (unused for this
 /// layout), stride byte offset 1024 (8 rows of 128 bytes), swizzle mode 1 (128 B) in bits 62-63.
@@ -424,10 +431,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
             fence_regs(done);
             fence_regs(r.acc);
-            if (half == 1) {
-#pragma unroll
-              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], done[i]);
-            }
+            if (half == 1) add_rn(r.acc, done);
           };
           chunk(r.extra, r.part, 0);
           chunk(r.part, r.extra, 1);
@@ -435,8 +439,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           wgmma_wait<0>();
           fence_regs(r.part);
           fence_regs(r.acc);
-#pragma unroll
-          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+          add_rn(r.acc, r.part);
         } else {
           wgmma_fence();
 #pragma unroll
@@ -466,8 +469,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 wgmma_wait<0>();
                 fence_regs(r.part);
                 fence_regs(r.acc);
-#pragma unroll
-                for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+                add_rn(r.acc, r.part);
                 steps = 0;
                 wgmma_fence();
               }
@@ -480,8 +482,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               wgmma_wait<0>();
               fence_regs(r.part);
               fence_regs(r.acc);
-#pragma unroll
-              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+              add_rn(r.acc, r.part);
               steps = 0;
               waited = true;
             }
@@ -499,8 +500,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_regs(r.extra);
         fence_regs(r.part);
         if (steps != 0) {
-#pragma unroll
-          for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.acc[i], r.part[i]);
+          add_rn(r.acc, r.part);
         }
       } else if constexpr (S == WgmmaScheme::legemm) {
         fence_regs(r.extra);

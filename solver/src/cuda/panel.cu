@@ -424,6 +424,23 @@ int cluster_size(const LeafKernel& k, int m) {
   return (m + rows - 1) / rows;
 }
 
+/// The launch of one cluster of `clusters` CTAs of this kernel on the default stream; the
+/// configuration points to `attribute`, which must outlive it.
+cudaLaunchConfig_t cluster_launch(const LeafKernel& k, int clusters, cudaLaunchAttribute& attribute) {
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(clusters));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = k.shared_bytes;
+  config.stream = nullptr;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 /// Whether the device can run a cluster of `clusters` CTAs of this kernel (sets the kernel's
 /// attributes on the way).
 bool schedulable(const LeafKernel& k, int clusters) {
@@ -433,17 +450,8 @@ bool schedulable(const LeafKernel& k, int clusters) {
     cudaGetLastError();
     return false;
   }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(clusters));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = k.shared_bytes;
   cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const cudaLaunchConfig_t config = cluster_launch(k, clusters, attribute);
   int active = 0;
   if (cudaOccupancyMaxActiveClusters(&active, k.kernel, &config) != cudaSuccess) {
     cudaGetLastError();
@@ -493,19 +501,8 @@ void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info) 
   if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
     throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " of n = " + std::to_string(n) + " is not a leaf this device can factor");
-  const int clusters = cluster_size(*k, n - c0);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(clusters));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = k->shared_bytes;
-  config.stream = nullptr;
   cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const cudaLaunchConfig_t config = cluster_launch(*k, cluster_size(*k, n - c0), attribute);
   TCSOLVE_CUDA_CHECK(cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info));
 }
 

@@ -66,6 +66,13 @@ double seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
+/// Whether the environment variable `name` is set to `value` (the switches that select a code
+/// path for comparison: README's table).
+bool env_is(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::string(e) == value;
+}
+
 std::size_t elements(int rows, int cols) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
 }
@@ -137,8 +144,7 @@ class PhaseClock {
     std::size_t from, to;
   };
   /// TCSOLVE_SOLVER_PHASES=off: no events at all (to see what the marks cost the host).
-  bool enabled_ =
-      !(std::getenv("TCSOLVE_SOLVER_PHASES") && std::string(std::getenv("TCSOLVE_SOLVER_PHASES")) == "off");
+  bool enabled_ = !env_is("TCSOLVE_SOLVER_PHASES", "off");
   std::vector<cudaEvent_t> events_, spare_;
   std::vector<Segment> segments_;
   long open_ = -1;
@@ -192,13 +198,6 @@ struct DeviceLu {
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
 };
 
-/// Whether TCSOLVE_SOLVER_LEAF=cusolver asks for the cuSOLVER leaves even where the cluster
-/// kernel runs (to compare the two on one device).
-bool cusolver_leaves_forced() {
-  const char* e = std::getenv("TCSOLVE_SOLVER_LEAF");
-  return e && std::string(e) == "cusolver";
-}
-
 /// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
 /// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
 /// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
@@ -216,7 +215,8 @@ class BlockedLu {
         clock_(clock),
         n_(f.n),
         a_(f.lu.data()),
-        leaf_(cusolver_leaves_forced() ? 0 : kernels::leaf_width(f.n)),
+        // TCSOLVE_SOLVER_LEAF=cusolver: cuSOLVER's leaves even where the cluster kernel runs
+        leaf_(env_is("TCSOLVE_SOLVER_LEAF", "cusolver") ? 0 : kernels::leaf_width(f.n)),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
         infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)) {
     device_memset(infos_.data(), 0, infos_.size() * sizeof(int));
@@ -574,8 +574,7 @@ class DeviceRefinement {
   DeviceBuffer<float> y_;
   /// The triangular solves: triangular.cu's sync-free row-block solves, or cuBLAS's strsm with
   /// TCSOLVE_SOLVER_TRSV=cublas (to compare).
-  bool cublas_solves_ =
-      std::getenv("TCSOLVE_SOLVER_TRSV") && std::string(std::getenv("TCSOLVE_SOLVER_TRSV")) == "cublas";
+  bool cublas_solves_ = env_is("TCSOLVE_SOLVER_TRSV", "cublas");
   DeviceBuffer<int> solve_scratch_;
   DeviceBuffer<double> scratch_;
   DeviceBuffer<int> exponent_, mask_;

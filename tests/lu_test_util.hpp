@@ -1,0 +1,43 @@
+// The LU reconstruction check shared by the cpu ([solver]) and cuda ([gpu]) solver tests.
+#pragma once
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <vector>
+
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::test {
+
+struct LuResidual {
+  double residual;  ///< ||P R A C - L U||_F
+  double bound;     ///< u32 ||R A C||_F + 2 gamma_n(u32) || |L| |U| ||_F
+};
+
+/// Checks the structure of the factorization of A (perm a permutation; L unit lower with
+/// |l_ij| <= 1, partial pivoting) and returns the reconstruction error and its bound. Higham
+/// (Thm 9.3): the computed factors of LU with partial pivoting satisfy |P A_s - L U| <= gamma_n
+/// |L||U|, gamma_n = n u / (1 - n u), when every operation is rounded to u = u32; the conversion
+/// of A_s to FP32 adds u |A_s|. The split variants' trailing updates carry up to two such errors
+/// per product (inside and outside the tensor core), hence the factor 2.
+inline LuResidual lu_reconstruction(const LuFactorization& f, const Eigen::MatrixXd& A) {
+  constexpr double kU32 = 0x1p-24;
+  const int n = static_cast<int>(A.rows());
+  std::vector<int> sorted = f.perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+  const Eigen::MatrixXd lu = f.lu.cast<double>();
+  Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
+  L.diagonal().setOnes();
+  const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
+  CHECK(L.cwiseAbs().maxCoeff() <= 1.0);
+  const Eigen::MatrixXd As = f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal();
+  Eigen::MatrixXd PAs(n, n);
+  for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);
+  const double gamma_n = n * kU32 / (1 - n * kU32);
+  return {(PAs - L * U).norm(), kU32 * As.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm()};
+}
+
+}  // namespace tcsolve::test
