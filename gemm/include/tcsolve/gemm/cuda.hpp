@@ -26,6 +26,8 @@
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/split.hpp"
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
 namespace tcsolve::cuda {
 
 // ---------------------------------------------------------------------------------------------
@@ -101,6 +103,29 @@ struct ConversionCheck {
 /// where the shared host+device rounding helpers (rounding.hpp, split.hpp) and the hardware
 /// conversions disagree. Synchronizes.
 ConversionCheck compare_with_hardware();
+
+// ---------------------------------------------------------------------------------------------
+// The stream of this thread's work
+// ---------------------------------------------------------------------------------------------
+
+/// The stream on which this thread enqueues the cuda backend's GEMM work (kernels, cuBLAS calls,
+/// workspace memsets) and the solver its LU kernels: nullptr (the legacy default stream) unless
+/// a LaunchStream is in scope. The solver's blocked LU runs its panels and its trailing updates
+/// on two streams at once (look-ahead); everything else uses the default stream.
+inline thread_local CUstream_st* current_launch_stream = nullptr;
+inline CUstream_st* launch_stream() { return current_launch_stream; }
+
+/// Sets launch_stream() of this thread to `stream` while in scope (restores the previous one).
+class LaunchStream {
+ public:
+  explicit LaunchStream(CUstream_st* stream) : previous_(current_launch_stream) { current_launch_stream = stream; }
+  ~LaunchStream() { current_launch_stream = previous_; }
+  LaunchStream(const LaunchStream&) = delete;
+  LaunchStream& operator=(const LaunchStream&) = delete;
+
+ private:
+  CUstream_st* previous_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Device memory

@@ -36,6 +36,14 @@ struct GemmOptions {
   /// their own accumulator): k (a multiple of 8) of hi*hi accumulated inside before the outside
   /// add. 32 is one k-tile of the Hopper kernel.
   int ec_chunk_k_tf32 = 32;
+  /// cuda: at most this many blocks of the persistent Hopper GEMM kernels (0: one per SM), so
+  /// that other work (the solver's panel factorization) finds free SMs while it runs.
+  int cuda_max_blocks = 0;
+  /// cuda, auto: choose between the FP16 and TF32 paths on the device, both launched and gated
+  /// by the device's flag, instead of reading the choice back (which waits for the stream). The
+  /// call then returns without synchronizing; GemmInfo.resolved is Variant::auto_ and the note
+  /// says the choice stayed on the device.
+  bool cuda_auto_on_device = false;
 };
 
 /// What actually ran.
