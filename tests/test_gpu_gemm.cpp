@@ -625,6 +625,47 @@ TEST_CASE("on the GPU, ec-fp16 and auto are never less accurate than SGEMM at 10
   }
 }
 
+TEST_CASE("on the GPU, cuda_max_blocks and cuda_auto_on_device change nothing in C (bitwise), "
+          "for ec-fp16, ec-tf32, auto and ootomo-fp16",
+          "[gpu]") {
+  TCSOLVE_GPU_GEMM_SKIP_WITHOUT_GPU("the GPU block-limit and on-device-choice test");
+  // Persistent kernels: each output tile is computed by one block alone, in a fixed order, so
+  // the number of blocks cannot change a bit; auto's gated launch runs the same kernels as the
+  // read-back. urand takes auto's FP16 path, exp_rand(-30,14) (an exponent range of 44 > 39 in
+  // every row and column) its TF32 path. m, n, k ragged against the tiles.
+  const std::vector<Variant> order =
+      implemented({Variant::ec_fp16, Variant::ec_tf32, Variant::auto_, Variant::ootomo_fp16});
+  for (const char* dist : {"urand", "exp_rand:-30:14"}) {
+    const test::Problem p = test::make_problem(700, 520, 300, dist, dist, 4100);
+    const cuda::DeviceBuffer<float> dA(p.A), dB(p.B);
+    cuda::DeviceBuffer<float> dC(static_cast<std::size_t>(p.m) * p.n);
+    for (Variant v : order) {
+      auto run = [&](const GemmOptions& o) {
+        dC.upload(std::vector<float>(dC.size(), 0.5f));
+        const GemmInfo info = gemm(Backend::cuda, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, dA.data(), p.m, dB.data(),
+                                   p.k, -1.0f, dC.data(), p.m, o);
+        return std::make_pair(dC.download(), info);
+      };
+      const auto [reference, info] = run(GemmOptions{});
+      for (int blocks : {1, 3, 7}) {
+        INFO(dist << ", " << name(v) << ", cuda_max_blocks = " << blocks);
+        GemmOptions o;
+        o.cuda_max_blocks = blocks;
+        CHECK(run(o).first == reference);
+      }
+      INFO(dist << ", " << name(v) << ", cuda_auto_on_device");
+      GemmOptions o;
+      o.cuda_auto_on_device = true;
+      const auto [on_device, on_device_info] = run(o);
+      CHECK(on_device == reference);
+      if (v == Variant::auto_ && cuda::compute_capability() == 90) {
+        CHECK(on_device_info.resolved == Variant::auto_);
+        CHECK(info.resolved == (std::string(dist) == "urand" ? Variant::ec_fp16 : Variant::ec_tf32));
+      }
+    }
+  }
+}
+
 // =============================================================================================
 // 5. The memory contract
 // =============================================================================================

@@ -17,6 +17,7 @@
 #include "cli_test_util.hpp"
 #include "lu_test_util.hpp"
 #include "randsvd_test_util.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/generate.hpp"
@@ -98,6 +99,32 @@ TEST_CASE("the cuda LU equilibrates bit for bit as the cpu and reconstructs P R 
 }
 
 TEST_CASE(
+    "the cuda LU's look-ahead (panel and trailing update on two streams) gives bitwise the one-stream "
+    "LU",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's look-ahead");
+  // The same kernels on the same operands in the same order per element: only the streams, the
+  // GEMM's block count and (auto) where the FP16/TF32 choice is read differ. n = 2500, nb = 256:
+  // ten blocks, the last of 196 columns; rows scaled so that auto meets both of its paths.
+  const int n = 2500;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 5) % 23 - 11);
+  for (Variant v : {Variant::fp32_simt, Variant::ec_fp16, Variant::auto_, Variant::ootomo_fp16}) {
+    INFO(to_string(v));
+    setenv("TCSOLVE_SOLVER_LOOKAHEAD", "off", 1);
+    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 256);
+    unsetenv("TCSOLVE_SOLVER_LOOKAHEAD");
+    const LuFactorization two = lu_factorize(Backend::cuda, A, v, 256);
+    CHECK(one.perm == two.perm);
+    CHECK(one.resolved_variant == two.resolved_variant);
+    const Eigen::Index differing = (one.lu.array() != two.lu.array()).count();
+    CHECK(differing == 0);
+    const auto [residual, bound] = lu_reconstruction(two, A);
+    CHECK(residual <= bound);
+  }
+}
+
+TEST_CASE(
     "the cuda LU's cluster leaves (n = 2500: clusters of 5 CTAs down to 1) reconstruct P R A C as "
     "cuSOLVER's leaves do",
     "[gpu]") {
@@ -149,6 +176,11 @@ TEST_CASE(
     for (const char* name :
          {"transfer", "equilibrate", "panel", "swap", "trsm", "update", "residual", "correction"})
       CHECK(phase(gpu, name) >= 0);
+    // On Hopper the LU runs with look-ahead (its panel stream's waits are a phase of their own).
+    if (cuda::compute_capability() == 90) {
+      CHECK(phase(gpu, "update wait") >= 0);
+      CHECK(gpu.note.find("no look-ahead") == std::string::npos);
+    }
     CHECK(gpu.time_s.total == Approx(gpu.time_s.factorization + gpu.time_s.refinement));
   }
 }

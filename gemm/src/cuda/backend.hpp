@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 
 namespace tcsolve::cuda::detail {
@@ -22,9 +23,14 @@ struct GemmArgs {
   float beta;
   float* C;
   int ldc;
+  /// GemmOptions::cuda_max_blocks (0: one block per SM) for the persistent wgmma kernels; the
+  /// other options travel as arguments.
+  int max_blocks = 0;
+  /// GemmOptions::cuda_auto_on_device.
+  bool auto_on_device = false;
 };
 
-/// The process-wide cuBLAS handle (created on first use, default stream).
+/// The process-wide cuBLAS handle (created on first use; callers bind it to launch_stream()).
 cublasHandle_t cublas_handle();
 
 /// fp64 (DGEMM on FP64 copies of A, B, C), fp32-simt (SGEMM), cublas-tf32 and cublas-fp16

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -64,12 +65,12 @@ dim3 conversion_grid(int rows, int cols) {
 }
 
 void widen(const float* src, int ld_src, double* dst, int rows, int cols) {
-  widen_kernel<<<conversion_grid(rows, cols), kBlock>>>(src, ld_src, dst, rows, cols);
+  widen_kernel<<<conversion_grid(rows, cols), kBlock, 0, launch_stream()>>>(src, ld_src, dst, rows, cols);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 void narrow(const double* src, int rows, int cols, float* dst, int ld_dst) {
-  narrow_kernel<<<conversion_grid(rows, cols), kBlock>>>(src, rows, cols, dst, ld_dst);
+  narrow_kernel<<<conversion_grid(rows, cols), kBlock, 0, launch_stream()>>>(src, rows, cols, dst, ld_dst);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -109,9 +110,10 @@ std::mutex& workspace_mutex() {
   return m;
 }
 
+/// The workspace of launch_stream() (calls on two streams may run at the same time).
 Fp64Workspace& workspace() {
-  static Fp64Workspace w;
-  return w;
+  static std::map<CUstream_st*, Fp64Workspace> per_stream;  // guarded by workspace_mutex()
+  return per_stream[launch_stream()];
 }
 
 cublasOperation_t to_cublas(Op op) { return op == Op::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
@@ -181,7 +183,7 @@ void gemm_ex(const GemmArgs& a, cublasComputeType_t compute) {
 }  // namespace
 
 cublasHandle_t cublas_handle() {
-  // Created once, on the default stream, thread-safely (a throwing initialiser is retried on
+  // Created once, thread-safely, and bound to launch_stream() on every call (a throwing initialiser is retried on
   // the next call). Never destroyed: cublasDestroy from a static destructor can run after the
   // CUDA runtime has shut down.
   static const cublasHandle_t handle = [] {
@@ -189,6 +191,7 @@ cublasHandle_t cublas_handle() {
     TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
     return h;
   }();
+  TCSOLVE_CUBLAS_CHECK(cublasSetStream(handle, launch_stream()));  // the caller's stream
   return handle;
 }
 

@@ -62,7 +62,9 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
   if (!device_available())
     throw Unavailable("variant " + std::string(to_string(variant)) +
                       ": no usable CUDA device (" + device_name() + ")");
-  const detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+  detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+  args.max_blocks = options.cuda_max_blocks;
+  args.auto_on_device = options.cuda_auto_on_device;
 
   const Family f = family(variant);
   const int needed = f == Family::mma ? kMmaCapability : f == Family::half ? kHalfCapability : 0;

@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "backend.hpp"
@@ -660,7 +662,7 @@ __global__ void auto_choice_kernel(const int* max_range, int* use_fp16) {
   *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
 }
 
-/// Device workspace of the ec path, grown on demand and kept (one stream).
+/// Device workspace of the ec path, grown on demand and kept (one per stream).
 struct Workspace {
   int* data = nullptr;
   std::size_t capacity = 0;
@@ -674,29 +676,32 @@ struct Workspace {
   }
 };
 
+/// The workspace of launch_stream(): gemm calls on two streams may run at the same time.
 Workspace& workspace() {
-  static Workspace w;
-  return w;
+  static std::mutex mutex;
+  static std::map<CUstream_st*, Workspace> per_stream;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return per_stream[launch_stream()];
 }
 
 /// Fills shift_a[0..m), shift_b[0..n) and max_range[0..2) (ranges of op(A) rows, op(B) columns).
 void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int* shift_b, int* max_range) {
   const int total = g.m + g.n;
-  init_ranges_kernel<<<ceil_div(total, 256), 256>>>(emax, emin, total, max_range);
+  init_ranges_kernel<<<ceil_div(total, 256), 256, 0, launch_stream()>>>(emax, emin, total, max_range);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   auto ranges = [&](const float* X, int ld, bool contiguous, int count, int len, int* hi, int* lo) {
     if (contiguous) {  // vector v at X + v*ld, elements adjacent
-      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256>>>(X, ld, count, len, hi, lo);
+      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, launch_stream()>>>(X, ld, count, len, hi, lo);
     } else {  // vector v at X + v, elements ld apart
       const int split = std::max(1, std::min(64, len / 64));
-      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256>>>(X, 1, ld, count, len, hi, lo);
+      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, launch_stream()>>>(X, 1, ld, count, len, hi, lo);
     }
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);                 // rows of op(A)
   ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);     // columns of op(B)
-  finish_scaling_kernel<<<ceil_div(g.m, 256), 256>>>(emax, emin, g.m, shift_a, max_range);
-  finish_scaling_kernel<<<ceil_div(g.n, 256), 256>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
+  finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, launch_stream()>>>(emax, emin, g.m, shift_a, max_range);
+  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, launch_stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -713,7 +718,7 @@ void launch(const Params& p) {
     configured = true;
   }
   const dim3 grid(ceil_div(p.m, kBM), ceil_div(p.n, kBN));
-  kernel<<<grid, kThreads, smem>>>(p);
+  kernel<<<grid, kThreads, smem, launch_stream()>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -763,7 +768,10 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
       if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
         const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / Tf32Mma::ks, shift, max_range, flag);
-        if (variant == Variant::auto_) info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+        if (variant == Variant::auto_) {
+          if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
+          else info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+        }
         break;
       }
       {
@@ -792,16 +800,23 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         tf32_path(nullptr);
       } else {
         // auto: the choice is made on the device; both kernels are queued and the one not
-        // chosen returns at its first instruction. The flag is read back for GemmInfo.
-        auto_choice_kernel<<<1, 1>>>(max_range, flag);
+        // chosen returns at its first instruction. The flag is read back for GemmInfo (unless
+        // g.auto_on_device: no synchronisation).
+        auto_choice_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag);
         TCSOLVE_CUDA_CHECK(cudaGetLastError());
         p16.use_fp16 = p32.use_fp16 = flag;
         p16.want_fp16 = 1, p32.want_fp16 = 0;
         fp16_path(flag);
         tf32_path(flag);
-        int chose_fp16 = 0;
-        TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost));
-        info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+        if (g.auto_on_device) {
+          info.note = "auto: FP16/TF32 chosen on the device";
+        } else {
+          int chose_fp16 = 0;
+          TCSOLVE_CUDA_CHECK(
+              cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, launch_stream()));
+          TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(launch_stream()));
+          info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+        }
       }
       break;
     }

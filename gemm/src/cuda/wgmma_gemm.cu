@@ -33,6 +33,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -628,7 +630,7 @@ CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
   return map;
 }
 
-/// FP16 operand workspace of the split pass, grown on demand and kept (one stream).
+/// FP16 operand workspace of the split pass, grown on demand and kept (one per stream).
 struct SplitWorkspace {
   void* data = nullptr;
   std::size_t capacity = 0;
@@ -643,9 +645,12 @@ struct SplitWorkspace {
   }
 };
 
+/// The workspace of launch_stream(): gemm calls on two streams may run at the same time.
 SplitWorkspace& split_workspace() {
-  static SplitWorkspace w;
-  return w;
+  static std::mutex mutex;
+  static std::map<CUstream_st*, SplitWorkspace> per_stream;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return per_stream[launch_stream()];
 }
 
 /// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl.
@@ -661,7 +666,7 @@ template <Transform T, bool kTf32>
 void launch_split(const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
                   const int* flag, unsigned char* hi, unsigned char* lo) {
   const dim3 grid(kp / kSplitK, rows_p / kSplitRows);
-  split_pass_kernel<T, kTf32><<<grid, kSplitThreads>>>(X, ld, k_inner, rows, k, kp, shift, flag,
+  split_pass_kernel<T, kTf32><<<grid, kSplitThreads, 0, launch_stream()>>>(X, ld, k_inner, rows, k, kp, shift, flag,
                                                        reinterpret_cast<unsigned*>(hi),
                                                        reinterpret_cast<unsigned*>(lo));
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
@@ -686,7 +691,7 @@ int sm_count() {
 }
 
 template <WgmmaScheme S, bool kTf32>
-void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& params) {
+void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& params, int max_blocks) {
   const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
   // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
@@ -711,8 +716,9 @@ void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& pa
     configured = true;
   }
   const int tiles = p.tiles_m * p.tiles_n;
-  const int grid = std::min(tiles, sm_count());
-  kernel<<<grid, kThreads, smem_bytes(S)>>>(m_ah, m_al, m_bh, m_bl, p);
+  // persistent: any grid gives the same result (each tile is computed by one block, alone)
+  const int grid = std::min(tiles, max_blocks > 0 ? std::min(max_blocks, sm_count()) : sm_count());
+  kernel<<<grid, kThreads, smem_bytes(S), launch_stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -741,20 +747,20 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
                      g.ldc, chunk_steps, shift_a, shift_b, use_fp16};
   switch (scheme) {
-    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
     case WgmmaScheme::markidis:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(mp, np, kp, ws, p, g.max_blocks);
       break;
-    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
     case WgmmaScheme::halfhalf_tiles: {
       MainParams q = p;
       q.chunk = chunk_steps / kStepsPerTile;
-      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(mp, np, kp, ws, q);
+      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(mp, np, kp, ws, q, g.max_blocks);
       break;
     }
-    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(mp, np, kp, ws, p); break;
+    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
     case WgmmaScheme::legemm:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(mp, np, kp, ws, p, g.max_blocks);
       break;
   }
 }
@@ -766,7 +772,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
   unsigned char* ws = split_workspace().get(2 * (static_cast<std::size_t>(mp) + np) * kp * elem);
   int* range = with_auto ? max_range : nullptr;
-  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int)));
+  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), launch_stream()));
   PhaseTimer phases;
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   auto scale_split = [&](auto kernel, int e) {
@@ -775,43 +781,53 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
                               reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
                               reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
-    kernel<<<(mp + np) / kSplitRows, kSplitThreads>>>(a, b, mp / kSplitRows, g.k, kp);
+    kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, launch_stream()>>>(a, b, mp / kSplitRows, g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   const int* shift_a = shift;
   const int* shift_b = shift + g.m;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr};
   // auto: the FP16 operands are made while the ranges are found; the choice is read back then
-  // (one synchronisation; launching both paths gated by the device flag cost 0.04 ms of
-  // early-returning blocks at m = n = 16384, k = 512)
+  // (one synchronisation of the stream; launching both paths gated by the device flag cost
+  // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,
+  // both paths are launched and the flag gates them (no synchronisation; the return value is
+  // then meaningless).
   bool fp16 = !tf32_only;
+  const bool gated = with_auto && g.auto_on_device;
   if (!tf32_only) {
     scale_split(scale_split_kernel<Transform::markidis, false>, 2);
     if (with_auto) {
-      auto_flag_kernel<<<1, 1>>>(max_range, flag);
+      auto_flag_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
-      int chose = 0;
-      TCSOLVE_CUDA_CHECK(cudaMemcpy(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost));
-      fp16 = chose != 0;
+      if (!gated) {
+        int chose = 0;
+        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, launch_stream()));
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(launch_stream()));
+        fp16 = chose != 0;
+      }
     }
   }
-  if (fp16) {
+  if (fp16 || gated) {
     phases.mark("main-fp16");
-    p.k_tiles = kp / tile_k(false);
-    launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, p);
-  } else {
+    MainParams q = p;
+    q.k_tiles = kp / tile_k(false);
+    if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
+    launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, q, g.max_blocks);
+  }
+  if (!fp16 || gated) {
     MainParams q = p;
     q.want_fp16 = 0;
     q.k_tiles = kp / tile_k(true);
     q.chunk = tf32_chunk_steps / kStepsPerTile;
     if (tf32_only) {
       scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
-    } else {  // auto chose TF32: the shifts are known, the plain split pass
+    } else {  // auto chose TF32 (or may have): the shifts are known, the plain split pass
       phases.mark("split-tf32");
-      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws);
+      if (gated) q.use_fp16 = flag;
+      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
     }
     phases.mark("main-tf32");
-    launch_main<WgmmaScheme::halfhalf_tiles, true>(mp, np, kp, ws, q);
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(mp, np, kp, ws, q, g.max_blocks);
   }
   return fp16;
 }

@@ -1,9 +1,9 @@
 // Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
 // random_kernels.cu, triangular.cu), called by solver_cuda.cpp and generate_cuda.cpp. Plain C++
 // signatures (no CUDA or Eigen types): every pointer is device memory, matrices are column-major
-// unless a launcher says otherwise (lu_solve's LU is row-major), everything runs on the default
-// stream; a launcher returns once its kernels are enqueued and throws CudaError when a launch
-// fails.
+// unless a launcher says otherwise (lu_solve's LU is row-major), the LU's kernels (panel.cu,
+// row_swap.cu) run on tcsolve::cuda::launch_stream() and the others on the default stream; a
+// launcher returns once its kernels are enqueued and throws CudaError when a launch fails.
 #pragma once
 
 #include <cstddef>
@@ -22,8 +22,8 @@ std::size_t equilibrate_workspace_doubles(int n);
 /// The cpu path's equilibration of the FP64 A (n x n, leading dimension n), bitwise: row_scale[i]
 /// = 2^e(max_j |a_ij|), col_scale[j] = 2^e(max_i row_scale[i] |a_ij|) with e =
 /// detail::equilibration_exponent; a_s (n x n FP32, ROW-MAJOR: a_s(i, j) at a_s + i n + j) =
-/// fp32_rn((row_scale[i] a_ij) col_scale[j]); *norm_inf = ||A||_inf = max_i sum_j |a_ij| (row sums in a fixed order:
-/// deterministic, but not the cpu's order). A must be finite.
+/// fp32_rn((row_scale[i] a_ij) col_scale[j]); *norm_inf = ||A||_inf = max_i sum_j |a_ij| (row sums in a fixed
+/// order: deterministic, but not the cpu's order). A must be finite.
 void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace);
 
@@ -42,7 +42,11 @@ int leaf_width(int n);
 /// of the row-major a (row r at a + r ld), in place, its rows permuted (L below, U on top);
 /// the permutation as (dst, src) pairs to `pairs` (interchange_scratch_ints(w) ints; for
 /// apply_row_pairs); an exactly zero pivot sets *info = its 1-based global column when *info is 0.
-void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info);
+/// With `origin` (not null), the kernel also does apply_row_pairs_in_block's work: the same rows
+/// move in the columns [block_lo, block_hi) outside the leaf, and origin[dst] = old origin[src]
+/// (one launch per leaf instead of two).
+void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
+                 int block_hi = 0, int* origin = nullptr);
 
 // --- row_swap.cu -------------------------------------------------------------------------------
 
@@ -56,6 +60,30 @@ void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs);
 /// Moves the rows of the pairs (row dst receives the old row src) in the columns of the
 /// row-major a (n x n, leading dimension ld) outside [c0, c0 + w), and perm[dst] = old perm[src].
 void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
+
+/// The LU's leaf interchanges inside a block of columns [block_lo, block_hi) (which contains the
+/// leaf [c0, c0 + w), w <= kMaxLeafWidth): the rows of the pairs move in the block's columns
+/// outside the leaf, and origin[dst] = old origin[src] (origin: see reset_origin).
+void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
+                              int* origin);
+
+/// origin[i] = i for j <= i < n: at the start of the block at column j, every row holds itself;
+/// apply_row_pairs_in_block then keeps origin[i] = the row (at the block's start) that row i
+/// holds now.
+void reset_origin(int* origin, int j, int n);
+
+/// Ints of apply_block_permutation's scratch for order n.
+std::size_t block_permutation_scratch_ints(int n);
+
+/// The block's composed interchanges applied once outside it: for every row i in [j, n) with
+/// origin[i] != i, the columns outside [j, j + w) of row i receive those of the old row
+/// origin[i] (a permutation of at most 2w rows, in place: every moved row is read and written
+/// once), and perm[i] = old perm[origin[i]]. a: row-major, n x n, leading dimension ld >= n;
+/// scratch: block_permutation_scratch_ints(n) ints. Rows [j, j + w) of the block's own columns
+/// are not touched. Asynchronous (no read-back); beyond 96 KiB of shared memory per column slice
+/// (w > 6144) it moves the rows through a temporary buffer (cudaMallocAsync).
+void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
+                             int* scratch);
 
 // --- refine_kernels.cu -------------------------------------------------------------------------
 

@@ -51,14 +51,25 @@ void cusolver_check(cusolverStatus_t status, const char* expr, const char* file,
                   std::to_string(static_cast<int>(status)) + ") at " + file + ":" + std::to_string(line));
 }
 
-/// See libraries.hpp (default math mode: FP32 TRSM without TF32).
+namespace {
+
+/// A cuBLAS handle in the default math mode (FP32 TRSM and SGEMM without TF32).
+cublasHandle_t make_blas_handle() {
+  cublasHandle_t h = nullptr;
+  TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
+  TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  return h;
+}
+
+}  // namespace
+
 cublasHandle_t blas() {
-  static const cublasHandle_t handle = [] {
-    cublasHandle_t h = nullptr;
-    TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
-    TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    return h;
-  }();
+  static const cublasHandle_t handle = make_blas_handle();
+  return handle;
+}
+
+cublasHandle_t blas_second() {
+  static const cublasHandle_t handle = make_blas_handle();
   return handle;
 }
 

@@ -21,6 +21,11 @@ void cusolver_check(cusolverStatus_t status, const char* expr, const char* file,
 /// first use and never destroyed (as the gemm library's: the runtime may be gone at exit).
 cublasHandle_t blas();
 
+/// A second cuBLAS handle like blas(), for work on a second stream at the same time (a handle's
+/// workspace must not serve two streams at once): the LU's look-ahead runs part of U12's TRSM
+/// beside the panel.
+cublasHandle_t blas_second();
+
 /// The cuSOLVER dense handle (default stream), created on first use.
 cusolverDnHandle_t dense();
 

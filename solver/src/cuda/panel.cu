@@ -31,8 +31,11 @@
 // row is written to its final place: the pivot of step i to row c0 + i, the rows of the block
 // [c0, c0 + w) that were not chosen to the places the chosen rows below the block left (in
 // order), every other row stays. The same permutation, as (dst, src) row pairs in the format
-// of interchanges.hpp, goes to `pairs` for the columns outside the block (row_swap.cu). Any
-// consistent row permutation gives P A = L U; this one moves at most 2w rows.
+// of interchanges.hpp, goes to `pairs`; with `origin` the kernel also moves those rows in the
+// other columns of the LU's 512-column block (one column per thread, as row_swap.cu's
+// pairs_kernel would in a launch of its own) and composes them into `origin`, for the block's
+// permutation of the columns outside it (row_swap.cu). Any consistent row permutation gives
+// P A = L U; this one moves at most 2w rows.
 //
 // An exactly zero pivot (the column is zero below the diagonal) is reported as the 1-based
 // global column in *info (the first one: later leaves leave a set *info alone), the column's
@@ -46,6 +49,7 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 
@@ -76,13 +80,15 @@ struct LeafShared {
   /// The CTA's rows on their way in and out (bulk copies), each padded by 16 bytes so that the
   /// 16-byte reads of 8 consecutive threads' rows hit different banks.
   float rows[kThreads * RPT][W + 4];
-  Candidate<W> slot[2][kMaxCluster];  ///< candidates posted by the CTAs of the cluster
-  unsigned long long full[2];         ///< mbarriers: slot[p] holds every CTA's candidate
-  unsigned long long loaded;          ///< mbarrier: the CTA's rows have arrived
-  Candidate<W> stage[kWarps];         ///< each warp's candidate, as it will be posted
-  int chosen[W];                      ///< pivot row (relative to c0) of each step
-  int below[W];                       ///< the chosen rows below the block [0, w), in step order
-  unsigned top;                       ///< bit r: row r < w was chosen
+  Candidate<W> slot[2][kMaxCluster];     ///< candidates posted by the CTAs of the cluster
+  unsigned long long full[2];            ///< mbarriers: slot[p] holds every CTA's candidate
+  unsigned long long loaded;             ///< mbarrier: the CTA's rows have arrived
+  Candidate<W> stage[kWarps];            ///< each warp's candidate, as it will be posted
+  int chosen[W];                         ///< pivot row (relative to c0) of each step
+  int below[W];                          ///< the chosen rows below the block [0, w), in step order
+  unsigned top;                          ///< bit r: row r < w was chosen
+  int pair_dst[2 * W], pair_src[2 * W];  ///< the leaf's interchanges as (dst, src) row pairs
+  int pair_count;
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -162,7 +168,7 @@ __device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned p
 template <int W, int RPT>
 __global__ void __launch_bounds__(kThreads, 1)
     leaf_kernel(float* __restrict__ a, int ld, int n, int c0, int w, int* __restrict__ pairs,
-                int* __restrict__ info) {
+                int* __restrict__ info, int block_lo, int block_hi, int* __restrict__ origin) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slot = Candidate<W>;
   constexpr int kChunk = 8;  // steps unrolled per rotation of the register columns (see below)
@@ -351,9 +357,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (chosen >= w) sh.below[__popc(leaving & lower)] = chosen;
     if (lane == 0) sh.top = chosen_top;
     __syncwarp();
-    if (rank == 0) {
-      int* dst = pairs + 1;
-      int* src = dst + 2 * w;
+    {  // every CTA: the pairs in shared memory (for the block's other columns, below)
+      int* dst = sh.pair_dst;
+      int* src = sh.pair_src;
       const bool moved = lane < w && chosen != lane;  // row c0 + lane receives its pivot row
       const unsigned moved_mask = __ballot_sync(kFull, moved);
       if (moved) dst[__popc(moved_mask & lower)] = c0 + lane, src[__popc(moved_mask & lower)] = c0 + chosen;
@@ -363,7 +369,23 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int at = __popc(moved_mask) + __popc(leaves_mask & lower);
         dst[at] = c0 + sh.below[__popc(leaves_mask & lower)], src[at] = c0 + lane;
       }
-      if (lane == 0) pairs[0] = __popc(moved_mask) + __popc(leaves_mask);
+      const int count = __popc(moved_mask) + __popc(leaves_mask);
+      if (lane == 0) sh.pair_count = count;
+      __syncwarp();
+      if (rank == 0) {  // and in the pairs format of row_swap.cu
+        for (int t = lane; t < count; t += 32) pairs[1 + t] = dst[t], pairs[1 + 2 * w + t] = src[t];
+        if (lane == 0) pairs[0] = count;
+        if (origin != nullptr) {  // origin[dst] = old origin[src]
+          int moved_origin[2];
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            moved_origin[h] = lane + 32 * h < count ? origin[src[lane + 32 * h]] : 0;
+          __syncwarp();
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            if (lane + 32 * h < count) origin[dst[lane + 32 * h]] = moved_origin[h];
+        }
+      }
     }
   }
   __syncthreads();  // sh.top, sh.below
@@ -400,6 +422,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (c < w) out[c] = v[k][c];
     }
   }
+  // The interchanges in the block's other columns [block_lo, block_hi) minus the leaf (origin
+  // given): one column per thread of the cluster at a time, all its src values read before its
+  // dst values are written (the moved rows are a permutation of themselves).
+  if (origin != nullptr) {
+    const int count = sh.pair_count, others = block_hi - block_lo - w;
+    for (int q = rank * kThreads + tid; q < others; q += clusters * kThreads) {
+      const int col = block_lo + q + (block_lo + q >= c0 ? w : 0);
+      float moved[2 * W];
+#pragma unroll
+      for (int t = 0; t < 2 * W; ++t)
+        if (t < count) moved[t] = a[static_cast<std::size_t>(sh.pair_src[t]) * ld + col];
+#pragma unroll
+      for (int t = 0; t < 2 * W; ++t)
+        if (t < count) a[static_cast<std::size_t>(sh.pair_dst[t]) * ld + col] = moved[t];
+    }
+  }
   if (bulk) bulk_store_wait();
   cluster.sync();  // no CTA leaves while another may still address its shared memory
 #else
@@ -410,7 +448,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 /// A kernel instance: leaf width W, RPT rows per thread (16 CTAs cover 16 * 256 RPT rows).
 struct LeafKernel {
   int width, rows_per_thread;
-  void (*kernel)(float*, int, int, int, int, int*, int*);
+  void (*kernel)(float*, int, int, int, int, int*, int*, int, int, int*);
   std::size_t shared_bytes;
 };
 
@@ -424,7 +462,7 @@ int cluster_size(const LeafKernel& k, int m) {
   return (m + rows - 1) / rows;
 }
 
-/// The launch of one cluster of `clusters` CTAs of this kernel on the default stream; the
+/// The launch of one cluster of `clusters` CTAs of this kernel on launch_stream(); the
 /// configuration points to `attribute`, which must outlive it.
 cudaLaunchConfig_t cluster_launch(const LeafKernel& k, int clusters, cudaLaunchAttribute& attribute) {
   attribute.id = cudaLaunchAttributeClusterDimension;
@@ -435,7 +473,7 @@ cudaLaunchConfig_t cluster_launch(const LeafKernel& k, int clusters, cudaLaunchA
   config.gridDim = dim3(static_cast<unsigned>(clusters));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = k.shared_bytes;
-  config.stream = nullptr;
+  config.stream = launch_stream();
   config.attrs = &attribute;
   config.numAttrs = 1;
   return config;
@@ -496,14 +534,20 @@ int leaf_width(int n) {
   return k ? k->width : 0;
 }
 
-void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info) {
+void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo, int block_hi,
+                 int* origin) {
   const LeafKernel* k = kernel_for(n);
   if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
     throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " of n = " + std::to_string(n) + " is not a leaf this device can factor");
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = cluster_launch(*k, cluster_size(*k, n - c0), attribute);
-  TCSOLVE_CUDA_CHECK(cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info));
+  if (origin != nullptr && (block_lo < 0 || block_lo > c0 || c0 + w > block_hi || block_hi > n))
+    throw InvalidInput("factor_leaf: leaf c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
+                       " not inside the block [" + std::to_string(block_lo) + ", " +
+                       std::to_string(block_hi) + ")");
+  TCSOLVE_CUDA_CHECK(
+      cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info, block_lo, block_hi, origin));
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -1,13 +1,25 @@
-// Row interchanges of the LU on the row-major FP32 matrix, in two kernels:
-//   compose_kernel  one block: the w sequential exchanges that cuSOLVER's sgetrf reports for a
-//                   panel (LAPACK's ipiv) composed into at most 2w (dst, src) pairs, "row dst
-//                   receives the old row src" (interchanges.hpp explains the composition); the
-//                   leaf kernel (panel.cu) writes its pairs in the same format directly;
-//   pairs_kernel    applies the pairs to the columns outside the factored block: each thread
-//                   owns one column, reads all src rows of it into registers, then writes the
-//                   dst rows, so every moved row moves once; the rows are contiguous in memory,
-//                   so a warp reads and writes 128 bytes of one row at a time. One extra block
-//                   applies the same pairs to the permutation vector.
+// Row interchanges of the LU on the row-major FP32 matrix:
+//   compose_kernel   one block: the w sequential exchanges that cuSOLVER's sgetrf reports for a
+//                    panel (LAPACK's ipiv) composed into at most 2w (dst, src) pairs, "row dst
+//                    receives the old row src" (interchanges.hpp explains the composition); the
+//                    leaf kernel (panel.cu) writes its pairs in the same format directly;
+//   pairs_kernel     applies a leaf's pairs to a range of columns outside the leaf: each thread
+//                    owns one column, reads all src rows of it into registers, then writes the
+//                    dst rows, so every moved row moves once; the rows are contiguous in memory,
+//                    so a warp reads and writes 128 bytes of one row at a time. One extra block
+//                    applies the same pairs to an index vector (the permutation, or the block's
+//                    `origin`). The LU applies each leaf's pairs inside its block only and
+//                    composes them in `origin` (origin[i]: the row, at the block's start, that
+//                    row i holds now);
+//   compact_kernel   one block: the rows i with origin[i] != i listed as (dst, src) = (i,
+//                    origin[i]), and the permutation vector permuted by them;
+//   move_kernel      the block's composed permutation applied once to the columns outside the
+//                    block: each block of threads owns a slice of columns, loads the slice of
+//                    every src row into shared memory, then writes the dst rows (each moved row
+//                    read and written once); where the slices of all moved rows cannot fit in
+//                    shared memory, gather_kernel and scatter_kernel move them through a
+//                    temporary device buffer instead.
+// Every launcher enqueues on tcsolve::cuda::launch_stream() and never synchronizes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +28,7 @@
 
 #include "interchanges.hpp"
 #include "kernels.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 
@@ -53,23 +66,24 @@ __global__ void __launch_bounds__(kComposeThreads)
   }
 }
 
-/// The pairs of the block [c0, c0 + w) applied to the columns outside it, and to perm.
+/// The pairs of the leaf [c0, c0 + w) applied to the columns [lo, hi) outside it, and to the
+/// index vector `index` (index[dst] = old index[src]) by the last block.
 __global__ void __launch_bounds__(kPairsThreads)
-    pairs_kernel(float* __restrict__ a, int ld, int n, int c0, int w, const int* __restrict__ pairs,
-                 int* __restrict__ perm) {
+    pairs_kernel(float* __restrict__ a, int ld, int lo, int hi, int c0, int w, const int* __restrict__ pairs,
+                 int* __restrict__ index) {
   const int count = pairs[0];
   const int* dst = pairs + 1;
   const int* src = dst + 2 * w;
-  if (blockIdx.x == gridDim.x - 1) {  // the permutation vector: count <= 2w <= kPairsThreads
+  if (blockIdx.x == gridDim.x - 1) {  // the index vector: count <= 2w <= kPairsThreads
     const int t = static_cast<int>(threadIdx.x);
-    const int moved = t < count ? perm[src[t]] : 0;
+    const int moved = t < count ? index[src[t]] : 0;
     __syncthreads();
-    if (t < count) perm[dst[t]] = moved;
+    if (t < count) index[dst[t]] = moved;
     return;
   }
-  int col = static_cast<int>(blockIdx.x * kPairsThreads + threadIdx.x);
+  int col = lo + static_cast<int>(blockIdx.x * kPairsThreads + threadIdx.x);
   if (col >= c0) col += w;
-  if (col >= n) return;
+  if (col >= hi) return;
   float values[kMaxLeafPairs];
 #pragma unroll
   for (int t = 0; t < kMaxLeafPairs; ++t)
@@ -79,6 +93,140 @@ __global__ void __launch_bounds__(kPairsThreads)
     if (t < count) a[static_cast<std::size_t>(dst[t]) * ld + col] = values[t];
 }
 
+__global__ void reset_origin_kernel(int* __restrict__ origin, int j, int n) {
+  const int i = j + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) origin[i] = i;
+}
+
+constexpr int kCompactThreads = 1024;
+constexpr int kCompactRows = 16;  ///< consecutive rows per thread: 16384 rows per pass
+
+/// scratch = [count, dst[0..n), src[0..n), saved[0..n)]: the rows i in [j, n) with origin[i] !=
+/// i, in increasing order, with src = origin[i]; perm[dst] = old perm[src]. Each thread reads
+/// kCompactRows consecutive rows at once, and one block-wide scan of the counts places them.
+__global__ void __launch_bounds__(kCompactThreads)
+    compact_kernel(const int* __restrict__ origin, int j, int n, int* __restrict__ perm,
+                   int* __restrict__ scratch) {
+  __shared__ int warp_sums[kCompactThreads / 32];
+  __shared__ int base;
+  int* dst = scratch + 1;
+  int* src = dst + n;
+  int* saved = src + n;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
+  if (tid == 0) base = 0;
+  for (int start = j; start < n; start += kCompactThreads * kCompactRows) {
+    const int first = start + tid * kCompactRows;
+    int o[kCompactRows];
+    int moved = 0;
+#pragma unroll
+    for (int r = 0; r < kCompactRows; ++r) {
+      o[r] = first + r < n ? origin[first + r] : first + r;
+      moved += o[r] != first + r ? 1 : 0;
+    }
+    // exclusive scan of `moved` over the block
+    int inclusive = moved;
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+      const int v = __shfl_up_sync(0xffffffffu, inclusive, d);
+      if (lane >= d) inclusive += v;
+    }
+    __syncthreads();  // base and warp_sums of the previous pass are read
+    if (lane == 31) warp_sums[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+      int w = warp_sums[lane];
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int v = __shfl_up_sync(0xffffffffu, w, d);
+        if (lane >= d) w += v;
+      }
+      warp_sums[lane] = w;  // inclusive over warps
+    }
+    __syncthreads();
+    int offset = base + inclusive - moved + (warp > 0 ? warp_sums[warp - 1] : 0);
+#pragma unroll
+    for (int r = 0; r < kCompactRows; ++r)
+      if (o[r] != first + r) {
+        dst[offset] = first + r;
+        src[offset] = o[r];
+        ++offset;
+      }
+    __syncthreads();
+    if (tid == 0) base += warp_sums[kCompactThreads / 32 - 1];
+  }
+  __syncthreads();
+  const int count = base;
+  for (int t = tid; t < count; t += kCompactThreads) saved[t] = perm[src[t]];
+  __syncthreads();
+  for (int t = tid; t < count; t += kCompactThreads) perm[dst[t]] = saved[t];
+  if (tid == 0) scratch[0] = count;
+}
+
+constexpr int kMoveThreads = 512;
+constexpr int kMoveBatch = 8;  ///< loads in flight per thread
+
+/// The column of the `oc`-th column outside the block [j, j + w).
+__device__ __forceinline__ int outside_column(int oc, int j, int w) { return oc < j ? oc : oc + w; }
+
+/// Block b: the outside columns [b S, b S + S) of every moved row, through shared memory
+/// (count x S floats, then the count src and dst rows; count <= the launch's bound). Each thread
+/// has kMoveBatch loads in flight: the moves are latency-bound otherwise.
+template <int S>
+__global__ void __launch_bounds__(kMoveThreads)
+    move_kernel(float* __restrict__ a, int ld, int n, int j, int w, const int* __restrict__ scratch) {
+  extern __shared__ float slice[];
+  const int count = scratch[0];
+  int* rows = reinterpret_cast<int*>(slice + static_cast<std::size_t>(count) * S);  // src, then dst
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int t = tid; t < count; t += kMoveThreads) {
+    rows[t] = scratch[1 + n + t];
+    rows[count + t] = scratch[1 + t];
+  }
+  __syncthreads();
+  const int oc0 = static_cast<int>(blockIdx.x) * S, outside = n - w, total = count * S;
+  for (int e0 = tid; e0 < total; e0 += kMoveThreads * kMoveBatch) {
+    float v[kMoveBatch] = {};
+#pragma unroll
+    for (int u = 0; u < kMoveBatch; ++u) {
+      const int e = e0 + u * kMoveThreads, oc = oc0 + e % S;
+      if (e < total && oc < outside)
+        v[u] = a[static_cast<std::size_t>(rows[e / S]) * ld + outside_column(oc, j, w)];
+    }
+#pragma unroll
+    for (int u = 0; u < kMoveBatch; ++u) {
+      const int e = e0 + u * kMoveThreads;
+      if (e < total) slice[e] = v[u];
+    }
+  }
+  __syncthreads();
+  for (int e0 = tid; e0 < total; e0 += kMoveThreads * kMoveBatch) {
+#pragma unroll
+    for (int u = 0; u < kMoveBatch; ++u) {
+      const int e = e0 + u * kMoveThreads, oc = oc0 + e % S;
+      if (e < total && oc < outside)
+        a[static_cast<std::size_t>(rows[count + e / S]) * ld + outside_column(oc, j, w)] = slice[e];
+    }
+  }
+}
+
+/// The two-pass move through tmp (rows x (n - w) floats): gather (to_tmp) or scatter.
+__global__ void gather_scatter_kernel(float* __restrict__ a, int ld, int n, int j, int w,
+                                      const int* __restrict__ scratch, float* __restrict__ tmp, bool to_tmp) {
+  const int count = scratch[0];
+  const int* rows = scratch + 1 + (to_tmp ? n : 0);  // src to gather, dst to scatter
+  const int outside = n - w;
+  for (int r = static_cast<int>(blockIdx.y); r < count; r += static_cast<int>(gridDim.y))
+    for (int oc = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); oc < outside;
+         oc += static_cast<int>(gridDim.x * blockDim.x)) {
+      float* t = tmp + static_cast<std::size_t>(r) * outside + oc;
+      float* x = a + static_cast<std::size_t>(rows[r]) * ld + outside_column(oc, j, w);
+      if (to_tmp)
+        *t = *x;
+      else
+        *x = *t;
+    }
+}
+
 }  // namespace
 
 void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs) {
@@ -86,7 +234,8 @@ void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs) {
     throw InvalidInput("compose_interchanges: panel j = " + std::to_string(j) + ", w = " + std::to_string(w) +
                        " outside n = " + std::to_string(n) + " or wider than " +
                        std::to_string(kMaxLeafWidth));
-  compose_kernel<<<1, kComposeThreads, 5 * static_cast<std::size_t>(w) * sizeof(int)>>>(ipiv, j, w, n, pairs);
+  compose_kernel<<<1, kComposeThreads, 5 * static_cast<std::size_t>(w) * sizeof(int), launch_stream()>>>(
+      ipiv, j, w, n, pairs);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -97,8 +246,79 @@ void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, i
                        std::to_string(kMaxLeafWidth));
   const int columns = n - w;
   const unsigned blocks = static_cast<unsigned>((columns + kPairsThreads - 1) / kPairsThreads) + 1;
-  pairs_kernel<<<blocks, kPairsThreads>>>(a, ld, n, c0, w, pairs, perm);
+  pairs_kernel<<<blocks, kPairsThreads, 0, launch_stream()>>>(a, ld, 0, n, c0, w, pairs, perm);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
+                              int* origin) {
+  if (w < 1 || w > kMaxLeafWidth || block_lo < 0 || c0 < block_lo || c0 + w > block_hi)
+    throw InvalidInput("apply_row_pairs_in_block: leaf c0 = " + std::to_string(c0) +
+                       ", w = " + std::to_string(w) + " not inside the block [" + std::to_string(block_lo) +
+                       ", " + std::to_string(block_hi) + ") or wider than " + std::to_string(kMaxLeafWidth));
+  const int columns = block_hi - block_lo - w;
+  const unsigned blocks = static_cast<unsigned>((columns + kPairsThreads - 1) / kPairsThreads) + 1;
+  pairs_kernel<<<blocks, kPairsThreads, 0, launch_stream()>>>(a, ld, block_lo, block_hi, c0, w, pairs,
+                                                              origin);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void reset_origin(int* origin, int j, int n) {
+  if (j < 0 || j >= n)
+    throw InvalidInput("reset_origin: j = " + std::to_string(j) + " outside n = " + std::to_string(n));
+  constexpr int threads = 256;
+  reset_origin_kernel<<<static_cast<unsigned>((n - j + threads - 1) / threads), threads, 0,
+                        launch_stream()>>>(origin, j, n);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+std::size_t block_permutation_scratch_ints(int n) { return 1 + 3 * static_cast<std::size_t>(std::max(n, 0)); }
+
+namespace {
+
+template <int S>
+bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, const int* scratch) {
+  constexpr std::size_t kBudget = 96 * 1024;  // two blocks per SM
+  const std::size_t bytes = static_cast<std::size_t>(max_moved) * (S * sizeof(float) + 2 * sizeof(int));
+  if (bytes > kBudget) return false;
+  static bool configured = false;  // per instantiation
+  if (!configured) {
+    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(move_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(kBudget)));
+    configured = true;
+  }
+  const unsigned blocks = static_cast<unsigned>((n - w + S - 1) / S);
+  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, scratch);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  return true;
+}
+
+}  // namespace
+
+void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
+                             int* scratch) {
+  if (j < 0 || w < 1 || j + w > n || ld < n)
+    throw InvalidInput("apply_block_permutation: block j = " + std::to_string(j) +
+                       ", w = " + std::to_string(w) + " outside n = " + std::to_string(n));
+  cudaStream_t stream = launch_stream();
+  compact_kernel<<<1, kCompactThreads, 0, stream>>>(origin, j, n, perm, scratch);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  if (w == n) return;  // no column outside the block
+  // Partial pivoting moves at most 2w rows: each of the w steps exchanges two.
+  const int max_moved = std::min(2 * w, n - j);
+  if (move_through_shared<16>(a, ld, n, j, w, max_moved, scratch) ||
+      move_through_shared<8>(a, ld, n, j, w, max_moved, scratch) ||
+      move_through_shared<4>(a, ld, n, j, w, max_moved, scratch))
+    return;
+  float* tmp = nullptr;
+  TCSOLVE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&tmp),
+                                     static_cast<std::size_t>(max_moved) * (n - w) * sizeof(float), stream));
+  const dim3 grid(static_cast<unsigned>(std::min((n - w + 255) / 256, 64)),
+                  static_cast<unsigned>(std::min(max_moved, 1024)));
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, scratch, tmp, true);
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, scratch, tmp, false);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  TCSOLVE_CUDA_CHECK(cudaFreeAsync(tmp, stream));
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -7,12 +7,21 @@
 //   LU           blocked right-looking on the ROW-MAJOR FP32 A_s (class BlockedLu below), per
 //                block of w = min(nb, n - j) columns:
 //                  panel   recursive (halves, down to leaves of 32 columns): a leaf by the
-//                          cluster kernel (panel.cu) or cuSOLVER sgetrf; its interchanges
-//                          applied to all other columns at once (row_swap.cu, "swap"); the
-//                          halves joined by cublasStrsm and FP32 cublasSgemm ("panel update");
-//                  trsm    U12 = L11^-1 A12 by cublasStrsm;
+//                          cluster kernel (panel.cu), which also moves its rows in the block's
+//                          other columns, or by cuSOLVER sgetrf and row_swap.cu ("swap"); the
+//                          halves joined by
+//                          cublasStrsm and FP32 cublasSgemm ("panel update");
+//                  swap    the block's composed interchanges applied once to the columns
+//                          outside it ("swap");
+//                  trsm    U12 = L11^-1 A12 by a recursive TRSM (cublasStrsm on 64-column
+//                          diagonal blocks, FP32 cublasSgemm between them); with look-ahead,
+//                          the part right of the next block on the update stream ("trsm rest");
 //                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
-//                          the variant enters (GemmInfo.resolved of the first one is reported).
+//                          the variant enters (GemmInfo.resolved of the first one is reported);
+//                          the next block's columns first, then the rest, which runs on its own
+//                          SMs while the next block's panel is factored (look-ahead,
+//                          lookahead.hpp; phases "update wait" on the panel's stream and
+//                          "update" on the update's).
 //                The permutation is kept on the device and comes back once, with the zero pivot.
 //   refinement   detail::refinement_loop, shared with the cpu path; on the device:
 //                  residual    r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and
@@ -34,8 +43,9 @@
 // Baselines: cuSOLVER dgetrf + dgetrs, and the IRS solvers cusolverDnD{S,H,B,X}gesv with their
 // defaults (classical refinement, dsgesv's tolerance, 50 iterations, FP64 fallback).
 //
-// Everything runs on the default stream: cuBLAS and cuSOLVER handles of this file, the gemm
-// library's kernels and the copies are ordered by it.
+// Everything but the LU's look-ahead runs on the default stream: cuBLAS and cuSOLVER handles of
+// this file, the gemm library's kernels and the copies are ordered by it. The LU binds them to
+// its two streams (OnStream, tcsolve::cuda::LaunchStream) and ends synchronized.
 #include "../solver_cuda.hpp"
 
 #include <cublas_v2.h>
@@ -44,15 +54,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "../solver_internal.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
+#include "lookahead.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -116,25 +132,37 @@ class PhaseClock {
       spare_.pop_back();
     }
     events_.push_back(e);
-    TCSOLVE_CUDA_CHECK(cudaEventRecord(e, nullptr));
+    TCSOLVE_CUDA_CHECK(cudaEventRecord(e, stream_));
     const std::size_t now = events_.size() - 1;
     if (open_ >= 0) segments_.push_back({open_name_, static_cast<std::size_t>(open_), now});
     open_ = next ? static_cast<long>(now) : -1;
     if (next) open_name_ = next;
   }
 
+  /// The stream of the following marks (nullptr: the default stream). A phase must open and
+  /// close on the same stream: mark(nullptr) before switching.
+  void set_stream(cudaStream_t stream) { stream_ = stream; }
+
+  /// Adds `seconds` to the phase `name` of totals() (phases measured elsewhere).
+  void add(const std::string& name, double seconds) { added_.emplace_back(name, seconds); }
+
   std::vector<std::pair<std::string, double>> totals() {
     if (open_ >= 0) mark(nullptr);
     std::vector<std::pair<std::string, double>> sums;
-    if (events_.empty()) return sums;
-    TCSOLVE_CUDA_CHECK(cudaEventSynchronize(events_.back()));
-    for (const Segment& s : segments_) {
-      float ms = 0;
-      TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[s.from], events_[s.to]));
-      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& p) { return p.first == s.name; });
-      if (it == sums.end()) it = sums.insert(sums.end(), {s.name, 0.0});
-      it->second += 1e-3 * ms;
+    auto add_to = [&](const std::string& name, double s) {
+      auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& p) { return p.first == name; });
+      if (it == sums.end()) it = sums.insert(sums.end(), {name, 0.0});
+      it->second += s;
+    };
+    if (!events_.empty()) {
+      TCSOLVE_CUDA_CHECK(cudaEventSynchronize(events_.back()));
+      for (const Segment& s : segments_) {
+        float ms = 0;
+        TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[s.from], events_[s.to]));
+        add_to(s.name, 1e-3 * ms);
+      }
     }
+    for (const auto& [name, s] : added_) add_to(name, s);
     return sums;
   }
 
@@ -147,6 +175,8 @@ class PhaseClock {
   bool enabled_ = !env_is("TCSOLVE_SOLVER_PHASES", "off");
   std::vector<cudaEvent_t> events_, spare_;
   std::vector<Segment> segments_;
+  std::vector<std::pair<std::string, double>> added_;
+  cudaStream_t stream_ = nullptr;
   long open_ = -1;
   std::string open_name_;
 };
@@ -198,6 +228,119 @@ struct DeviceLu {
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
 };
 
+/// TCSOLVE_SOLVER_HOST_TIME=on: host seconds spent enqueueing each kind of LU work, printed to
+/// stderr at the end of the LU (to see whether the host or the device sets the pace).
+class HostTimes {
+ public:
+  struct Scope {
+    HostTimes& t;
+    int k;
+    Clock::time_point start = Clock::now();
+    ~Scope() {
+      if (t.on_) t.seconds_[k] += seconds(start, Clock::now());
+    }
+  };
+  enum Kind { leaf, swap, join, trsm, update, marks, kinds };
+  Scope time(Kind k) { return Scope{*this, k}; }
+  void print() const {
+    if (!on_) return;
+    static const char* names[] = {"leaf", "swap", "join", "trsm", "update", "marks"};
+    std::fprintf(stderr, "lu host ms:");
+    for (int k = 0; k < kinds; ++k) std::fprintf(stderr, " %s %.2f", names[k], 1e3 * seconds_[k]);
+    std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool on_ = env_is("TCSOLVE_SOLVER_HOST_TIME", "on");
+  double seconds_[kinds] = {};
+};
+
+/// The look-ahead's two host threads hand over per block (the column j where it starts): the
+/// panel thread posts `trsm` (U12 of the next block's columns enqueued), the update thread
+/// `next` (their update enqueued) and `done` (the whole update enqueued); each waits for the
+/// other's post before enqueueing a wait on the matching CUDA event. fail() wakes both for good.
+class Handover {
+ public:
+  enum Kind { trsm, next, done, kinds };
+  void post(Kind k, int j) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      posted_[k] = j;
+    }
+    changed_.notify_all();
+  }
+  /// Waits until `k` is posted for block j; false when fail() was called.
+  bool wait(Kind k, int j) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return failed_ || posted_[k] >= j; });
+    return !failed_;
+  }
+  /// wait(), rethrowing the other thread's exception (or throwing) if it failed.
+  void wait_or_throw(Kind k, int j) {
+    if (!wait(k, j)) {
+      rethrow();
+      throw CudaError("the LU's update thread stopped");
+    }
+  }
+  void fail(std::exception_ptr e) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      failed_ = true;
+      if (e && !error_) error_ = e;
+    }
+    changed_.notify_all();
+  }
+  void rethrow() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int posted_[kinds] = {-1, -1, -1};
+  bool failed_ = false;
+  std::exception_ptr error_;
+};
+
+/// A CUDA event without timing, for ordering two streams.
+class StreamEvent {
+ public:
+  StreamEvent() { TCSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  ~StreamEvent() { cudaEventDestroy(e_); }
+  StreamEvent(const StreamEvent&) = delete;
+  StreamEvent& operator=(const StreamEvent&) = delete;
+  /// Marks the work enqueued on `on` so far.
+  void record(cudaStream_t on) { TCSOLVE_CUDA_CHECK(cudaEventRecord(e_, on)); }
+  /// `waiter`'s later work waits for the marked work.
+  void wait(cudaStream_t waiter) { TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(waiter, e_, 0)); }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+/// Binds the solver's cuBLAS and cuSOLVER handles and the thread's launch stream to `stream`
+/// while in scope (back to the default stream afterwards).
+class OnStream {
+ public:
+  explicit OnStream(cudaStream_t stream) : launch_(stream) { bind(stream); }
+  ~OnStream() {
+    try {
+      bind(nullptr);
+    } catch (...) {  // destructors do not throw
+    }
+  }
+  OnStream(const OnStream&) = delete;
+  OnStream& operator=(const OnStream&) = delete;
+
+ private:
+  static void bind(cudaStream_t stream) {
+    TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas(), stream));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(dense(), stream));
+  }
+  LaunchStream launch_;
+};
+
 /// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
 /// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
 /// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
@@ -207,7 +350,15 @@ struct DeviceLu {
 /// (Toledo): the left half, U12 of the right half by TRSM, the right half's update by FP32
 /// SGEMM, the right half; the recursion ends in leaves of `leaf` columns (32 at n <= 16384)
 /// factored by the cluster kernel (panel.cu), or, where that cannot run, by cuSOLVER's sgetrf
-/// on a column-major copy. Every leaf's interchanges are applied at once to all other columns.
+/// on a column-major copy. A leaf's interchanges move the rows of its own block only (and are
+/// composed into `origin_`); the columns outside the block receive the block's composed
+/// permutation once, after the block (row_swap.cu).
+///
+/// Look-ahead (lookahead.hpp; TCSOLVE_SOLVER_LOOKAHEAD=off: one stream): per block k, on the
+/// panel stream: wait for the update of block k - 1, the block's permutation outside it, U12 by
+/// TRSM; on the update stream: A22 -= L21 U12 for the next block's columns, then for the rest;
+/// the panel stream factors block k + 1 as soon as its columns are updated, while the rest of
+/// the update of block k runs beside it on the other SMs.
 class BlockedLu {
  public:
   BlockedLu(DeviceLu& f, PhaseClock& clock)
@@ -218,7 +369,9 @@ class BlockedLu {
         // TCSOLVE_SOLVER_LEAF=cusolver: cuSOLVER's leaves even where the cluster kernel runs
         leaf_(env_is("TCSOLVE_SOLVER_LEAF", "cusolver") ? 0 : kernels::leaf_width(f.n)),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
-        infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)) {
+        infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)),
+        origin_(static_cast<std::size_t>(f.n)),
+        block_scratch_(kernels::block_permutation_scratch_ints(f.n)) {
     device_memset(infos_.data(), 0, infos_.size() * sizeof(int));
     std::vector<int> identity(static_cast<std::size_t>(n_));
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
@@ -232,9 +385,184 @@ class BlockedLu {
       ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(w));
       f_.note = "panel leaves by cuSOLVER sgetrf";
     }
+    // TCSOLVE_SOLVER_LOOKAHEAD=off: everything on the default stream, one step after the other
+    if (!env_is("TCSOLVE_SOLVER_LOOKAHEAD", "off") && n_ > kernels::kMaxLeafWidth) {
+      const LookaheadStreams& streams = lookahead_streams();
+      if (streams.unavailable.empty())
+        streams_ = &streams;
+      else
+        f_.note += (f_.note.empty() ? "" : "; ") + ("no look-ahead: " + streams.unavailable);
+    }
   }
 
+  /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
+  /// read back (the device is idle afterwards).
+  ///
+  /// With look-ahead, two host threads enqueue the work, as the host's enqueueing (cuBLAS calls,
+  /// 16 leaf launches and 15 joins per block) set the pace otherwise: this thread the panel
+  /// stream's (permutation, U12 of the next block's columns, the next panel), a second one the
+  /// update stream's (the update of the next block's columns, the rest of U12, the rest of the
+  /// update). They hand over per block through Handover; CUDA events order the streams.
+  void run(int nb, Variant variant, const GemmOptions& options) {
+    device_synchronize();  // the streams below do not wait for the default stream's work
+    const bool ahead = streams_ != nullptr;
+    const cudaStream_t panel = ahead ? streams_->panel : nullptr, update = ahead ? streams_->update : nullptr;
+    GemmOptions gemm_options = options;
+    if (ahead) gemm_options.cuda_max_blocks = streams_->update_sms;
+    PhaseClock update_clock;
+    update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
+    update_clock.set_stream(update);
+    StreamEvent trsm_done, next_done, update_done;
+    Handover handover;
+    HostTimes update_host;
+    bool first_update = true;
+
+    // The update stream's work for the block at j (width w): after U12 of the next block's
+    // columns, their update; then the rest of U12 and the rest of the update.
+    auto update_side = [&](int j, int w) {
+      const int rest = n_ - j - w, next = std::min(nb, rest);
+      const LaunchStream on_update(update);
+      auto update_columns = [&](int c, int m) {
+        const auto timed = update_host.time(HostTimes::update);
+        GemmOptions o = gemm_options;
+        // auto's choice stays on the device, except in the first call (reported)
+        o.cuda_auto_on_device = ahead && !first_update;
+        const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j),
+                                          n_, t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
+        if (first_update) {
+          f_.resolved = gi.resolved;
+          if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
+        }
+        first_update = false;
+      };
+      if (ahead) {
+        trsm_done.wait(update);
+        update_clock.mark("update");
+      }
+      update_columns(j + w, next);
+      if (ahead) {
+        next_done.record(update);
+        handover.post(Handover::next, j);
+      }
+      if (rest > next) {
+        {
+          const auto timed = update_host.time(HostTimes::trsm);
+          if (ahead) update_clock.mark("trsm rest");
+          TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_second(), update));
+          trsm(blas_second(), j, w, j + w + next, rest - next);
+          if (ahead) update_clock.mark("update");
+        }
+        update_columns(j + w + next, rest - next);
+      }
+      if (ahead) {
+        update_clock.mark(nullptr);
+        update_done.record(update);  // waited for by the next block's permutation
+        handover.post(Handover::done, j);
+      }
+    };
+    std::thread update_thread;
+    if (ahead)
+      update_thread = std::thread([&] {
+        try {
+          for (int j = 0; j + nb < n_; j += nb) {
+            if (!handover.wait(Handover::trsm, j)) return;
+            update_side(j, std::min(nb, n_ - j));
+          }
+        } catch (...) {
+          handover.fail(std::current_exception());
+        }
+      });
+    // Joins the update thread on every way out (an exception here stops it first).
+    struct Joiner {
+      std::thread& t;
+      Handover& h;
+      ~Joiner() {
+        if (t.joinable()) {
+          h.fail(nullptr);
+          t.join();
+        }
+      }
+    } joiner{update_thread, handover};
+
+    {
+      const OnStream on_panel(panel);
+      clock_.set_stream(panel);
+      const auto enqueue_start = Clock::now();
+      factor_block(0, std::min(nb, n_));
+      for (int j = 0; j < n_; j += nb) {
+        const int w = std::min(nb, n_ - j), rest = n_ - j - w;
+        if (ahead && j > 0) {
+          handover.wait_or_throw(Handover::done, j - nb);
+          mark("update wait");
+          update_done.wait(panel);
+        }
+        mark("swap");
+        {
+          const auto timed = host_.time(HostTimes::swap);
+          kernels::apply_block_permutation(a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
+                                           block_scratch_.data());
+        }
+        if (rest == 0) break;
+        // U12 and A22 -= L21 U12 (in T's terms T22 -= U12^T L21^T): for the next block's columns
+        // (T's rows j + w .. j + w + next) first, then for the rest (update_side; the same calls
+        // in either mode).
+        const int next = std::min(nb, rest);
+        mark("trsm");
+        {
+          const auto timed = host_.time(HostTimes::trsm);
+          // one cublasStrsm for these few rows (launches cost more than the flops here)
+          trsm(blas(), j, w, j + w, next, /*plain=*/true);
+        }
+        if (ahead) {
+          trsm_done.record(panel);
+          handover.post(Handover::trsm, j);
+          handover.wait_or_throw(Handover::next, j);
+          mark("update wait");
+          next_done.wait(panel);
+        } else {
+          mark("update");
+          update_side(j, w);
+        }
+        factor_block(j + w, next);
+      }
+      mark("pivots");
+      const double enqueued = seconds(enqueue_start, Clock::now());
+      if (ahead) update_thread.join();
+      if (env_is("TCSOLVE_SOLVER_HOST_TIME", "on")) {  // how long the host took to enqueue the LU
+        std::fprintf(stderr, "lu: enqueued in %.2f ms (host)\n", 1e3 * enqueued);
+        host_.print();
+        update_host.print();
+      }
+      if (ahead) {
+        handover.rethrow();
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(update));
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(panel));
+      }
+      mark(nullptr);
+    }
+    clock_.set_stream(nullptr);
+    finish();
+    mark("pivots");
+    mark(nullptr);
+    for (auto& phase : update_clock.totals()) clock_.add(phase.first, phase.second);
+  }
+
+  /// T(i, j): A_s(j, i).
+  float* t(int i, int j) { return a_ + i + elements(j, n_); }
+
+ private:
   int leaf_width() const { return leaf_ > 0 ? leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
+
+  /// The block of w columns at c0 (rows c0..n-1), its interchanges inside it only.
+  void factor_block(int c0, int w) {
+    block_lo_ = c0;
+    block_hi_ = c0 + w;
+    {
+      const auto timed = host_.time(HostTimes::swap);
+      kernels::reset_origin(origin_.data(), c0, n_);
+    }
+    factor_columns(c0, w);
+  }
 
   /// Columns c0..c0+w-1 (rows c0..n-1) recursively.
   void factor_columns(int c0, int w) {
@@ -245,27 +573,38 @@ class BlockedLu {
     }
     const int w1 = (w / 2 + leaf - 1) / leaf * leaf, w2 = w - w1;
     factor_columns(c0, w1);
-    clock_.mark("panel update");
-    const float one = 1.0f, minus_one = -1.0f;
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
-    TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
-                                     t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1), n_));
+    mark("panel update");
+    {
+      const float one = 1.0f, minus_one = -1.0f;
+      const auto timed = host_.time(HostTimes::join);
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
+      TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
+                                       t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1),
+                                       n_));
+    }
     factor_columns(c0 + w1, w2);
   }
 
-  /// U12 = L11^-1 A12 for the block of w columns at j and the `rest` columns right of it.
-  /// U12 = L11^-1 A12 for the block of w columns at j and the `rest` columns right of it. (An
-  /// inverse of L11 times an SGEMM, as MAGMA does, measured no faster here and left a 5x larger
-  /// LU residual: docs/BENCHMARKS.md.)
-  void trsm(int j, int w, int rest) {
-    const float one = 1.0f;
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_UNIT, rest, w, &one, t(j, j), n_, t(j + w, j), n_));
+  /// U12 = L11^-1 A12 for the block of w columns at j: in T's terms X U = B with U = T(j.., j..)
+  /// upper unit triangular (w x w) and X = T(x0.., j..) (rows x rows, w columns), recursively:
+  /// halves of U, the off-diagonal part by SGEMM, so that most flops run in SGEMM rather than
+  /// in cublasStrsm (about 10 TFLOP/s on these shapes). (An inverse of L11 times an SGEMM, as
+  /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/BENCHMARKS.md.)
+  void trsm(cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
+    const float one = 1.0f, minus_one = -1.0f;
+    if (w <= kTrsmLeaf || plain_trsm_ || plain) {
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_UNIT, rows, w, &one, t(j, j), n_, t(x0, j), n_));
+      return;
+    }
+    const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
+    trsm(h, j, w1, x0, rows);
+    // X2 U22 = B2 - X1 U12
+    TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
+                                     t(j, j + w1), n_, &one, t(x0, j + w1), n_));
+    trsm(h, j + w1, w2, x0, rows);
   }
-
-  /// T(i, j): A_s(j, i).
-  float* t(int i, int j) { return a_ + i + elements(j, n_); }
 
   /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).
   void finish() {
@@ -280,28 +619,40 @@ class BlockedLu {
                         " (leaf at column " + std::to_string((l - 1) * kernels::kMaxLeafWidth + 1) + ")");
   }
 
- private:
   void factor_leaf(int c0, int w) {
-    clock_.mark("panel");
-    if (leaf_ > 0) {
-      kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data());
-    } else {
-      // The leaf's rows c0..n-1 are T's columns: transposed to a column-major m x w copy,
-      // factored, transposed back; sgetrf's ipiv composed into pairs.
-      const int m = n_ - c0;
-      const float one = 1.0f, zero = 0.0f;
-      cublasHandle_t h = blas();
-      TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
-                                       panel_.data(), m, panel_.data(), m));
-      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(dense(), m, w, panel_.data(), m, work_.data(), ipiv_.data(),
-                                              infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
-      TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
-                                       t(c0, c0), n_, t(c0, c0), n_));
-      kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
+    mark("panel");
+    if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
+      const auto timed = host_.time(HostTimes::leaf);
+      kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
+                           origin_.data());
+      return;
     }
-    clock_.mark("swap");
-    kernels::apply_row_pairs(a_, n_, n_, c0, w, pairs_.data(), f_.perm.data());
+    // cuSOLVER: the leaf's rows c0..n-1 are T's columns: transposed to a column-major m x w
+    // copy, factored, transposed back; sgetrf's ipiv composed into pairs, applied in the block.
+    const int m = n_ - c0;
+    const float one = 1.0f, zero = 0.0f;
+    cublasHandle_t h = blas();
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
+                                     panel_.data(), m, panel_.data(), m));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(dense(), m, w, panel_.data(), m, work_.data(), ipiv_.data(),
+                                            infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
+                                     t(c0, c0), n_, t(c0, c0), n_));
+    kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
+    mark("swap");
+    const auto timed = host_.time(HostTimes::swap);
+    kernels::apply_row_pairs_in_block(a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
   }
+
+  void mark(const char* next) {
+    const auto timed = host_.time(HostTimes::marks);
+    clock_.mark(next);
+  }
+
+  /// Widest diagonal block that trsm() hands to cublasStrsm.
+  static constexpr int kTrsmLeaf = 64;
+  /// TCSOLVE_SOLVER_TRSM=cublas: U12 by one cublasStrsm per block (to compare).
+  bool plain_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "cublas");
 
   DeviceLu& f_;
   PhaseClock& clock_;
@@ -309,9 +660,14 @@ class BlockedLu {
   float* a_;
   int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
   DeviceBuffer<int> pairs_;
-  DeviceBuffer<int> infos_;  ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
+  DeviceBuffer<int> infos_;          ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
+  DeviceBuffer<int> origin_;         ///< the block's composed interchanges (row_swap.cu)
+  DeviceBuffer<int> block_scratch_;  ///< apply_block_permutation's scratch
+  int block_lo_ = 0, block_hi_ = 0;  ///< the block being factored
   DeviceBuffer<float> panel_, work_;
   DeviceBuffer<int> ipiv_;
+  const LookaheadStreams* streams_ = nullptr;  ///< null: one stream (the default)
+  HostTimes host_;
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
@@ -336,30 +692,8 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
   }
   clock.mark(nullptr);
 
-  const int nb = std::max(block_size, 1);
   BlockedLu lu(f, clock);
-  bool first_update = true;
-  for (int j = 0; j < n; j += nb) {
-    const int w = std::min(nb, n - j), rest = n - j - w;
-    lu.factor_columns(j, w);
-    if (rest == 0) break;
-    clock.mark("trsm");
-    lu.trsm(j, w, rest);
-    clock.mark("update");
-    // A22 -= L21 U12, in T's terms T22 -= U12^T L21^T: the same pointers as the column-major
-    // A22 -= L21 U12 would use.
-    const GemmInfo gi =
-        tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, rest, rest, w, -1.0f, lu.t(j + w, j), n,
-                      lu.t(j, j + w), n, 1.0f, lu.t(j + w, j + w), n, gemm_options);
-    if (first_update) {
-      f.resolved = gi.resolved;
-      if (!gi.note.empty()) f.note += (f.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
-    }
-    first_update = false;
-  }
-  clock.mark("pivots");
-  lu.finish();
-  clock.mark(nullptr);
+  lu.run(std::max(block_size, 1), variant, gemm_options);
   return f;
 }
 

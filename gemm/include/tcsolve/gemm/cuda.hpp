@@ -10,9 +10,9 @@
 // never throw, do nothing and return 0). device_available(), device_name(),
 // gemm() and implements() are declared in gemm.hpp.
 //
-// All pointers named d_* are device memory. Kernels run on the default stream: a function
-// returns once its kernel is enqueued (launch errors are thrown at once), and copy_to_host /
-// device_synchronize wait for it.
+// All pointers named d_* are device memory. Kernels run on the default stream (gemm() on
+// launch_stream(), below): a function returns once its kernel is enqueued (launch errors are
+// thrown at once), and copy_to_host / device_synchronize wait for it.
 #pragma once
 
 #include <cstddef>

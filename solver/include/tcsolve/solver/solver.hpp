@@ -15,8 +15,10 @@
 // A solve that does not converge is a result (converged = false), not an exception.
 //
 // Backends: cpu (Eigen and the cpu GEMM backend) and cuda (solver/src/cuda: A, the factors and
-// the vectors stay on the device; panels by cuSOLVER sgetrf, U12 by cuBLAS strsm, trailing
-// updates by tcsolve::gemm(cuda), residuals and GMRES's products by cuBLAS in FP64). Both run one implementation of
+// the vectors stay on the device; recursive panels with leaves by a thread-block-cluster kernel
+// (cuSOLVER sgetrf where that cannot run), U12 by a recursive TRSM on cuBLAS, trailing updates by
+// tcsolve::gemm(cuda) beside the next panel (look-ahead), residuals and GMRES's products by
+// cuBLAS in FP64). Both run one implementation of
 // the equilibration exponent, the stopping criterion and the stagnation rule.
 #pragma once
 
@@ -107,7 +109,8 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
 /// The same factorization on `backend` (automatic resolves). cuda: R and C computed on the device
 /// (bitwise the cpu's), the LU row-major on the device with recursive panels (leaves of 32
 /// columns by a thread-block-cluster kernel on Hopper, else cuSOLVER sgetrf), row interchanges by
-/// a kernel, U12 by cuBLAS strsm, trailing updates by tcsolve::gemm(cuda, variant); the factors
+/// kernels, U12 by a recursive TRSM, trailing updates by tcsolve::gemm(cuda, variant) beside the
+/// next panel's factorization (look-ahead on two streams; the same factors as one stream); the factors
 /// are copied back (column-major, as the cpu's). Throws
 /// as lu_factorize, and Unavailable without a usable device.
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
