@@ -260,15 +260,20 @@ int run_compare(int argc, char** argv) {
   std::vector<SolveReport> rows;
   if (so.backend == Backend::cuda) {
     // Warm-up, untimed: the first solve on a device pays the libraries' start-up (cuSOLVER and
-    // cuBLAS handles, workspaces, module loading), which would otherwise land on the first row.
+    // cuBLAS handles, workspaces, the LU's streams), and each variant's first call the loading
+    // of its kernels (lazy module loading), which would otherwise land on the first row of each.
     SolveOptions warm = so;
-    warm.variant = Variant::fp32_simt;
     warm.max_iterations = 1;
     LinearSystem small;
     const int n = std::min(sys.n(), 2 * so.block_size + 1);
     small.A = sys.A.topLeftCorner(n, n) + static_cast<double>(n) * Eigen::MatrixXd::Identity(n, n);
     small.b = Eigen::MatrixXd::Ones(n, 1);
+    warm.variant = Variant::fp32_simt;
     solve(small, warm);
+    for (Variant v : run) {
+      warm.variant = v;
+      solve(small, warm);
+    }
     if (!baselines.empty()) solve_baseline(small, baselines.front());
   }
   for (Variant v : run) {
