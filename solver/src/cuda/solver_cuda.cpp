@@ -555,6 +555,7 @@ class BlockedLu {
 
   /// The block of w columns at c0 (rows c0..n-1), its interchanges inside it only.
   void factor_block(int c0, int w) {
+    mark("panel");  // leaves and joins; TCSOLVE_SOLVER_PHASES=detail tells them apart
     block_lo_ = c0;
     block_hi_ = c0 + w;
     {
@@ -573,7 +574,7 @@ class BlockedLu {
     }
     const int w1 = (w / 2 + leaf - 1) / leaf * leaf, w2 = w - w1;
     factor_columns(c0, w1);
-    mark("panel update");
+    if (detail_) mark("panel update");
     {
       const float one = 1.0f, minus_one = -1.0f;
       const auto timed = host_.time(HostTimes::join);
@@ -620,7 +621,7 @@ class BlockedLu {
   }
 
   void factor_leaf(int c0, int w) {
-    mark("panel");
+    if (detail_) mark("panel");
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
       kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
@@ -639,7 +640,7 @@ class BlockedLu {
     TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
                                      t(c0, c0), n_, t(c0, c0), n_));
     kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
-    mark("swap");
+    if (detail_) mark("swap");
     const auto timed = host_.time(HostTimes::swap);
     kernels::apply_row_pairs_in_block(a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
   }
@@ -648,6 +649,11 @@ class BlockedLu {
     const auto timed = host_.time(HostTimes::marks);
     clock_.mark(next);
   }
+
+  /// TCSOLVE_SOLVER_PHASES=detail: phase marks around every leaf and join ("panel", "panel
+  /// update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
+  /// "panel" phase per block.
+  bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
 
   /// Widest diagonal block that trsm() hands to cublasStrsm.
   static constexpr int kTrsmLeaf = 64;
