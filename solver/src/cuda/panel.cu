@@ -425,9 +425,26 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The interchanges in the block's other columns [block_lo, block_hi) minus the leaf (origin
   // given): one column per thread of the cluster at a time, all its src values read before its
   // dst values are written (the moved rows are a permutation of themselves).
-  if (origin != nullptr) {
-    const int count = sh.pair_count, others = block_hi - block_lo - w;
-    for (int q = rank * kThreads + tid; q < others; q += clusters * kThreads) {
+  // Spread over every thread of the cluster (element e: pair e / others, column e % others),
+  // the reads before the cluster barrier below and the writes after it, when they fit in
+  // kMovesPerThread registers per thread; else a column per thread.
+  constexpr int kMovesPerThread = 16;
+  const int count = origin != nullptr ? sh.pair_count : 0, others = block_hi - block_lo - w;
+  const int moves = count * others, threads = clusters * kThreads, first = rank * kThreads + tid;
+  const bool spread = moves <= threads * kMovesPerThread;
+  float moved_spread[kMovesPerThread];
+  if (origin != nullptr && spread) {
+#pragma unroll
+    for (int u = 0; u < kMovesPerThread; ++u) {
+      const int e = first + u * threads;
+      if (e < moves) {
+        const int q = e % others;
+        moved_spread[u] = a[static_cast<std::size_t>(sh.pair_src[e / others]) * ld + block_lo + q +
+                            (block_lo + q >= c0 ? w : 0)];
+      }
+    }
+  } else if (origin != nullptr) {
+    for (int q = first; q < others; q += threads) {
       const int col = block_lo + q + (block_lo + q >= c0 ? w : 0);
       float moved[2 * W];
 #pragma unroll
@@ -439,7 +456,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   if (bulk) bulk_store_wait();
-  cluster.sync();  // no CTA leaves while another may still address its shared memory
+  cluster.sync();  // no CTA leaves while another may still address its shared memory; and
+                   // every spread read of the moved rows is done before any write
+  if (origin != nullptr && spread) {
+#pragma unroll
+    for (int u = 0; u < kMovesPerThread; ++u) {
+      const int e = first + u * threads;
+      if (e < moves) {
+        const int q = e % others;
+        a[static_cast<std::size_t>(sh.pair_dst[e / others]) * ld + block_lo + q +
+          (block_lo + q >= c0 ? w : 0)] = moved_spread[u];
+      }
+    }
+  }
 #else
   __trap();  // launched only on compute capability 9.0 (leaf_width() returns 0 elsewhere)
 #endif
