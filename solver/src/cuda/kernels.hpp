@@ -59,29 +59,48 @@ void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs);
 
 /// Moves the rows of the pairs (row dst receives the old row src) in the columns of the
 /// row-major a (n x n, leading dimension ld) outside [c0, c0 + w), and perm[dst] = old perm[src].
+/// pairs: interchange_scratch_ints(w) ints, [count, dst[0..2w), src[0..2w)], count <= 2w, the
+/// rows in [c0, n) and the dst set equal to the src set (a permutation of the moved rows).
 void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
 
 /// The LU's leaf interchanges inside a block of columns [block_lo, block_hi) (which contains the
-/// leaf [c0, c0 + w), w <= kMaxLeafWidth): the rows of the pairs move in the block's columns
-/// outside the leaf, and origin[dst] = old origin[src] (origin: see reset_origin).
+/// leaf [c0, c0 + w), w <= kMaxLeafWidth): the rows of the pairs (as for apply_row_pairs) move
+/// in the block's columns outside the leaf only, and origin[dst] = old origin[src] (origin: see
+/// reset_origin). a: row-major, leading dimension ld, block_hi <= ld. One thread per column
+/// (all its reads, then all its writes) and one block for origin: a launch of a few microseconds
+/// for a 512-column block. The leaf kernel (factor_leaf with origin) does the same work itself;
+/// this launcher serves the cuSOLVER leaves.
 void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
                               int* origin);
 
-/// origin[i] = i for j <= i < n: at the start of the block at column j, every row holds itself;
-/// apply_row_pairs_in_block then keeps origin[i] = the row (at the block's start) that row i
-/// holds now.
+/// origin[i] = i for j <= i < n (0 <= j <= n; origin: n device ints, those below j untouched): at
+/// the start of the block at column j, every row holds itself; apply_row_pairs_in_block (or
+/// factor_leaf with origin) then keeps origin[i] = the row (at the block's start) that row i
+/// holds now, and apply_block_permutation applies that permutation outside the block.
 void reset_origin(int* origin, int j, int n);
 
-/// Ints of apply_block_permutation's scratch for order n.
+/// Ints of apply_block_permutation's scratch for order n: 1 + 3n (the count, then the dst and
+/// src lists and a copy of perm's moved entries, n each at most).
 std::size_t block_permutation_scratch_ints(int n);
 
 /// The block's composed interchanges applied once outside it: for every row i in [j, n) with
 /// origin[i] != i, the columns outside [j, j + w) of row i receive those of the old row
-/// origin[i] (a permutation of at most 2w rows, in place: every moved row is read and written
-/// once), and perm[i] = old perm[origin[i]]. a: row-major, n x n, leading dimension ld >= n;
-/// scratch: block_permutation_scratch_ints(n) ints. Rows [j, j + w) of the block's own columns
-/// are not touched. Asynchronous (no read-back); beyond 96 KiB of shared memory per column slice
-/// (w > 6144) it moves the rows through a temporary buffer (cudaMallocAsync).
+/// origin[i] (in place, every moved row read and written once), and perm[i] = old perm[origin[i]].
+/// a: row-major, n x n, leading dimension ld >= n; perm: n ints; scratch:
+/// block_permutation_scratch_ints(n) ints, any content (overwritten). origin[j..n) must be a
+/// permutation of [j, n) (what reset_origin(j) and the block's leaves leave); origin[0..j) is not
+/// read. The columns [j, j + w) are not touched. Kernels: one block compacts the moved rows into
+/// the scratch and permutes perm; then each block of the move owns a slice of S columns outside
+/// the block, loads that slice of every moved row into shared memory, then writes it to the
+/// destination rows. Its shared memory (at most 96 KiB) is sized on the host, without reading
+/// the count back, for m = min(2w, n - j) rows, since partial pivoting moves at most 2w (each of
+/// the w steps exchanges two rows): S = 16 for m <= 1365 (any n - j at w <= 682), 8 for m <=
+/// 2457, 4 for m <= 4096; for larger m the rows go through a temporary m x (n - w) buffer
+/// (cudaMallocAsync) in two passes. More than m moved rows (an origin not built as above) are
+/// still moved correctly through shared memory, a few columns at a time, while one column of
+/// all of them fits (m (S + 2) rows); beyond that, and on the buffer path beyond m, the kernel
+/// traps (a CUDA error at the next synchronization, never silently wrong rows). Asynchronous:
+/// no host synchronization.
 void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
                              int* scratch);
 

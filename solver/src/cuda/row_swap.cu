@@ -16,9 +16,12 @@
 //   move_kernel      the block's composed permutation applied once to the columns outside the
 //                    block: each block of threads owns a slice of columns, loads the slice of
 //                    every src row into shared memory, then writes the dst rows (each moved row
-//                    read and written once); where the slices of all moved rows cannot fit in
-//                    shared memory, gather_kernel and scatter_kernel move them through a
-//                    temporary device buffer instead.
+//                    read and written once). Its shared memory is sized on the host for the
+//                    most rows partial pivoting can move, min(2w, n - j), as the count stays on
+//                    the device; a larger count (not from pivoting) goes a few columns at a
+//                    time (move_columns_slowly). Where the slices of min(2w, n - j) rows cannot
+//                    fit in shared memory, gather_scatter_kernel moves them through a temporary
+//                    device buffer instead (two launches).
 // Every launcher enqueues on tcsolve::cuda::launch_stream() and never synchronizes.
 #include <cuda_runtime.h>
 
@@ -168,14 +171,49 @@ constexpr int kMoveBatch = 8;  ///< loads in flight per thread
 /// The column of the `oc`-th column outside the block [j, j + w).
 __device__ __forceinline__ int outside_column(int oc, int j, int w) { return oc < j ? oc : oc + w; }
 
+/// move_kernel's path for more than `bound` moved rows (which partial pivoting never gives: at
+/// most 2w rows move): the block's columns a few at a time, as many as the bound (S + 2) floats
+/// of shared memory hold for all count rows, the rows read from the scratch. Traps where not even
+/// one column fits (count > bound (S + 2)): an error at the next synchronization, not wrong bits.
+template <int S>
+__device__ void move_columns_slowly(float* __restrict__ a, int ld, int n, int j, int w, int bound, int count,
+                                    const int* __restrict__ scratch, float* __restrict__ slice) {
+  const int capacity = bound * (S + 2), oc0 = static_cast<int>(blockIdx.x) * S, outside = n - w;
+  const int step = min(S, capacity / count);
+  if (step < 1) __trap();
+  const int* dst = scratch + 1;
+  const int* src = dst + n;
+  const int tid = static_cast<int>(threadIdx.x);
+  for (int c = 0; c < S; c += step) {
+    const int width = min(step, S - c), total = count * width;
+    for (int e = tid; e < total; e += kMoveThreads) {
+      const int oc = oc0 + c + e % width;
+      if (oc < outside)
+        slice[e] = a[static_cast<std::size_t>(src[e / width]) * ld + outside_column(oc, j, w)];
+    }
+    __syncthreads();
+    for (int e = tid; e < total; e += kMoveThreads) {
+      const int oc = oc0 + c + e % width;
+      if (oc < outside)
+        a[static_cast<std::size_t>(dst[e / width]) * ld + outside_column(oc, j, w)] = slice[e];
+    }
+    __syncthreads();
+  }
+}
+
 /// Block b: the outside columns [b S, b S + S) of every moved row, through shared memory
-/// (count x S floats, then the count src and dst rows; count <= the launch's bound). Each thread
-/// has kMoveBatch loads in flight: the moves are latency-bound otherwise.
+/// (count x S floats, then the count src and dst rows; the launch sized it for `bound` rows).
+/// Each thread has kMoveBatch loads in flight: the moves are latency-bound otherwise.
 template <int S>
 __global__ void __launch_bounds__(kMoveThreads)
-    move_kernel(float* __restrict__ a, int ld, int n, int j, int w, const int* __restrict__ scratch) {
+    move_kernel(float* __restrict__ a, int ld, int n, int j, int w, int bound,
+                const int* __restrict__ scratch) {
   extern __shared__ float slice[];
   const int count = scratch[0];
+  if (count > bound) {
+    move_columns_slowly<S>(a, ld, n, j, w, bound, count, scratch, slice);
+    return;
+  }
   int* rows = reinterpret_cast<int*>(slice + static_cast<std::size_t>(count) * S);  // src, then dst
   const int tid = static_cast<int>(threadIdx.x);
   for (int t = tid; t < count; t += kMoveThreads) {
@@ -209,10 +247,12 @@ __global__ void __launch_bounds__(kMoveThreads)
   }
 }
 
-/// The two-pass move through tmp (rows x (n - w) floats): gather (to_tmp) or scatter.
-__global__ void gather_scatter_kernel(float* __restrict__ a, int ld, int n, int j, int w,
+/// The two-pass move through tmp (bound x (n - w) floats): gather (to_tmp) or scatter. Traps
+/// beyond `bound` moved rows (which partial pivoting never gives).
+__global__ void gather_scatter_kernel(float* __restrict__ a, int ld, int n, int j, int w, int bound,
                                       const int* __restrict__ scratch, float* __restrict__ tmp, bool to_tmp) {
   const int count = scratch[0];
+  if (count > bound) __trap();
   const int* rows = scratch + 1 + (to_tmp ? n : 0);  // src to gather, dst to scatter
   const int outside = n - w;
   for (int r = static_cast<int>(blockIdx.y); r < count; r += static_cast<int>(gridDim.y))
@@ -264,8 +304,9 @@ void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int
 }
 
 void reset_origin(int* origin, int j, int n) {
-  if (j < 0 || j >= n)
+  if (j < 0 || j > n)
     throw InvalidInput("reset_origin: j = " + std::to_string(j) + " outside n = " + std::to_string(n));
+  if (j == n) return;  // no row
   constexpr int threads = 256;
   reset_origin_kernel<<<static_cast<unsigned>((n - j + threads - 1) / threads), threads, 0,
                         launch_stream()>>>(origin, j, n);
@@ -281,14 +322,15 @@ bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, c
   constexpr std::size_t kBudget = 96 * 1024;  // two blocks per SM
   const std::size_t bytes = static_cast<std::size_t>(max_moved) * (S * sizeof(float) + 2 * sizeof(int));
   if (bytes > kBudget) return false;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
+  // Once per instantiation (the LU's two host threads may get here together: a magic static).
+  static const bool configured = [] {
     TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(move_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(kBudget)));
-    configured = true;
-  }
+    return true;
+  }();
+  static_cast<void>(configured);
   const unsigned blocks = static_cast<unsigned>((n - w + S - 1) / S);
-  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, scratch);
+  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, max_moved, scratch);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return true;
 }
@@ -315,8 +357,8 @@ void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* o
                                      static_cast<std::size_t>(max_moved) * (n - w) * sizeof(float), stream));
   const dim3 grid(static_cast<unsigned>(std::min((n - w + 255) / 256, 64)),
                   static_cast<unsigned>(std::min(max_moved, 1024)));
-  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, scratch, tmp, true);
-  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, scratch, tmp, false);
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, true);
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, false);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   TCSOLVE_CUDA_CHECK(cudaFreeAsync(tmp, stream));
 }
