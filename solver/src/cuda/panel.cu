@@ -423,11 +423,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   // The interchanges in the block's other columns [block_lo, block_hi) minus the leaf (origin
-  // given): one column per thread of the cluster at a time, all its src values read before its
-  // dst values are written (the moved rows are a permutation of themselves).
-  // Spread over every thread of the cluster (element e: pair e / others, column e % others),
-  // the reads before the cluster barrier below and the writes after it, when they fit in
-  // kMovesPerThread registers per thread; else a column per thread.
+  // given); every src value is read before any dst value is written (the moved rows are a
+  // permutation of themselves). Spread over every thread of the cluster (element e: pair
+  // e / others, column e % others), the reads before the cluster barrier below and the writes
+  // after it, when they fit in kMovesPerThread registers per thread; else a column per thread,
+  // its reads before its writes.
   constexpr int kMovesPerThread = 16;
   const int count = origin != nullptr ? sh.pair_count : 0, others = block_hi - block_lo - w;
   const int moves = count * others, threads = clusters * kThreads, first = rank * kThreads + tid;
