@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,43 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's leaves (cluster kernel and cuSOLVER) pick every pivot of a row-permuted diagonally "
+    "dominant matrix (pivots from above and below the step, inside and outside the block)",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's leaf pivots");
+  // A = P0 D, D = 4n I + U(-1, 1): the elimination changes an off-diagonal entry by less than
+  // about 1/4 in all (n steps, multipliers below 1/(4n) times entries of about 1), so column i's
+  // pivot stays the row that holds D(i, i) (equilibration scales every row and column alike),
+  // r = p^-1(i): the LU's permutation is known exactly. P0 random: pivots come from rows above
+  // the step inside the leaf, from below it inside the block, and from far below; 3000 = 93 x 32
+  // + 24 and nb = 512 give ragged leaves and blocks.
+  const int n = 3000;
+  Eigen::MatrixXd D = Eigen::MatrixXd::Random(n, n);
+  D.diagonal().array() += 4.0 * n;
+  std::vector<int> p(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = i;
+  std::mt19937 rng(77);
+  std::shuffle(p.begin(), p.end(), rng);
+  Eigen::MatrixXd A(n, n);  // row r of A is row p[r] of D
+  std::vector<int> want(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    A.row(r) = D.row(p[static_cast<std::size_t>(r)]);
+    want[static_cast<std::size_t>(p[static_cast<std::size_t>(r)])] = r;
+  }
+  for (const char* leaves : {"cluster", "cusolver"}) {
+    INFO("leaves: " << leaves);
+    setenv("TCSOLVE_SOLVER_LEAF", leaves, 1);
+    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 512);
+    unsetenv("TCSOLVE_SOLVER_LEAF");
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) wrong += f.perm[i] != want[i];
+    CHECK(wrong == 0);
+    const auto [residual, bound] = lu_reconstruction(f, A);
+    CHECK(residual <= bound);
+  }
+}
+
+TEST_CASE(
     "the cuda solver converges like the cpu solver: fp32-simt, ec-fp16 and auto on randsvd n = 512 cond 1e4",
     "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda solver against the cpu solver");
@@ -179,6 +217,7 @@ TEST_CASE(
     // On Hopper the LU runs with look-ahead (its panel stream's waits are a phase of their own).
     if (cuda::compute_capability() == 90) {
       CHECK(phase(gpu, "update wait") >= 0);
+      CHECK(phase(gpu, "update next") >= 0);  // the next block's update on the panel's stream
       CHECK(gpu.note.find("no look-ahead") == std::string::npos);
     }
     CHECK(gpu.time_s.total == Approx(gpu.time_s.factorization + gpu.time_s.refinement));

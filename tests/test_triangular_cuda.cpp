@@ -1,6 +1,7 @@
 // [gpu] tests of the row-major LU triangular solves of the cuda path (kernels::lu_solve,
-// solver/src/cuda/triangular.cu): backward stability against the FP64 solution of the same
-// triangular systems, bitwise repeatability, and the scratch's reset. Skipped, with a warning,
+// solver/src/cuda/triangular.cu; kernels::trsm_lower_unit, trsm.cu, at the end): backward
+// stability against the FP64 solution of the same triangular systems, bitwise repeatability, and
+// the scratch's reset. Skipped, with a warning,
 // without a GPU (and empty in a build without CUDA, which has no lu_solve).
 //
 // Bound. lu_solve computes every entry of z = L^-1 b and y = U^-1 z with at most n + 2 roundings
@@ -178,6 +179,106 @@ TEST_CASE("lu_solve time per call at n = 3000 (information only)", "[gpu]") {
   const float ms = timer.stop_ms();
   std::printf("\nlu_solve, n = %d, 1 column: %.1f us per call (both triangles, scratch reset included)\n", kN,
               1000.0 * ms / kCalls);
+}
+
+// trsm.cu: B := L^-1 B for the LU's small solves (U12 of the next block, the panel's joins).
+// Forward substitution by blocks (trsm.cu's comment): every entry of X is b minus dot products
+// with one rounding per term, at most w + 1 roundings along any term, so (Higham, Thm 8.5) |B -
+// L X| <= gamma_{w+1} |L| |X| elementwise (|L| with the unit diagonal). A wrong element or a
+// missed block shows as an error of order one; NaN on L's diagonal and above it, and in B's
+// columns beside the solved ones, would poison any result that read them.
+TEST_CASE("trsm_lower_unit solves row-major unit lower systems in place within forward substitution's bound",
+          "[gpu][trsm]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("trsm_lower_unit");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Shape {
+    int w, cols, ld;
+  };
+  // ld multiple of 4 (16-byte loads) and odd (scalar loads); w across the 64-row blocks
+  for (const Shape& sh : {Shape{1, 1, 9}, Shape{37, 5, 50}, Shape{64, 8, 76}, Shape{100, 13, 117},
+                          Shape{256, 256, 520}, Shape{512, 512, 1028}, Shape{512, 19, 533},
+                          Shape{1024, 24, 1052}}) {
+    const int w = sh.w, cols = sh.cols, ld = sh.ld;
+    INFO("w = " << w << ", cols = " << cols << ", ld = " << ld);
+    std::printf("trsm_lower_unit w=%4d cols=%3d ld=%4d: ", w, cols, ld);
+    std::fflush(stdout);
+    // L: |l_ij| < 1 below the diagonal (as partial pivoting leaves it) at (0, 0) of the buffer;
+    // B: at column w + 2 of the same rows, NaN elsewhere.
+    // (Random unit lower triangles grow exponentially with w: with U(-1, 1) at w = 1024 the
+    // solution overflows FP32, so that one gets U(-1/4, 1/4).)
+    const Eigen::MatrixXf lower = uniform(w, w, 300u + static_cast<unsigned>(w)) * (w > 512 ? 0.25f : 1.0f);
+    const Eigen::MatrixXf rhs = uniform(w, cols, 400u + static_cast<unsigned>(cols));
+    const int b0 = w + 2;
+    REQUIRE(b0 + cols <= ld);
+    std::vector<float> host(static_cast<std::size_t>(w) * ld, nan);
+    for (int i = 0; i < w; ++i) {
+      for (int j = 0; j < i; ++j) host[static_cast<std::size_t>(i) * ld + j] = lower(i, j);
+      for (int j = 0; j < cols; ++j) host[static_cast<std::size_t>(i) * ld + b0 + j] = rhs(i, j);
+    }
+    cuda::DeviceBuffer<float> a(host);
+    REQUIRE(cuda::kernels::trsm_lower_unit(a.data(), a.data() + b0, ld, w, cols));
+    const std::vector<float> first = a.download();
+    Eigen::MatrixXd L = Eigen::MatrixXd::Identity(w, w), X(w, cols);
+    for (int i = 0; i < w; ++i) {
+      for (int j = 0; j < i; ++j) L(i, j) = lower(i, j);
+      for (int j = 0; j < cols; ++j) X(i, j) = first[static_cast<std::size_t>(i) * ld + b0 + j];
+    }
+    const double gamma = (w + 1) * kU32 / (1 - (w + 1) * kU32);
+    const Eigen::MatrixXd err = (rhs.cast<double>() - L * X).cwiseAbs();
+    const Eigen::MatrixXd bound = gamma * (L.cwiseAbs() * X.cwiseAbs());
+    CHECK(X.allFinite());
+    CHECK((err.array() <= bound.array()).all());
+    double worst = 0;
+    for (Eigen::Index j = 0; j < err.cols(); ++j)
+      for (Eigen::Index i = 0; i < err.rows(); ++i)
+        if (bound(i, j) > 0) worst = std::max(worst, err(i, j) / bound(i, j));
+    std::printf("max |B - L X| / (gamma_{w+1} |L||X|) = %.3f\n", worst);
+    std::fflush(stdout);
+    // Nothing outside X written: L's part and the NaN gaps are as they were.
+    std::size_t changed = 0;
+    for (int i = 0; i < w; ++i)
+      for (int j = 0; j < ld; ++j)
+        if (j < b0 || j >= b0 + cols) {
+          const float before = host[static_cast<std::size_t>(i) * ld + j];
+          const float after = first[static_cast<std::size_t>(i) * ld + j];
+          changed += std::memcmp(&before, &after, sizeof(float)) != 0;
+        }
+    CHECK(changed == 0);
+    // The same bits on a second solve of the same system.
+    cuda::DeviceBuffer<float> again(host);
+    REQUIRE(cuda::kernels::trsm_lower_unit(again.data(), again.data() + b0, ld, w, cols));
+    const std::vector<float> second = again.download();  // NaN gaps: compare the bits
+    CHECK(std::memcmp(second.data(), first.data(), first.size() * sizeof(float)) == 0);
+  }
+  cuda::DeviceBuffer<float> big(static_cast<std::size_t>(cuda::kernels::kTrsmMaxRows + 1) * 8);
+  CHECK_FALSE(cuda::kernels::trsm_lower_unit(big.data(), big.data(), cuda::kernels::kTrsmMaxRows + 1,
+                                       cuda::kernels::kTrsmMaxRows + 1, 1));
+}
+
+TEST_CASE("trsm_lower_unit time at w = 512, 512 columns (information only)", "[gpu][trsm]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the trsm_lower_unit timing");
+  constexpr int kW = 512, kLd = 16384, kCalls = 50;
+  // |l_ij| < 1 / 512: L^-1 is close to I, so 50 solves in place stay of order one.
+  const Eigen::MatrixXf lower = uniform(kW, kW, 77) / static_cast<float>(kW);
+  std::vector<float> host(static_cast<std::size_t>(kW) * kLd, 0.5f);
+  for (int i = 0; i < kW; ++i)
+    for (int j = 0; j < i; ++j) host[static_cast<std::size_t>(i) * kLd + j] = lower(i, j);
+  cuda::DeviceBuffer<float> a(host);
+  float* b = a.data() + kW;
+  REQUIRE(cuda::kernels::trsm_lower_unit(a.data(), b, kLd, kW, kW));  // warm-up
+  cuda::EventTimer timer;
+  timer.start();
+  for (int i = 0; i < kCalls; ++i) cuda::kernels::trsm_lower_unit(a.data(), b, kLd, kW, kW);
+  const double us = 1000.0 * timer.stop_ms() / kCalls;
+  std::printf("\ntrsm_lower_unit, 512 x 512 unit lower, 512 columns, ld 16384: %.1f us per call\n", us);
+  const std::vector<float> out = a.download();
+  std::size_t bad = 0;
+  for (int i = 0; i < kW; ++i)
+    for (int j = 0; j < kW; ++j) {
+      const float v = out[static_cast<std::size_t>(i) * kLd + kW + j];
+      bad += !(std::abs(v) < 4.0f);
+    }
+  CHECK(bad == 0);
 }
 
 #endif  // TCSOLVE_HAVE_CUDA

@@ -48,6 +48,18 @@ int leaf_width(int n);
 void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
 
+// --- trsm.cu -----------------------------------------------------------------------------------
+
+/// Most rows of L that trsm_lower_unit() takes.
+inline constexpr int kTrsmMaxRows = 1024;
+
+/// B := L^-1 B for the unit lower triangular L (w x w, its strict lower part read) and B (w x
+/// cols), both ROW-MAJOR with leading dimension ld (L(i, j) at l + i ld + j), on launch_stream():
+/// one CTA per 8 columns of B, forward substitution in row blocks of 64 (deterministic; forward
+/// substitution's error bound). Returns false, enqueueing nothing, when w > kTrsmMaxRows (the
+/// caller then uses cublasStrsm).
+bool trsm_lower_unit(const float* l, float* b, int ld, int w, int cols);
+
 // --- row_swap.cu -------------------------------------------------------------------------------
 
 /// Ints of the `pairs` scratch for a leaf of width w: the count, then 2w dst and 2w src rows.

@@ -10,18 +10,19 @@
 //                          cluster kernel (panel.cu), which also moves its rows in the block's
 //                          other columns, or by cuSOLVER sgetrf and row_swap.cu ("swap"); the
 //                          halves joined by
-//                          cublasStrsm and FP32 cublasSgemm ("panel update");
+//                          trsm.cu's kernel and FP32 cublasSgemm ("panel update");
 //                  swap    the block's composed interchanges applied once to the columns
 //                          outside it ("swap");
-//                  trsm    U12 = L11^-1 A12 by a recursive TRSM (cublasStrsm on 64-column
-//                          diagonal blocks, FP32 cublasSgemm between them); with look-ahead,
-//                          the part right of the next block on the update stream ("trsm rest");
+//                  trsm    U12 = L11^-1 A12: the next block's columns by trsm.cu's kernel, the
+//                          rest by a recursive TRSM (cublasStrsm on 64-column diagonal blocks,
+//                          FP32 cublasSgemm between them); with look-ahead, the rest on the
+//                          update stream ("trsm rest");
 //                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
 //                          the variant enters (GemmInfo.resolved of the first one is reported);
-//                          the next block's columns first, then the rest, which runs on its own
-//                          SMs while the next block's panel is factored (look-ahead,
-//                          lookahead.hpp; phases "update wait" on the panel's stream and
-//                          "update" on the update's).
+//                          the next block's columns first, on the panel's stream ("update
+//                          next"), then the rest, which runs on its own SMs while the next
+//                          block's panel is factored (look-ahead, lookahead.hpp; phases
+//                          "update wait" on the panel's stream and "update" on the update's).
 //                The permutation is kept on the device and comes back once, with the zero pivot.
 //   refinement   detail::refinement_loop, shared with the cpu path; on the device:
 //                  residual    r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and
@@ -261,7 +262,7 @@ class HostTimes {
 /// other's post before enqueueing a wait on the matching CUDA event. fail() wakes both for good.
 class Handover {
  public:
-  enum Kind { trsm, next, done, kinds };
+  enum Kind { trsm, done, kinds };
   void post(Kind k, int j) {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -298,7 +299,7 @@ class Handover {
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  int posted_[kinds] = {-1, -1, -1};
+  int posted_[kinds] = {-1, -1};
   bool failed_ = false;
   std::exception_ptr error_;
 };
@@ -412,38 +413,32 @@ class BlockedLu {
     PhaseClock update_clock;
     update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
     update_clock.set_stream(update);
-    StreamEvent trsm_done, next_done, update_done;
+    StreamEvent trsm_done, update_done;
     Handover handover;
     HostTimes update_host;
-    bool first_update = true;
+    bool first_update = true;  // touched by the panel thread only until its first trsm post
 
-    // The update stream's work for the block at j (width w): after U12 of the next block's
-    // columns, their update; then the rest of U12 and the rest of the update.
+    // A22 -= L21 U12 for the columns c.. c + m of the block at j (width w), through the variant.
+    auto update_columns = [&](HostTimes& host, int j, int w, int c, int m) {
+      const auto timed = host.time(HostTimes::update);
+      GemmOptions o = gemm_options;
+      // auto's choice stays on the device, except in the first call (reported)
+      o.cuda_auto_on_device = ahead && !first_update;
+      const int rest = n_ - j - w;
+      const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j), n_,
+                                        t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
+      if (first_update) {
+        f_.resolved = gi.resolved;
+        if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
+        first_update = false;
+      }
+    };
+    // The update stream's work for the block at j (width w), after U12 of the next block's
+    // columns and their update (on the panel's path): the rest of U12 and the rest of the update.
     auto update_side = [&](int j, int w) {
       const int rest = n_ - j - w, next = std::min(nb, rest);
       const LaunchStream on_update(update);
-      auto update_columns = [&](int c, int m) {
-        const auto timed = update_host.time(HostTimes::update);
-        GemmOptions o = gemm_options;
-        // auto's choice stays on the device, except in the first call (reported)
-        o.cuda_auto_on_device = ahead && !first_update;
-        const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j),
-                                          n_, t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
-        if (first_update) {
-          f_.resolved = gi.resolved;
-          if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
-        }
-        first_update = false;
-      };
-      if (ahead) {
-        trsm_done.wait(update);
-        update_clock.mark("update");
-      }
-      update_columns(j + w, next);
-      if (ahead) {
-        next_done.record(update);
-        handover.post(Handover::next, j);
-      }
+      if (ahead) trsm_done.wait(update);
       if (rest > next) {
         {
           const auto timed = update_host.time(HostTimes::trsm);
@@ -452,7 +447,7 @@ class BlockedLu {
           trsm(blas_second(), j, w, j + w + next, rest - next);
           if (ahead) update_clock.mark("update");
         }
-        update_columns(j + w + next, rest - next);
+        update_columns(update_host, j, w, j + w + next, rest - next);
       }
       if (ahead) {
         update_clock.mark(nullptr);
@@ -504,25 +499,25 @@ class BlockedLu {
         }
         if (rest == 0) break;
         // U12 and A22 -= L21 U12 (in T's terms T22 -= U12^T L21^T): for the next block's columns
-        // (T's rows j + w .. j + w + next) first, then for the rest (update_side; the same calls
-        // in either mode).
+        // (T's rows j + w .. j + w + next) here, on the panel's path, then for the rest
+        // (update_side; the same calls in either mode). The next block's update runs on the panel
+        // stream itself: the update stream has finished the previous block then (the permutation
+        // above waited for it), and no handover between the host threads sits on the panel's path
+        // (session 4 had the update thread enqueue this update and the panel thread wait for its
+        // post before it could enqueue the next panel).
         const int next = std::min(nb, rest);
         mark("trsm");
         {
           const auto timed = host_.time(HostTimes::trsm);
-          // one cublasStrsm for these few rows (launches cost more than the flops here)
           trsm(blas(), j, w, j + w, next, /*plain=*/true);
         }
-        if (ahead) {
-          trsm_done.record(panel);
-          handover.post(Handover::trsm, j);
-          handover.wait_or_throw(Handover::next, j);
-          mark("update wait");
-          next_done.wait(panel);
-        } else {
-          mark("update");
+        if (ahead) trsm_done.record(panel);
+        mark(ahead ? "update next" : "update");
+        update_columns(host_, j, w, j + w, next);
+        if (ahead)
+          handover.post(Handover::trsm, j);  // after the first update_columns (first_update)
+        else
           update_side(j, w);
-        }
         factor_block(j + w, next);
       }
       mark("pivots");
@@ -578,8 +573,10 @@ class BlockedLu {
     {
       const float one = 1.0f, minus_one = -1.0f;
       const auto timed = host_.time(HostTimes::join);
-      TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                       CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
+      // U12 of the right half (A_s's rows c0.. c0 + w1, columns c0 + w1 ..): trsm.cu's kernel
+      if (plain_trsm_ || !kernels::trsm_lower_unit(t(c0, c0), t(c0 + w1, c0), n_, w1, w2))
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                         CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
       TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
                                        t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1),
                                        n_));
@@ -592,8 +589,15 @@ class BlockedLu {
   /// halves of U, the off-diagonal part by SGEMM, so that most flops run in SGEMM rather than
   /// in cublasStrsm (about 10 TFLOP/s on these shapes). (An inverse of L11 times an SGEMM, as
   /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/BENCHMARKS.md.)
+  ///
+  /// `plain` (U12 of the next block's columns, on the panel's path): one call of trsm.cu's kernel
+  /// (in A_s's terms L11^-1 A12, row-major), 20-30 us where cublasStrsm took 150 (launches and
+  /// internal steps, not flops, set the time at 512 x 512); TCSOLVE_SOLVER_TRSM=kernel: the rest
+  /// too, TCSOLVE_SOLVER_TRSM=cublas: one cublasStrsm per part (to compare).
   void trsm(cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
     const float one = 1.0f, minus_one = -1.0f;
+    if ((plain || kernel_trsm_) && !plain_trsm_ && kernels::trsm_lower_unit(t(j, j), t(x0, j), n_, w, rows))
+      return;
     if (w <= kTrsmLeaf || plain_trsm_ || plain) {
       TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                        CUBLAS_DIAG_UNIT, rows, w, &one, t(j, j), n_, t(x0, j), n_));
@@ -657,8 +661,10 @@ class BlockedLu {
 
   /// Widest diagonal block that trsm() hands to cublasStrsm.
   static constexpr int kTrsmLeaf = 64;
-  /// TCSOLVE_SOLVER_TRSM=cublas: U12 by one cublasStrsm per block (to compare).
+  /// TCSOLVE_SOLVER_TRSM=cublas: U12 and the joins' solves by one cublasStrsm each (to compare).
   bool plain_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "cublas");
+  /// TCSOLVE_SOLVER_TRSM=kernel: the rest of U12 by trsm.cu's kernel too.
+  bool kernel_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "kernel");
 
   DeviceLu& f_;
   PhaseClock& clock_;
