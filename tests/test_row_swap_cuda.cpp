@@ -253,11 +253,13 @@ struct DevicePairs {
 };
 
 /// The look-ahead's sequence on the device against the reference; `own_stream`: on a
-/// non-blocking stream of its own, else on the default stream.
-void check_block_sequence(int n, int ld, int nb, int leaf, Targets kind, unsigned seed, bool own_stream) {
+/// non-blocking stream of its own, else on the default stream; `split`: each block permutation
+/// as the LU's look-ahead applies it (the columns right of the block, then those left of it).
+void check_block_sequence(int n, int ld, int nb, int leaf, Targets kind, unsigned seed, bool own_stream,
+                          bool split = false) {
   INFO("n = " << n << ", ld = " << ld << ", nb = " << nb << ", leaf = " << leaf << ", targets "
               << static_cast<int>(kind) << ", seed " << seed
-              << (own_stream ? ", own stream" : ", default stream"));
+              << (own_stream ? ", own stream" : ", default stream") << (split ? ", split" : ""));
   const std::vector<Block> blocks = random_plan(n, nb, leaf, kind, seed);
   const std::vector<float> a0 = random_matrix(n, ld, seed + 1);
   const std::vector<int> perm0 = random_permutation(n, seed + 2);
@@ -282,7 +284,9 @@ void check_block_sequence(int n, int ld, int nb, int leaf, Targets kind, unsigne
       for (const Leaf& l : b.leaves)
         kernels::apply_row_pairs_in_block(a.data(), ld, l.c0, l.w, b.j, b.j + b.w,
                                           pairs.all.data() + pairs.offset[leaf_index++], origin.data());
-      kernels::apply_block_permutation(a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data());
+      kernels::apply_block_permutation(a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data(),
+                                       split);
+      if (split) kernels::move_block_permutation_left(a.data(), ld, n, b.j, b.w, scratch.data());
     }
     if (stream) stream->synchronize();
   }
@@ -366,6 +370,13 @@ TEST_CASE(
   check_block_sequence(2500, 2500, 1000, 32, Targets::fresh_below, 201, true);
   check_block_sequence(4000, 4001, 1500, 32, Targets::mixed, 202, false);
   check_block_sequence(6000, 6000, 2400, 32, Targets::fresh_below, 203, true);
+  // Split as the look-ahead does it: right of the block, then left of it (every path again).
+  for (bool own_stream : {false, true}) {
+    check_block_sequence(2500, 2503, 600, 32, Targets::mixed, 210, own_stream, true);
+    check_block_sequence(2500, 2500, 1000, 32, Targets::fresh_below, 211, own_stream, true);
+    check_block_sequence(4000, 4001, 1500, 32, Targets::mixed, 212, own_stream, true);
+    check_block_sequence(6000, 6000, 2400, 32, Targets::fresh_below, 213, own_stream, true);
+  }
 }
 
 TEST_CASE(
@@ -414,6 +425,14 @@ TEST_CASE(
       CHECK(first_difference(a.download(), want, ld) == "");
       CHECK(first_difference(perm.download(), want_perm) == "");
       CHECK(first_difference(d_origin.download(), origin) == "");  // read only
+      // The same in two parts (right of the block, then left of it, from the scratch).
+      cuda::DeviceBuffer<float> a2(a0);
+      cuda::DeviceBuffer<int> perm2(perm0);
+      kernels::apply_block_permutation(a2.data(), ld, n, j, w, d_origin.data(), perm2.data(), scratch.data(),
+                                       /*right_only=*/true);
+      kernels::move_block_permutation_left(a2.data(), ld, n, j, w, scratch.data());
+      CHECK(first_difference(a2.download(), want, ld) == "");
+      CHECK(first_difference(perm2.download(), want_perm) == "");
     }
 }
 

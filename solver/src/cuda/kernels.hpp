@@ -113,8 +113,15 @@ std::size_t block_permutation_scratch_ints(int n);
 /// all of them fits (m (S + 2) rows); beyond that, and on the buffer path beyond m, the kernel
 /// traps (a CUDA error at the next synchronization, never silently wrong rows). Asynchronous:
 /// no host synchronization.
+/// right_only: only the columns right of the block [j + w, n) move here; those left of it [0, j)
+/// then move with move_block_permutation_left(), which reads the scratch this call left (the
+/// LU runs it on another stream, off the panel's path, before the next block's call).
 void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
-                             int* scratch);
+                             int* scratch, bool right_only = false);
+
+/// The moves of apply_block_permutation(a, ld, n, j, w, origin, perm, scratch, true) in the
+/// columns left of the block [0, j), from the scratch that call left (nothing else read).
+void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch);
 
 // --- refine_kernels.cu -------------------------------------------------------------------------
 

@@ -177,8 +177,9 @@ __device__ __forceinline__ int outside_column(int oc, int j, int w) { return oc 
 /// one column fits (count > bound (S + 2)): an error at the next synchronization, not wrong bits.
 template <int S>
 __device__ void move_columns_slowly(float* __restrict__ a, int ld, int n, int j, int w, int bound, int count,
-                                    const int* __restrict__ scratch, float* __restrict__ slice) {
-  const int capacity = bound * (S + 2), oc0 = static_cast<int>(blockIdx.x) * S, outside = n - w;
+                                    const int* __restrict__ scratch, float* __restrict__ slice, int oc_lo,
+                                    int oc_hi) {
+  const int capacity = bound * (S + 2), oc0 = oc_lo + static_cast<int>(blockIdx.x) * S, outside = oc_hi;
   const int step = min(S, capacity / count);
   if (step < 1) __trap();
   const int* dst = scratch + 1;
@@ -201,17 +202,18 @@ __device__ void move_columns_slowly(float* __restrict__ a, int ld, int n, int j,
   }
 }
 
-/// Block b: the outside columns [b S, b S + S) of every moved row, through shared memory
-/// (count x S floats, then the count src and dst rows; the launch sized it for `bound` rows).
-/// Each thread has kMoveBatch loads in flight: the moves are latency-bound otherwise.
+/// Block b: the outside columns [oc_lo + b S, oc_lo + b S + S) (below oc_hi) of every moved
+/// row, through shared memory (count x S floats, then the count src and dst rows; the launch
+/// sized it for `bound` rows). Each thread has kMoveBatch loads in flight: the moves are
+/// latency-bound otherwise.
 template <int S>
 __global__ void __launch_bounds__(kMoveThreads)
     move_kernel(float* __restrict__ a, int ld, int n, int j, int w, int bound,
-                const int* __restrict__ scratch) {
+                const int* __restrict__ scratch, int oc_lo, int oc_hi) {
   extern __shared__ float slice[];
   const int count = scratch[0];
   if (count > bound) {
-    move_columns_slowly<S>(a, ld, n, j, w, bound, count, scratch, slice);
+    move_columns_slowly<S>(a, ld, n, j, w, bound, count, scratch, slice, oc_lo, oc_hi);
     return;
   }
   int* rows = reinterpret_cast<int*>(slice + static_cast<std::size_t>(count) * S);  // src, then dst
@@ -221,7 +223,7 @@ __global__ void __launch_bounds__(kMoveThreads)
     rows[count + t] = scratch[1 + t];
   }
   __syncthreads();
-  const int oc0 = static_cast<int>(blockIdx.x) * S, outside = n - w, total = count * S;
+  const int oc0 = oc_lo + static_cast<int>(blockIdx.x) * S, outside = oc_hi, total = count * S;
   for (int e0 = tid; e0 < total; e0 += kMoveThreads * kMoveBatch) {
     float v[kMoveBatch] = {};
 #pragma unroll
@@ -247,19 +249,21 @@ __global__ void __launch_bounds__(kMoveThreads)
   }
 }
 
-/// The two-pass move through tmp (bound x (n - w) floats): gather (to_tmp) or scatter. Traps
-/// beyond `bound` moved rows (which partial pivoting never gives).
+/// The two-pass move of the outside columns [oc_lo, oc_hi) through tmp (bound x (oc_hi - oc_lo)
+/// floats): gather (to_tmp) or scatter. Traps beyond `bound` moved rows (which partial pivoting
+/// never gives).
 __global__ void gather_scatter_kernel(float* __restrict__ a, int ld, int n, int j, int w, int bound,
-                                      const int* __restrict__ scratch, float* __restrict__ tmp, bool to_tmp) {
+                                      const int* __restrict__ scratch, float* __restrict__ tmp, bool to_tmp,
+                                      int oc_lo, int oc_hi) {
   const int count = scratch[0];
   if (count > bound) __trap();
   const int* rows = scratch + 1 + (to_tmp ? n : 0);  // src to gather, dst to scatter
-  const int outside = n - w;
+  const int width = oc_hi - oc_lo;
   for (int r = static_cast<int>(blockIdx.y); r < count; r += static_cast<int>(gridDim.y))
-    for (int oc = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); oc < outside;
-         oc += static_cast<int>(gridDim.x * blockDim.x)) {
-      float* t = tmp + static_cast<std::size_t>(r) * outside + oc;
-      float* x = a + static_cast<std::size_t>(rows[r]) * ld + outside_column(oc, j, w);
+    for (int q = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); q < width;
+         q += static_cast<int>(gridDim.x * blockDim.x)) {
+      float* t = tmp + static_cast<std::size_t>(r) * width + q;
+      float* x = a + static_cast<std::size_t>(rows[r]) * ld + outside_column(oc_lo + q, j, w);
       if (to_tmp)
         *t = *x;
       else
@@ -318,7 +322,8 @@ std::size_t block_permutation_scratch_ints(int n) { return 1 + 3 * static_cast<s
 namespace {
 
 template <int S>
-bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, const int* scratch) {
+bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, const int* scratch, int oc_lo,
+                         int oc_hi) {
   constexpr std::size_t kBudget = 96 * 1024;  // two blocks per SM
   const std::size_t bytes = static_cast<std::size_t>(max_moved) * (S * sizeof(float) + 2 * sizeof(int));
   if (bytes > kBudget) return false;
@@ -329,38 +334,55 @@ bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, c
     return true;
   }();
   static_cast<void>(configured);
-  const unsigned blocks = static_cast<unsigned>((n - w + S - 1) / S);
-  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, max_moved, scratch);
+  const unsigned blocks = static_cast<unsigned>((oc_hi - oc_lo + S - 1) / S);
+  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, max_moved, scratch, oc_lo,
+                                                                    oc_hi);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return true;
 }
 
-}  // namespace
-
-void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
-                             int* scratch) {
-  if (j < 0 || w < 1 || j + w > n || ld < n)
-    throw InvalidInput("apply_block_permutation: block j = " + std::to_string(j) +
-                       ", w = " + std::to_string(w) + " outside n = " + std::to_string(n));
-  cudaStream_t stream = launch_stream();
-  compact_kernel<<<1, kCompactThreads, 0, stream>>>(origin, j, n, perm, scratch);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  if (w == n) return;  // no column outside the block
+/// The moves of the compacted rows (scratch) in the outside columns [oc_lo, oc_hi).
+void move_outside_columns(float* a, int ld, int n, int j, int w, const int* scratch, int oc_lo, int oc_hi) {
+  if (oc_hi <= oc_lo) return;
   // Partial pivoting moves at most 2w rows: each of the w steps exchanges two.
   const int max_moved = std::min(2 * w, n - j);
-  if (move_through_shared<16>(a, ld, n, j, w, max_moved, scratch) ||
-      move_through_shared<8>(a, ld, n, j, w, max_moved, scratch) ||
-      move_through_shared<4>(a, ld, n, j, w, max_moved, scratch))
+  if (move_through_shared<16>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
+      move_through_shared<8>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
+      move_through_shared<4>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi))
     return;
+  cudaStream_t stream = launch_stream();
+  const int width = oc_hi - oc_lo;
   float* tmp = nullptr;
   TCSOLVE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&tmp),
-                                     static_cast<std::size_t>(max_moved) * (n - w) * sizeof(float), stream));
-  const dim3 grid(static_cast<unsigned>(std::min((n - w + 255) / 256, 64)),
+                                     static_cast<std::size_t>(max_moved) * width * sizeof(float), stream));
+  const dim3 grid(static_cast<unsigned>(std::min((width + 255) / 256, 64)),
                   static_cast<unsigned>(std::min(max_moved, 1024)));
-  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, true);
-  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, false);
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, true, oc_lo, oc_hi);
+  gather_scatter_kernel<<<grid, 256, 0, stream>>>(a, ld, n, j, w, max_moved, scratch, tmp, false, oc_lo, oc_hi);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   TCSOLVE_CUDA_CHECK(cudaFreeAsync(tmp, stream));
+}
+
+void check_block(const char* who, int ld, int n, int j, int w) {
+  if (j < 0 || w < 1 || j + w > n || ld < n)
+    throw InvalidInput(std::string(who) + ": block j = " + std::to_string(j) + ", w = " + std::to_string(w) +
+                       " outside n = " + std::to_string(n));
+}
+
+}  // namespace
+
+void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm, int* scratch,
+                             bool right_only) {
+  check_block("apply_block_permutation", ld, n, j, w);
+  compact_kernel<<<1, kCompactThreads, 0, launch_stream()>>>(origin, j, n, perm, scratch);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  // outside column oc: column oc for oc < j (left of the block), oc + w from j on (right of it)
+  move_outside_columns(a, ld, n, j, w, scratch, right_only ? j : 0, n - w);
+}
+
+void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch) {
+  check_block("move_block_permutation_left", ld, n, j, w);
+  move_outside_columns(a, ld, n, j, w, scratch, 0, j);
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -413,7 +413,7 @@ class BlockedLu {
     PhaseClock update_clock;
     update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
     update_clock.set_stream(update);
-    StreamEvent trsm_done, update_done;
+    StreamEvent trsm_done, update_done, swap_done;
     Handover handover;
     HostTimes update_host;
     bool first_update = true;  // touched by the panel thread only until its first trsm post
@@ -494,8 +494,19 @@ class BlockedLu {
         mark("swap");
         {
           const auto timed = host_.time(HostTimes::swap);
+          // With look-ahead, only the columns right of the block here; those left of it (L's,
+          // which nothing reads before the end) move on the update stream, off the panel's
+          // path, before that stream's work for this block (enqueued from this thread before
+          // the trsm post below, so in this order) and so before the next block's permutation
+          // overwrites the scratch (it waits for update_done).
           kernels::apply_block_permutation(a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
-                                           block_scratch_.data());
+                                           block_scratch_.data(), /*right_only=*/ahead);
+          if (ahead && j > 0) {
+            swap_done.record(panel);
+            const LaunchStream on_update(update);
+            swap_done.wait(update);
+            kernels::move_block_permutation_left(a_, n_, n_, j, w, block_scratch_.data());
+          }
         }
         if (rest == 0) break;
         // U12 and A22 -= L21 U12 (in T's terms T22 -= U12^T L21^T): for the next block's columns
