@@ -626,7 +626,7 @@ TEST_CASE("on the GPU, ec-fp16 and auto are never less accurate than SGEMM at 10
 }
 
 TEST_CASE("on the GPU, cuda_max_blocks and cuda_auto_on_device change nothing in C (bitwise), "
-          "for ec-fp16, ec-tf32, auto and ootomo-fp16",
+          "for ec-fp16, ec-tf32, auto and ootomo-fp16; auto's cuda_auto_tf32_needed runs FP16 only",
           "[gpu]") {
   TCSOLVE_GPU_GEMM_SKIP_WITHOUT_GPU("the GPU block-limit and on-device-choice test");
   // Persistent kernels: each output tile is computed by one block alone, in a fixed order, so
@@ -661,6 +661,19 @@ TEST_CASE("on the GPU, cuda_max_blocks and cuda_auto_on_device change nothing in
       if (v == Variant::auto_ && cuda::compute_capability() == 90) {
         CHECK(on_device_info.resolved == Variant::auto_);
         CHECK(info.resolved == (std::string(dist) == "urand" ? Variant::ec_fp16 : Variant::ec_tf32));
+        // cuda_auto_tf32_needed: the FP16 path only; a TF32 choice leaves C alone and is reported.
+        const bool fp16 = std::string(dist) == "urand";
+        for (int start : {0, 1}) {  // a set flag stays set
+          INFO(dist << ", cuda_auto_tf32_needed starting at " << start);
+          cuda::DeviceBuffer<int> needed(std::vector<int>{start});
+          o.cuda_auto_tf32_needed = needed.data();
+          const std::vector<float> fp16_only = run(o).first;
+          CHECK(needed.download()[0] == (fp16 ? start : 1));
+          if (fp16)
+            CHECK(fp16_only == reference);
+          else
+            CHECK(fp16_only == std::vector<float>(dC.size(), 0.5f));  // C as it was
+        }
       }
     }
   }

@@ -126,6 +126,36 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU with auto launching only the FP16 path after the first update gives bitwise the "
+    "factors of both paths, also when it has to factor again",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's FP16-only auto");
+  // U(-1, 1): every update of auto takes the FP16 path. "both": both paths launched, gated on
+  // the device; default: the FP16 path only (cuda_auto_tf32_needed); "retry": the LU done twice,
+  // as when an update chooses TF32 after the first chose FP16.
+  const int n = 1500;
+  const LinearSystem sys = generate_system(n, 1e3, SpectrumMode::geometric, 31);
+  setenv("TCSOLVE_SOLVER_AUTO", "both", 1);
+  const LuFactorization both = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
+  unsetenv("TCSOLVE_SOLVER_AUTO");
+  const LuFactorization fp16_only = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
+  setenv("TCSOLVE_SOLVER_AUTO", "retry", 1);
+  const LuFactorization again = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
+  const SolveResult solved = solve(sys, options(Backend::cuda, Variant::auto_, 256));
+  unsetenv("TCSOLVE_SOLVER_AUTO");
+  CHECK(both.resolved_variant == Variant::ec_fp16);
+  for (const LuFactorization* f : {&fp16_only, &again}) {
+    CHECK(f->resolved_variant == both.resolved_variant);
+    CHECK(f->perm == both.perm);
+    CHECK((f->lu.array() != both.lu.array()).count() == 0);
+  }
+  INFO(solved.note);
+  CHECK(solved.converged);
+  if (cuda::compute_capability() == 90)
+    CHECK(solved.note.find("factorization repeated") != std::string::npos);
+}
+
+TEST_CASE(
     "the cuda LU's cluster leaves (n = 2500: clusters of 5 CTAs down to 1) reconstruct P R A C as "
     "cuSOLVER's leaves do",
     "[gpu]") {

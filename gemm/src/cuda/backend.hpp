@@ -28,6 +28,8 @@ struct GemmArgs {
   int max_blocks = 0;
   /// GemmOptions::cuda_auto_on_device.
   bool auto_on_device = false;
+  /// GemmOptions::cuda_auto_tf32_needed (with auto_on_device; the wgmma path only).
+  int* auto_tf32_needed = nullptr;
 };
 
 /// The process-wide cuBLAS handle (created on first use; callers bind it to launch_stream()).

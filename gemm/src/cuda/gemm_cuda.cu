@@ -65,6 +65,7 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
   detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
   args.max_blocks = options.cuda_max_blocks;
   args.auto_on_device = options.cuda_auto_on_device;
+  args.auto_tf32_needed = options.cuda_auto_tf32_needed;
 
   const Family f = family(variant);
   const int needed = f == Family::mma ? kMmaCapability : f == Family::half ? kHalfCapability : 0;

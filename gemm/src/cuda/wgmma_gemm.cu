@@ -297,8 +297,11 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
   }
 }
 
-__global__ void auto_flag_kernel(const int* max_range, int* use_fp16) {
-  *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
+/// auto's choice into *use_fp16; a TF32 choice also sets *tf32_needed (when not null).
+__global__ void auto_flag_kernel(const int* max_range, int* use_fp16, int* tf32_needed) {
+  const bool fp16 = auto_uses_fp16(max_range[0], max_range[1]);
+  *use_fp16 = fp16 ? 1 : 0;
+  if (!fp16 && tf32_needed != nullptr) *tf32_needed = 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -791,13 +794,15 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   // (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,
   // both paths are launched and the flag gates them (no synchronisation; the return value is
-  // then meaningless).
+  // then meaningless), or, with g.auto_tf32_needed too, only the FP16 path, and a TF32 choice
+  // is reported there instead of computed (the caller redoes the work).
   bool fp16 = !tf32_only;
   const bool gated = with_auto && g.auto_on_device;
+  const bool fp16_only = gated && g.auto_tf32_needed != nullptr;
   if (!tf32_only) {
     scale_split(scale_split_kernel<Transform::markidis, false>, 2);
     if (with_auto) {
-      auto_flag_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag);
+      auto_flag_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag, fp16_only ? g.auto_tf32_needed : nullptr);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
       if (!gated) {
         int chose = 0;
@@ -814,7 +819,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
     launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, q, g.max_blocks);
   }
-  if (!fp16 || gated) {
+  if (!fp16 || (gated && !fp16_only)) {
     MainParams q = p;
     q.want_fp16 = 0;
     q.k_tiles = kp / tile_k(true);

@@ -404,7 +404,11 @@ class BlockedLu {
   /// stream's (permutation, U12 of the next block's columns, the next panel), a second one the
   /// update stream's (the update of the next block's columns, the rest of U12, the rest of the
   /// update). They hand over per block through Handover; CUDA events order the streams.
-  void run(int nb, Variant variant, const GemmOptions& options) {
+  ///
+  /// fp16_only (auto whose first update chose FP16, with look-ahead): the later updates launch
+  /// only the FP16 path (GemmOptions::cuda_auto_tf32_needed); tf32_skipped() then says whether
+  /// one of them chose TF32, i.e. the factors are wrong and the LU must be done again without.
+  void run(int nb, Variant variant, const GemmOptions& options, bool fp16_only = false) {
     device_synchronize();  // the streams below do not wait for the default stream's work
     const bool ahead = streams_ != nullptr;
     const cudaStream_t panel = ahead ? streams_->panel : nullptr, update = ahead ? streams_->update : nullptr;
@@ -424,11 +428,13 @@ class BlockedLu {
       GemmOptions o = gemm_options;
       // auto's choice stays on the device, except in the first call (reported)
       o.cuda_auto_on_device = ahead && !first_update;
+      if (o.cuda_auto_on_device && fp16_only_) o.cuda_auto_tf32_needed = tf32_needed_.data();
       const int rest = n_ - j - w;
       const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j), n_,
                                         t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
       if (first_update) {
         f_.resolved = gi.resolved;
+        fp16_only_ = fp16_only && variant == Variant::auto_ && gi.resolved == Variant::ec_fp16;
         if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
         first_update = false;
       }
@@ -552,6 +558,9 @@ class BlockedLu {
     mark(nullptr);
     for (auto& phase : update_clock.totals()) clock_.add(phase.first, phase.second);
   }
+
+  /// Whether an update of a fp16_only run chose TF32 and was skipped (reads a flag back).
+  bool tf32_skipped() { return fp16_only_ && tf32_needed_.download()[0] != 0; }
 
   /// T(i, j): A_s(j, i).
   float* t(int i, int j) { return a_ + i + elements(j, n_); }
@@ -691,33 +700,48 @@ class BlockedLu {
   DeviceBuffer<int> ipiv_;
   const LookaheadStreams* streams_ = nullptr;  ///< null: one stream (the default)
   HostTimes host_;
+  bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
+  DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
 /// back (the device is idle afterwards).
 DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const GemmOptions& gemm_options,
                    PhaseClock& clock) {
-  const int n = s.n;
-  DeviceLu f;
-  f.n = n;
-  f.lu = DeviceBuffer<float>(elements(n, n));
-  f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-  f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-  f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
+  // auto: the updates after the first launch their FP16 path only (the first chose FP16; its
+  // TF32 split and kernel, gated off on the device, cost 20-60 us a call); should one of them
+  // choose TF32 after all, the LU is done again with both paths (TCSOLVE_SOLVER_AUTO=both: always
+  // both, to compare). The factors are the same either way.
+  const bool fp16_only = variant == Variant::auto_ && !env_is("TCSOLVE_SOLVER_AUTO", "both");
+  const bool retry = env_is("TCSOLVE_SOLVER_AUTO", "retry");  // tests: the repeat as if TF32 were chosen
+  for (int attempt = 0;; ++attempt) {
+    const int n = s.n;
+    DeviceLu f;
+    f.n = n;
+    f.lu = DeviceBuffer<float>(elements(n, n));
+    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
 
-  clock.mark("equilibrate");
-  {
-    DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
-    DeviceBuffer<double> norm(1);
-    kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), norm.data(),
-                         workspace.data());
-    f.norm_a = norm.download()[0];
+    clock.mark("equilibrate");
+    {
+      DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+      DeviceBuffer<double> norm(1);
+      kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), norm.data(),
+                           workspace.data());
+      f.norm_a = norm.download()[0];
+    }
+    clock.mark(nullptr);
+
+    BlockedLu lu(f, clock);
+    lu.run(std::max(block_size, 1), variant, gemm_options, fp16_only && attempt == 0);
+    if (!lu.tf32_skipped() && !(retry && attempt == 0)) {
+      if (attempt > 0)
+        f.note += (f.note.empty() ? "" : "; ") +
+                  std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
+      return f;
+    }
   }
-  clock.mark(nullptr);
-
-  BlockedLu lu(f, clock);
-  lu.run(std::max(block_size, 1), variant, gemm_options);
-  return f;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -44,6 +44,12 @@ struct GemmOptions {
   /// call then returns without synchronizing; GemmInfo.resolved is Variant::auto_ and the note
   /// says the choice stayed on the device.
   bool cuda_auto_on_device = false;
+  /// cuda, auto, with cuda_auto_on_device, on Hopper (the wgmma kernels): when not null, only
+  /// the FP16 path is launched (gated as above); a call whose flag chooses TF32 then leaves C as
+  /// it was and sets *cuda_auto_tf32_needed (device memory) to 1: the caller checks it and redoes
+  /// that work (the solver's LU factors again without it). Saves the gated TF32 split and
+  /// kernel launches of every call that stays on FP16. Elsewhere ignored (both paths run).
+  int* cuda_auto_tf32_needed = nullptr;
 };
 
 /// What actually ran.
