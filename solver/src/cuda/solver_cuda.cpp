@@ -611,7 +611,7 @@ class BlockedLu {
   /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/BENCHMARKS.md.)
   ///
   /// `plain` (U12 of the next block's columns, on the panel's path): one call of trsm.cu's kernel
-  /// (in A_s's terms L11^-1 A12, row-major), 20-30 us where cublasStrsm took 150 (launches and
+  /// (in A_s's terms L11^-1 A12, row-major), 44 us where cublasStrsm took 150 (launches and
   /// internal steps, not flops, set the time at 512 x 512); TCSOLVE_SOLVER_TRSM=kernel: the rest
   /// too, TCSOLVE_SOLVER_TRSM=cublas: one cublasStrsm per part (to compare).
   void trsm(cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {

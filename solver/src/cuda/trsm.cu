@@ -5,7 +5,8 @@
 //
 // Why: cublasStrsm took about 150 us for the 512 x 512 case (4.9 ms over the 32 blocks of
 // n = 16384, with the whole GPU to itself: 0.9 TFLOP/s), i.e. its launches and internal steps,
-// not its 134 MFLOP, set its time (docs/BENCHMARKS.md, session 5).
+// not its 134 MFLOP, set its time (docs/BENCHMARKS.md, session 5). This kernel: 44 us there
+// (H100), the chain of 8 diagonal solves and 8 rounds of L2 latency.
 //
 // One CTA of 256 threads per kCols = 8 columns of B, which it keeps in shared memory (w x 8) for
 // the whole solve; row blocks of kDiag = 64 rows, top down (right-looking), per block p:
@@ -125,7 +126,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     __syncthreads();  // the block's x is solved
     // x(r) -= L(r, r0 .. r0 + h) x(r0 .. r0 + h) for the rows r below the block (h = 64 here),
     // kGroup rows per thread at a time: their loads of L all issued before the first use (one
-    // round of L2 latency per group, not per row: the row-at-a-time loop took 90 us at w = 512).
+    // round of L2 latency per group, not per row; alone it changed nothing measurable, 89.5 ->
+    // 88.4 us at w = 512: bank conflicts set the time then, see xoff).
     const float* xb = x + xoff(r0);  // r0 is a multiple of 4: xoff(r0 + k) = xoff(r0) + xoff(k)
     const int passes = (w - below + kDiag - 1) / kDiag;  // rows per thread, the same in every lane
     float next_diag[kDiagLoads];  // the next diagonal block, stored once this step's loads are in
