@@ -401,9 +401,11 @@ class BlockedLu {
   ///
   /// With look-ahead, two host threads enqueue the work, as the host's enqueueing (cuBLAS calls,
   /// 16 leaf launches and 15 joins per block) set the pace otherwise: this thread the panel
-  /// stream's (permutation, U12 of the next block's columns, the next panel), a second one the
-  /// update stream's (the update of the next block's columns, the rest of U12, the rest of the
-  /// update). They hand over per block through Handover; CUDA events order the streams.
+  /// stream's (permutation right of the block, U12 of the next block's columns and their
+  /// update, the next panel) and, before its post, the block permutation's moves left of the
+  /// block on the update stream; a second one the rest of the update stream's work (the rest of
+  /// U12 and of the update). They hand over per block through Handover; CUDA events order the
+  /// streams.
   ///
   /// fp16_only (auto whose first update chose FP16, with look-ahead): the later updates launch
   /// only the FP16 path (GemmOptions::cuda_auto_tf32_needed); tf32_skipped() then says whether
