@@ -213,6 +213,8 @@ int run_compare(int argc, char** argv) {
                 "On the cpu backend the tensor-core variants are emulated: their LU costs O(n^3)\n"
                 "emulated products (~n^3/3, times 3 terms for the split variants), 10-30x an\n"
                 "fp32-simt LU (n = 900 on 2 cores: 0.2-0.8 s per variant, fp32-simt 0.03 s).\n"
+                "On cuda every method first runs once untimed on the same system (variants: one\n"
+                "correction, no fallback), so that no row pays kernel loading or library start-up.\n"
                 "Exit 0 whether or not each method converged (see the table); 2 invalid input.",
                 options);
     return 0;
@@ -259,22 +261,25 @@ int run_compare(int argc, char** argv) {
   const std::size_t total = run.size() + baselines.size();
   std::vector<SolveReport> rows;
   if (so.backend == Backend::cuda) {
-    // Warm-up, untimed: the first solve on a device pays the libraries' start-up (cuSOLVER and
-    // cuBLAS handles, workspaces, the LU's streams), and each variant's first call the loading
-    // of its kernels (lazy module loading), which would otherwise land on the first row of each.
+    // Warm-up, untimed, of every row at the system's own size: the first solve on a device pays
+    // the libraries' start-up (cuSOLVER and cuBLAS handles, workspaces, the LU's streams), and
+    // every kernel's first launch its loading (lazy module loading); cuBLAS and the LU pick
+    // kernels by size, so a smaller warm-up leaves some of them to the timed run. With a warm-up
+    // at n = 2 nb + 1, the first row at n = 16384 still paid 2-3 ms (session 5: auto's "update
+    // wait" and "trsm rest" when it ran first, not when second). Variants: one correction, no
+    // fallback; baselines: the whole call.
     SolveOptions warm = so;
     warm.max_iterations = 1;
-    LinearSystem small;
-    const int n = std::min(sys.n(), 2 * so.block_size + 1);
-    small.A = sys.A.topLeftCorner(n, n) + static_cast<double>(n) * Eigen::MatrixXd::Identity(n, n);
-    small.b = Eigen::MatrixXd::Ones(n, 1);
-    warm.variant = Variant::fp32_simt;
-    solve(small, warm);
+    warm.fallback = false;
     for (Variant v : run) {
+      if (progress) std::cerr << "compare: warm-up " << to_string(v) << std::endl;
       warm.variant = v;
-      solve(small, warm);
+      solve(sys, warm);
     }
-    if (!baselines.empty()) solve_baseline(small, baselines.front());
+    for (const std::string& method : baselines) {
+      if (progress) std::cerr << "compare: warm-up " << method << std::endl;
+      solve_baseline(sys, method);
+    }
   }
   for (Variant v : run) {
     const std::string name(to_string(v));

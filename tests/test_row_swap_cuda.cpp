@@ -433,7 +433,28 @@ TEST_CASE(
       kernels::move_block_permutation_left(a2.data(), ld, n, j, w, scratch.data());
       CHECK(first_difference(a2.download(), want, ld) == "");
       CHECK(first_difference(perm2.download(), want_perm) == "");
+      // In four (the LU's first block: right of the block up to right_end, the rest of the
+      // right side later, in two pieces here, and the left side).
+      cuda::DeviceBuffer<float> a3(a0);
+      cuda::DeviceBuffer<int> perm3(perm0);
+      const int right_end = j + w + 333;
+      kernels::apply_block_permutation(a3.data(), ld, n, j, w, d_origin.data(), perm3.data(), scratch.data(),
+                                       /*right_only=*/true, right_end);
+      kernels::move_block_permutation_columns(a3.data(), ld, n, j, w, scratch.data(), right_end + 1000, n);
+      kernels::move_block_permutation_columns(a3.data(), ld, n, j, w, scratch.data(), right_end, right_end + 1000);
+      kernels::move_block_permutation_left(a3.data(), ld, n, j, w, scratch.data());
+      CHECK(first_difference(a3.download(), want, ld) == "");
+      CHECK(first_difference(perm3.download(), want_perm) == "");
     }
+  // Column ranges that reach into the block, or right_end inside it, are refused.
+  cuda::DeviceBuffer<float> a(static_cast<std::size_t>(n) * n);
+  cuda::DeviceBuffer<int> perm(static_cast<std::size_t>(n)), origin(static_cast<std::size_t>(n));
+  cuda::DeviceBuffer<int> scratch(kernels::block_permutation_scratch_ints(n));
+  CHECK_THROWS_AS(kernels::move_block_permutation_columns(a.data(), n, n, j, w, scratch.data(), j - 1, j + 1),
+                  InvalidInput);
+  CHECK_THROWS_AS(kernels::apply_block_permutation(a.data(), n, n, j, w, origin.data(), perm.data(),
+                                                   scratch.data(), true, j + w - 1),
+                  InvalidInput);
 }
 
 TEST_CASE(

@@ -12,6 +12,10 @@
 //   col_scale_kernel     one block per column: max_i row_scale[i] |a_ij| -> col_scale[j];
 //   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), written row-major
 //                        (the LU's layout) through shared-memory tiles.
+//
+// The last two go by column ranges (equilibrate_columns): the LU converts its first block's
+// columns before the first panel and the rest on the update stream while that panel is factored
+// (the columns' scales and values do not depend on the split: bitwise the same A_s).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include "../equilibration.hpp"
 #include "kernels.hpp"
 #include "tcsolve/gemm/config.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 
 namespace tcsolve::cuda::kernels {
@@ -62,10 +67,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    col_scale_kernel(const double* __restrict__ a, int n, const double* __restrict__ row_scale,
+    col_scale_kernel(const double* __restrict__ a, int n, int c0, int c1, const double* __restrict__ row_scale,
                      double* __restrict__ col_scale) {
   __shared__ double partial[kThreads];
-  for (int j = blockIdx.x; j < n; j += gridDim.x) {
+  for (int j = c0 + static_cast<int>(blockIdx.x); j < c1; j += static_cast<int>(gridDim.x)) {
     const double* col = a + static_cast<std::size_t>(j) * n;
     double m = 0;
     for (int i = threadIdx.x; i < n; i += kThreads) m = fmax(m, row_scale[i] * fabs(col[i]));
@@ -80,19 +85,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), a_s ROW-MAJOR: each block converts a
-/// kTile x kTile tile, read down the columns of the column-major A and written along the rows of
-/// a_s through shared memory, so that both sides are coalesced.
+/// a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]) for the columns [c0, c1), a_s ROW-MAJOR:
+/// each block converts a kTile x kTile tile, read down the columns of the column-major A and
+/// written along the rows of a_s through shared memory, so that both sides are coalesced.
 __global__ void __launch_bounds__(kTile* kTileRows)
-    scale_convert_kernel(const double* __restrict__ a, int n, const double* __restrict__ row_scale,
+    scale_convert_kernel(const double* __restrict__ a, int n, int c0, int c1, const double* __restrict__ row_scale,
                          const double* __restrict__ col_scale, float* __restrict__ a_s) {
   __shared__ float tile[kTile][kTile + 1];
-  const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
+  const int i0 = blockIdx.x * kTile, j0 = c0 + static_cast<int>(blockIdx.y) * kTile;
+  const int n_cols = min(n, c1);
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const int i = i0 + tx;
   for (int dj = ty; dj < kTile; dj += kTileRows) {
     const int j = j0 + dj;
-    if (i < n && j < n) {
+    if (i < n && j < n_cols) {
       const std::size_t at = i + static_cast<std::size_t>(j) * n;
       tile[dj][tx] = __double2float_rn(__dmul_rn(__dmul_rn(row_scale[i], a[at]), col_scale[j]));
     }
@@ -101,7 +107,7 @@ __global__ void __launch_bounds__(kTile* kTileRows)
   const int j = j0 + tx;
   for (int di = ty; di < kTile; di += kTileRows) {
     const int ii = i0 + di;
-    if (ii < n && j < n) a_s[static_cast<std::size_t>(ii) * n + j] = tile[tx][di];
+    if (ii < n && j < n_cols) a_s[static_cast<std::size_t>(ii) * n + j] = tile[tx][di];
   }
 }
 
@@ -124,14 +130,30 @@ void row_pass(const double* a, int n, double* row_scale, double* norm_inf, doubl
 
 std::size_t equilibrate_workspace_doubles(int n) { return 2 * static_cast<std::size_t>(kMaxChunks) * n + 1; }
 
+void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
+  row_pass(a, n, row_scale, norm_inf, workspace);
+}
+
+void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s, int c0,
+                         int c1) {
+  c0 = std::max(c0, 0);
+  c1 = std::min(c1, n);
+  if (c0 >= c1) return;
+  const cudaStream_t stream = launch_stream();
+  col_scale_kernel<<<static_cast<unsigned>(std::min(c1 - c0, 65535)), kThreads, 0, stream>>>(a, n, c0, c1, row_scale,
+                                                                                           col_scale);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  const unsigned row_tiles = static_cast<unsigned>(ceil_div(n, kTile));
+  const unsigned col_tiles = static_cast<unsigned>(ceil_div(c1 - c0, kTile));
+  scale_convert_kernel<<<dim3(row_tiles, col_tiles), dim3(kTile, kTileRows), 0, stream>>>(a, n, c0, c1, row_scale,
+                                                                                         col_scale, a_s);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
 void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace) {
-  row_pass(a, n, row_scale, norm_inf, workspace);
-  col_scale_kernel<<<static_cast<unsigned>(std::min(n, 65535)), kThreads>>>(a, n, row_scale, col_scale);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  const unsigned tiles = static_cast<unsigned>(ceil_div(n, kTile));
-  scale_convert_kernel<<<dim3(tiles, tiles), dim3(kTile, kTileRows)>>>(a, n, row_scale, col_scale, a_s);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  equilibrate_rows(a, n, row_scale, norm_inf, workspace);
+  equilibrate_columns(a, n, row_scale, col_scale, a_s, 0, n);
 }
 
 void norm_inf(const double* a, int n, double* norm, double* workspace) {

@@ -27,6 +27,13 @@ std::size_t equilibrate_workspace_doubles(int n);
 void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace);
 
+/// equilibrate() in two steps: the row scales and ||A||_inf (on the default stream), then, for the
+/// columns [c0, c1) (any split of [0, n), in any order, gives bitwise equilibrate()'s results),
+/// their scales and their columns of a_s, on launch_stream() after the first step.
+void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_inf, double* workspace);
+void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s, int c0,
+                         int c1);
+
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).
 void norm_inf(const double* a, int n, double* norm, double* workspace);
@@ -113,14 +120,17 @@ std::size_t block_permutation_scratch_ints(int n);
 /// all of them fits (m (S + 2) rows); beyond that, and on the buffer path beyond m, the kernel
 /// traps (a CUDA error at the next synchronization, never silently wrong rows). Asynchronous:
 /// no host synchronization.
-/// right_only: only the columns right of the block [j + w, n) move here; those left of it [0, j)
-/// then move with move_block_permutation_left(), which reads the scratch this call left (the
-/// LU runs it on another stream, off the panel's path, before the next block's call).
+/// right_only: only the columns right of the block [j + w, right_end) move here (right_end < 0:
+/// n); the others then move with move_block_permutation_left() or _columns(), which read the
+/// scratch this call left (the LU runs them on another stream, off the panel's path, before the
+/// next block's call).
 void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
-                             int* scratch, bool right_only = false);
+                             int* scratch, bool right_only = false, int right_end = -1);
 
-/// The moves of apply_block_permutation(a, ld, n, j, w, origin, perm, scratch, true) in the
-/// columns left of the block [0, j), from the scratch that call left (nothing else read).
+/// The moves of apply_block_permutation(a, ld, n, j, w, origin, perm, scratch, true, ...) in the
+/// columns [c0, c1), all left of the block or all right of it, from the scratch that call left
+/// (nothing else read); _left: the columns [0, j).
+void move_block_permutation_columns(float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1);
 void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch);
 
 // --- refine_kernels.cu -------------------------------------------------------------------------

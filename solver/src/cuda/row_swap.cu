@@ -372,17 +372,30 @@ void check_block(const char* who, int ld, int n, int j, int w) {
 }  // namespace
 
 void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm, int* scratch,
-                             bool right_only) {
+                             bool right_only, int right_end) {
   check_block("apply_block_permutation", ld, n, j, w);
+  if (right_end < 0) right_end = n;
+  if (right_end < j + w || right_end > n)
+    throw InvalidInput("apply_block_permutation: right_end = " + std::to_string(right_end) + " outside [" +
+                       std::to_string(j + w) + ", " + std::to_string(n) + "]");
   compact_kernel<<<1, kCompactThreads, 0, launch_stream()>>>(origin, j, n, perm, scratch);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   // outside column oc: column oc for oc < j (left of the block), oc + w from j on (right of it)
-  move_outside_columns(a, ld, n, j, w, scratch, right_only ? j : 0, n - w);
+  move_outside_columns(a, ld, n, j, w, scratch, right_only ? j : 0, right_end - w);
+}
+
+void move_block_permutation_columns(float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1) {
+  check_block("move_block_permutation_columns", ld, n, j, w);
+  const bool left = 0 <= c0 && c1 <= j, right = j + w <= c0 && c1 <= n;
+  if (c0 > c1 || !(left || right))
+    throw InvalidInput("move_block_permutation_columns: columns [" + std::to_string(c0) + ", " +
+                       std::to_string(c1) + ") not all outside the block [" + std::to_string(j) + ", " +
+                       std::to_string(j + w) + ") of n = " + std::to_string(n));
+  move_outside_columns(a, ld, n, j, w, scratch, left ? c0 : c0 - w, left ? c1 : c1 - w);
 }
 
 void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch) {
-  check_block("move_block_permutation_left", ld, n, j, w);
-  move_outside_columns(a, ld, n, j, w, scratch, 0, j);
+  move_block_permutation_columns(a, ld, n, j, w, scratch, 0, j);
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -3,7 +3,8 @@
 //
 //   transfer     A (FP64) and b are copied to the device once; x comes back at the end.
 //   equilibrate  R, C and A_s = fp32(R A C) by kernels (equilibrate.cu), bitwise the cpu's, and
-//                ||A||_inf.
+//                ||A||_inf: R, ||A||_inf and the first block's columns first; with look-ahead
+//                the rest on the update stream beside the first panel ("equilibrate rest").
 //   LU           blocked right-looking on the ROW-MAJOR FP32 A_s (class BlockedLu below), per
 //                block of w = min(nb, n - j) columns:
 //                  panel   recursive (halves, down to leaves of 32 columns): a leaf by the
@@ -419,7 +420,31 @@ class BlockedLu {
     PhaseClock update_clock;
     update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
     update_clock.set_stream(update);
-    StreamEvent trsm_done, update_done, swap_done;
+    StreamEvent trsm_done, update_done, swap_done, converted;
+    // The equilibration's columns right of the first block (factorize() converted only the
+    // first block's): with look-ahead on the update stream, beside the first panel, the next
+    // block's columns first (`converted`: the first panel's stream waits for them before the
+    // block's permutation), then the rest (split_first_swap: the first block's permutation of
+    // those columns then moves on the update stream too). Else here, before the first panel.
+    // Enqueued before the update thread starts, so ahead of that stream's own work.
+    const bool convert_rest = convert_from_ != nullptr && convert_c0_ < n_;
+    const int convert_mid = std::min(n_, convert_c0_ + nb);
+    const bool split_first_swap = ahead && convert_rest && convert_mid < n_;
+    if (convert_rest) {
+      const LaunchStream on_update(update);
+      if (ahead)
+        update_clock.mark("equilibrate rest");
+      else
+        mark("equilibrate");
+      kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_, convert_c0_,
+                                   ahead ? convert_mid : n_);
+      if (ahead) {
+        converted.record(update);
+        kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_, convert_mid,
+                                     n_);
+        update_clock.mark(nullptr);
+      }
+    }
     Handover handover;
     HostTimes update_host;
     bool first_update = true;  // touched by the panel thread only until its first trsm post
@@ -494,6 +519,7 @@ class BlockedLu {
       factor_block(0, std::min(nb, n_));
       for (int j = 0; j < n_; j += nb) {
         const int w = std::min(nb, n_ - j), rest = n_ - j - w;
+        if (ahead && j == 0 && convert_rest) converted.wait(panel);
         if (ahead && j > 0) {
           handover.wait_or_throw(Handover::done, j - nb);
           mark("update wait");
@@ -507,13 +533,20 @@ class BlockedLu {
           // path, before that stream's work for this block (enqueued from this thread before
           // the trsm post below, so in this order) and so before the next block's permutation
           // overwrites the scratch (it waits for update_done).
+          // The first block's permutation right of the next block's columns likewise, after the
+          // equilibration's columns there (split_first_swap).
+          const bool split = j == 0 && split_first_swap && j + w < convert_mid;
           kernels::apply_block_permutation(a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
-                                           block_scratch_.data(), /*right_only=*/ahead);
-          if (ahead && j > 0) {
+                                           block_scratch_.data(), /*right_only=*/ahead,
+                                           split ? convert_mid : -1);
+          if (ahead && (j > 0 || split)) {
             swap_done.record(panel);
             const LaunchStream on_update(update);
             swap_done.wait(update);
-            kernels::move_block_permutation_left(a_, n_, n_, j, w, block_scratch_.data());
+            if (split)
+              kernels::move_block_permutation_columns(a_, n_, n_, j, w, block_scratch_.data(), convert_mid, n_);
+            else
+              kernels::move_block_permutation_left(a_, n_, n_, j, w, block_scratch_.data());
           }
         }
         if (rest == 0) break;
@@ -559,6 +592,13 @@ class BlockedLu {
     mark("pivots");
     mark(nullptr);
     for (auto& phase : update_clock.totals()) clock_.add(phase.first, phase.second);
+  }
+
+  /// run() converts the columns [c0, n) of A_s from the FP64 `a` first (kernels::
+  /// equilibrate_columns; the row scales and the columns left of c0 are done).
+  void convert_rest(const double* a, int c0) {
+    convert_from_ = a;
+    convert_c0_ = c0;
   }
 
   /// Whether an update of a fp16_only run chose TF32 and was skipped (reads a flag back).
@@ -704,6 +744,8 @@ class BlockedLu {
   HostTimes host_;
   bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
+  const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
+  int convert_c0_ = 0;
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
@@ -725,18 +767,23 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
     f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
     f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
 
+    // The row scales, ||A||_inf and the first block's columns of A_s here; the rest of A_s
+    // beside the first panel (BlockedLu::run(); 2.9 ms of equilibration at n = 16384 were
+    // on the panel's path before, session 6).
+    const int nb = std::max(block_size, 1), first = std::min(nb, n);
     clock.mark("equilibrate");
     {
       DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
       DeviceBuffer<double> norm(1);
-      kernels::equilibrate(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), norm.data(),
-                           workspace.data());
+      kernels::equilibrate_rows(s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+      kernels::equilibrate_columns(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0, first);
       f.norm_a = norm.download()[0];
     }
     clock.mark(nullptr);
 
     BlockedLu lu(f, clock);
-    lu.run(std::max(block_size, 1), variant, gemm_options, fp16_only && attempt == 0);
+    lu.convert_rest(s.a.data(), first);
+    lu.run(nb, variant, gemm_options, fp16_only && attempt == 0);
     if (!lu.tf32_skipped() && !(retry && attempt == 0)) {
       if (attempt > 0)
         f.note += (f.note.empty() ? "" : "; ") +
