@@ -63,6 +63,7 @@ constexpr int kMaxCols = 4;                  ///< right-hand sides per launch
 constexpr unsigned kFullMask = 0xffffffffu;
 
 static_assert(kBlock == 64, "the diagonal solve gives each lane the rows lane and lane + 32");
+static_assert(32 % kGroup == 0, "a group's rows sit in one register of consecutive lanes");
 
 /// Relaxed device-scope accesses to the flags and LL words (::cuda: libcu++, not tcsolve::cuda).
 template <class T>
@@ -317,75 +318,71 @@ __device__ void reduce_sums(float (&acc)[kRowsPerWarp][NC], Shared& s) {
     }
 }
 
-/// One substitution round of the unit lower diagonal block for rows [base, base + G): every
+/// One substitution round of the unit lower diagonal block for rows [base, base + kGroup): every
 /// lane solves the group from its rows' current values, then updates its own rows below.
-template <int Base, int G>
+template <int Base>
 __device__ __forceinline__ void lower_round(float& a, float& b, const float* d, int lane) {
-  static_assert(32 % G == 0, "a group's rows sit in one register of consecutive lanes");
-  float t[G];
+  float t[kGroup];
 #pragma unroll
-  for (int k = 0; k < G; ++k) t[k] = __shfl_sync(kFullMask, Base < 32 ? a : b, (Base + k) % 32);
+  for (int k = 0; k < kGroup; ++k) t[k] = __shfl_sync(kFullMask, Base < 32 ? a : b, (Base + k) % 32);
 #pragma unroll
-  for (int k = 1; k < G; ++k)
+  for (int k = 1; k < kGroup; ++k)
 #pragma unroll
     for (int m = 0; m < k; ++m) t[k] = fmaf(-d[(Base + k) * kNearStride + Base + m], t[m], t[k]);
-  // Selects, not branches: the warp never diverges here. The group's own rows pick their t[k]
-  // in a chain of their own, beside the FMAs: the next round's rows wait on two selects only.
-  auto update = [&](float& v, int row) {
-    float below = v, mine = t[0];
+  auto update = [&](float& v, int row) {  // selects, not branches: the warp never diverges here
+    float below = v;
 #pragma unroll
-    for (int m = 0; m < G; ++m) below = fmaf(-d[row * kNearStride + Base + m], t[m], below);
+    for (int m = 0; m < kGroup; ++m) below = fmaf(-d[row * kNearStride + Base + m], t[m], below);
+    v = row >= Base + kGroup ? below : v;
 #pragma unroll
-    for (int k = 1; k < G; ++k) mine = row == Base + k ? t[k] : mine;
-    v = row >= Base + G ? below : (row >= Base ? mine : v);
+    for (int k = 0; k < kGroup; ++k) v = row == Base + k ? t[k] : v;
   };
   update(a, lane);
   update(b, lane + 32);
 }
 
-/// The upper diagonal block's round for rows [base, base + G), bottom up. The diagonal enters
+/// The upper diagonal block's round for rows [base, base + kGroup), bottom up. The diagonal enters
 /// through its reciprocal, computed at the start: a product on the chain instead of a division,
 /// for one more rounding.
-template <int Base, int G>
+template <int Base>
 __device__ __forceinline__ void upper_round(float& a, float& b, const float* d, const float* inverse,
                                             int lane) {
-  static_assert(32 % G == 0, "a group's rows sit in one register of consecutive lanes");
-  float t[G];
+  float t[kGroup];
 #pragma unroll
-  for (int k = 0; k < G; ++k) t[k] = __shfl_sync(kFullMask, Base < 32 ? a : b, (Base + k) % 32);
+  for (int k = 0; k < kGroup; ++k) t[k] = __shfl_sync(kFullMask, Base < 32 ? a : b, (Base + k) % 32);
 #pragma unroll
-  for (int k = G - 1; k >= 0; --k) {
+  for (int k = kGroup - 1; k >= 0; --k) {
 #pragma unroll
-    for (int m = G - 1; m > k; --m) t[k] = fmaf(-d[(Base + k) * kNearStride + Base + m], t[m], t[k]);
+    for (int m = kGroup - 1; m > k; --m) t[k] = fmaf(-d[(Base + k) * kNearStride + Base + m], t[m], t[k]);
     t[k] *= inverse[Base + k];
   }
-  auto update = [&](float& v, int row) {  // as lower_round's
-    float above = v, mine = t[0];
+  auto update = [&](float& v, int row) {
+    float above = v;
 #pragma unroll
-    for (int m = G - 1; m >= 0; --m) above = fmaf(-d[row * kNearStride + Base + m], t[m], above);
+    for (int m = kGroup - 1; m >= 0; --m) above = fmaf(-d[row * kNearStride + Base + m], t[m], above);
+    v = row < Base ? above : v;
 #pragma unroll
-    for (int k = 1; k < G; ++k) mine = row == Base + k ? t[k] : mine;
-    v = row < Base ? above : (row < Base + G ? mine : v);
+    for (int k = 0; k < kGroup; ++k) v = row == Base + k ? t[k] : v;
   };
   update(a, lane);
   update(b, lane + 32);
 }
 
-template <int G, int... Bases>
+template <int... Bases>
 __device__ __forceinline__ void lower_rounds(float& a, float& b, const float* d, int lane,
                                              std::integer_sequence<int, Bases...>) {
-  (lower_round<Bases * G, G>(a, b, d, lane), ...);
+  (lower_round<Bases * kGroup>(a, b, d, lane), ...);
 }
 
-template <int G, int... Bases>
+template <int... Bases>
 __device__ __forceinline__ void upper_rounds(float& a, float& b, const float* d, const float* inverse,
                                              int lane, std::integer_sequence<int, Bases...>) {
-  (upper_round<(kBlock / G - 1 - Bases) * G, G>(a, b, d, inverse, lane), ...);
+  (upper_round<(kBlock / kGroup - 1 - Bases) * kGroup>(a, b, d, inverse, lane), ...);
 }
 
 /// Warp j < NC: solves column j of the diagonal block (lane l: rows l and l + 32) and publishes
 /// it, the LL words first (the next block waits on them), then y itself.
-template <bool Upper, int G>
+template <bool Upper>
 __device__ void solve_diagonal(const Problem& p, const Place& place, const Shared& s, const float (&rhs)[2]) {
   const int lane = threadIdx.x % 32, j = threadIdx.x / 32;
   // Rows past n start from 0, not from their sums (the sweep's copies of row n - 1): their
@@ -393,11 +390,11 @@ __device__ void solve_diagonal(const Problem& p, const Place& place, const Share
   float a = place.row0 + lane < p.n ? rhs[0] - s.sums[lane][j] : 0.0f;
   float b = place.row0 + lane + 32 < p.n ? rhs[1] - s.sums[lane + 32][j] : 0.0f;
   const float* d = s.near + near_offset<Upper>(place.order, place);
-  constexpr auto rounds = std::make_integer_sequence<int, kBlock / G>{};
+  constexpr auto rounds = std::make_integer_sequence<int, kBlock / kGroup>{};
   if constexpr (Upper)
-    upper_rounds<G>(a, b, d, s.inverse, lane, rounds);
+    upper_rounds(a, b, d, s.inverse, lane, rounds);
   else
-    lower_rounds<G>(a, b, d, lane, rounds);
+    lower_rounds(a, b, d, lane, rounds);
   const float v[2] = {a, b};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -411,7 +408,7 @@ __device__ void solve_diagonal(const Problem& p, const Place& place, const Share
 
 /// One row block per CTA, in ticket order: forward (L) or backward (U) substitution of NC columns.
 /// Two CTAs per SM: ptxas, left alone, squeezes the registers for occupancy and spills.
-template <bool Upper, int NC, int VEC, int G>
+template <bool Upper, int NC, int VEC>
 __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   Shared& s = *reinterpret_cast<Shared*>(shared_bytes);
@@ -431,7 +428,7 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   add_recent<Upper, NC>(p, place, s, acc);
   reduce_sums<NC>(acc, s);
   __syncthreads();  // the sums and the reciprocals are complete
-  if (warp < NC) solve_diagonal<Upper, G>(p, place, s, rhs);
+  if (warp < NC) solve_diagonal<Upper>(p, place, s, rhs);
   __syncthreads();
   if (threadIdx.x == 0) {  // the barrier, then a fence and the flag: cooperative groups' grid sync
     __threadfence();       // release: the block's y, stored by the warps before the barrier
@@ -439,37 +436,35 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   }
 }
 
-template <bool Upper, int NC, int VEC, int G>
+template <bool Upper, int NC, int VEC>
 void launch(const Problem& p) {
-  const auto kernel = solve_kernel<Upper, NC, VEC, G>;
+  const auto kernel = solve_kernel<Upper, NC, VEC>;
   TCSOLVE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
   kernel<<<static_cast<unsigned>(p.blocks), kThreads, sizeof(Shared)>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-template <bool Upper, int VEC, int G>
+template <bool Upper, int VEC>
 void launch_columns(const Problem& p, int cols) {
   switch (cols) {
     case 1:
-      return launch<Upper, 1, VEC, G>(p);
+      return launch<Upper, 1, VEC>(p);
     case 2:
-      return launch<Upper, 2, VEC, G>(p);
+      return launch<Upper, 2, VEC>(p);
     case 3:
-      return launch<Upper, 3, VEC, G>(p);
+      return launch<Upper, 3, VEC>(p);
     default:
-      return launch<Upper, 4, VEC, G>(p);
+      return launch<Upper, 4, VEC>(p);
   }
 }
 
 template <bool Upper>
 void launch_solve(const Problem& p, int cols, bool vectorized) {
-  // Rounds of 8 or 16 rows were slower (lu_solve at n = 3000: 180 and 210 us against 171 for 4:
-  // the group's triangle and its shared-memory loads grow as G^2; session 6).
   if (vectorized)
-    launch_columns<Upper, 4, kGroup>(p, cols);
+    launch_columns<Upper, 4>(p, cols);
   else
-    launch_columns<Upper, 1, kGroup>(p, cols);
+    launch_columns<Upper, 1>(p, cols);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
