@@ -126,6 +126,39 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's leaf kernel variants (look-ahead posting or not, registers rotated every 1, 2, 4 "
+    "or 8 steps) give bitwise the same factors",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the leaf kernel variants");
+  // Every variant applies the same fmaf to every element and picks the same pivots; only the
+  // order of the steps' parts differs. n = 2500: 3-CTA clusters for the first leaves, 1 CTA at
+  // the end; n = 700: 1 CTA throughout. Session 5's kernel (no look-ahead, 8 steps) is the
+  // reference.
+  for (int n : {2500, 700}) {
+    Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+    for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 3) % 17 - 8);
+    setenv("TCSOLVE_SOLVER_LEAF_AHEAD", "off", 1);
+    setenv("TCSOLVE_SOLVER_LEAF_CHUNK", "8", 1);
+    const LuFactorization reference = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);
+    for (const char* ahead : {"on", "off"})
+      for (const char* chunk : {"1", "2", "4", "8"}) {
+        INFO("n = " << n << ", look-ahead " << ahead << ", steps per rotation " << chunk);
+        setenv("TCSOLVE_SOLVER_LEAF_AHEAD", ahead, 1);
+        setenv("TCSOLVE_SOLVER_LEAF_CHUNK", chunk, 1);
+        const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);
+        CHECK(f.perm == reference.perm);
+        CHECK((f.lu.array() != reference.lu.array()).count() == 0);
+      }
+    unsetenv("TCSOLVE_SOLVER_LEAF_AHEAD");
+    unsetenv("TCSOLVE_SOLVER_LEAF_CHUNK");
+    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);  // the default
+    CHECK((f.lu.array() != reference.lu.array()).count() == 0);
+    const auto [residual, bound] = lu_reconstruction(f, A);
+    CHECK(residual <= bound);
+  }
+}
+
+TEST_CASE(
     "the cuda LU with auto launching only the FP16 path after the first update gives bitwise the "
     "factors of both paths, also when it has to factor again",
     "[gpu]") {

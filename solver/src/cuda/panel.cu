@@ -24,9 +24,17 @@
 //      candidates (redux.sync; the same in every CTA: its values are U's row i), retires it if it owns it,
 //      and updates its other live rows: l = a(r, i) times the pivot's reciprocal (LAPACK sgetf2's scaling),
 //      a(r, c) -= l u(i, c) for c > i, on registers.
-// The register columns rotate by 8 every 8 steps, so that step i works on register column
-// i mod 8, a compile-time index, with 8 steps unrolled instead of 32 (all 32 unrolled, the
-// kernel was 475 KB of code and no faster; rotating every step cost 7% more than every 8).
+// Look-ahead (the default since session 6): step 3 updates column i + 1 first, steps 1 and 2
+// for column i + 1 follow at once (the owner stages its row with the rest of the update
+// applied: the same fmaf, the same bits), and the rest of step 3's update runs while the
+// candidates travel.
+// The register columns rotate by kChunk every kChunk steps, so that step i works on register
+// column i mod kChunk, a compile-time index, with kChunk steps unrolled instead of 32 (all 32
+// unrolled, the kernel was 475 KB of code and no faster). kChunk = 2 (130 KB of code): with
+// the look-ahead, 8 (212 KB) and 4 (158 KB) were 3.5 and 0.5 ms slower at n = 16384 (the
+// instruction cache: ncu found 15% of the stall samples of the 8-step kernel without the
+// look-ahead, 169 KB, to be instruction fetches), every step (1) 1.6 ms slower (its 128 moves
+// per step).
 // Rows never move inside the kernel: the pivot rows are marked, not swapped. At the end every
 // row is written to its final place: the pivot of step i to row c0 + i, the rows of the block
 // [c0, c0 + w) that were not chosen to the places the chosen rows below the block left (in
@@ -45,6 +53,7 @@
 
 #include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -165,13 +174,12 @@ __device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned p
 }
 #endif
 
-template <int W, int RPT>
+template <int W, int RPT, int kChunk, bool Ahead>
 __global__ void __launch_bounds__(kThreads, 1)
     leaf_kernel(float* __restrict__ a, int ld, int n, int c0, int w, int* __restrict__ pairs,
                 int* __restrict__ info, int block_lo, int block_hi, int* __restrict__ origin) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slot = Candidate<W>;
-  constexpr int kChunk = 8;  // steps unrolled per rotation of the register columns (see below)
   extern __shared__ float4 dynamic_shared[];
   LeafShared<W, RPT>& sh = *reinterpret_cast<LeafShared<W, RPT>*>(dynamic_shared);
   cg::cluster_group cluster = cg::this_cluster();
@@ -229,6 +237,78 @@ __global__ void __launch_bounds__(kThreads, 1)
   // of code, and the instruction cache misses cost more than the arithmetic.) Register
   // columns from W - kChunk j on hold the multipliers of the finished columns; the update
   // leaves them alone through a zero in u.
+
+  // 1. The warp's candidate for register column `col`: each thread finds the largest magnitude
+  //    among its live rows; magnitudes compare as the bits of non-negative floats (NaN counts
+  //    as +inf, so it surfaces; 0 marks "no live row", and a live zero beats it through its
+  //    row), so the warp reduces with two redux.sync: the largest magnitude, then the lowest
+  //    row among the rows that have it. The owner stages its row, value(k, c) for register
+  //    column c, in the order of the step that will read it (shifted by `shift` columns when
+  //    that step comes after a rotation); lane 0 the magnitude and the row.
+  auto stage_candidate = [&](int col, int shift, auto value) {
+    unsigned key = 0u;
+    int best_row = INT_MAX, best_k = -1;
+#pragma unroll
+    for (int k = 0; k < RPT; ++k) {
+      float mag = fabsf(v[k][col]);
+      if (mag != mag) mag = __int_as_float(0x7f800000);
+      const unsigned bits = __float_as_uint(mag);
+      if (live[k] && (bits > key || (bits == key && row[k] < best_row))) key = bits, best_row = row[k], best_k = k;
+    }
+    const int mine = best_row;
+    const unsigned warp_key = __reduce_max_sync(kFull, key);
+    best_row = __reduce_min_sync(kFull, key == warp_key ? best_row : INT_MAX);
+    // Only the owner stages its row (a real branch: the other k's stores are not issued).
+    if (best_row == mine && best_k >= 0) {
+#pragma unroll
+      for (int k = 0; k < RPT; ++k)
+        if (k == best_k) {
+#pragma unroll
+          for (int c = 0; c < W; ++c) sh.stage[warp].words[c] = value(k, (c + shift) % W);
+        }
+    }
+    if (lane == 0) {
+      sh.stage[warp].words[W] = __uint_as_float(warp_key);
+      sh.stage[warp].words[W + 1] = __int_as_float(best_row);
+    }
+  };
+  // 2. Warp 0, after a __syncthreads: the CTA's candidate, posted to every CTA of the cluster
+  //    by st.async: each 16-byte piece completes 16 bytes of the receiver's mbarrier phase,
+  //    which the receiver armed with the whole cluster's bytes (tx-counts may arrive before the
+  //    arming: the phase cannot complete without the local arrival).
+  auto post_candidate = [&](int parity) {
+    const unsigned warp_best = lane < kWarps ? __float_as_uint(sh.stage[lane].words[W]) : 0u;
+    const int warp_row = lane < kWarps ? __float_as_int(sh.stage[lane].words[W + 1]) : INT_MAX;
+    const unsigned cta_key = __reduce_max_sync(kFull, warp_best);
+    const int cta_row = __reduce_min_sync(kFull, warp_best == cta_key ? warp_row : INT_MAX);
+    const int from = __ffs(__ballot_sync(kFull, lane < kWarps && warp_best == cta_key && warp_row == cta_row)) - 1;
+    // Lane d posts the winning warp's stage to CTA d. The whole candidate comes into
+    // registers first (all lanes load before any lane stores): once this CTA's own copy has
+    // landed, its other warps may go on to the next column and overwrite the stage.
+    float4 piece[Slot::kChunks];
+#pragma unroll
+    for (int c = 0; c < Slot::kChunks; ++c) piece[c] = reinterpret_cast<const float4*>(sh.stage[from].words)[c];
+    __syncwarp();
+    if (lane == 0) barrier_arrive_expect(&sh.full[parity], clusters * static_cast<unsigned>(sizeof(Slot)));
+    if (lane < clusters) {
+      const unsigned slot = remote_address(shared_address(&sh.slot[parity][rank]), lane);
+      const unsigned bar = remote_address(shared_address(&sh.full[parity]), lane);
+#pragma unroll
+      for (int c = 0; c < Slot::kChunks; ++c) store_async(slot + 16 * c, piece[c], bar);
+    }
+  };
+  const auto unchanged = [&](int k, int c) { return v[k][c]; };
+
+  // Ahead: column i + 1's candidate is staged and posted within step i, as soon as that
+  // column is updated, and the rest of step i's update runs while the candidates travel; the
+  // owner stages its row with the rest of the update applied (the same fmaf as its registers
+  // get afterwards, so the same bits). Otherwise each step posts its own column's candidate
+  // after the previous step's whole update.
+  if constexpr (Ahead) {
+    stage_candidate(0, 0, unchanged);
+    __syncthreads();
+    if (warp == 0) post_candidate(0);
+  }
   int rotation = 0;
 #pragma unroll 1
   for (int j = 0; j * kChunk < w; ++j, rotation += kChunk) {
@@ -238,64 +318,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int i = kChunk * j + t;
       if (i >= w) break;
       const int parity = i & 1;
-      // 1. The thread's and the warp's candidate. Magnitudes compare as the bits of
-      //    non-negative floats (NaN counts as +inf, so it surfaces; 0 marks "no live row", and
-      //    a live zero beats it through its row), so the warp reduces with two redux.sync: the
-      //    largest magnitude, then the lowest row among the rows that have it.
-      unsigned key = 0u;
-      int best_row = INT_MAX, best_k = -1;
-#pragma unroll
-      for (int k = 0; k < RPT; ++k) {
-        float mag = fabsf(v[k][t]);
-        if (mag != mag) mag = __int_as_float(0x7f800000);
-        const unsigned bits = __float_as_uint(mag);
-        if (live[k] && (bits > key || (bits == key && row[k] < best_row)))
-          key = bits, best_row = row[k], best_k = k;
-      }
-      const int mine = best_row;
-      const unsigned warp_key = __reduce_max_sync(kFull, key);
-      best_row = __reduce_min_sync(kFull, key == warp_key ? best_row : INT_MAX);
-      // Only the owner stages its row (a real branch: the other k's stores are not issued).
-      if (best_row == mine && best_k >= 0) {
-#pragma unroll
-        for (int k = 0; k < RPT; ++k)
-          if (k == best_k) {
-#pragma unroll
-            for (int c = 0; c < W; ++c) sh.stage[warp].words[c] = v[k][c];
-          }
-      }
-      if (lane == 0) {
-        sh.stage[warp].words[W] = __uint_as_float(warp_key);
-        sh.stage[warp].words[W + 1] = __int_as_float(best_row);
-      }
-      __syncthreads();
-      // 2. The CTA's candidate, posted to every CTA of the cluster by st.async: each 16-byte
-      //    piece completes 16 bytes of the receiver's mbarrier phase, which the receiver armed
-      //    with the whole cluster's bytes (tx-counts may arrive before the arming: the phase
-      //    cannot complete without the local arrival).
-      if (warp == 0) {
-        const unsigned warp_best = lane < kWarps ? __float_as_uint(sh.stage[lane].words[W]) : 0u;
-        const int warp_row = lane < kWarps ? __float_as_int(sh.stage[lane].words[W + 1]) : INT_MAX;
-        const unsigned cta_key = __reduce_max_sync(kFull, warp_best);
-        const int cta_row = __reduce_min_sync(kFull, warp_best == cta_key ? warp_row : INT_MAX);
-        const int from =
-            __ffs(__ballot_sync(kFull, lane < kWarps && warp_best == cta_key && warp_row == cta_row)) - 1;
-        // Lane d posts the winning warp's stage to CTA d. The whole candidate comes into
-        // registers first (all lanes load before any lane stores): once this CTA's own copy has
-        // landed, its other warps may go on to the next column and overwrite the stage.
-        float4 piece[Slot::kChunks];
-#pragma unroll
-        for (int c = 0; c < Slot::kChunks; ++c)
-          piece[c] = reinterpret_cast<const float4*>(sh.stage[from].words)[c];
-        __syncwarp();
-        if (lane == 0)
-          barrier_arrive_expect(&sh.full[parity], clusters * static_cast<unsigned>(sizeof(Slot)));
-        if (lane < clusters) {
-          const unsigned slot = remote_address(shared_address(&sh.slot[parity][rank]), lane);
-          const unsigned bar = remote_address(shared_address(&sh.full[parity]), lane);
-#pragma unroll
-          for (int c = 0; c < Slot::kChunks; ++c) store_async(slot + 16 * c, piece[c], bar);
-        }
+      if constexpr (!Ahead) {
+        stage_candidate(t, 0, unchanged);
+        __syncthreads();
+        if (warp == 0) post_candidate(parity);
       }
       // 3. Every CTA's candidate is in this CTA's slots once the phase completes.
       barrier_wait(&sh.full[parity], (i >> 1) & 1);
@@ -318,18 +344,54 @@ __global__ void __launch_bounds__(kThreads, 1)
       float u_row[W];
 #pragma unroll
       for (int c = t + 1; c < W; ++c) u_row[c] = c < live_columns ? u[c] : 0.0f;
+      if constexpr (!Ahead) {
 #pragma unroll
-      for (int k = 0; k < RPT; ++k) {
-        if (!live[k]) continue;
-        if (row[k] == q) {
-          live[k] = false;
-          step[k] = i;
-          continue;
+        for (int k = 0; k < RPT; ++k) {
+          if (!live[k]) continue;
+          if (row[k] == q) {
+            live[k] = false;
+            step[k] = i;
+            continue;
+          }
+          const float l = pivot != 0.0f ? v[k][t] * reciprocal : v[k][t];
+          v[k][t] = l;
+#pragma unroll
+          for (int c = t + 1; c < W; ++c) v[k][c] = fmaf(-l, u_row[c], v[k][c]);
         }
-        const float l = pivot != 0.0f ? v[k][t] * reciprocal : v[k][t];
-        v[k][t] = l;
+      } else {
+        // Column i + 1 first (register column t + 1; before a rotation, kChunk < W), ...
+        float l[RPT];
+        bool update[RPT];
 #pragma unroll
-        for (int c = t + 1; c < W; ++c) v[k][c] = fmaf(-l, u_row[c], v[k][c]);
+        for (int k = 0; k < RPT; ++k) {
+          update[k] = live[k] && row[k] != q;
+          l[k] = 0.0f;
+          if (live[k] && row[k] == q) {
+            live[k] = false;
+            step[k] = i;
+          }
+          if (update[k]) {
+            l[k] = pivot != 0.0f ? v[k][t] * reciprocal : v[k][t];
+            v[k][t] = l[k];
+            v[k][t + 1] = fmaf(-l[k], u_row[t + 1], v[k][t + 1]);
+          }
+        }
+        // ... its candidate posted (after a rotation, step i + 1 reads register column c as c
+        // + kChunk now) ...
+        if (i + 1 < w) {
+          stage_candidate(t + 1, t + 1 == kChunk ? kChunk : 0, [&](int k, int c) {
+            return c > t + 1 && update[k] ? fmaf(-l[k], u_row[c], v[k][c]) : v[k][c];
+          });
+          __syncthreads();
+          if (warp == 0) post_candidate((i + 1) & 1);
+        }
+        // ... and the rest of the update while it travels.
+#pragma unroll
+        for (int k = 0; k < RPT; ++k)
+          if (update[k]) {
+#pragma unroll
+            for (int c = t + 2; c < W; ++c) v[k][c] = fmaf(-l[k], u_row[c], v[k][c]);
+          }
       }
     }
     // Rotate by kChunk: register column p takes what p + kChunk held.
@@ -474,16 +536,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-/// A kernel instance: leaf width W, RPT rows per thread (16 CTAs cover 16 * 256 RPT rows).
+/// A kernel instance: leaf width W, RPT rows per thread (16 CTAs cover 16 * 256 RPT rows),
+/// kChunk steps unrolled per rotation of the register columns.
 struct LeafKernel {
   int width, rows_per_thread;
   void (*kernel)(float*, int, int, int, int, int*, int*, int, int, int*);
   std::size_t shared_bytes;
 };
 
-template <int W, int RPT>
+template <int W, int RPT, int kChunk = 8, bool Ahead = false>
 LeafKernel leaf_kernel_of() {
-  return {W, RPT, &leaf_kernel<W, RPT>, sizeof(LeafShared<W, RPT>)};
+  static_assert(!Ahead || kChunk < W, "the look-ahead updates register column kChunk before the rotation");
+  return {W, RPT, &leaf_kernel<W, RPT, kChunk, Ahead>, sizeof(LeafShared<W, RPT>)};
 }
 
 int cluster_size(const LeafKernel& k, int m) {
@@ -531,10 +595,27 @@ bool schedulable(const LeafKernel& k, int clusters) {
 /// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered for
 /// the last n: the LU asks once per leaf.
 const LeafKernel* kernel_for(int n) {
-  static const LeafKernel kernels[] = {leaf_kernel_of<32, 4>(), leaf_kernel_of<16, 8>(),
-                                       leaf_kernel_of<8, 16>()};
+  // The 32-column leaf rotates its registers every 2 steps and posts column i + 1's candidate
+  // before the rest of step i's update (session 6: leaves 37.7 -> 35.8-36.1 ms at n = 16384).
+  // To compare: TCSOLVE_SOLVER_LEAF_CHUNK=8, 4 or 1 (steps per rotation; 8 was session 5's, the
+  // code then twice as large: ncu found 15% of its stall samples to be instruction-cache
+  // misses) and TCSOLVE_SOLVER_LEAF_AHEAD=off (each step posts its own column's candidate).
+  static const LeafKernel variants[8][3] = {
+      {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 4, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 1, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 2>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 8>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 4>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 1>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()}};
+  const char* chunk = std::getenv("TCSOLVE_SOLVER_LEAF_CHUNK");  // read per call: tests switch
+  const char* ahead = std::getenv("TCSOLVE_SOLVER_LEAF_AHEAD");
+  const std::string c = chunk ? chunk : "";
+  const int variant = (c == "8" ? 1 : c == "4" ? 2 : c == "1" ? 3 : 0) + (ahead && std::string(ahead) == "off" ? 4 : 0);
+  const LeafKernel* kernels = variants[variant];
   static std::mutex mutex;
-  static int cached_n = -1, cached_device = -1;
+  static int cached_n = -1, cached_device = -1, cached_variant = -1;
   static const LeafKernel* cached = nullptr;
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
@@ -542,14 +623,15 @@ const LeafKernel* kernel_for(int n) {
     return nullptr;
   }
   const std::lock_guard<std::mutex> lock(mutex);
-  if (n == cached_n && device == cached_device) return cached;
-  cached_n = n, cached_device = device, cached = nullptr;
+  if (n == cached_n && device == cached_device && variant == cached_variant) return cached;
+  cached_n = n, cached_device = device, cached_variant = variant, cached = nullptr;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }
   if (major != 9) return nullptr;
-  for (const LeafKernel& k : kernels) {
+  for (int i = 0; i < 3; ++i) {
+    const LeafKernel& k = kernels[i];
     const int clusters = cluster_size(k, n);
     if (clusters <= kMaxCluster && schedulable(k, clusters)) return cached = &k;
   }
