@@ -53,7 +53,8 @@ struct SolveTimes {
   double factorization = 0, refinement = 0, total = 0;  ///< seconds
   /// Finer phases, in seconds, where the backend measures them (empty on the cpu). cuda:
   /// "transfer" (host <-> device copies of A, b, x: not part of total), "equilibrate" (R, C and
-  /// the FP32 A_s), "panel" (the leaves of the recursive panel factorizations: the cluster
+  /// the FP32 A_s; with look-ahead only what precedes the first panel, the rest as "equilibrate
+  /// rest" beside it), "panel" (the leaves of the recursive panel factorizations: the cluster
   /// kernel, or cuSOLVER sgetrf), "swap" (every leaf's row interchanges applied to the other
   /// columns), "panel update" (TRSM and FP32 SGEMM inside the recursive panels), "trsm" (U12
   /// of the blocks), "update" (trailing updates), "pivots" (reading the
