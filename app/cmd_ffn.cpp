@@ -19,6 +19,8 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/demos/ffn.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -44,6 +46,7 @@ struct FfnOptions {
   bool repeats_given = false;
   std::uint64_t seed = 1;
   bool json = false;
+  ProgressMode progress = ProgressMode::automatic;
 };
 
 /// One row of the output.
@@ -75,6 +78,7 @@ std::optional<FfnOptions> parse(int argc, char** argv) {
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   // clang-format on
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
@@ -104,6 +108,7 @@ std::optional<FfnOptions> parse(int argc, char** argv) {
   if (o.variants.empty()) throw InvalidInput("--variants names no variant");
   o.requested_backend = parse_backend(backend);
   o.json = vm.count("json") > 0;
+  o.progress = progress_mode(vm);
   return o;
 }
 
@@ -134,7 +139,8 @@ void write_json(const FfnOptions& o, const std::string& backend, const std::stri
         .field("note", r.note)
         .end_object();
   }
-  w.end_array().end_object().finish();
+  w.end_array();
+  finish_command_json(w);
 }
 
 void write_table(const FfnOptions& o, const std::string& backend, const std::string& device,
@@ -192,13 +198,12 @@ int run_ffn(int argc, char** argv) {
   if (!available(Variant::fp32_simt, backend))
     throw Unavailable("the baseline fp32-simt is not available on the " + backend_name + " backend here");
 
-  const bool progress = stderr_is_terminal();
-  if (progress)
-    std::cerr << "ffn: drawing the inputs, FP64 reference on the " << backend_name << " backend" << std::endl;
+  Progress progress("ffn", o.progress);
+  progress.step("drawing the inputs, FP64 reference on the " + backend_name + " backend");
   const demos::FfnProblem problem = demos::make_problem(o.shape, o.seed);
   demos::FfnBench bench(backend, problem);
 
-  if (progress) std::cerr << "ffn: fp32-simt (baseline)" << std::endl;
+  progress.step("fp32-simt (baseline)");
   const demos::FfnResult baseline = bench.run(Variant::fp32_simt, o.repeats, warmups);
 
   std::vector<Row> rows;
@@ -213,8 +218,8 @@ int run_ffn(int argc, char** argv) {
       rows.push_back(std::move(r));
       continue;
     }
-    if (progress && v != Variant::fp32_simt)
-      std::cerr << "ffn: [" << i + 1 << '/' << total << "] " << to_string(v) << std::endl;
+    if (v != Variant::fp32_simt)
+      progress.step("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + std::string(to_string(v)));
     const demos::FfnResult m = v == Variant::fp32_simt ? baseline : bench.run(v, o.repeats, warmups);
     r.resolved = demos::resolved_name(m.info);
     r.note = note_of(m.info);

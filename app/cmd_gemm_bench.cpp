@@ -26,6 +26,8 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -53,6 +55,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   int ec_chunk_k = GemmOptions{}.ec_chunk_k;
   bool json = false;
+  ProgressMode progress = ProgressMode::automatic;
   std::string csv;  ///< empty: no CSV
 };
 
@@ -148,7 +151,7 @@ class CpuBench final : public Bench {
 /// the previous one. All slots hold the same A and B, so every C is compared with the same C64.
 class CudaBench final : public Bench {
  public:
-  CudaBench(const Problem& p, bool progress)
+  CudaBench(const Problem& p, Progress& progress)
       : m_(p.m),
         n_(p.n),
         k_(p.k),
@@ -164,10 +167,9 @@ class CudaBench final : public Bench {
     const std::size_t l2 = cuda::l2_cache_bytes();
     // Counted with the padding, so that tiny problems take about 4x L2 of memory, not more.
     slots_ = set_bytes < 2 * l2 ? ceil_div(4 * l2, slot_bytes) + 1 : 1;  // > 4x L2 in total
-    if (progress)
-      std::cerr << "gemm-bench: uploading the inputs"
-                << (slots_ > 1 ? " (" + std::to_string(slots_) + " copies rotate through L2)" : "")
-                << ", FP64 reference on the device" << std::endl;
+    progress.step(std::string("uploading the inputs") +
+                  (slots_ > 1 ? " (" + std::to_string(slots_) + " copies rotate through L2)" : "") +
+                  ", FP64 reference on the device");
 
     A_ = cuda::DeviceBuffer<float>(slots_ * stride_a_);
     B_ = cuda::DeviceBuffer<float>(slots_ * stride_b_);
@@ -249,7 +251,7 @@ class CudaBench final : public Bench {
   cuda::EventTimer timer_;
 };
 
-std::unique_ptr<Bench> make_bench(Backend backend, const Problem& p, bool progress) {
+std::unique_ptr<Bench> make_bench(Backend backend, const Problem& p, Progress& progress) {
   switch (backend) {
     case Backend::cpu: return std::make_unique<CpuBench>(p);
     case Backend::cuda: return std::make_unique<CudaBench>(p, progress);
@@ -289,6 +291,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("help", "print this help");
   // clang-format on
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
@@ -336,6 +339,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   if (o.variants.empty()) throw InvalidInput("--variants names no variant");
   o.requested_backend = parse_backend(backend);
   o.json = vm.count("json") > 0;
+  o.progress = progress_mode(vm);
   if (vm.count("csv")) {
     o.csv = vm["csv"].as<std::string>();
     if (o.csv.empty()) throw InvalidInput("--csv needs a file name");
@@ -389,7 +393,8 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
         .field("note", r.note)
         .end_object();
   }
-  w.end_array().end_object().finish();
+  w.end_array();
+  finish_command_json(w);
 }
 
 void write_table(const BenchOptions& o, const std::string& backend, const std::string& device,
@@ -453,13 +458,13 @@ int run_gemm_bench(int argc, char** argv) {
     fill(o.dist, rng, p.C0.data(), p.C0.size());
   }
 
-  const bool progress = stderr_is_terminal();
+  Progress progress("gemm-bench", o.progress);
   const std::unique_ptr<Bench> bench = make_bench(backend, p, progress);
   const double flops = 2.0 * o.m * o.n * o.k;
   const std::size_t total = o.variants.size();
 
   // The baseline first: fp32-simt is timed whether or not it was selected.
-  if (progress) std::cerr << "gemm-bench: fp32-simt (baseline)" << std::endl;
+  progress.step("fp32-simt (baseline)");
   const Measurement baseline = bench->measure(Variant::fp32_simt, o.repeats);
 
   std::vector<Result> results;
@@ -474,8 +479,8 @@ int run_gemm_bench(int argc, char** argv) {
       results.push_back(std::move(r));
       continue;
     }
-    if (progress && v != Variant::fp32_simt)
-      std::cerr << "gemm-bench: [" << i + 1 << '/' << total << "] " << to_string(v) << std::endl;
+    if (v != Variant::fp32_simt)
+      progress.step("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + std::string(to_string(v)));
     const Measurement m = v == Variant::fp32_simt ? baseline : bench->measure(v, o.repeats);
     r.resolved = std::string(to_string(m.info.resolved));
     r.note = m.info.note;

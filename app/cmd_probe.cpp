@@ -10,6 +10,8 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/probe.hpp"
@@ -26,6 +28,7 @@ int run_probe(int argc, char** argv) {
       ("trials", po::value<int>(), "random 16 x 8 tiles per path and distribution (cpu 200, cuda 2000)")
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout, "tcsolve probe [--backend auto|cpu|cuda] [--acc-bits B] [--acc-rounding rz|rn] [--trials T] [--json]",
@@ -46,7 +49,7 @@ int run_probe(int argc, char** argv) {
   const std::string rounding = vm["acc-rounding"].as<std::string>();
   if (rounding != "rz" && rounding != "rn") throw InvalidInput("--acc-rounding must be rz or rn, got '" + rounding + "'");
   model.rounding = rounding == "rz" ? Rounding::rz : Rounding::rn;
-  const int trials = vm.count("trials") ? positive_int("--trials", vm["trials"].as<int>()) : (backend == Backend::cuda ? 2000 : 200);
+  const int trials = vm.count("trials") ? positive_int("trials", vm["trials"].as<int>()) : (backend == Backend::cuda ? 2000 : 200);
 
   const std::vector<ProbeResult> results = backend == Backend::cuda ? cuda::probe(trials) : probe_cpu(model, trials);
   const std::string device = backend == Backend::cuda
@@ -74,7 +77,8 @@ int run_probe(int argc, char** argv) {
           .field("samples", static_cast<long long>(r.samples))
           .end_object();
     }
-    w.end_array().end_object().finish();
+    w.end_array();
+    finish_command_json(w);
     return 0;
   }
   std::printf("probe on %s\n\n%-23s %-40s %-6s %9s %3s  %s\n", device.c_str(), "path", "instruction (PTX)", "SASS",

@@ -9,6 +9,8 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
@@ -20,6 +22,7 @@ int run_variants(int argc, char** argv) {
       ("json", "print one JSON object on stdout")
       ("markdown", "print the README's variant table (name, input, unit roundoff, description)")
       ("help", "print this help");
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout, "tcsolve variants [--json | --markdown]",
@@ -55,7 +58,8 @@ int run_variants(int argc, char** argv) {
           .field("available_cuda", has_gpu && available(v.variant, Backend::cuda))
           .end_object();
     }
-    w.end_array().end_object().finish();
+    w.end_array();
+    finish_command_json(w);
     return 0;
   }
 

@@ -111,7 +111,10 @@ JsonWriter& JsonWriter::raw(std::string_view token) {
 JsonWriter& JsonWriter::value(std::string_view s) { return raw(json_quote(s)); }
 
 JsonWriter& JsonWriter::value(double d) {
-  if (!std::isfinite(d)) return null();
+  // JSON has no inf or NaN: they are written as the strings "inf", "-inf", "nan", so that an
+  // overflowed number is told apart from null ("not run", "not known").
+  if (std::isnan(d)) return raw("\"nan\"");
+  if (std::isinf(d)) return raw(d > 0 ? "\"inf\"" : "\"-inf\"");
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", d);
   return raw(buf);

@@ -13,6 +13,9 @@
 #include <string_view>
 
 #include "commands.hpp"
+#include "json.hpp"
+#include "signals.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace {
@@ -61,24 +64,56 @@ void print_subcommands(std::ostream& out) {
   for (const Subcommand& s : kSubcommands) width = std::max(width, s.name.size());
   for (const Subcommand& s : kSubcommands)
     out << "  " << s.name << std::string(width - s.name.size() + 3, ' ') << s.summary << '\n';
-  out << "\nRun 'tcsolve <subcommand> --help' for its options.\n"
+  out << "\nRun 'tcsolve <subcommand> --help' for its options, 'tcsolve --version' for the versions.\n"
          "Exit codes: 0 success, 1 internal error, 2 bad arguments or input, "
          "3 not converged, 4 variant or backend unavailable.\n";
 }
 
-int fail(std::string_view command, int code, std::string_view message) {
+/// The error line on stderr and, with --json, the error object on stdout:
+/// {"command", "error": {"exit_code", "message"}, "versions"}.
+int fail(std::string_view command, bool json, int code, std::string_view message) {
   std::cerr << "tcsolve " << command << ": error: " << message << std::endl;
+  if (json) {
+    std::cout.clear();
+    tcsolve::app::JsonWriter w(std::cout);
+    w.begin_object().field("command", command);
+    w.key("error").begin_object().field("exit_code", code).field("message", message).end_object();
+    tcsolve::app::finish_command_json(w);
+  }
   return code;
+}
+
+/// A Boost.Program_options error as one line that points to --help.
+std::string option_error_text(const boost::program_options::error& e) {
+  return std::string(e.what()) + " (see --help)";
+}
+
+/// Whether --json is among the subcommand's arguments.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json") return true;
+  return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    print_subcommands(std::cout);
-    return 0;
+  tcsolve::app::install_signal_cleanup();  // SIGINT/SIGTERM: no temporary left behind
+  if (argc < 2) {  // no subcommand: the usage, as an error
+    print_subcommands(std::cerr);
+    return kExitInvalid;
   }
   std::string_view name = argv[1];
+  if (name == "--version" || name == "version") {
+    if (wants_json(argc, argv)) {
+      tcsolve::app::JsonWriter w(std::cout);
+      w.begin_object().field("command", "version");
+      tcsolve::app::finish_command_json(w);
+    } else {
+      tcsolve::app::print_versions(std::cout);
+    }
+    return 0;
+  }
   int sub_argc = argc - 1;  // the subcommand sees its own name as argv[0]
   char** sub_argv = argv + 1;
   char help_flag[] = "--help";
@@ -95,9 +130,20 @@ int main(int argc, char** argv) {
     sub_argv = help_args;
   }
   const Subcommand* sub = find_subcommand(name);
+  const bool json = wants_json(sub_argc, sub_argv);
   if (!sub) {
     std::cerr << "tcsolve: error: unknown subcommand '" << name
               << "'; run 'tcsolve --help' for the list" << std::endl;
+    if (json) {
+      tcsolve::app::JsonWriter w(std::cout);
+      w.begin_object().field("command", name);
+      w.key("error")
+          .begin_object()
+          .field("exit_code", kExitInvalid)
+          .field("message", "unknown subcommand '" + std::string(name) + "'")
+          .end_object();
+      tcsolve::app::finish_command_json(w);
+    }
     return kExitInvalid;
   }
 
@@ -106,16 +152,18 @@ int main(int argc, char** argv) {
     std::cout.flush();
     return code;
   } catch (const boost::program_options::error& e) {
-    return fail(sub->name, kExitInvalid, e.what());
+    return fail(sub->name, json, kExitInvalid, option_error_text(e));
   } catch (const tcsolve::InvalidInput& e) {
-    return fail(sub->name, kExitInvalid, e.what());
+    return fail(sub->name, json, kExitInvalid, e.what());
   } catch (const tcsolve::Unavailable& e) {
-    return fail(sub->name, kExitUnavailable, e.what());
+    return fail(sub->name, json, kExitUnavailable, e.what());
   } catch (const tcsolve::Error& e) {
-    return fail(sub->name, kExitError, e.what());
+    return fail(sub->name, json, kExitError, e.what());
   } catch (const std::bad_alloc&) {
-    return fail(sub->name, kExitError, "out of memory");
+    return fail(sub->name, json, kExitError,
+                "out of memory (the sizes passed the memory check against MemAvailable; another "
+                "process may have taken memory since)");
   } catch (const std::exception& e) {
-    return fail(sub->name, kExitError, e.what());
+    return fail(sub->name, json, kExitError, e.what());
   }
 }

@@ -48,6 +48,22 @@ SolveOptions solver_options(const po::variables_map& vm) {
   return o;
 }
 
+SolveResult solve_system(const std::string& path, const LinearSystem& sys, const SolveOptions& options) {
+  try {
+    return solve(sys, options);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(path + ": A: " + e.what());
+  }
+}
+
+SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method) {
+  try {
+    return solve_baseline(sys, method);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(path + ": A: " + e.what());
+  }
+}
+
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device) {
   const SolveResult& s = r.result;
   w.field(r.baseline ? "method" : "variant", r.name);
@@ -59,11 +75,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
       .field("iterations", s.iterations)
       .field("fallback", s.fallback_used)
       .field("backward_error", s.backward_error);
-  w.key("forward_error");
-  if (s.forward_error)
-    w.value(*s.forward_error);
-  else
-    w.null();
+  w.field_or_null("forward_error", s.forward_error.has_value(), s.forward_error.value_or(0.0));
+  w.field_or_null("condition_estimate", s.condition_estimate.has_value(), s.condition_estimate.value_or(0.0));
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();
@@ -73,8 +86,12 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
       .field("factorization", s.time_s.factorization)
       .field("refinement", s.time_s.refinement)
       .field("total", s.time_s.total);
+  w.key("phases").begin_object();
   for (const auto& [phase, seconds] : s.time_s.phases) w.field(phase, seconds);
-  w.end_object();
+  w.end_object().end_object();
+  w.key("warnings").begin_array();
+  for (const std::string& warning : s.warnings) w.value(warning);
+  w.end_array();
   w.field("note", s.note);
 }
 
@@ -95,7 +112,7 @@ std::string format_seconds(double s) {
 
 std::string csv_header() {
   return "method,resolved_variant,backend,device,n,nrhs,refinement,block_size,converged,"
-         "iterations,fallback,backward_error,forward_error,time_factorization_s,"
+         "iterations,fallback,backward_error,forward_error,condition_estimate,time_factorization_s,"
          "time_refinement_s,time_total_s,note\n";
 }
 
@@ -108,6 +125,7 @@ std::string csv_row(const SolveReport& r, const std::string& device, int n, int 
       << (r.baseline ? "" : std::to_string(r.options.block_size)) << ',' << (s.converged ? "true" : "false")
       << ',' << s.iterations << ',' << (s.fallback_used ? "true" : "false") << ','
       << csv_number(s.backward_error) << ',' << (s.forward_error ? csv_number(*s.forward_error) : "") << ','
+      << (s.condition_estimate ? csv_number(*s.condition_estimate) : "") << ','
       << csv_number(s.time_s.factorization) << ',' << csv_number(s.time_s.refinement) << ','
       << csv_number(s.time_s.total) << ',' << csv_field(s.note) << '\n';
   return out.str();

@@ -18,6 +18,12 @@ void add_solver_options(po::options_description& options);
 /// resolves them). Throws InvalidInput naming a bad value.
 SolveOptions solver_options(const po::variables_map& vm);
 
+/// tcsolve::solve, with an InvalidInput from the solver (an exactly singular matrix) naming the
+/// file: "<path>: A: matrix is exactly singular: ...".
+SolveResult solve_system(const std::string& path, const LinearSystem& sys, const SolveOptions& options);
+/// tcsolve::solve_baseline, likewise.
+SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method);
+
 /// One solve (or baseline) as the commands report it.
 struct SolveReport {
   std::string name;       ///< the variant's name, or the baseline method's ("fp64-lu")
@@ -28,9 +34,10 @@ struct SolveReport {
 
 /// The members of a solve object after command/input/n/nrhs: variant (or method),
 /// resolved_variant (null for a baseline), backend, device, refinement, block_size, converged,
-/// iterations, fallback, backward_error, forward_error (null without x), history:
-/// [{iteration, backward_error}], time_s: {factorization, refinement, total, and the backend's
-/// finer phases (SolveTimes.phases: cuda "transfer", "panel", "trsm", "update", ...)}, note.
+/// iterations, fallback, backward_error, forward_error (null without x), condition_estimate
+/// (null when not computed), history: [{iteration, backward_error}], time_s: {factorization,
+/// refinement, total, phases: {the backend's finer phases, snake_case (SolveTimes.phases: cuda
+/// "transfer", "panel", "trsm", "update", ...); empty on the cpu}}, warnings: [...], note.
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
 
 /// "1.23e-16", or "-" for an absent or non-finite value.

@@ -1,5 +1,7 @@
 // cuda backend: device discovery (device_available, device_name, compute_capability,
-// l2_cache_bytes) and the device memory helpers behind DeviceBuffer (cuda.hpp).
+// l2_cache_bytes), the CUDA/cuBLAS versions and free memory, and the device memory helpers
+// behind DeviceBuffer (cuda.hpp).
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -57,6 +59,40 @@ const DeviceProbe& device_probe() noexcept {
 bool device_available() { return device_probe().usable; }
 
 std::string device_name() { return device_probe().name; }
+
+namespace {
+/// CUDA's integer version 1000 * major + 10 * minor as "major.minor".
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
+RuntimeVersions runtime_versions() {
+  RuntimeVersions out;
+  int v = 0;
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess && v > 0) out.runtime = cuda_version_text(v);
+  v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0) out.driver = cuda_version_text(v);
+  cudaGetLastError();  // a missing driver leaves a (non-sticky) error behind
+  // cublasGetProperty needs no handle, hence no device.
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+    out.cublas = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  return out;
+}
+
+DeviceMemory device_memory() {
+  DeviceMemory out;
+  if (!device_available()) return out;
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return out;
+  }
+  out.free = free;
+  out.total = total;
+  return out;
+}
 
 int compute_capability() { return device_probe().capability; }
 

@@ -19,6 +19,10 @@ bool device_available() { return false; }
 
 std::string device_name() { return "none (built without CUDA)"; }
 
+RuntimeVersions runtime_versions() { return {}; }
+
+DeviceMemory device_memory() { return {}; }
+
 bool implements(Variant /*variant*/) { return false; }
 
 GemmInfo gemm(Variant, Op, Op, int, int, int, float, const float*, int, const float*, int, float,

@@ -1,6 +1,7 @@
 // Public GEMM API of tcsolve::gemm: one signature, two backends (cpu emulation, cuda).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "tcsolve/gemm/rounding.hpp"
@@ -91,6 +92,18 @@ namespace cuda {
 bool device_available();
 /// "NVIDIA H100 80GB HBM3 (sm_90)" or "none".
 std::string device_name();
+/// Versions of the CUDA software this process runs on ("13.0", "13.1.0.3"), each "none" when
+/// the build has no CUDA or the library cannot tell (no driver).
+struct RuntimeVersions {
+  std::string runtime = "none", driver = "none", cublas = "none";
+};
+RuntimeVersions runtime_versions();
+/// Free and total bytes of the current device's memory (cudaMemGetInfo); both 0 without a
+/// usable device.
+struct DeviceMemory {
+  std::size_t free = 0, total = 0;
+};
+DeviceMemory device_memory();
 /// Same contract as tcsolve::gemm with device pointers.
 GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
               int lda, const float* B, int ldb, float beta, float* C, int ldc,

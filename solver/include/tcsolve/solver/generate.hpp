@@ -14,9 +14,10 @@ namespace tcsolve {
 
 enum class SpectrumMode { geometric, arithmetic, clustered, random };
 
-/// Largest order generate_system accepts (n x n FP64 is 2 GiB at this size: the cpu holds up to
-/// four such matrices at once, the cuda backend three on the device).
-constexpr int kMaxGeneratedOrder = 16384;
+/// Largest order generate_system accepts: n^2 < 2^31, the 32-bit element indices of the GPU
+/// kernels. Memory is the caller's check: the cpu holds up to four n x n FP64 matrices at once
+/// (16 GiB at this size), the cuda backend three on the device.
+constexpr int kMaxGeneratedOrder = 46340;
 
 /// "geometric" | "arithmetic" | "clustered" | "random"; throws InvalidInput otherwise.
 SpectrumMode parse_spectrum_mode(std::string_view name);
@@ -67,8 +68,9 @@ struct MatrixMarketMatrix {
   long long stored_entries = 0;  ///< entries in the file (the size line's count for coordinate)
 };
 
-/// Largest order read_matrix_market accepts (held dense: 8 GiB at this size).
-constexpr int kMaxMatrixMarketOrder = 32768;
+/// Largest order read_matrix_market accepts: n^2 < 2^31, the 32-bit element indices of the GPU
+/// kernels (held dense: 16 GiB; whether it fits in memory is the caller's check).
+constexpr int kMaxMatrixMarketOrder = 46340;
 
 /// Parses a Matrix Market file: the %%MatrixMarket banner (object matrix; coordinate or array;
 /// real or integer; general, symmetric or skew-symmetric; pattern, complex and hermitian are

@@ -6,6 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+
+#include "tcsolve/solver/output_file.hpp"
 
 namespace tcsolve {
 
@@ -20,15 +23,44 @@ struct LinearSystem {
   int nrhs() const { return static_cast<int>(b.cols()); }
 };
 
+/// How a file's 2-D datasets are laid out. row_major: as h5py/NumPy (C order) write, element
+/// (i, j) of an array of dims (r, c) at offset i c + j. column_major: as MATLAB, Fortran, Julia
+/// and R write through HDF5, which store an r x c array with its dims reversed (c, r): the
+/// matrix is the dataset transposed (A(i, j) = the file's A[j][i]; a b of dims (nrhs, n) is
+/// n x nrhs).
+enum class Layout { row_major, column_major };
+Layout parse_layout(std::string_view name);  ///< "row-major" | "column-major"
+std::string_view to_string(Layout layout);
+
+/// What a system file declares, read from its metadata alone (no data): used to check the
+/// memory a command needs before anything is allocated.
+struct SystemShape {
+  std::int64_t n = 0, nrhs = 0;
+  bool has_x = false;
+  int a_bytes_per_element = 8;  ///< 8 float64, 4 float32 (in the file)
+};
+
+/// The shapes of a system file, checked as read_system checks them (same errors), without
+/// reading the data.
+SystemShape inspect_system(const std::string& path, Layout layout = Layout::row_major);
+
 /// Reads and validates a system file. Throws InvalidInput naming the file, the dataset and the
-/// problem: missing file, not HDF5, A or b missing, A not square or not 2-D, b's length not n,
-/// x's shape not b's, a non-float dataset, NaN or inf in A or b.
-LinearSystem read_system(const std::string& path);
+/// problem: missing file, not HDF5 (a Matrix Market file is named as such), A or b missing, A
+/// not square or not 2-D, b's length not n, x's shape not b's, a non-float dataset, NaN or inf
+/// in A or b.
+LinearSystem read_system(const std::string& path, Layout layout = Layout::row_major);
 
 /// Writes A, b (1-D when b_is_vector and nrhs == 1), x_true when present, and the description,
-/// float64, row-major. The file is written to a temporary name beside `path` and renamed; an
-/// existing `path` is refused unless `force`. Throws InvalidInput on refusal or I/O failure.
-void write_system(const std::string& path, const LinearSystem& system, bool force);
+/// float64, row-major, by the output rule (output_file.hpp: never an input, an existing regular
+/// file only with options.force, a temporary beside `path` renamed over it). Throws
+/// InvalidInput on refusal or I/O failure.
+void write_system(const std::string& path, const LinearSystem& system, const OutputOptions& options);
+/// write_system with OutputOptions{force}: no inputs, no registry (tests, scripts).
+inline void write_system(const std::string& path, const LinearSystem& system, bool force) {
+  OutputOptions options;
+  options.force = force;
+  write_system(path, system, options);
+}
 
 /// What a solve writes beside the solution (ARCHITECTURE.md: attributes of the output file).
 struct SolutionAttributes {
@@ -38,14 +70,13 @@ struct SolutionAttributes {
   bool converged = false;
 };
 
-/// Writes dataset x (n, or n x nrhs) and the attributes; temporary file + rename; refuses an
-/// existing file without `force`, and always refuses `path` equal to `input_path` (same file:
-/// std::filesystem::equivalent when both exist, else equal absolute normal paths; an empty
-/// `input_path` names no input). Attribute types: variant, backend variable-length UTF-8
+/// Writes dataset x (n, or n x nrhs) and the attributes by the output rule (output_file.hpp:
+/// never one of options.inputs, an existing regular file only with options.force, a temporary
+/// beside `path` renamed over it). Attribute types: variant, backend variable-length UTF-8
 /// strings; iterations int32; backward_error float64; converged h5py's bool (int8 enum FALSE = 0,
-/// TRUE = 1, read by h5py as numpy.bool_).
+/// TRUE = 1, read by h5py as numpy.bool_). Throws InvalidInput on refusal or I/O failure.
 void write_solution(const std::string& path, const Eigen::MatrixXd& x, bool as_vector,
-                    const SolutionAttributes& attributes, bool force, const std::string& input_path);
+                    const SolutionAttributes& attributes, const OutputOptions& options);
 
 /// A solution file read back (tests, scripts): x (n x nrhs, column-major), whether it was 1-D.
 struct Solution {
@@ -57,10 +88,5 @@ struct Solution {
 /// Reads a file written by write_solution. Throws InvalidInput ("<file>: <dataset or
 /// attribute>: <problem>") when x or an attribute is missing or malformed.
 Solution read_solution(const std::string& path);
-
-/// Throws InvalidInput "<path>: exists (use --force to overwrite)" when `path` exists and not
-/// `force`, and "<path>: is a directory" when it is one. The writers call it; commands call it
-/// before long work so that a refusal comes first.
-void check_output_path(const std::string& path, bool force);
 
 }  // namespace tcsolve

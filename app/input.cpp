@@ -1,0 +1,130 @@
+// Reading the system of solve/compare and the memory checks (input.hpp).
+#include "input.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/generate.hpp"
+
+namespace tcsolve::app {
+
+void add_layout_option(po::options_description& options) {
+  options.add_options()("layout", po::value<std::string>()->default_value("row-major")->value_name("L"),
+                        "row-major (h5py, NumPy: the default) | column-major (MATLAB, Fortran, Julia, R: "
+                        "their HDF5 datasets are the matrices transposed)");
+}
+
+Layout layout_option(const po::variables_map& vm) {
+  if (!vm.count("layout")) return Layout::row_major;
+  const std::string& name = vm["layout"].as<std::string>();
+  if (name != "row-major" && name != "column-major")
+    throw InvalidInput("--layout must be row-major or column-major, got '" + name + "'");
+  return parse_layout(name);
+}
+
+std::uint64_t host_memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (in >> key >> value) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return value * 1024;  // kB
+  }
+  return 0;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : bytes < 10 ? "%.2f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+void require_host_memory(const std::string& what, double needed) {
+  const std::uint64_t available = host_memory_available();
+  if (available == 0 || needed <= static_cast<double>(available)) return;
+  throw InvalidInput(what + " needs " + format_bytes(needed) + " of host memory; " +
+                     format_bytes(static_cast<double>(available)) + " available (MemAvailable)");
+}
+
+void require_device_memory(const std::string& what, double needed) {
+  const cuda::DeviceMemory memory = cuda::device_memory();
+  if (memory.total == 0 || needed <= static_cast<double>(memory.free)) return;
+  throw InvalidInput(what + " needs " + format_bytes(needed) + " of GPU memory; " +
+                     format_bytes(static_cast<double>(memory.free)) + " free of " +
+                     format_bytes(static_cast<double>(memory.total)) + " (" + cuda::device_name() + ")");
+}
+
+bool is_matrix_market(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(14, '\0');
+  if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) return false;
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return head == "%%matrixmarket";
+}
+
+SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, bool fallback) {
+  const double n2 = static_cast<double>(n) * static_cast<double>(n);
+  const double vectors = 16.0 * static_cast<double>(n) * static_cast<double>(nrhs) * 8;  // b, x, r, d, ...
+  SolveMemory m;
+  // Reading: the file's buffer and A (FP64) at once.
+  const double read = 16 * n2 + vectors;
+  if (backend == Backend::cuda) {
+    m.host = read;
+    // A (FP64), the FP32 LU, the fallback's FP64 LU (a copy of A) when it may run.
+    m.device = (fallback ? 20 : 12) * n2 + vectors + 64.0 * 1024 * 1024;
+  } else {
+    // A, the FP32 LU and, when it may run, the FP64 LU of the fallback.
+    m.host = std::max(read, (fallback ? 20 : 12) * n2 + vectors);
+  }
+  return m;
+}
+
+std::int64_t matrix_market_order(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '%') continue;
+    std::istringstream size(line);
+    long long rows = 0, cols = 0;
+    if (size >> rows >> cols && rows > 0) return rows;
+    return 0;
+  }
+  return 0;
+}
+
+LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
+                         Progress& progress) {
+  if (is_matrix_market(path)) {
+    const std::int64_t n = matrix_market_order(path);
+    if (n > 0) {
+      const SolveMemory need = solve_memory(n, 1, backend, fallback);
+      const std::string what = path + ": n = " + std::to_string(n) + " (Matrix Market, held dense): the solve";
+      require_host_memory(what, need.host);
+      if (backend == Backend::cuda) require_device_memory(what, need.device);
+    }
+    progress.step("importing " + path + " (Matrix Market; x = ones, b = A x)");
+    return import_matrix_market(path, RhsKind::ones, 1);
+  }
+  const SystemShape shape = inspect_system(path, layout);
+  const SolveMemory need = solve_memory(shape.n, shape.nrhs, backend, fallback);
+  const std::string what = path + ": A: " + std::to_string(shape.n) + " x " + std::to_string(shape.n) +
+                           (shape.nrhs > 1 ? ", " + std::to_string(shape.nrhs) + " right-hand sides" : "") +
+                           ": the solve on " + std::string(to_string(backend));
+  require_host_memory(what, need.host);
+  if (backend == Backend::cuda) require_device_memory(what, need.device);
+  progress.step("reading " + path);
+  return read_system(path, layout);
+}
+
+}  // namespace tcsolve::app

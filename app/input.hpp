@@ -1,0 +1,53 @@
+// What `solve` and `compare` read, and whether it fits: --layout, a system file (HDF5) or a
+// Matrix Market file (imported in memory), and the host and device memory a command needs,
+// checked against what is available before anything is allocated (exit 2 naming both).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli_util.hpp"
+#include "progress.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace tcsolve::app {
+
+/// Adds `--layout row-major|column-major`.
+void add_layout_option(po::options_description& options);
+/// The layout from the parsed options; throws InvalidInput naming a bad value.
+Layout layout_option(const po::variables_map& vm);
+
+/// MemAvailable of /proc/meminfo in bytes (what can be allocated without swapping); 0 when it
+/// cannot be read.
+std::uint64_t host_memory_available();
+
+/// "1.50 GiB", "312 MiB", "4.0 KiB".
+std::string format_bytes(double bytes);
+
+/// Throws InvalidInput "<what> needs <needed> of host memory; <available> available
+/// (MemAvailable)" when more is needed than is available (nothing is checked when the
+/// available memory is unknown).
+void require_host_memory(const std::string& what, double needed);
+/// The same for the GPU's free memory (cudaMemGetInfo); nothing is checked without a device.
+void require_device_memory(const std::string& what, double needed);
+
+/// Whether `path` starts with a %%MatrixMarket banner.
+bool is_matrix_market(const std::string& path);
+/// n of a Matrix Market file from its size line (banner and % comments skipped); 0 when the
+/// header cannot be read (the import then reports the problem with its line number).
+std::int64_t matrix_market_order(const std::string& path);
+
+/// Bytes a solve of an n x n system with nrhs right-hand sides needs at its peak, on the host
+/// and, for cuda, on the device (A in FP64, its FP32 LU, the FP64 fallback's LU, the vectors).
+struct SolveMemory {
+  double host = 0, device = 0;
+};
+SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, bool fallback);
+
+/// The system of `solve` / `compare`: an HDF5 system file read with `layout`, or a Matrix
+/// Market file imported in memory (x = ones, b = A x, as `tcsolve import` does), after checking
+/// that the solve fits in memory (solve_memory). Throws InvalidInput naming the file.
+LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
+                         Progress& progress);
+
+}  // namespace tcsolve::app
