@@ -7,7 +7,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <set>
+#include <utility>
 #include <vector>
+
+#include "signals.hpp"
 
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -94,26 +98,34 @@ std::string csv_number(double x) {
   return buf;
 }
 
-CsvFile::CsvFile(std::string path)
-    : path_(std::move(path)), tmp_(path_ + ".tmp." + std::to_string(::getpid())) {
-  out_.open(tmp_, std::ios::out | std::ios::trunc);
-  if (!out_) throw InvalidInput("--csv: cannot write '" + path_ + "' (temporary " + tmp_ + ")");
+OutputOptions output_options(bool force, std::vector<std::string> inputs) {
+  OutputOptions options;
+  options.force = force;
+  options.inputs = std::move(inputs);
+  options.temporaries = &temporaries();
+  return options;
 }
 
-CsvFile::~CsvFile() {
-  if (!committed_) {
-    out_.close();
-    std::remove(tmp_.c_str());
-  }
+void prepare_output(const std::string& path, const OutputOptions& options) {
+  warn_stale_temporaries(check_output(path, options));
+}
+
+void warn_stale_temporaries(const std::vector<StaleTemporary>& stale) {
+  static std::set<std::string> warned;  // two outputs in one folder: each file named once
+  for (const StaleTemporary& t : stale)
+    if (warned.insert(t.path).second)
+      std::cerr << "tcsolve: warning: " << t.path << " is left over from a killed tcsolve run (process " << t.pid
+                << "); remove it" << std::endl;
+}
+
+CsvFile::CsvFile(std::string path, const OutputOptions& options) : file_(path, options) {
+  warn_stale_temporaries(file_.stale_temporaries());
 }
 
 void CsvFile::commit() {
-  out_.close();
-  if (!out_ || std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp_.c_str());
-    throw Error("--csv: writing '" + path_ + "' failed");
-  }
-  committed_ = true;
+  const std::string text = out_.str();
+  file_.write(text.data(), text.size());
+  file_.publish();
 }
 
 std::string fmt(const char* format, double x) {

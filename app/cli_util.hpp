@@ -1,14 +1,16 @@
 // Helpers shared by the subcommands: one way to parse options, print --help, check numbers,
-// name the device, choose the backend and write CSV files.
+// name the device, choose the backend, and write files by the output rule (CSV files among them).
 #pragma once
 
 #include <boost/program_options.hpp>
-#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/solver/output_file.hpp"
 
 namespace tcsolve::app {
 
@@ -45,23 +47,37 @@ std::string csv_field(std::string_view s);
 /// %.17g, or an empty field for NaN.
 std::string csv_number(double x);
 
-/// A CSV output (--csv FILE): opened as a temporary beside FILE before the work runs, so that an
-/// unwritable path fails fast; renamed over FILE by commit() only when complete, removed if
-/// never committed.
+/// The output rule's options for one of a command's files (tcsolve/solver/output_file.hpp):
+/// `force` (its --force), the command's input files, and the app's registry of temporaries
+/// (signals.hpp), so that SIGINT or SIGTERM leaves none behind.
+OutputOptions output_options(bool force, std::vector<std::string> inputs);
+
+/// Checks `path` by the output rule before the command's work (refusals throw InvalidInput,
+/// exit 2) and names on stderr the temporaries killed runs left beside it
+/// (warn_stale_temporaries).
+void prepare_output(const std::string& path, const OutputOptions& options);
+
+/// "tcsolve: warning: <file> is left over from a killed tcsolve run (process N); remove it" on
+/// stderr, once per file and process.
+void warn_stale_temporaries(const std::vector<StaleTemporary>& stale);
+
+/// A CSV output (--csv FILE) by the output rule: its temporary is created beside FILE before
+/// the work runs, so that a refused or unwritable path fails fast; the rows are kept in memory
+/// and written, synced and published by commit(); never committed, the temporary is removed.
 class CsvFile {
  public:
-  explicit CsvFile(std::string path);
+  /// Throws InvalidInput when the rule refuses `path`; warns of stale temporaries beside it.
+  explicit CsvFile(std::string path, const OutputOptions& options = output_options(false, {}));
   CsvFile(const CsvFile&) = delete;
   CsvFile& operator=(const CsvFile&) = delete;
-  ~CsvFile();
   std::ostream& stream() { return out_; }
-  /// Closes and renames; throws Error when writing failed.
+  /// Writes the rows and publishes the file; throws InvalidInput when writing failed or (without
+  /// force) another process created the file meanwhile.
   void commit();
 
  private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-  bool committed_ = false;
+  std::ostringstream out_;
+  TemporaryOutput file_;
 };
 
 /// x printed with printf `format`, or "n/a" when x is NaN (a missing measurement).

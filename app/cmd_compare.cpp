@@ -1,8 +1,11 @@
 // `tcsolve compare`: solves one system with every selected GEMM variant and the baseline
 // methods, and prints one table (ARCHITECTURE.md, "Solver", "JSON": compare). --csv writes the
-// rows, --plot a PNG of backward error against iteration (through gnuplot).
+// rows, --plot a PNG of backward error against iteration (through gnuplot), both by the output
+// rule (tcsolve/solver/output_file.hpp).
 // Exit 0 whether or not each method converged: non-convergence is a row of the table.
+#include <fcntl.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -18,8 +22,11 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
+#include "progress.hpp"
 #include "solve_report.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -47,7 +54,7 @@ void print_table(const std::string& input, const LinearSystem& sys, const std::s
   std::cout << "\n\n";
   const std::vector<std::pair<std::string, std::size_t>> columns = {
       {"method", 14},   {"resolved", 14}, {"iters", 6},  {"converged", 10}, {"fallback", 9},
-      {"backward", 10}, {"forward", 10},  {"fact_s", 9}, {"refine_s", 9},   {"total_s", 9}};
+      {"backward", 10}, {"forward", 10},  {"cond", 10}, {"fact_s", 9}, {"refine_s", 9}, {"total_s", 9}};
   std::string header, rule;
   for (const auto& [name, width] : columns) {
     header += pad(name, width) + ' ';
@@ -63,6 +70,7 @@ void print_table(const std::string& input, const LinearSystem& sys, const std::s
                                             s.fallback_used ? "yes" : "no",
                                             format_error(s.backward_error),
                                             format_error(s.forward_error),
+                                            format_error(s.condition_estimate),
                                             format_seconds(s.time_s.factorization),
                                             format_seconds(s.time_s.refinement),
                                             format_seconds(s.time_s.total)};
@@ -91,7 +99,8 @@ void write_json(const std::string& input, const LinearSystem& sys, const std::st
   w.end_array();
   w.key("skipped").begin_array();
   for (const std::string& name : skipped) w.value(name);
-  w.end_array().end_object().finish();
+  w.end_array();
+  finish_command_json(w);
 }
 
 // --- plot -----------------------------------------------------------------------------------
@@ -118,64 +127,90 @@ std::string gnuplot_quote(const std::string& text) {
   return q + "'";
 }
 
-/// Writes the histories and a gnuplot script to a temporary folder and runs gnuplot on them to
-/// make `png`: backward error (log scale) against iteration, one line per method. Failures are
-/// warnings on stderr (the table is the result; the plot an extra); the folder is kept then.
-void plot_histories(const std::string& gnuplot, const std::string& png, const std::string& input,
+/// Where a backward error of 0 (an exact solution) is drawn on the log axis: 1e-20, or a decade
+/// below the smallest positive error when that is smaller, so that no method loses its points.
+double zero_floor(const std::vector<SolveReport>& rows) {
+  double floor = 1e-20;
+  for (const SolveReport& r : rows)
+    for (const double e : r.result.history)
+      if (e > 0 && std::isfinite(e)) floor = std::min(floor, e / 10);
+  return floor;
+}
+
+/// Makes the PNG `png` (its temporary, created before the solves) with gnuplot: backward error
+/// (log scale) against iteration, one line per method; NaN and inf are left out, 0 is drawn at
+/// zero_floor. The script and its data reach gnuplot on stdin from an unnamed temporary file
+/// (nothing named on disk), and gnuplot writes the image into the temporary through
+/// /dev/fd/3, so that a signal that removes the temporary leaves nothing behind even while
+/// gnuplot runs. Failures are warnings on stderr (the table is the result; the plot an extra)
+/// and remove the temporary: never an empty or partial PNG. Publishing follows the output rule
+/// (InvalidInput when another run created the file meanwhile).
+void plot_histories(const std::string& gnuplot, TemporaryOutput& png, const std::string& input,
                     const std::vector<SolveReport>& rows) {
-  char dir_template[] = "/tmp/tcsolve_plot_XXXXXX";
-  if (!::mkdtemp(dir_template)) {
-    std::cerr << "compare: warning: cannot create a temporary folder for --plot; no plot" << std::endl;
-    return;
-  }
-  const std::string dir = dir_template, data = dir + "/history.dat", script = dir + "/plot.gp";
-  {
-    std::ofstream out(data);
-    for (const SolveReport& r : rows) {  // one gnuplot data block (index) per method
-      out << "# " << r.name << "\n";
-      for (std::size_t i = 0; i < r.result.history.size(); ++i) {
-        const double e = r.result.history[i];
-        if (e > 0 && std::isfinite(e)) out << i << ' ' << csv_number(e) << '\n';
-      }
-      out << "\n\n";
+  const auto give_up = [&](const std::string& why) {
+    std::cerr << "compare: warning: " << why << "; no plot" << std::endl;
+    png.discard();
+  };
+  const double floor = zero_floor(rows);
+  bool clamped = false;
+  std::string data, plot;
+  for (const SolveReport& r : rows) {  // one inline data block ('-') per method with points
+    std::string block;
+    for (std::size_t i = 0; i < r.result.history.size(); ++i) {
+      const double e = r.result.history[i];
+      if (!std::isfinite(e) || e < 0) continue;
+      clamped = clamped || e == 0;
+      block += std::to_string(i) + ' ' + csv_number(e > 0 ? e : floor) + '\n';
     }
-    std::ofstream gp(script);
-    gp << "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-          "  set terminal pngcairo size 1000,650 noenhanced\n"
-          "} else {\n"
-          "  set terminal png size 1000,650 noenhanced\n"
-          "}\n"
-       << "set output " << gnuplot_quote(png) << "\n"
-       << "set title " << gnuplot_quote("tcsolve compare " + input) << "\n"
-       << "set logscale y\nset format y '%.0e'\nset grid\nset key outside right\n"
-          "set xlabel 'iteration'\nset ylabel 'backward error'\nset xtics 1\n"
-          "plot ";
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      gp << (i ? ", \\\n     " : "") << gnuplot_quote(data) << " index " << i
-         << " using 1:2 with linespoints title " << gnuplot_quote(rows[i].name);
-    gp << '\n';
-    if (!out || !gp) {
-      std::cerr << "compare: warning: writing the plot data in " << dir << " failed; no plot" << std::endl;
-      return;
-    }
+    if (block.empty()) continue;
+    plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "'-' using 1:2 with linespoints title " +
+            gnuplot_quote(r.name);
+    data += block + "e\n";
   }
-  // gnuplot's stdout goes to stderr: stdout holds the table or the one JSON object.
+  if (plot.empty()) return give_up("no method has a finite backward error to plot");
+  std::error_code ec;
+  const std::string target = std::filesystem::is_directory("/dev/fd", ec) ? "/dev/fd/3" : png.temporary();
+  const std::string title = "tcsolve compare " + input + (clamped ? " (backward error 0 drawn at " +
+                                                                         csv_number(floor) + ")"
+                                                                   : "");
+  const std::string script = std::string("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                                         "  set terminal pngcairo size 1000,650 noenhanced\n"
+                                         "} else {\n"
+                                         "  set terminal png size 1000,650 noenhanced\n"
+                                         "}\n") +
+                             "set output " + gnuplot_quote(target) + "\n" + "set title " + gnuplot_quote(title) +
+                             "\n" +
+                             "set logscale y\nset format y '%.0e'\nset grid\nset key outside right\n"
+                             "set xlabel 'iteration'\nset ylabel 'backward error'\nset xtics 1\n" +
+                             plot + "\n" + data + "unset output\n";
+
+  // stdin: the script in an unnamed file; stdout: our stderr (stdout holds the table or the
+  // one JSON object); fd 3: the temporary.
+  std::FILE* in = std::tmpfile();
+  if (!in || std::fwrite(script.data(), 1, script.size(), in) != script.size() || std::fflush(in) != 0 ||
+      ::lseek(::fileno(in), 0, SEEK_SET) != 0) {
+    if (in) std::fclose(in);
+    return give_up("cannot write the gnuplot script to a temporary file");
+  }
+  const int out = ::fcntl(png.fd(), F_DUPFD_CLOEXEC, 10);  // above 3, whatever fd in holds
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ::fileno(in), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  if (out >= 0) posix_spawn_file_actions_adddup2(&actions, out, 3);
   pid_t pid = 0;
-  std::string arg0 = "gnuplot", arg1 = script;
-  char* args[] = {arg0.data(), arg1.data(), nullptr};
+  std::string arg0 = "gnuplot";
+  char* args[] = {arg0.data(), nullptr};
   int status = 0;
-  const bool spawned = ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, args, environ) == 0;
+  const bool spawned = out >= 0 && ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, args, environ) == 0;
   posix_spawn_file_actions_destroy(&actions);
-  if (!spawned || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::cerr << "compare: warning: gnuplot failed; its script and data are in " << dir << std::endl;
-    return;
-  }
-  std::remove(data.c_str());
-  std::remove(script.c_str());
-  ::rmdir(dir.c_str());
+  const bool ran = spawned && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::fclose(in);
+  if (out >= 0) ::close(out);
+  struct stat st {};
+  if (!ran) return give_up("gnuplot failed");
+  if (::fstat(png.fd(), &st) != 0 || st.st_size == 0) return give_up("gnuplot wrote an empty image");
+  png.publish();
 }
 
 }  // namespace
@@ -185,8 +220,9 @@ int run_compare(int argc, char** argv) {
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
-      ("input", po::value(&input)->value_name("SYS.h5"),
-       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required)")
+      ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
+       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required); or a Matrix "
+       "Market matrix (solved with x = ones, b = A x)")
       ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
        ("all (every variant the backend has), or a comma-separated list of: " + variant_names()).c_str());
   add_solver_options(options);
@@ -194,15 +230,19 @@ int run_compare(int argc, char** argv) {
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("plot", po::value<std::string>()->value_name("F.png"),
        "plot backward error against iteration per method (needs gnuplot; warns without it)")
-      ("json", "print one JSON object on stdout")
+      ("force", "overwrite existing --csv and --plot files")
+      ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
   // clang-format on
+  add_layout_option(options);
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
                 "tcsolve compare --input SYS.h5 [--variants all|v1,v2] [--backend auto|cpu|cuda]\n"
                 "                       [--block-size NB] [--refine classical|gmres] [--max-iter N]\n"
-                "                       [--no-fallback] [--csv FILE] [--plot F.png] [--json]",
+                "                       [--no-fallback] [--layout row-major|column-major] [--csv FILE]\n"
+                "                       [--plot F.png] [--force] [--progress auto|always|never] [--json]",
                 "Solves one system with each selected GEMM variant in the LU's trailing updates\n"
                 "(as `tcsolve solve` does) and with the baseline methods -- on the cpu, fp64-lu\n"
                 "(Eigen FP64 PartialPivLU); on cuda, cusolver-dgetrf (FP64 dgetrf + dgetrs) and\n"
@@ -239,24 +279,30 @@ int run_compare(int argc, char** argv) {
       skipped.emplace_back(to_string(v));
     }
   }
+  // --csv and --plot by the output rule, their temporaries created now: refusals come first.
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
+  const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+  const std::string plot = vm.count("plot") ? vm["plot"].as<std::string>() : "";
+  if (vm.count("csv") && csv_path.empty()) throw InvalidInput("--csv needs a file name");
+  if (vm.count("plot") && plot.empty()) throw InvalidInput("--plot needs a file name");
+  if (!csv_path.empty() && !plot.empty() && same_file(csv_path, plot))
+    throw InvalidInput(plot + ": named by both --csv and --plot");
   std::optional<CsvFile> csv;
-  if (vm.count("csv")) {
-    const std::string path = vm["csv"].as<std::string>();
-    if (path.empty()) throw InvalidInput("--csv needs a file name");
-    csv.emplace(path);
-  }
-  std::string plot, gnuplot;
-  if (vm.count("plot")) {
-    plot = vm["plot"].as<std::string>();
-    if (plot.empty()) throw InvalidInput("--plot needs a file name");
-    if (const auto found = find_program("gnuplot"))
+  if (!csv_path.empty()) csv.emplace(csv_path, output_rule);
+  std::string gnuplot;
+  std::optional<TemporaryOutput> png;
+  if (!plot.empty()) {
+    prepare_output(plot, output_rule);
+    if (const auto found = find_program("gnuplot")) {
       gnuplot = *found;
-    else
+      png.emplace(plot, output_rule);
+    } else {
       std::cerr << "compare: warning: gnuplot not found on PATH; no plot (install gnuplot)" << std::endl;
+    }
   }
 
-  const LinearSystem sys = read_system(input);
-  const bool progress = stderr_is_terminal();
+  Progress progress("compare", progress_mode(vm));
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
   const std::vector<std::string> baselines = baseline_methods(so.backend);
   const std::size_t total = run.size() + baselines.size();
   std::vector<SolveReport> rows;
@@ -272,27 +318,35 @@ int run_compare(int argc, char** argv) {
     warm.max_iterations = 1;
     warm.fallback = false;
     for (Variant v : run) {
-      if (progress) std::cerr << "compare: warm-up " << to_string(v) << std::endl;
+      progress.step("warm-up " + std::string(to_string(v)));
       warm.variant = v;
-      solve(sys, warm);
+      solve_system(input, sys, warm);
     }
     for (const std::string& method : baselines) {
-      if (progress) std::cerr << "compare: warm-up " << method << std::endl;
-      solve_baseline(sys, method);
+      progress.step("warm-up " + method);
+      solve_baseline_system(input, sys, method);
     }
   }
   for (Variant v : run) {
     const std::string name(to_string(v));
-    if (progress) std::cerr << "compare: [" << rows.size() + 1 << "/" << total << "] " << name << std::endl;
+    progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + name);
     SolveOptions o = so;
     o.variant = v;
-    rows.push_back({name, false, o, solve(sys, o)});
+    rows.push_back({name, false, o, solve_system(input, sys, o)});
   }
   for (const std::string& method : baselines) {
-    if (progress) std::cerr << "compare: [" << rows.size() + 1 << "/" << total << "] " << method << std::endl;
-    rows.push_back({method, true, so, solve_baseline(sys, method)});
+    progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + method);
+    rows.push_back({method, true, so, solve_baseline_system(input, sys, method)});
   }
 
+  // The rows share the system: a warning about it (conditioning, layout) is said once.
+  std::vector<std::string> warned;
+  for (const SolveReport& r : rows)
+    for (const std::string& warning : r.result.warnings)
+      if (std::find(warned.begin(), warned.end(), warning) == warned.end()) {
+        warned.push_back(warning);
+        std::cerr << "compare: warning: " << warning << " (" << r.name << ")" << std::endl;
+      }
   const std::string device = device_description(so.backend);
   if (vm.count("json")) {
     for (const std::string& name : skipped)  // the table says it on stdout
@@ -307,7 +361,7 @@ int run_compare(int argc, char** argv) {
     for (const SolveReport& r : rows) csv->stream() << csv_row(r, device, sys.n(), sys.nrhs());
     csv->commit();
   }
-  if (!gnuplot.empty()) plot_histories(gnuplot, plot, input, rows);
+  if (png) plot_histories(gnuplot, *png, input, rows);
   return 0;
 }
 

@@ -9,8 +9,11 @@
 #include <string>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -52,6 +55,7 @@ int run_generate(int argc, char** argv) {
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   // clang-format on
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
@@ -92,21 +96,32 @@ int run_generate(int argc, char** argv) {
   const int rhs_count = positive_int("nrhs", nrhs);
   if (!vm.count("output") || output.empty())
     throw InvalidInput("--output is required (the system file to write)");
-  const bool force = vm.count("force") > 0;
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, {});
   const Backend requested = parse_backend(backend_name);
-  check_output_path(output, force);  // refuse before the (long, for large n) generation
+  prepare_output(output, output_rule);  // refuse before the (long, for large n) generation
   const Backend backend = choose_backend(requested);
 
   const bool randsvd = mode != SpectrumMode::random;
-  if (stderr_is_terminal() && order >= 2048 && randsvd)
-    std::cerr << "generate: n = " << order << ", forming A on " << to_string(backend) << " (two " << order
-              << " x " << order << " QR factorizations)" << std::endl;
+  {
+    // Host: A, U and V with their QR workspaces (cpu randsvd), then the write (the HDF5 image in
+    // memory, its C-order buffer and the bytes): about 32 n^2 bytes at the peak. Device (cuda
+    // randsvd): 3 n^2 doubles.
+    const double n2 = static_cast<double>(order) * order;
+    const std::string what = "generate --n " + std::to_string(order);
+    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 : 32) * n2);
+    if (randsvd && backend == Backend::cuda) require_device_memory(what, 24 * n2 + 64.0 * 1024 * 1024);
+  }
+  Progress progress("generate", progress_mode(vm));
+  progress.step("n = " + std::to_string(order) + ", forming A on " + std::string(to_string(backend)) +
+                (randsvd ? " (two " + std::to_string(order) + " x " + std::to_string(order) + " QR factorizations)"
+                         : ""));
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
   const LinearSystem sys =
       generate_system(order, cond, mode, static_cast<std::uint64_t>(seed), rhs_count, backend);
   const auto t_generated = Clock::now();
-  write_system(output, sys, force);
+  progress.step("writing " + output);
+  write_system(output, sys, output_rule);
   const auto t_written = Clock::now();
   const double generate_s = std::chrono::duration<double>(t_generated - t_start).count();
   const double write_s = std::chrono::duration<double>(t_written - t_generated).count();
@@ -118,7 +133,7 @@ int run_generate(int argc, char** argv) {
     w.field("mode", to_string(mode)).field("seed", seed).field("nrhs", rhs_count);
     w.field("backend", to_string(backend)).field("device", device_description(backend));
     w.key("time_s").begin_object().field("generate", generate_s).field("write", write_s).end_object();
-    w.end_object().finish();
+    finish_command_json(w);
   } else {
     std::cout << "generate: wrote " << output << ": "
               << (randsvd ? "randsvd, n " + std::to_string(order) + ", cond " + format_number(cond) + ", " +

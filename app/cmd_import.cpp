@@ -5,8 +5,11 @@
 #include <string>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -30,6 +33,7 @@ int run_import(int argc, char** argv) {
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   // clang-format on
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
@@ -49,11 +53,18 @@ int run_import(int argc, char** argv) {
   if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
   if (!vm.count("output") || output.empty())
     throw InvalidInput("--output is required (the system file to write)");
-  const bool force = vm.count("force") > 0;
-  check_output_path(output, force);
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, {mtx});  // never the --mtx
+  prepare_output(output, output_rule);
 
+  // A held dense, then the write (the HDF5 image in memory, its C-order buffer, the bytes).
+  if (const std::int64_t n = matrix_market_order(mtx); n > 0)
+    require_host_memory(mtx + ": n = " + std::to_string(n) + " held dense and written",
+                        32.0 * static_cast<double>(n) * static_cast<double>(n));
+  Progress progress("import", progress_mode(vm));
+  progress.step("reading " + mtx);
   const LinearSystem sys = import_matrix_market(mtx, rhs, static_cast<std::uint64_t>(seed));
-  write_system(output, sys, force);
+  progress.step("writing " + output);
+  write_system(output, sys, output_rule);
 
   if (vm.count("json")) {
     JsonWriter w(std::cout);
@@ -64,7 +75,8 @@ int run_import(int argc, char** argv) {
         .field("n", sys.n())
         .field("rhs", to_string(rhs));
     w.field_or_null("seed", rhs == RhsKind::random, seed);
-    w.field("description", sys.description).end_object().finish();
+    w.field("description", sys.description);
+    finish_command_json(w);
   } else {
     std::cout << "import: wrote " << output << ": " << sys.description << '\n';
   }

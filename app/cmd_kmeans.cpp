@@ -19,8 +19,11 @@
 #include <vector>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "progress.hpp"
+#include "versions.hpp"
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -44,6 +47,7 @@ struct KmeansCli {
   demos::KmeansOptions options;
   std::string output;
   bool force = false, agreement = true, json = false;
+  ProgressMode progress = ProgressMode::automatic;
 };
 
 /// "N:D" of --synthetic as two positive integers.
@@ -92,6 +96,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   // clang-format on
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
@@ -132,15 +137,17 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.force = vm.count("force") > 0;
   c.agreement = vm.count("no-agreement") == 0;
   c.json = vm.count("json") > 0;
+  c.progress = progress_mode(vm);
   return c;
 }
 
-/// Progress on stderr, one line per iteration, when it is a terminal.
-std::function<void(const demos::KmeansIteration&)> progress_printer(const std::string& what) {
-  if (!stderr_is_terminal()) return {};
-  return [what](const demos::KmeansIteration& s) {
-    std::fprintf(stderr, "kmeans %s: iteration %d: %lld labels changed, centroid movement %.3e, %.3f s\n",
-                 what.c_str(), s.iteration, s.changed, s.shift, s.time_s);
+/// Progress (progress.hpp), one step per iteration.
+std::function<void(const demos::KmeansIteration&)> progress_printer(Progress& progress, const std::string& what) {
+  return [&progress, what](const demos::KmeansIteration& s) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: iteration %d: %lld labels changed, centroid movement %.3e", what.c_str(),
+                  s.iteration, s.changed, s.shift);
+    progress.step(line);
   };
 }
 
@@ -179,7 +186,8 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
   const bool ref = run.reference.has_value();
   w.field_or_null("inertia_fp64", ref, ref ? run.reference->inertia : 0.0);
   w.field_or_null("iterations_fp64", ref, ref ? run.reference->iterations : 0);
-  w.field("empty_clusters", r.empty_clusters).field("note", r.note).end_object().finish();
+  w.field("empty_clusters", r.empty_clusters).field("note", r.note);
+  finish_command_json(w);
 }
 
 void print_summary(const KmeansCli& c, const Run& run, const std::string& device) {
@@ -212,7 +220,9 @@ int run_kmeans(int argc, char** argv) {
   const std::optional<KmeansCli> parsed = parse(argc, argv);
   if (!parsed) return 0;
   KmeansCli c = *parsed;
-  if (!c.output.empty()) demos::check_kmeans_output(c.output, c.force, c.input);
+  Progress progress("kmeans", c.progress);
+  const OutputOptions output_rule = output_options(c.force, {c.input});  // never the --input
+  if (!c.output.empty()) prepare_output(c.output, output_rule);
   c.options.backend = choose_backend(c.backend);
   if (!available(c.variant, c.options.backend))
     throw Unavailable("variant " + c.variant_name + " is not available on the " +
@@ -223,10 +233,30 @@ int run_kmeans(int argc, char** argv) {
   Run run;
   demos::KmeansData data;
   if (!c.input.empty()) {
-    data = demos::read_kmeans_data(c.input);
+    data = demos::read_kmeans_data(c.input, [&](std::int64_t points, std::int64_t dim) {
+      // Cheap contradictions and the memory, from X's shape, before its data is read.
+      if (c.k && *c.k > points)
+        throw InvalidInput(c.input + ": X: " + std::to_string(points) + " points, fewer than --k " +
+                           std::to_string(*c.k));
+      const double p = static_cast<double>(points), d = static_cast<double>(dim);
+      require_host_memory(c.input + ": X: " + std::to_string(points) + " x " + std::to_string(dim),
+                          p * d * 12 + p * 8 * 2);
+    });
     run.input_text = c.input;
   } else {
     if (!c.k) throw InvalidInput("--k is required with --synthetic");
+    // Cheap contradictions before any work (make_blobs with k = 1e9 ran 32 s before).
+    if (*c.k > c.synthetic_points)
+      throw InvalidInput("--k " + std::to_string(*c.k) + " exceeds the " + std::to_string(c.synthetic_points) +
+                         " points of --synthetic");
+    if (c.clusters_true > c.synthetic_points)
+      throw InvalidInput("--clusters-true " + std::to_string(c.clusters_true) + " exceeds the " +
+                         std::to_string(c.synthetic_points) + " points of --synthetic");
+    // X (FP32), its FP64 copy for the reference and the blobs' centres; distances k per point.
+    const double points = c.synthetic_points, dim = c.synthetic_dim, k = *c.k;
+    require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" +
+                            std::to_string(c.synthetic_dim) + " with k = " + std::to_string(*c.k),
+                        points * dim * 12 + k * dim * 16 + points * 8 * 2);
     const int clusters = c.clusters_true > 0 ? c.clusters_true : *c.k;
     demos::Blobs blobs = demos::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
     data.points = c.synthetic_points;
@@ -260,7 +290,7 @@ int run_kmeans(int argc, char** argv) {
   }
 
   // The run, then fp64 from the same start.
-  c.options.progress = progress_printer(c.variant_name);
+  c.options.progress = progress_printer(progress, c.variant_name);
   run.result = demos::kmeans(data.X.data(), data.points, data.dim, start, c.options);
   if (c.variant == Variant::fp64) {
     run.reference = run.result;
@@ -269,7 +299,7 @@ int run_kmeans(int argc, char** argv) {
     demos::KmeansOptions reference = c.options;
     reference.variant = Variant::fp64;
     reference.backend = run.result.backend;
-    reference.progress = progress_printer("fp64 (reference)");
+    reference.progress = progress_printer(progress, "fp64 (reference)");
     run.reference = demos::kmeans(data.X.data(), data.points, data.dim, start, reference);
     run.agreement = demos::label_agreement(run.result.labels, run.reference->labels);
   }
@@ -281,7 +311,7 @@ int run_kmeans(int argc, char** argv) {
     attributes.backend = to_string(run.result.backend);
     attributes.iterations = run.result.iterations;
     demos::write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
-                               c.force, c.input);
+                               output_rule);
   }
   const std::string device = device_description(run.result.backend);
   if (c.json)

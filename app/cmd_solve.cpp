@@ -8,8 +8,11 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
+#include "progress.hpp"
 #include "solve_report.hpp"
+#include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -42,6 +45,8 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
       std::cout << ' ' << phase << ' ' << format_seconds(seconds);
     std::cout << " (s)\n";
   }
+  std::cout << "  condition " << (s.condition_estimate ? format_error(*s.condition_estimate) : "-")
+            << " (1-norm estimate from the LU)\n";
   std::cout << "  note      " << s.note << '\n';
   if (!output.empty()) std::cout << "  wrote     " << output << '\n';
 }
@@ -55,13 +60,7 @@ void write_json(const std::string& input, const LinearSystem& sys, const SolveRe
       .field("n", sys.n())
       .field("nrhs", sys.nrhs());
   write_solve_members(w, r, device);
-  w.end_object().finish();
-}
-
-/// Same file (or hard link) as `input`: refused before the solve, not after it.
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec) && !ec;
+  finish_command_json(w);
 }
 
 }  // namespace
@@ -71,8 +70,9 @@ int run_solve(int argc, char** argv) {
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
-      ("input", po::value(&input)->value_name("SYS.h5"),
-       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required)")
+      ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
+       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required); or a Matrix "
+       "Market matrix (solved with x = ones, b = A x)")
       ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
        ("GEMM variant of the LU's trailing updates: " + variant_names()).c_str());
   add_solver_options(options);
@@ -80,24 +80,31 @@ int run_solve(int argc, char** argv) {
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")
-      ("json", "print one JSON object on stdout")
+      ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
   // clang-format on
+  add_layout_option(options);
+  add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
     print_usage(std::cout,
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
                 "                     [--refine classical|gmres] [--max-iter N] [--no-fallback]\n"
-                "                     [--output X.h5 [--force]] [--json]",
+                "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
+                "                     [--progress auto|always|never] [--json]",
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
                 "in FP32 whose trailing updates A22 -= L21*U12 run on the GEMM variant, then FP64\n"
                 "iterative refinement until LAPACK dsgesv's test ||r|| <= sqrt(n) ||x|| ||A|| eps\n"
                 "holds (stopping early when the correction stops shrinking), and an FP64 LU when it\n"
                 "fails (unless --no-fallback). On the cpu backend the tensor-core variants are\n"
                 "emulated: their LU costs 10-30x an fp32-simt LU, growing as n^3.\n"
+                "Reports a 1-norm condition estimate from the LU and warns when the forward error\n"
+                "cannot be trusted (condition x 2^-53 large), or when the file's x disagrees with a\n"
+                "small backward error (ill-conditioning, or a column-major file: --layout).\n"
                 "Exit codes: 0 converged, 2 invalid input (singular matrix included), 3 not\n"
-                "converged (still printed and written, flagged), 4 variant or backend unavailable.",
+                "converged (still printed and written, flagged; a non-finite x is never written),\n"
+                "4 variant or backend unavailable.",
                 options);
     return 0;
   }
@@ -105,24 +112,29 @@ int run_solve(int argc, char** argv) {
   if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
   SolveOptions so = solver_options(vm);
   so.variant = parse_variant(variant);
-  const bool force = vm.count("force") > 0;
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
   if (vm.count("output")) {
     if (output.empty()) throw InvalidInput("--output needs a file name");
-    if (same_file(output, input))
-      throw InvalidInput(output + ": is the input file; write the solution to another file");
-    check_output_path(output, force);
+    prepare_output(output, output_rule);  // refused before the solve, not after it
   }
   so.backend = choose_backend(so.backend);
   if (!available(so.variant, so.backend))
     throw Unavailable("variant " + variant + " is not available on the " +
                       std::string(to_string(so.backend)) + " backend");
 
-  const LinearSystem sys = read_system(input);
-  if (stderr_is_terminal())
-    std::cerr << "solve: n = " << sys.n() << ", LU with " << variant << " trailing updates on "
-              << to_string(so.backend) << std::endl;
-  SolveReport report{variant, false, so, solve(sys, so)};
+  Progress progress("solve", progress_mode(vm));
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
+  progress.step("n = " + std::to_string(sys.n()) + ", LU with " + variant + " trailing updates on " +
+                std::string(to_string(so.backend)));
+  SolveReport report{variant, false, so, solve_system(input, sys, so)};
   const SolveResult& s = report.result;
+  for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
+  const bool finite = s.x.allFinite();
+  if (!finite) {
+    std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
+              << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
+    output.clear();
+  }
   const std::string device = device_description(s.backend);
 
   if (!output.empty()) {
@@ -132,13 +144,13 @@ int run_solve(int argc, char** argv) {
     attributes.iterations = s.iterations;
     attributes.backward_error = s.backward_error;
     attributes.converged = s.converged;
-    write_solution(output, s.x, sys.b_is_vector && sys.nrhs() == 1, attributes, force, input);
+    write_solution(output, s.x, sys.b_is_vector && sys.nrhs() == 1, attributes, output_rule);
   }
   if (vm.count("json"))
     write_json(input, sys, report, device);
   else
     print_summary(input, sys, report, device, output);
-  return s.converged ? 0 : kExitNotConverged;
+  return s.converged && finite ? 0 : kExitNotConverged;
 }
 
 }  // namespace tcsolve::app

@@ -111,9 +111,10 @@ JsonWriter& JsonWriter::raw(std::string_view token) {
 JsonWriter& JsonWriter::value(std::string_view s) { return raw(json_quote(s)); }
 
 JsonWriter& JsonWriter::value(double d) {
-  // JSON has no inf or NaN: they are written as the strings "inf", "-inf", "nan", so that an
-  // overflowed number is told apart from null ("not run", "not known").
-  if (std::isnan(d)) return raw("\"nan\"");
+  // JSON has no inf or NaN. NaN is this program's "not measured" (a variant not run, a value
+  // not known): null. An infinity is a number that overflowed: the string "inf" or "-inf", told
+  // apart from null.
+  if (std::isnan(d)) return null();
   if (std::isinf(d)) return raw(d > 0 ? "\"inf\"" : "\"-inf\"");
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.17g", d);

@@ -1,7 +1,7 @@
 // A tiny streaming JSON writer for the --json output of the subcommands (no third-party
 // library): objects, arrays, escaped strings, integers, doubles with 17 significant digits
-// (%.17g, enough to round-trip); non-finite doubles as the strings "inf", "-inf", "nan" (null
-// is kept for what was not run or is not known).
+// (%.17g, enough to round-trip); infinities (overflowed numbers) as the strings "inf" and
+// "-inf", NaN (this program's "not measured") as null.
 #pragma once
 
 #include <ostream>
@@ -37,7 +37,7 @@ class JsonWriter {
   JsonWriter& value(std::string_view s);
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
-  /// %.17g; NaN and infinities as the strings "nan", "inf", "-inf".
+  /// %.17g; infinities as the strings "inf", "-inf"; NaN (not measured) as null.
   JsonWriter& value(double d);
   JsonWriter& value(bool b);
   template <typename T,

@@ -96,7 +96,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
 }
 
 std::string format_error(double value) {
-  if (!std::isfinite(value)) return "-";
+  if (std::isnan(value)) return "nan";  // computed, not a number: told apart from "-", not run
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2e", value);
   return buf;

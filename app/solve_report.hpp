@@ -40,7 +40,7 @@ struct SolveReport {
 /// "transfer", "panel", "trsm", "update", ...); empty on the cpu}}, warnings: [...], note.
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
 
-/// "1.23e-16", or "-" for an absent or non-finite value.
+/// "1.23e-16"; "inf" or "nan" for a value that overflowed; "-" for an absent one.
 std::string format_error(double value);
 std::string format_error(const std::optional<double>& value);
 /// Seconds to 3 significant digits ("0.0957").

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "test_data.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
@@ -136,21 +137,31 @@ TEST_CASE("gemm-bench rejects an unknown option or shape with exit 2", "[cli]") 
   CHECK(contains(r.err, "stray"));
 }
 
-TEST_CASE("an unknown subcommand exits 2 with one line on stderr", "[cli]") {
-  const CommandResult r = run_tcsolve("frobnicate --json");
+TEST_CASE("an unknown subcommand exits 2 with one line on stderr (and the error object with --json)",
+          "[cli]") {
+  CommandResult r = run_tcsolve("frobnicate");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(r.out.empty());
   CHECK(count_lines(r.err) == 1);
   CHECK(contains(r.err, "frobnicate"));
+  r = run_tcsolve("frobnicate --json");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  const Json doc = require_one_object(r);
+  REQUIRE(doc.find("error") != nullptr);
+  CHECK(contains(doc.find("error")->find("message")->string, "frobnicate"));
 }
 
-TEST_CASE("tcsolve, tcsolve --help and tcsolve help list the subcommands", "[cli]") {
+TEST_CASE("tcsolve --help and tcsolve help list the subcommands; tcsolve alone too, as an error",
+          "[cli]") {
   for (const char* args : {"", "--help", "help"}) {
     const CommandResult r = run_tcsolve(args);
     INFO(r);
-    CHECK(r.exit_code == 0);
-    const std::vector<std::string> names = listed_subcommands(r.out);
+    const bool bare = std::string(args).empty();
+    CHECK(r.exit_code == (bare ? 2 : 0));
+    const std::vector<std::string> names = listed_subcommands(bare ? r.err : r.out);
     CHECK(std::find(names.begin(), names.end(), "variants") != names.end());
     CHECK(std::find(names.begin(), names.end(), "gemm-bench") != names.end());
   }
@@ -274,7 +285,7 @@ TEST_CASE("README's variant table is the output of variants --markdown (one tabl
   INFO(r);
   REQUIRE(r.exit_code == 0);
   REQUIRE(count_lines(r.out) == tcsolve::kVariants.size() + 2);
-  const std::string readme = read_file(std::string(TCSOLVE_SOURCE_DIR) + "/README.md");
+  const std::string readme = read_file(tcsolve::test::test_data_path("README.md"));
   CHECK(contains(readme, r.out));
 }
 
@@ -286,8 +297,10 @@ TEST_CASE("an explicit --backend cuda without a usable GPU exits 4", "[cli]") {
   const CommandResult r = run_tcsolve("gemm-bench --backend cuda --m 16 --n 16 --k 16 --json");
   INFO(r);
   CHECK(r.exit_code == 4);
-  CHECK(r.out.empty());
   CHECK(count_lines(r.err) == 1);
+  const Json doc = require_one_object(r);  // --json: the error object on stdout
+  REQUIRE(doc.find("error") != nullptr);
+  CHECK(doc.find("error")->find("exit_code")->number == 4);
 }
 
 TEST_CASE("--backend auto without a usable GPU runs on the cpu and says so once on stderr",

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "test_data.hpp"
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -49,7 +50,7 @@ constexpr double kFp16TcShiftedCeiling = 0.9;
 constexpr int kTableMaxIter = 50;
 constexpr int kIrisK = 3;
 
-std::string input(const std::string& name) { return std::string(TCSOLVE_SOURCE_DIR) + "/inputs/" + name; }
+std::string input(const std::string& name) { return tcsolve::test::test_data_path("inputs/" + name); }
 
 const demos::KmeansData& dataset(const std::string& name) {
   static std::vector<std::pair<std::string, demos::KmeansData>> cache;
@@ -449,7 +450,7 @@ TEST_CASE("tcsolve kmeans: bad input exits 2 naming the file, dataset and proble
       {"--input '" + no_x + "' --k 3", "no_x.h5: X: dataset missing"},
       {"--input '" + flat + "' --k 3", "flat.h5: X: 1-D (600), expected 2-D (points x dim)"},
       {"--input '" + cube + "' --k 3", "cube.h5: X: 3-D (150 x 2 x 2), expected 2-D (points x dim)"},
-      {"--input " + iris_file + " --k 151", "iris.h5: X: 150 points, fewer than k = 151"},
+      {"--input " + iris_file + " --k 151", "iris.h5: X: 150 points, fewer than --k 151"},
       {"--input " + iris_file + " --k 0", "--k must be a positive integer (at most 2147483647), got 0"},
       {"--input " + iris_file + " --k -2", "--k must be a positive integer (at most 2147483647), got -2"},
       {"--input '" + nan + "' --k 3", "nan.h5: X: contains NaN at (1, 2)"},

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "test_data.hpp"
 #include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -174,9 +175,17 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
+/// The output rule with `force` and one input (none when empty), no registry.
+tcsolve::OutputOptions output_rule(bool force, const std::string& input) {
+  tcsolve::OutputOptions options;
+  options.force = force;
+  if (!input.empty()) options.inputs.push_back(input);
+  return options;
+}
+
 bool has_temporary_file(const TempDir& dir) {
   for (const std::string& name : dir.entries())
-    if (contains(name, ".tmp-")) return true;
+    if (contains(name, std::string(tcsolve::kTemporaryMarker))) return true;
   return false;
 }
 
@@ -224,7 +233,7 @@ TEST_CASE("a non-symmetric A is not transposed: h5py's file, our writer and memo
   // np.array([[1, 2, 3], [4, 5, 6], [7, 8, 10]], dtype=np.float64); f["b"] = np.array([[1, 2], [3, 4], [5,
   // 6]], dtype=np.float32); f["x"] = np.array([[0.5, -1], [0.25, 2], [-0.125, 4]], dtype=np.float64);
   // f.attrs["description"] = "row-major test (h5py)"; f.close()'
-  const std::string h5py_file = std::string(TCSOLVE_SOURCE_DIR) + "/tests/data/rowmajor_3x3.h5";
+  const std::string h5py_file = tcsolve::test::test_data_path("tests/data/rowmajor_3x3.h5");
   const Eigen::MatrixXd A = rowmajor_A();
   Eigen::MatrixXd b(3, 2), x(3, 2);
   b << 1, 2, 3, 4, 5, 6;
@@ -416,7 +425,7 @@ TEST_CASE("write_solution writes x and the attributes that read_solution and h5p
   Eigen::MatrixXd x(4, 1);
   x << 1, -2, 3.5, 0.25;
   const tcsolve::SolutionAttributes attributes{"ec-fp16", "cpu", 3, 1.5e-17, true};
-  tcsolve::write_solution(dir.path("x.h5"), x, true, attributes, false, dir.path("sys.h5"));
+  tcsolve::write_solution(dir.path("x.h5"), x, true, attributes, output_rule(false, dir.path("sys.h5")));
   const tcsolve::Solution s = tcsolve::read_solution(dir.path("x.h5"));
   CHECK(s.x == x);
   CHECK(s.x_is_vector);
@@ -445,14 +454,14 @@ TEST_CASE("write_solution writes x and the attributes that read_solution and h5p
 
   Eigen::MatrixXd X(3, 2);
   X << 1, 2, 3, 4, 5, 6;
-  tcsolve::write_solution(dir.path("X.h5"), X, false, {"fp32-simt", "cuda", 30, 0.5, false}, false, "");
+  tcsolve::write_solution(dir.path("X.h5"), X, false, {"fp32-simt", "cuda", 30, 0.5, false}, output_rule(false, ""));
   const tcsolve::Solution S = tcsolve::read_solution(dir.path("X.h5"));
   CHECK(S.x == X);
   CHECK_FALSE(S.x_is_vector);
   CHECK_FALSE(S.attributes.converged);
   std::vector<hsize_t> dims;
   CHECK(read_raw(dir.path("X.h5"), "x", dims) == std::vector<double>{1, 2, 3, 4, 5, 6});
-  CHECK(invalid_input_message([&] { tcsolve::write_solution(dir.path("X.h5"), X, false, {}, false, ""); }) ==
+  CHECK(invalid_input_message([&] { tcsolve::write_solution(dir.path("X.h5"), X, false, {}, output_rule(false, "")); }) ==
         dir.path("X.h5") + ": exists (use --force to overwrite)");
   CHECK_FALSE(has_temporary_file(dir));
 }
@@ -469,12 +478,12 @@ TEST_CASE("write_solution never overwrites its input, even with force", "[io]") 
   for (const std::string& output : {input, dir.path("sub/../sys.h5"), dir.path("link.h5")}) {
     INFO(output);
     const std::string message =
-        invalid_input_message([&] { tcsolve::write_solution(output, x, true, {}, true, input); });
-    CHECK(message == output + ": is the input file " + input + "; write the solution to another file");
+        invalid_input_message([&] { tcsolve::write_solution(output, x, true, {}, output_rule(true, input)); });
+    CHECK(message == output + ": is the input file " + input + "; write the output to another file");
   }
   // Neither exists yet: compared as normalized paths.
   CHECK(contains(invalid_input_message([&] {
-                   tcsolve::write_solution(dir.path("new.h5"), x, true, {}, true, dir.path("./new.h5"));
+                   tcsolve::write_solution(dir.path("new.h5"), x, true, {}, output_rule(true, dir.path("./new.h5")));
                  }),
                  "is the input file"));
   CHECK(tcsolve::read_system(input).A == sys.A);  // untouched
@@ -482,7 +491,7 @@ TEST_CASE("write_solution never overwrites its input, even with force", "[io]") 
 }
 
 TEST_CASE("every system in inputs/ reads and satisfies b = A x", "[io]") {
-  const fs::path inputs = fs::path(TCSOLVE_SOURCE_DIR) / "inputs";
+  const fs::path inputs = tcsolve::test::test_data_path("inputs");
   int count = 0;
   for (const auto& e : fs::directory_iterator(inputs)) {
     if (e.path().extension() != ".h5") continue;

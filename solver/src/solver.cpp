@@ -1,6 +1,6 @@
 // The mixed-precision solver (solver.hpp): power-of-two equilibration, blocked FP32 LU whose
 // trailing updates run through tcsolve::gemm, FP64 iterative refinement (classical or GMRES-IR),
-// FP64 LU fallback.
+// FP64 LU fallback, condition estimate and warnings. The cpu path, and the rules both paths share.
 //
 // Stopping rules of the refinement (classical and GMRES-IR alike). After the initial solve and
 // after every correction x += d, the residual r = b - A x is computed in FP64, and per right-hand
@@ -16,7 +16,35 @@
 // contractions of a slow but converging refinement (cond ~ 1/u32) are erratic. A non-finite
 // correction stops it at once ("diverged"). At most max_iterations corrections. The returned x
 // is the iterate with the smallest backward error (the history shows every one). These rules
-// are implemented once, in solver_internal.hpp, for this file and the cuda path (cuda/).
+// are implemented once, in solver_internal.hpp, for this file and the cuda path (cuda/). The
+// norms and both tests are evaluated in frexp form (solver_internal.hpp, ScaledNorm), so that
+// neither overflow (||x|| ||A|| near 1e306 makes the bound inf, which every ||r|| would meet) nor
+// underflow (near 1e-310 the bound flushes to 0) decides them.
+//
+// After refinement (both paths, in this order):
+//   fallback   when refinement did not converge (options.fallback): the FP64 LU of the
+//              equilibrated A_s = R A C, y = A_s^-1 (R b), x = C y, the scalings in exponent
+//              arithmetic (condition.hpp, EquilibratedInverse): a system near 1e-310, whose
+//              unscaled FP64 LU divides by subnormal pivots and returns NaN, is solved as its
+//              scaled copy. x is the fallback's solution when it meets dsgesv's criterion or
+//              has the smaller backward error, else the best iterate stays (the note says so).
+//   exactly singular  InvalidInput, with zero_pivot_message, when the FP32 LU meets an exact
+//              zero pivot and the FP64 LU of A_s a zero or non-finite one, or when any FP64 LU
+//              (fallback, condition estimate) does; and, before any FP64 LU, when two rows or two
+//              columns are equal up to sign and a power of two (exact_singularity: the blocked LU
+//              meets no exact zero for them; solver_internal.hpp says why).
+//   condition  cond_1(A) ~= ||A||_1 est(||A^-1||_1) (condition.hpp) with A^-1 = C U^-1 L^-1 P R
+//              from the FP32 factors, checked by up to two refinement steps along the estimate's
+//              vector; where the FP32 factors do not resolve A^-1 there (cond_1(A) u32 near 1 or
+//              beyond: the estimate would saturate near 1/u32 however singular A is), from the
+//              FP64 LU of A_s instead (the fallback's, or one made for it).
+//   finish     a non-finite x is never "converged" (note); the forward error; the warnings:
+//              cond_1(A) eps64 >= kConditionWarning (1e-3: a converged solution's forward error
+//              bound cond eps64 leaves fewer than 3 digits), and with x_true a forward error >
+//              kForwardWarning while refinement converged, naming ill-conditioning (with the
+//              estimate; "does not explain it" when the estimate bounds the forward error by
+//              n cond_1 max(eta, eps64), 10 times below it) and a column-major file read as
+//              row-major (A transposed).
 #include "tcsolve/solver/solver.hpp"
 
 #include <hdf5.h>
@@ -27,6 +55,12 @@
 #include <limits>
 #include <sstream>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+#include "condition.hpp"
 #include "equilibration.hpp"
 #include "solver_cuda.hpp"
 #include "solver_internal.hpp"
@@ -66,11 +100,201 @@ std::optional<double> forward_error(const LinearSystem& sys, const Eigen::Matrix
   for (Eigen::Index j = 0; j < x.cols(); ++j) {
     const double tn = sys.x_true->col(j).lpNorm<Eigen::Infinity>();
     const double en = (x.col(j) - sys.x_true->col(j)).lpNorm<Eigen::Infinity>();
-    double e = tn > 0 ? en / tn : (en == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    double e = quotient(scaled_norm(en), scaled_norm(tn));
     if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
     worst = std::max(worst, e);
   }
   return worst;
+}
+
+namespace {
+
+/// max over lines of sum |a|, rows (lines = rows) or columns (solver_internal.hpp: norm_inf).
+ScaledNorm max_line_sum(const Eigen::MatrixXd& A, bool rows) {
+  const double largest = A.cwiseAbs().maxCoeff();
+  int e = 0;
+  if (largest > 0) std::frexp(largest, &e);
+  const bool scale = e > 900 || e < -900;
+  const Eigen::MatrixXd scaled = scale ? Eigen::MatrixXd(A.unaryExpr([e](double v) { return std::ldexp(v, -e); }))
+                                       : Eigen::MatrixXd();
+  const Eigen::MatrixXd& m = scale ? scaled : A;
+  const double sum = rows ? m.cwiseAbs().rowwise().sum().maxCoeff() : m.cwiseAbs().colwise().sum().maxCoeff();
+  ScaledNorm out = scaled_norm(sum);
+  if (scale && !out.zero()) out.e += e;
+  return out;
+}
+
+// --- exact singularity: lines equal up to sign and a power of two ------------------------------
+
+/// splitmix64's finalizer.
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// A line's hash, normalized by its first non-zero entry in position order (which two lines
+/// equal up to s 2^k share): each non-zero entry contributes its frexp mantissa's bits, its
+/// exponent minus the reference's, whether its sign differs from the reference's, and its
+/// position. The contributions are added (mod 2^64), so the order does not matter.
+struct LineHash {
+  bool started = false;
+  int ref_exp = 0;
+  bool ref_negative = false;
+  std::uint64_t hash = 0;
+  int count = 0;  ///< non-zero entries absorbed
+
+  void absorb(int pos, double value) {
+    if (value == 0) return;
+    int e = 0;
+    const double m = std::frexp(value, &e);
+    const bool negative = m < 0;
+    if (!started) {
+      started = true;
+      ref_exp = e;
+      ref_negative = negative;
+    }
+    std::uint64_t bits = 0;
+    const double a = std::abs(m);
+    std::memcpy(&bits, &a, sizeof bits);
+    hash += mix(bits ^ mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e - ref_exp)) * 2 +
+                           (negative != ref_negative ? 1 : 0)) ^
+                mix(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pos)));
+    ++count;
+  }
+  bool operator<(const LineHash& o) const { return hash != o.hash ? hash < o.hash : count < o.count; }
+  bool operator==(const LineHash& o) const { return hash == o.hash && count == o.count; }
+};
+
+/// Two lines equal up to sign and a power of two, and neither zero, compared entry by entry.
+template <typename At>
+bool proportional(const At& at, int n, int a, int b) {
+  bool started = false, flip = false;
+  int shift = 0;
+  for (int pos = 0; pos < n; ++pos) {
+    const double u = at(a, pos), v = at(b, pos);
+    if ((u == 0) != (v == 0)) return false;
+    if (u == 0) continue;
+    int eu = 0, ev = 0;
+    const double mu = std::frexp(u, &eu), mv = std::frexp(v, &ev);
+    if (std::abs(mu) != std::abs(mv)) return false;
+    const bool f = (mu < 0) != (mv < 0);
+    if (!started) {
+      started = true;
+      flip = f;
+      shift = eu - ev;
+    } else if (f != flip || eu - ev != shift) {
+      return false;
+    }
+  }
+  return started;
+}
+
+/// The first pair (in a deterministic order) of lines of A equal up to sign and a power of two.
+std::optional<std::pair<int, int>> proportional_lines(const Eigen::MatrixXd& A, bool rows) {
+  const int n = static_cast<int>(A.rows());
+  auto at = [&](int line, int pos) { return rows ? A(line, pos) : A(pos, line); };
+  constexpr int kSample = 64;
+  std::vector<int> sample;
+  for (int k = 0; k < std::min(n, kSample); ++k) {
+    const int pos = static_cast<int>(static_cast<long long>(k) * n / std::min(n, kSample));
+    if (sample.empty() || sample.back() != pos) sample.push_back(pos);
+  }
+  // Hashes of every line over the sampled positions, each loop in the matrix's storage order.
+  std::vector<LineHash> h(static_cast<std::size_t>(n));
+  if (rows) {
+    for (int pos : sample)
+      for (int line = 0; line < n; ++line) h[static_cast<std::size_t>(line)].absorb(pos, A(line, pos));
+  } else {
+    for (int line = 0; line < n; ++line)
+      for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
+  }
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&h](int a, int b) {
+    const LineHash &x = h[static_cast<std::size_t>(a)], &y = h[static_cast<std::size_t>(b)];
+    return x == y ? a < b : x < y;
+  });
+  for (std::size_t g0 = 0; g0 < order.size();) {
+    std::size_t g1 = g0 + 1;
+    while (g1 < order.size() && h[static_cast<std::size_t>(order[g1])] == h[static_cast<std::size_t>(order[g0])]) ++g1;
+    if (g1 - g0 >= 2) {
+      // Full hashes of the group's lines, then entry by entry where they agree.
+      std::vector<std::pair<LineHash, int>> full;
+      for (std::size_t g = g0; g < g1; ++g) full.emplace_back(LineHash{}, order[g]);
+      if (rows) {
+        for (int pos = 0; pos < n; ++pos)
+          for (auto& [hash, line] : full) hash.absorb(pos, A(line, pos));
+      } else {
+        for (auto& [hash, line] : full)
+          for (int pos = 0; pos < n; ++pos) hash.absorb(pos, A(pos, line));
+      }
+      std::sort(full.begin(), full.end(), [](const auto& x, const auto& y) {
+        return x.first == y.first ? x.second < y.second : x.first < y.first;
+      });
+      for (std::size_t a = 0; a < full.size(); ++a) {
+        if (full[a].first.count == 0) continue;  // a zero line: the LU's zero pivot reports it
+        for (std::size_t b = a + 1; b < full.size() && full[b].first == full[a].first; ++b)
+          if (proportional(at, n, full[a].second, full[b].second))
+            return std::make_pair(std::min(full[a].second, full[b].second), std::max(full[a].second, full[b].second));
+      }
+    }
+    g0 = g1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string brief(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
+ScaledNorm norm_inf(const Eigen::MatrixXd& A) { return max_line_sum(A, true); }
+ScaledNorm norm_1(const Eigen::MatrixXd& A) { return max_line_sum(A, false); }
+
+std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
+  for (const bool rows : {true, false})
+    if (const auto pair = proportional_lines(A, rows))
+      return "matrix is exactly singular: " + std::string(rows ? "rows " : "columns ") +
+             std::to_string(pair->first + 1) + " and " + std::to_string(pair->second + 1) +
+             " (1-based) are equal up to sign and a power of two";
+  return std::nullopt;
+}
+
+void finish_result(const LinearSystem& sys, SolveResult& res) {
+  res.forward_error = forward_error(sys, res.x);
+  if (!res.x.allFinite()) {
+    res.converged = false;
+    res.backward_error = std::numeric_limits<double>::infinity();
+    res.note += std::string(res.note.empty() ? "" : "; ") + "no finite solution: x has NaN or infinite entries";
+  }
+  const std::optional<double> cond = res.condition_estimate;
+  if (cond && !(*cond * kEps64 < kConditionWarning))
+    res.warnings.push_back("A is ill-conditioned: cond_1(A) estimate " + brief(*cond) +
+                           ", so the forward error may be as large as cond * eps64 = " + brief(*cond * kEps64) +
+                           " and cannot be trusted");
+  if (res.forward_error && res.converged && *res.forward_error > kForwardWarning) {
+    const double fe = *res.forward_error, eta = res.backward_error;
+    // To first order the forward error is at most cond_inf(A) eta (Higham, ASNA Thm 7.2), and
+    // cond_inf(A) <= n cond_1(A).
+    const double bound = cond ? sys.n() * *cond * std::max(eta, kEps64) : 0;
+    std::string w = "forward error " + brief(fe) + " against the system's x although the backward error is " +
+                    brief(eta);
+    const std::string transposed =
+        "a file written column-major (MATLAB, Fortran, Julia) read as row-major, i.e. A transposed";
+    if (cond && fe > 10 * bound)
+      w += ": ill-conditioning does not explain it (cond_1(A) estimate " + brief(*cond) + " bounds it by about " +
+           brief(bound) + "); likely " + transposed + ", or an x that does not solve the system";
+    else
+      w += ": likely causes: ill-conditioning (cond_1(A) estimate " + (cond ? brief(*cond) : "not computed") +
+           "), or " + transposed;
+    res.warnings.push_back(w);
+  }
 }
 
 }  // namespace detail
@@ -84,6 +308,7 @@ using detail::forward_error;
 using detail::zero_pivot_message;
 
 using detail::kGmresCycle;
+using detail::ScaledNorm;
 constexpr std::string_view kFp64Baseline = "fp64-lu";  ///< Eigen FP64 PartialPivLU
 
 double seconds(Clock::time_point from, Clock::time_point to) {
@@ -174,19 +399,71 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
   return t;
 }
 
-/// Zero-based column of the first exactly zero diagonal entry of an FP64 LU's U, or -1.
-int first_zero_pivot(const Eigen::PartialPivLU<Eigen::MatrixXd>& lu) {
+/// Zero-based column of the first zero or non-finite diagonal entry of an FP64 LU's U, or -1.
+int first_bad_pivot(const Eigen::PartialPivLU<Eigen::MatrixXd>& lu) {
   const Eigen::VectorXd d = lu.matrixLU().diagonal();
   for (Eigen::Index i = 0; i < d.size(); ++i)
-    if (d[i] == 0.0) return static_cast<int>(i);
+    if (d[i] == 0.0 || !std::isfinite(d[i])) return static_cast<int>(i);
   return -1;
+}
+
+using Fp64Lu = Eigen::PartialPivLU<Eigen::MatrixXd>;
+
+/// The FP64 LU of the equilibrated A_s = R A C (exact: powers of two), for the fallback and the
+/// condition estimate. Throws InvalidInput when A is exactly singular: first the check of equal
+/// rows and columns (detail::exact_singularity), then a zero or non-finite pivot.
+Fp64Lu fp64_equilibrated_lu(const Eigen::MatrixXd& A, const Eigen::VectorXd& row_scale,
+                            const Eigen::VectorXd& col_scale) {
+  if (const auto why = detail::exact_singularity(A)) throw InvalidInput(*why);
+  Fp64Lu lu(row_scale.asDiagonal() * A * col_scale.asDiagonal());
+  const int bad = first_bad_pivot(lu);
+  if (bad >= 0) throw InvalidInput(zero_pivot_message(bad));
+  return lu;
+}
+
+/// A^-1, A^-T through the FP64 LU of A_s.
+detail::EquilibratedInverse fp64_inverse(const Fp64Lu& lu, const LuFactorization& f) {
+  return detail::EquilibratedInverse(
+      f.row_scale, f.col_scale, [&lu](Eigen::VectorXd& w) { w = lu.solve(w); },
+      [&lu](Eigen::VectorXd& w) { w = lu.transpose().solve(w); });
+}
+
+/// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
+/// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).
+detail::EquilibratedInverse fp32_inverse(const LuFactorization& f) {
+  return detail::EquilibratedInverse(
+      f.row_scale, f.col_scale,
+      [&f](Eigen::VectorXd& w) {
+        Eigen::VectorXf y(w.size());
+        for (Eigen::Index i = 0; i < w.size(); ++i) y[i] = static_cast<float>(w[f.perm[static_cast<std::size_t>(i)]]);
+        f.lu.triangularView<Eigen::UnitLower>().solveInPlace(y);
+        f.lu.triangularView<Eigen::Upper>().solveInPlace(y);
+        w = y.cast<double>();
+      },
+      [&f](Eigen::VectorXd& w) {
+        Eigen::VectorXf y = w.cast<float>();
+        f.lu.triangularView<Eigen::Upper>().transpose().solveInPlace(y);
+        f.lu.triangularView<Eigen::UnitLower>().transpose().solveInPlace(y);
+        for (Eigen::Index i = 0; i < w.size(); ++i) w[f.perm[static_cast<std::size_t>(i)]] = y[i];
+      });
+}
+
+/// x = A^-1 b column by column through an inverse (the fallback's solve).
+Eigen::MatrixXd solve_with(const detail::EquilibratedInverse& inverse, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd x(b.rows(), b.cols());
+  for (Eigen::Index j = 0; j < b.cols(); ++j) {
+    Eigen::VectorXd v = b.col(j);
+    inverse.apply(v);
+    x.col(j) = v;
+  }
+  return x;
 }
 
 /// r = b - A x in FP64 and the assessment of x (detail::assess_columns).
 class Checker {
  public:
   Checker(const Eigen::MatrixXd& A, const Eigen::MatrixXd& b)
-      : A_(A), b_(b), norm_a_(A.cwiseAbs().rowwise().sum().maxCoeff()), b_norm_(column_norms(b)) {}
+      : A_(A), b_(b), norm_a_(detail::norm_inf(A)), b_norm_(column_norms(b)) {}
 
   Assessment assess(const Eigen::MatrixXd& x, Eigen::MatrixXd& r) const {
     r.noalias() = b_ - A_ * x;
@@ -205,7 +482,7 @@ class Checker {
  private:
   const Eigen::MatrixXd& A_;
   const Eigen::MatrixXd& b_;
-  double norm_a_;
+  ScaledNorm norm_a_;
   std::vector<double> b_norm_;
 };
 
@@ -275,13 +552,11 @@ void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd
   detail::refinement_loop(options.max_iterations, ops, res);
 }
 
-void fill_fp64_solution(const LinearSystem& sys, const Eigen::PartialPivLU<Eigen::MatrixXd>& lu,
-                        const Checker& checker, SolveResult& res) {
-  res.x = lu.solve(sys.b);
-  Eigen::MatrixXd r;
-  const Assessment a = checker.assess(res.x, r);
-  res.backward_error = a.backward_error;
-  res.converged = a.all_done;
+/// Whether the assessment `a` of the fallback's x beats the result so far: dsgesv's criterion
+/// first, then the smaller backward error.
+bool better(const Assessment& a, const SolveResult& res) {
+  if (a.all_done != res.converged) return a.all_done;
+  return a.backward_error < res.backward_error;
 }
 
 }  // namespace
@@ -357,27 +632,34 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   const auto t_factored = Clock::now();
   res.time_s.factorization = seconds(t_start, t_factored);
   res.resolved_variant = t.f.resolved_variant;
+  const LuFactorization& f = t.f;
+
+  // The FP64 LU of A_s, made at most once: for the fallback, or for the condition estimate.
+  std::optional<Fp64Lu> lu64;
+  auto fp64 = [&]() -> const Fp64Lu& {
+    if (!lu64) lu64 = fp64_equilibrated_lu(sys.A, f.row_scale, f.col_scale);
+    return *lu64;
+  };
 
   if (t.zero_pivot >= 0) {
     // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
-    Eigen::PartialPivLU<Eigen::MatrixXd> lu(sys.A);
-    const int zero64 = first_zero_pivot(lu);
-    if (zero64 >= 0) throw InvalidInput(zero_pivot_message(zero64));
+    const Fp64Lu& lu = fp64();
     const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(t.zero_pivot + 1) +
                             " (singular to FP32 precision)";
     if (options.fallback) {
-      fill_fp64_solution(sys, lu, checker, res);
+      res.x = solve_with(fp64_inverse(lu, f), sys.b);
       res.fallback_used = true;
       res.note = why + "; FP64 LU fallback used";
     } else {
       res.x = Eigen::MatrixXd::Zero(sys.A.rows(), sys.b.cols());
-      Eigen::MatrixXd r;
-      res.backward_error = checker.assess(res.x, r).backward_error;
       res.note = why + "; no fallback: x = 0";
     }
+    Eigen::MatrixXd r;
+    const Assessment a = checker.assess(res.x, r);
+    res.backward_error = a.backward_error;
+    res.converged = options.fallback && a.all_done;
     res.history.push_back(res.backward_error);
   } else {
-    const LuFactorization& f = t.f;
     const Eigen::MatrixXd x0 = lu_apply(f, sys.b);
     if (options.refinement == Refinement::classical) {
       refine(options, checker, x0, res,
@@ -397,14 +679,34 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
       res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
     }
     if (!res.converged && options.fallback) {
-      const std::string why = res.note;
-      Eigen::PartialPivLU<Eigen::MatrixXd> lu(sys.A);
-      fill_fp64_solution(sys, lu, checker, res);
+      Eigen::MatrixXd x = solve_with(fp64_inverse(fp64(), f), sys.b), r;
+      const Assessment a = checker.assess(x, r);
       res.fallback_used = true;
-      res.note = why + "; FP64 LU fallback used";
+      if (better(a, res)) {
+        res.x = std::move(x);
+        res.backward_error = a.backward_error;
+        res.converged = a.all_done;
+        res.note += "; FP64 LU fallback used";
+      } else {
+        res.note += "; FP64 LU fallback ran, but its x (backward error " + detail::brief(a.backward_error) +
+                    ") was no better: the best iterate kept";
+      }
     }
   }
-  res.forward_error = forward_error(sys, res.x);
+
+  if (options.estimate_condition) {
+    const ScaledNorm norm1 = detail::norm_1(sys.A);
+    if (!lu64) {
+      const detail::ConditionEstimate c = detail::estimate_condition(
+          norm1, fp32_inverse(f), [&](Eigen::VectorXd& y) { y = sys.A * y; });
+      if (c.resolved)
+        res.condition_estimate = c.estimate;
+      else
+        res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
+    }
+    if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64_inverse(fp64(), f)).estimate;
+  }
+  detail::finish_result(sys, res);
   const auto t_end = Clock::now();
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end);
@@ -419,10 +721,14 @@ SolveResult solve_fp64_baseline(const LinearSystem& sys) {
   res.resolved_variant = Variant::fp64;
   const Eigen::PartialPivLU<Eigen::MatrixXd> lu(sys.A);
   const auto t_factored = Clock::now();
-  const int zero = first_zero_pivot(lu);
-  if (zero >= 0) throw InvalidInput(zero_pivot_message(zero));
+  const int bad = first_bad_pivot(lu);
+  if (bad >= 0) throw InvalidInput(zero_pivot_message(bad));
   const Checker checker(sys.A, sys.b);
-  fill_fp64_solution(sys, lu, checker, res);
+  res.x = lu.solve(sys.b);
+  Eigen::MatrixXd r;
+  const Assessment a = checker.assess(res.x, r);
+  res.backward_error = a.backward_error;
+  res.converged = a.all_done;
   res.history.push_back(res.backward_error);
   res.forward_error = forward_error(sys, res.x);
   res.note = res.converged ? "Eigen FP64 PartialPivLU; dsgesv criterion holds"

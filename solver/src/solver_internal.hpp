@@ -24,6 +24,18 @@ inline constexpr double kStagnationFactor = 0.5;
 inline constexpr int kGmresCycle = 100;          ///< GMRES-IR: inner iterations per outer step (at most n)
 inline constexpr double kGmresTolerance = 1e-4;  ///< inner stop: ||M^-1 (r - A d)||_2 <= tol ||M^-1 r||_2
 
+/// Warnings (SolveResult::warnings). A solution that meets dsgesv's criterion has a normwise
+/// backward error of about eps64, so its relative forward error is bounded by about
+/// cond(A) eps64 (Higham, ASNA 2nd ed., Thm 7.2): at cond_1(A) eps64 >= 1e-3 fewer than three
+/// digits are guaranteed, and the warning says that the forward error cannot be trusted.
+inline constexpr double kConditionWarning = 1e-3;
+/// With the system's x known: a forward error above this while refinement converged (small
+/// backward error) is named, with its likely causes.
+inline constexpr double kForwardWarning = 1e-3;
+
+/// v as printf's "%.2g" (numbers in notes and warnings).
+std::string brief(double v);
+
 /// "matrix is exactly singular: zero pivot in column <column + 1> (1-based)".
 std::string zero_pivot_message(int column);
 
@@ -34,8 +46,105 @@ void check_system(const LinearSystem& sys);
 /// Throws InvalidInput for a block size < 1 or max_iterations < 0.
 void check_solve_options(const SolveOptions& options);
 
-/// max over columns of ||x - x_true||_inf / ||x_true||_inf, when x_true is known.
+/// max over columns of ||x - x_true||_inf / ||x_true||_inf, when x_true is known (the quotient
+/// in the frexp form of ScaledNorm: no underflow to 0/0 for a tiny x_true).
 std::optional<double> forward_error(const LinearSystem& sys, const Eigen::MatrixXd& x);
+
+/// A certificate of exact singularity that needs no factorization: two rows, or two columns,
+/// of A that are equal up to sign and a power of two (a_rj = s 2^k a_ij for all j, s = +-1;
+/// rows or columns that are entirely zero are left to the LU's zero pivot). Returns the message
+/// of the InvalidInput to throw ("matrix is exactly singular: rows 3 and 7 (1-based) are equal
+/// up to sign and a power of two"), or nullopt. Exact: entries are compared by their frexp
+/// parts (mantissa, sign, exponent difference), never by a rounded quotient. O(n^2) at most:
+/// rows (columns) are grouped by a hash of 64 sampled columns (rows), only groups of two or
+/// more are hashed in full, and only equal full hashes are compared entry by entry.
+///
+/// Why it is needed: the blocked LU does not meet an exact zero pivot for two equal rows. Inside
+/// a panel the second row's update a_rj - 1 * u_j is exactly 0, but outside it the row receives
+/// A22 - L21 U12, where U12 came from a triangular solve and the product from the GEMM (the
+/// variant's rounding and order): the two round differently and leave O(u |a|) instead of 0, so
+/// the LU goes on with a tiny pivot, refinement of a consistent b converges (the null-space
+/// component of x is invisible to the residual) and the forward error is O(1). Equal columns
+/// do not cancel exactly even unblocked ((a / p) p != a in floating point).
+std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A);
+
+/// The end of every solve on both paths: the forward error (when x_true is known); a result
+/// whose x is not finite is not converged (the note says so, backward_error = inf); and the
+/// warnings (solver.cpp's file comment, kConditionWarning, kForwardWarning).
+void finish_result(const LinearSystem& sys, SolveResult& res);
+
+// ---------------------------------------------------------------------------------------------
+// Overflow- and underflow-safe norms
+// ---------------------------------------------------------------------------------------------
+
+/// A non-negative number m 2^e kept as its frexp parts (m in [1/2, 1), or m = 0, or m inf/NaN
+/// for a norm that is not finite), so that products and quotients of norms neither overflow
+/// nor underflow: ||A|| ||x|| eps64 of a system near 1e306, or of one near 1e-310, is a pair
+/// of a moderate mantissa and an integer exponent, and comparisons are exact.
+struct ScaledNorm {
+  double m = 0;
+  int e = 0;
+  bool finite() const { return std::isfinite(m); }
+  bool zero() const { return m == 0; }
+  /// The value as a double (saturates to inf or flushes toward 0 when out of range).
+  double value() const { return std::isfinite(m) ? std::ldexp(m, e) : m; }
+};
+
+/// v >= 0 (or inf/NaN) in frexp form (exact).
+inline ScaledNorm scaled_norm(double v) {
+  ScaledNorm s;
+  if (!std::isfinite(v)) {
+    s.m = std::isnan(v) ? v : std::numeric_limits<double>::infinity();
+    return s;
+  }
+  s.m = std::frexp(std::abs(v), &s.e);
+  return s;
+}
+
+/// a b (one rounding of the mantissas' product, exponents added exactly).
+inline ScaledNorm times(ScaledNorm a, ScaledNorm b) {
+  if (!a.finite() || !b.finite()) return scaled_norm(a.m * b.m);
+  ScaledNorm p = scaled_norm(a.m * b.m);  // in [1/4, 1): no underflow
+  p.e += a.e + b.e;
+  return p;
+}
+
+/// a + b (the smaller mantissa aligned to the larger exponent: at most one rounding).
+inline ScaledNorm plus(ScaledNorm a, ScaledNorm b) {
+  if (!a.finite() || !b.finite()) return scaled_norm(a.m + b.m);
+  if (a.zero()) return b;
+  if (b.zero()) return a;
+  const int k = std::max(a.e, b.e);
+  ScaledNorm s = scaled_norm(std::ldexp(a.m, a.e - k) + std::ldexp(b.m, b.e - k));  // in [1/2, 2)
+  s.e += k;
+  return s;
+}
+
+/// a <= b, exactly (not finite: false).
+inline bool less_equal(ScaledNorm a, ScaledNorm b) {
+  if (!a.finite() || !b.finite()) return false;
+  if (a.zero()) return true;
+  if (b.zero()) return false;
+  return a.e != b.e ? a.e < b.e : a.m <= b.m;
+}
+
+/// a / b as a double (inf when b is 0 and a is not, or when out of range; 0 / 0 = 0).
+inline double quotient(ScaledNorm a, ScaledNorm b) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (!a.finite() || !b.finite()) return kInf;
+  if (a.zero()) return 0;
+  if (b.zero()) return kInf;
+  return std::ldexp(a.m / b.m, a.e - b.e);
+}
+
+/// ||A||_inf (max row sum of |a_ij|) and ||A||_1 (max column sum) without overflow for entries
+/// near DBL_MAX and without losing a matrix of subnormals: summed as they are when the largest
+/// |a_ij| lies in [2^-900, 2^900] (a sum of n < 2^100 terms cannot overflow, and the largest
+/// row sum, at least max |a_ij|, is far from the subnormals), else summed scaled by 2^-E with
+/// 2^E the largest |a_ij| (exact; entries far below it may flush, which changes the largest
+/// sum, at least 2^(E-1), by less than n 2^-1074).
+ScaledNorm norm_inf(const Eigen::MatrixXd& A);
+ScaledNorm norm_1(const Eigen::MatrixXd& A);
 
 /// Per-column quantities of one iterate against the system.
 struct Assessment {
@@ -46,23 +155,37 @@ struct Assessment {
 };
 
 /// The backward error and dsgesv's criterion per column from the norms of r = b - A x, x and b
-/// (each ||.||_inf per column) and ||A||_inf:
-///   eta_j = ||r_j|| / (||A|| ||x_j|| + ||b_j||),  done_j = ||r_j|| <= sqrt(n) ||x_j|| ||A|| eps64.
+/// (each ||.||_inf per column, exact: maxima of |entries|) and ||A||_inf:
+///   eta_j = ||r_j|| / (||A|| ||x_j|| + ||b_j||),  done_j = ||r_j|| <= sqrt(n) ||x_j|| ||A|| eps64,
+/// both evaluated on the frexp forms (ScaledNorm): the right-hand side sqrt(n) ||x|| ||A||
+/// eps64 is the product of the mantissas (in [2^-2 sqrt(n) 2^-53, sqrt(n) 2^-53): no
+/// underflow) times 2 to the sum of the exponents, compared with ||r|| exponent first; eta is
+/// the quotient of the mantissas scaled by the difference of the exponents. So the test holds
+/// only when it holds mathematically: it never becomes true through an overflow to inf (a
+/// system near 1e306), nor false through an underflow to 0 (near 1e-310), and eta of a tiny
+/// system is not 0 / 0. A column with ||r_j|| or ||x_j|| not finite (or ||A|| not finite) is
+/// not done and has eta = inf. ||r_j|| = 0 is done.
 inline Assessment assess_columns(const std::vector<double>& r_norm, const std::vector<double>& x_norm,
-                                 const std::vector<double>& b_norm, double norm_a, int n) {
+                                 const std::vector<double>& b_norm, ScaledNorm norm_a, int n) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const double sqrt_n = std::sqrt(static_cast<double>(n));
+  const double sqrt_n_eps = std::sqrt(static_cast<double>(n)) * kEps64;  // a normal number
   Assessment a;
   a.done.resize(x_norm.size());
   a.x_norm = x_norm;
   a.all_done = true;
   for (std::size_t j = 0; j < x_norm.size(); ++j) {
     const double rn = r_norm[j], xn = x_norm[j], bn = b_norm[j];
-    const double denominator = norm_a * xn + bn;
-    double eta = denominator > 0 ? rn / denominator : (rn == 0 ? 0.0 : kInf);
-    if (!std::isfinite(eta)) eta = kInf;
+    double eta = kInf;
+    bool ok = false;
+    if (std::isfinite(rn) && std::isfinite(xn) && norm_a.finite()) {
+      const ScaledNorm r = scaled_norm(rn), x = scaled_norm(xn), b = scaled_norm(bn);
+      const ScaledNorm ax = times(norm_a, x);
+      const ScaledNorm denominator = plus(ax, b);
+      eta = denominator.zero() ? (r.zero() ? 0.0 : kInf) : quotient(r, denominator);
+      if (!std::isfinite(eta)) eta = kInf;
+      ok = r.zero() || less_equal(r, times(ax, scaled_norm(sqrt_n_eps)));
+    }
     a.backward_error = std::max(a.backward_error, eta);
-    const bool ok = std::isfinite(rn) && std::isfinite(xn) && rn <= sqrt_n * xn * norm_a * kEps64;
     a.done[j] = ok;
     a.all_done = a.all_done && ok;
   }
@@ -70,15 +193,14 @@ inline Assessment assess_columns(const std::vector<double>& r_norm, const std::v
 }
 
 /// delta = max over the columns not done of ||d_j|| / ||x_j|| (the relative size of a
-/// correction); NaN when some ||d_j|| is not finite.
+/// correction; the quotient in frexp form); NaN when some ||d_j|| is not finite.
 inline double correction_size(const std::vector<double>& d_norm, const std::vector<double>& x_norm,
                               const std::vector<bool>& done) {
   double delta = 0;
   for (std::size_t j = 0; j < d_norm.size(); ++j) {
     if (done[j]) continue;
-    const double xn = x_norm[j], dn = d_norm[j];
-    delta = std::max(delta, xn > 0 ? dn / xn : (dn == 0 ? 0.0 : std::numeric_limits<double>::infinity()));
-    if (!std::isfinite(dn)) delta = std::numeric_limits<double>::quiet_NaN();
+    if (!std::isfinite(d_norm[j])) return std::numeric_limits<double>::quiet_NaN();
+    delta = std::max(delta, quotient(scaled_norm(d_norm[j]), scaled_norm(x_norm[j])));
   }
   return delta;
 }

@@ -12,9 +12,9 @@
 // with the file named as the caller gave it. Element positions in messages are 0-based
 // (row, column), as NumPy indexes the dataset.
 //
-// Writing. HDF5 builds the file in memory; its bytes go to a temporary file beside the target
-// (".<name>.tmp-<pid>-<k>", created exclusively), which is renamed over the target only when
-// complete and synced; on any failure the temporary file is removed (OutputFile).
+// Writing. HDF5 builds the file in memory; its bytes are written by the output rule
+// (output_file.hpp): a temporary "<name>.tcsolve-tmp-<pid>-<k>" beside the target, published
+// only when complete and synced; on any failure the temporary file is removed (OutputFile).
 #include "tcsolve/solver/system.hpp"
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -44,7 +45,6 @@ namespace fs = std::filesystem;
 using hdf5::fail;
 using hdf5::Handle;
 using hdf5::OutputFile;
-using hdf5::same_file;
 using hdf5::write_attribute;
 using hdf5::write_string_attribute;
 using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -104,7 +104,16 @@ Handle open_for_reading(const std::string& path) {
   if (!fs::exists(st)) fail(path, "no such file");
   if (fs::is_directory(st)) fail(path, "is a directory");
   if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
-  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(14, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (head == "%%matrixmarket")
+      fail(path, "a Matrix Market file, not HDF5 (solve and compare read it directly; `tcsolve import` "
+                 "turns it into a system file)");
+    fail(path, "not an HDF5 file");
+  }
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
   return file;
@@ -135,6 +144,7 @@ class FloatDataset {
     const std::size_t size = H5Tget_size(type.get());
     if (H5Tget_class(type.get()) != H5T_FLOAT || (size != 4 && size != 8))
       fail(path, name, "type " + type_text(type.get()) + ", expected float64 or float32");
+    d.element_bytes_ = static_cast<int>(size);
     Handle space(H5Dget_space(d.dataset_.get()), H5Sclose);
     if (!space.valid()) fail(path, name, "cannot read its shape");
     const int rank = H5Sget_simple_extent_ndims(space.get());
@@ -146,10 +156,19 @@ class FloatDataset {
   }
 
   const std::vector<hsize_t>& dims() const { return dims_; }
+  int element_bytes() const { return element_bytes_; }
+
+  /// The dims as the matrix has them: the file's dims, reversed for a 2-D dataset of a
+  /// column-major file (system.hpp, Layout).
+  std::vector<hsize_t> logical_dims(Layout layout) const {
+    if (layout == Layout::column_major && dims_.size() == 2) return {dims_[1], dims_[0]};
+    return dims_;
+  }
 
   /// The data as an Eigen matrix, dims (r) -> r x 1, dims (r, c) -> r x c with M(i, j) = the
-  /// file's element [i][j]. Rejects NaN and inf, naming the first one in file order.
-  Eigen::MatrixXd read() const {
+  /// file's element [i][j] (row-major), or c x r with M(i, j) = [j][i] (column-major). Rejects
+  /// NaN and inf, naming the first one by its file index.
+  Eigen::MatrixXd read(Layout layout = Layout::row_major) const {
     const Eigen::Index rows = static_cast<Eigen::Index>(dims_.at(0));
     const Eigen::Index cols = dims_.size() == 2 ? static_cast<Eigen::Index>(dims_[1]) : 1;
     RowMajorMatrix buffer(rows, cols);  // the file's C order, element [i][j] at i * cols + j
@@ -165,6 +184,9 @@ class FloatDataset {
                                     : "(" + std::to_string(k) + ")";
       fail(path_, name_, "contains " + what + " at " + where);
     }
+    // The file's C-order buffer read column-major is the transpose: no copy of the order.
+    if (layout == Layout::column_major && dims_.size() == 2)
+      return Eigen::Map<const Eigen::MatrixXd>(buffer.data(), cols, rows);
     return buffer;  // RowMajor -> column-major copy: A(i, j) stays A(i, j)
   }
 
@@ -175,6 +197,7 @@ class FloatDataset {
   std::string path_, name_;
   Handle dataset_;
   std::vector<hsize_t> dims_;
+  int element_bytes_ = 8;
 };
 
 /// A scalar string attribute of `loc` (fixed or variable length), nullopt when absent or not a
@@ -255,49 +278,82 @@ void write_matrix(hid_t file, const std::string& path, const char* name, const E
 
 // --- public ---------------------------------------------------------------------------------
 
-LinearSystem read_system(const std::string& path) {
-  silence_hdf5();
-  Handle file = open_for_reading(path);
+Layout parse_layout(std::string_view name) {
+  if (name == "row-major") return Layout::row_major;
+  if (name == "column-major") return Layout::column_major;
+  throw InvalidInput("unknown layout '" + std::string(name) + "' (valid: row-major, column-major)");
+}
 
-  const std::optional<FloatDataset> A = FloatDataset::open(file.get(), path, "A", true);
-  const std::vector<hsize_t>& a = A->dims();
+std::string_view to_string(Layout layout) { return layout == Layout::column_major ? "column-major" : "row-major"; }
+
+namespace {
+
+/// A system file opened and its shapes checked (read_system's and inspect_system's first part).
+struct OpenedSystem {
+  Handle file;
+  std::optional<FloatDataset> A, b, x;
+  std::vector<hsize_t> b_dims;  ///< logical (Layout applied)
+};
+
+/// to = from for an optional of a move-constructible, not move-assignable type.
+void assign(std::optional<FloatDataset>& to, std::optional<FloatDataset>&& from) {
+  to.reset();
+  if (from) to.emplace(std::move(*from));
+}
+
+OpenedSystem open_system(const std::string& path, Layout layout) {
+  silence_hdf5();
+  OpenedSystem o{open_for_reading(path), std::nullopt, std::nullopt, std::nullopt, {}};
+  const hid_t file = o.file.get();
+  assign(o.A, FloatDataset::open(file, path, "A", true));
+  const std::vector<hsize_t> a = o.A->logical_dims(layout);
   if (a.size() != 2) fail(path, "A", rank_text(a) + ", expected 2-D (n x n)");
   if (a[0] != a[1]) fail(path, "A", "not square (" + shape_text(a) + ")");
   if (a[0] == 0) fail(path, "A", "empty (0 x 0)");
   const hsize_t n = a[0];
 
-  const std::optional<FloatDataset> b = FloatDataset::open(file.get(), path, "b", true);
-  const std::vector<hsize_t>& bd = b->dims();
+  assign(o.b, FloatDataset::open(file, path, "b", true));
+  o.b_dims = o.b->logical_dims(layout);
+  const std::vector<hsize_t>& bd = o.b_dims;
+  const char* hint = layout == Layout::row_major ? " (a column-major file? see --layout)" : "";
   if (bd.size() != 1 && bd.size() != 2)
     fail(path, "b", rank_text(bd) + ", expected 1-D (n) or 2-D (n x nrhs)");
   if (bd.size() == 1 && bd[0] != n)
     fail(path, "b", "length " + shape_text(bd) + ", expected " + std::to_string(n) + " (rows of A)");
   if (bd.size() == 2 && bd[0] != n)
-    fail(path, "b", shape_text(bd) + ", expected " + std::to_string(n) + " rows (rows of A)");
+    fail(path, "b", shape_text(bd) + ", expected " + std::to_string(n) + " rows (rows of A)" + hint);
   if (bd.size() == 2 && bd[1] == 0) fail(path, "b", shape_text(bd) + ", no right-hand side");
 
-  const std::optional<FloatDataset> x = FloatDataset::open(file.get(), path, "x", false);
-  if (x && x->dims() != bd)
-    fail(path, "x", "shape (" + shape_text(x->dims()) + "), expected (" + shape_text(bd) + ") as b");
+  assign(o.x, FloatDataset::open(file, path, "x", false));
+  if (o.x && o.x->logical_dims(layout) != bd)
+    fail(path, "x", "shape (" + shape_text(o.x->logical_dims(layout)) + "), expected (" + shape_text(bd) + ") as b");
+  return o;
+}
 
+}  // namespace
+
+SystemShape inspect_system(const std::string& path, Layout layout) {
+  const OpenedSystem o = open_system(path, layout);
+  SystemShape shape;
+  shape.n = static_cast<std::int64_t>(o.b_dims[0]);
+  shape.nrhs = o.b_dims.size() == 2 ? static_cast<std::int64_t>(o.b_dims[1]) : 1;
+  shape.has_x = o.x.has_value();
+  shape.a_bytes_per_element = o.A->element_bytes();
+  return shape;
+}
+
+LinearSystem read_system(const std::string& path, Layout layout) {
+  const OpenedSystem o = open_system(path, layout);
   LinearSystem sys;
-  sys.A = A->read();
-  sys.b = b->read();
-  sys.b_is_vector = bd.size() == 1;
-  if (x) sys.x_true = x->read();
-  sys.description = read_string_attribute(file.get(), "description").value_or("");
+  sys.A = o.A->read(layout);
+  sys.b = o.b->read(layout);
+  sys.b_is_vector = o.b_dims.size() == 1;
+  if (o.x) sys.x_true = o.x->read(layout);
+  sys.description = read_string_attribute(o.file.get(), "description").value_or("");
   return sys;
 }
 
-void check_output_path(const std::string& path, bool force) {
-  if (path.empty()) throw InvalidInput("output file name is empty");
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (fs::is_directory(st)) fail(path, "is a directory");
-  if (fs::exists(st) && !force) fail(path, "exists (use --force to overwrite)");
-}
-
-void write_system(const std::string& path, const LinearSystem& system, bool force) {
+void write_system(const std::string& path, const LinearSystem& system, const OutputOptions& options) {
   silence_hdf5();
   const Eigen::Index n = system.A.rows();
   if (n < 1 || system.A.cols() != n)
@@ -310,10 +366,9 @@ void write_system(const std::string& path, const LinearSystem& system, bool forc
     fail(path, "x",
          std::to_string(system.x_true->rows()) + " x " + std::to_string(system.x_true->cols()) +
              ", expected the shape of b");
-  check_output_path(path, force);
 
   const bool as_vector = system.b_is_vector && system.b.cols() == 1;
-  OutputFile out(path);
+  OutputFile out(path, options);  // the output rule, checked before anything is built
   write_matrix(out.get(), path, "A", system.A, false);
   write_matrix(out.get(), path, "b", system.b, as_vector);
   if (system.x_true) write_matrix(out.get(), path, "x", *system.x_true, as_vector);
@@ -322,17 +377,15 @@ void write_system(const std::string& path, const LinearSystem& system, bool forc
 }
 
 void write_solution(const std::string& path, const Eigen::MatrixXd& x, bool as_vector,
-                    const SolutionAttributes& attributes, bool force, const std::string& input_path) {
+                    const SolutionAttributes& attributes, const OutputOptions& options) {
   silence_hdf5();
-  if (!input_path.empty() && same_file(path, input_path))
-    fail(path, "is the input file " + input_path + "; write the solution to another file");
+  check_output(path, options);  // an input named as the output: refused before the shape
   if (x.rows() < 1 || x.cols() < 1 || (as_vector && x.cols() != 1))
     fail(path, "x",
          std::to_string(x.rows()) + " x " + std::to_string(x.cols()) +
              (as_vector ? ", expected a vector" : ", expected n x nrhs"));
-  check_output_path(path, force);
 
-  OutputFile out(path);
+  OutputFile out(path, options);
   write_matrix(out.get(), path, "x", x, as_vector);
   write_string_attribute(out.get(), path, "variant", attributes.variant);
   write_string_attribute(out.get(), path, "backend", attributes.backend);

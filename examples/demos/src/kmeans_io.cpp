@@ -4,14 +4,17 @@
 //   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the
 //     column-major dim x points array the demo uses, so no transposition is needed;
 //   - HDF5's own error printing off; every failure one InvalidInput "<file>: <dataset>: <problem>";
-//   - output built in memory (HDF5 core driver), written to a temporary file beside the target,
-//     synced and renamed; nothing is left behind on failure.
+//   - output built in memory (HDF5 core driver), written by the output rule
+//     (tcsolve/solver/output_file.hpp); nothing is left behind on failure.
 #include <fcntl.h>
 #include <hdf5.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -34,7 +37,6 @@ namespace fs = std::filesystem;
 using hdf5::fail;
 using hdf5::Handle;
 using hdf5::OutputFile;
-using hdf5::same_file;
 using hdf5::write_attribute;
 using hdf5::write_string_attribute;
 
@@ -54,7 +56,15 @@ Handle open_for_reading(const std::string& path) {
   if (!fs::exists(st)) fail(path, "no such file");
   if (fs::is_directory(st)) fail(path, "is a directory");
   if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
-  if (H5Fis_hdf5(path.c_str()) <= 0) fail(path, "not an HDF5 file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(14, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    fail(path, head == "%%matrixmarket" ? "a Matrix Market file, not HDF5 (K-means reads datasets X and "
+                                          "optionally init from an HDF5 file, as h5py writes them)"
+                                        : "not an HDF5 file");
+  }
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
   return file;
@@ -94,7 +104,8 @@ std::optional<Handle> open_dataset(hid_t file, const std::string& path, const ch
 /// A 2-D float dataset read as FP32 in file (row-major) order: rows x cols. Rejects other types,
 /// other ranks, NaN, inf and values beyond FP32's range, naming the (row, column).
 std::vector<float> read_matrix(hid_t file, const std::string& path, const char* name, bool required,
-                               hsize_t& rows, hsize_t& cols, bool& present, const std::string& expected) {
+                               hsize_t& rows, hsize_t& cols, bool& present, const std::string& expected,
+                               const std::function<void(std::int64_t, std::int64_t)>& before_reading = {}) {
   std::vector<hsize_t> dims;
   H5T_class_t cls = H5T_NO_CLASS;
   std::size_t size = 0;
@@ -115,6 +126,7 @@ std::vector<float> read_matrix(hid_t file, const std::string& path, const char* 
   if (rows * cols > static_cast<hsize_t>(std::numeric_limits<int>::max()) ||
       rows > static_cast<hsize_t>(std::numeric_limits<int>::max()))
     fail(path, name, shape_text(dims) + ": too large for this program");
+  if (before_reading) before_reading(static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols));
   std::vector<double> buffer(static_cast<std::size_t>(rows * cols));
   if (H5Dread(d->get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
     fail(path, name, "cannot read the data (damaged file?)");
@@ -125,8 +137,11 @@ std::vector<float> read_matrix(hid_t file, const std::string& path, const char* 
     if (std::isnan(v)) fail(path, name, "contains NaN at " + where);
     if (std::isinf(v)) fail(path, name, std::string("contains ") + (v > 0 ? "inf" : "-inf") + " at " + where);
     out[e] = static_cast<float>(v);
-    if (std::isinf(out[e]))
-      fail(path, name, "value " + std::to_string(v) + " at " + where + " exceeds FP32's range");
+    if (std::isinf(out[e])) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.6g", v);  // not std::to_string: 1e200 has 201 digits in %f
+      fail(path, name, "value " + std::string(text) + " at " + where + " exceeds FP32's range (3.4e38)");
+    }
   }
   return out;
 }
@@ -149,13 +164,14 @@ void write_dataset(hid_t file, const std::string& path, const char* name, int ra
 
 }  // namespace
 
-KmeansData read_kmeans_data(const std::string& path) {
+KmeansData read_kmeans_data(const std::string& path,
+                            const std::function<void(std::int64_t, std::int64_t)>& before_reading_x) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle file = open_for_reading(path);
   KmeansData data;
   hsize_t rows = 0, cols = 0;
   bool present = false;
-  data.X = read_matrix(file.get(), path, "X", true, rows, cols, present, "points x dim");
+  data.X = read_matrix(file.get(), path, "X", true, rows, cols, present, "points x dim", before_reading_x);
   data.points = static_cast<int>(rows);
   data.dim = static_cast<int>(cols);
   hsize_t init_rows = 0, init_cols = 0;
@@ -172,28 +188,17 @@ KmeansData read_kmeans_data(const std::string& path) {
   return data;
 }
 
-void check_kmeans_output(const std::string& path, bool force, const std::string& input_path) {
-  if (path.empty()) throw InvalidInput("output file name is empty");
-  if (!input_path.empty() && same_file(path, input_path))
-    fail(path, "is the input file " + input_path + "; write the result to another file");
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (fs::is_directory(st)) fail(path, "is a directory");
-  if (fs::exists(st) && !force) fail(path, "exists (use --force to overwrite)");
-}
-
 void write_kmeans_output(const std::string& path, const std::vector<int>& labels,
                          const std::vector<float>& centroids, int k, int dim,
-                         const KmeansOutputAttributes& attributes, bool force,
-                         const std::string& input_path) {
+                         const KmeansOutputAttributes& attributes, const OutputOptions& options) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  check_output(path, options);  // an input named as the output: refused before the shapes
   if (labels.empty()) fail(path, "labels", "no labels to write");
   if (k < 1 || dim < 1 || centroids.size() != static_cast<std::size_t>(k) * static_cast<std::size_t>(dim))
     fail(path, "centroids",
          std::to_string(centroids.size()) + " values, expected k x dim = " + std::to_string(k) + " x " +
              std::to_string(dim));
-  check_kmeans_output(path, force, input_path);
-  OutputFile out(path);
+  OutputFile out(path, options);
   const hsize_t label_dims[1] = {labels.size()};
   write_dataset(out.get(), path, "labels", 1, label_dims, H5T_STD_I32LE, H5T_NATIVE_INT, labels.data());
   const hsize_t centroid_dims[2] = {static_cast<hsize_t>(k), static_cast<hsize_t>(dim)};

@@ -141,6 +141,14 @@ void move_block_permutation_left(float* a, int ld, int n, int j, int w, const in
 void column_max_abs(const double* x, int ld, int rows, int cols, const double* scale, double* out,
                     int* exponent);
 
+/// out[c] = sum_i |x(i, c)| for a rows x cols matrix x (leading dimension ld), summed in a fixed
+/// order (deterministic): the column sums of ||A||_1.
+void column_abs_sum(const double* x, int ld, int rows, int cols, double* out);
+
+/// a_s(i, j) = (row_scale[i] a(i, j)) col_scale[j] for the n x n FP64 a (leading dimension n;
+/// a_s likewise, not a): the equilibrated A_s in FP64, as the cpu path forms it.
+void scale_copy(const double* a, int n, const double* row_scale, const double* col_scale, double* a_s);
+
 /// y(i, c) = fp32_rn(ldexp(row_scale[perm[i]] r(perm[i], c), -exponent[c])) for i < n, c < cols:
 /// P R r scaled by a power of two per column (r: leading dimension ld; y: leading dimension n).
 void scale_permute_to_fp32(const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,

@@ -4,26 +4,26 @@
 //   transfer     A (FP64) and b are copied to the device once; x comes back at the end.
 //   equilibrate  R, C and A_s = fp32(R A C) by kernels (equilibrate.cu), bitwise the cpu's, and
 //                ||A||_inf: R, ||A||_inf and the first block's columns first; with look-ahead
-//                the rest on the update stream beside the first panel ("equilibrate rest").
+//                the rest on the update stream beside the first panel ("equilibrate_rest").
 //   LU           blocked right-looking on the ROW-MAJOR FP32 A_s (class BlockedLu below), per
 //                block of w = min(nb, n - j) columns:
 //                  panel   recursive (halves, down to leaves of 32 columns): a leaf by the
 //                          cluster kernel (panel.cu), which also moves its rows in the block's
 //                          other columns, or by cuSOLVER sgetrf and row_swap.cu ("swap"); the
 //                          halves joined by
-//                          trsm.cu's kernel and FP32 cublasSgemm ("panel update");
+//                          trsm.cu's kernel and FP32 cublasSgemm ("panel_update");
 //                  swap    the block's composed interchanges applied once to the columns
 //                          outside it ("swap");
 //                  trsm    U12 = L11^-1 A12: the next block's columns by trsm.cu's kernel, the
 //                          rest by a recursive TRSM (cublasStrsm on 64-column diagonal blocks,
 //                          FP32 cublasSgemm between them); with look-ahead, the rest on the
-//                          update stream ("trsm rest");
+//                          update stream ("trsm_rest");
 //                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
 //                          the variant enters (GemmInfo.resolved of the first one is reported);
-//                          the next block's columns first, on the panel's stream ("update
-//                          next"), then the rest, which runs on its own SMs while the next
+//                          the next block's columns first, on the panel's stream
+//                          ("update_next"), then the rest, which runs on its own SMs while the next
 //                          block's panel is factored (look-ahead, lookahead.hpp; phases
-//                          "update wait" on the panel's stream and "update" on the update's).
+//                          "update_wait" on the panel's stream and "update" on the update's).
 //                The permutation is kept on the device and comes back once, with the zero pivot.
 //   refinement   detail::refinement_loop, shared with the cpu path; on the device:
 //                  residual    r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and
@@ -38,7 +38,19 @@
 //                              least-squares problem on the host (detail::GmresLeastSquares,
 //                              the cpu's code). Same cycle, tolerance, stopping rules, result
 //                              fields and note as the cpu GMRES-IR.
-//   fallback     cusolverDnDgetrf + dgetrs on the FP64 A.
+//   fallback     cusolverDnDgetrf of the FP64 equilibrated A_s = R A C (kernels::scale_copy), its
+//                pivots read back (info and the diagonal: a zero or non-finite pivot is an exactly
+//                singular A), dgetrs per right-hand side through condition.hpp's
+//                EquilibratedInverse (R b and C y in exponent arithmetic on the host); x is the
+//                better of its solution and the best iterate (solver.cpp's rules).
+//   condition    ||A||_1 from column sums (kernels::column_abs_sum), Hager's estimator
+//                (condition.hpp) on host vectors with the solves on the device: A_s^-1 by
+//                triangular.cu's lu_solve, A_s^-T by two cublasStrsm on the row-major LU (OP_N
+//                with the fills of lu_apply's cublas branch: T's lower part is U^T, its strict
+//                upper part L^T), one vector up and one down per product (the one read-back a
+//                step needs); the resolution check's A x by cublasDgemv. Where the FP32 factors
+//                do not resolve A^-1, the estimate from the FP64 LU (dgetrs, OP_N and OP_T).
+//                Phase "condition".
 // Times: factorization and refinement by the host clock around device-synchronized phases
 // (A already on the device); the finer phases (SolveTimes.phases) by CUDA events.
 //
@@ -62,11 +74,13 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "../condition.hpp"
 #include "../solver_internal.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
@@ -206,12 +220,30 @@ DeviceSystem upload(const LinearSystem& sys) {
   return d;
 }
 
+/// A norm of A summed on the device (`sum`, unscaled) as detail::norm_inf / norm_1 define it:
+/// the device's sum where it lies in [2^-900, 2^900] (then so does the largest |a_ij| within a
+/// factor n, and no sum overflowed), else the host's scaled sum of sys.A (rare: A near
+/// overflow or underflow).
+detail::ScaledNorm safe_norm(double sum, const Eigen::MatrixXd& A, bool rows) {
+  if (std::isfinite(sum) && sum >= 0x1p-900 && sum <= 0x1p900) return detail::scaled_norm(sum);
+  return rows ? detail::norm_inf(A) : detail::norm_1(A);
+}
+
 /// ||A||_inf of the device A (a fixed summation order; the cpu's may differ in the last bits).
-double norm_inf(const DeviceSystem& s) {
+detail::ScaledNorm norm_inf(const DeviceSystem& s, const Eigen::MatrixXd& A) {
   DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(s.n));
   DeviceBuffer<double> norm(1);
   kernels::norm_inf(s.a.data(), s.n, norm.data(), workspace.data());
-  return norm.download()[0];
+  return safe_norm(norm.download()[0], A, true);
+}
+
+/// ||A||_1 of the device A: column sums on the device, their maximum on the host.
+detail::ScaledNorm norm_1(const DeviceSystem& s, const Eigen::MatrixXd& A) {
+  DeviceBuffer<double> sums(static_cast<std::size_t>(s.n));
+  kernels::column_abs_sum(s.a.data(), s.n, s.n, s.n, sums.data());
+  double largest = 0;
+  for (const double v : sums.download()) largest = std::isnan(v) || v > largest ? v : largest;
+  return safe_norm(largest, A, false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -433,7 +465,7 @@ class BlockedLu {
     if (convert_rest) {
       const LaunchStream on_update(update);
       if (ahead)
-        update_clock.mark("equilibrate rest");
+        update_clock.mark("equilibrate_rest");
       else
         mark("equilibrate");
       kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_, convert_c0_,
@@ -475,7 +507,7 @@ class BlockedLu {
       if (rest > next) {
         {
           const auto timed = update_host.time(HostTimes::trsm);
-          if (ahead) update_clock.mark("trsm rest");
+          if (ahead) update_clock.mark("trsm_rest");
           TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_second(), update));
           trsm(blas_second(), j, w, j + w + next, rest - next);
           if (ahead) update_clock.mark("update");
@@ -522,7 +554,7 @@ class BlockedLu {
         if (ahead && j == 0 && convert_rest) converted.wait(panel);
         if (ahead && j > 0) {
           handover.wait_or_throw(Handover::done, j - nb);
-          mark("update wait");
+          mark("update_wait");
           update_done.wait(panel);
         }
         mark("swap");
@@ -564,7 +596,7 @@ class BlockedLu {
           trsm(blas(), j, w, j + w, next, /*plain=*/true);
         }
         if (ahead) trsm_done.record(panel);
-        mark(ahead ? "update next" : "update");
+        mark(ahead ? "update_next" : "update");
         update_columns(host_, j, w, j + w, next);
         if (ahead)
           handover.post(Handover::trsm, j);  // after the first update_columns (first_update)
@@ -631,7 +663,7 @@ class BlockedLu {
     }
     const int w1 = (w / 2 + leaf - 1) / leaf * leaf, w2 = w - w1;
     factor_columns(c0, w1);
-    if (detail_) mark("panel update");
+    if (detail_) mark("panel_update");
     {
       const float one = 1.0f, minus_one = -1.0f;
       const auto timed = host_.time(HostTimes::join);
@@ -716,8 +748,8 @@ class BlockedLu {
     clock_.mark(next);
   }
 
-  /// TCSOLVE_SOLVER_PHASES=detail: phase marks around every leaf and join ("panel", "panel
-  /// update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
+  /// TCSOLVE_SOLVER_PHASES=detail: phase marks around every leaf and join ("panel",
+  /// "panel_update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
   /// "panel" phase per block.
   bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
 
@@ -800,7 +832,7 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
 /// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
 class DeviceChecker {
  public:
-  DeviceChecker(const DeviceSystem& s, double norm_a)
+  DeviceChecker(const DeviceSystem& s, detail::ScaledNorm norm_a)
       : s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
 
   /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
@@ -827,7 +859,7 @@ class DeviceChecker {
 
  private:
   const DeviceSystem& s_;
-  double norm_a_;
+  detail::ScaledNorm norm_a_;
   DeviceBuffer<double> r_;
   DeviceBuffer<double> norms_;
 };
@@ -836,12 +868,13 @@ class DeviceChecker {
 /// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below).
 class DeviceRefinement {
  public:
-  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, Refinement method, PhaseClock& clock)
+  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a, Refinement method,
+                   PhaseClock& clock)
       : s_(s),
         f_(f),
         method_(method),
         clock_(clock),
-        checker_(s, f.norm_a),
+        checker_(s, norm_a),
         x_(elements(s.n, s.nrhs)),
         best_(elements(s.n, s.nrhs)),
         d_(elements(s.n, s.nrhs)),
@@ -1057,6 +1090,135 @@ Fp64Solve fp64_lu_solve(const DeviceSystem& s, double* x, bool timed = false) {
   return out;
 }
 
+/// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
+struct HostScales {
+  Eigen::VectorXd row, col;
+  explicit HostScales(const DeviceLu& f) : row(f.n), col(f.n) {
+    copy_to_host(row.data(), f.row_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double));
+    copy_to_host(col.data(), f.col_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double));
+  }
+};
+
+/// The FP64 LU of the equilibrated A_s = R A C on the device (cuSOLVER dgetrf), for the fallback
+/// and the condition estimate. The constructor throws InvalidInput for an exactly singular A:
+/// rows or columns equal up to sign and a power of two (detail::exact_singularity, on the
+/// host's A, before the LU), then dgetrf's info or a non-finite diagonal entry of U.
+class DeviceFp64Lu {
+ public:
+  DeviceFp64Lu(const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f)
+      : n_(s.n), lu_(elements(s.n, s.n)), ipiv_(static_cast<std::size_t>(s.n)), info_(1),
+        rhs_(static_cast<std::size_t>(s.n)) {
+    if (const auto why = detail::exact_singularity(sys.A)) throw InvalidInput(*why);
+    kernels::scale_copy(s.a.data(), n_, f.row_scale.data(), f.col_scale.data(), lu_.data());
+    cusolverDnHandle_t solver = dense();
+    int lwork = 0;
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(solver, n_, n_, lu_.data(), n_, &lwork));
+    DeviceBuffer<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+    device_memset(info_.data(), 0, sizeof(int));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(solver, n_, n_, lu_.data(), n_, work.data(), ipiv_.data(), info_.data()));
+    // The diagonal of U (stride n + 1), read back with the info: a zero pivot (info > 0), or a
+    // non-finite one (growth past DBL_MAX), is an exactly singular A to FP64.
+    DeviceBuffer<double> diagonal(static_cast<std::size_t>(n_));
+    TCSOLVE_CUBLAS_CHECK(cublasDcopy(blas(), n_, lu_.data(), n_ + 1, diagonal.data(), 1));
+    const int info = info_.download()[0];
+    if (info < 0) throw CudaError("cusolverDnDgetrf: invalid argument " + std::to_string(-info));
+    if (info > 0) throw InvalidInput(detail::zero_pivot_message(info - 1));
+    const std::vector<double> d = diagonal.download();
+    for (int i = 0; i < n_; ++i)
+      if (!std::isfinite(d[static_cast<std::size_t>(i)]) || d[static_cast<std::size_t>(i)] == 0)
+        throw InvalidInput(detail::zero_pivot_message(i));
+  }
+
+  /// w := A_s^-1 w (transpose: A_s^-T w) by dgetrs, through the device.
+  void solve(Eigen::VectorXd& w, bool transpose) {
+    copy_to_device(rhs_.data(), w.data(), static_cast<std::size_t>(n_) * sizeof(double));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrs(dense(), transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n_, 1, lu_.data(), n_,
+                                            ipiv_.data(), rhs_.data(), n_, info_.data()));
+    copy_to_host(w.data(), rhs_.data(), static_cast<std::size_t>(n_) * sizeof(double));
+  }
+
+  detail::EquilibratedInverse inverse(const HostScales& scales) {
+    return detail::EquilibratedInverse(
+        scales.row, scales.col, [this](Eigen::VectorXd& w) { solve(w, false); },
+        [this](Eigen::VectorXd& w) { solve(w, true); });
+  }
+
+ private:
+  int n_;
+  DeviceBuffer<double> lu_;
+  DeviceBuffer<int> ipiv_, info_;
+  DeviceBuffer<double> rhs_;
+};
+
+/// The condition estimate's solves with the device FP32 LU (P A_s = L U, row-major, i.e. T =
+/// (LU)^T column-major), one host vector at a time: A_s^-1 w = U^-1 L^-1 P w by triangular.cu's
+/// lu_solve (the refinement's solve); A_s^-T w = P^T L^-T U^-T w by two cublasStrsm with OP_N on
+/// T (U^T is T's lower triangle with the diagonal, L^T its strict upper one with a unit
+/// diagonal). w is rounded to FP32 on the host (||w||_inf in [1/2, 1): EquilibratedInverse).
+/// A x in FP64 for the resolution check by cublasDgemv.
+class DeviceConditionOps {
+ public:
+  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f)
+      : s_(s), f_(f), y_(static_cast<std::size_t>(s.n)), host_(static_cast<std::size_t>(s.n)),
+        scratch_(kernels::lu_solve_scratch_ints(s.n, 1)), u_(static_cast<std::size_t>(s.n)),
+        au_(static_cast<std::size_t>(s.n)) {}
+
+  detail::EquilibratedInverse inverse(const HostScales& scales) {
+    return detail::EquilibratedInverse(
+        scales.row, scales.col, [this](Eigen::VectorXd& w) { solve(w); },
+        [this](Eigen::VectorXd& w) { solve_transpose(w); });
+  }
+
+  /// y := A y in FP64 on the device.
+  void times_a(Eigen::VectorXd& y) {
+    const int n = s_.n;
+    const double one = 1.0, zero = 0.0;
+    copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double));
+    TCSOLVE_CUBLAS_CHECK(
+        cublasDgemv(blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
+    copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double));
+  }
+
+ private:
+  void solve(Eigen::VectorXd& w) {
+    const int n = s_.n;
+    for (int i = 0; i < n; ++i)
+      host_[static_cast<std::size_t>(i)] = static_cast<float>(w[f_.perm_host[static_cast<std::size_t>(i)]]);
+    copy_to_device(y_.data(), host_.data(), host_.size() * sizeof(float));
+    kernels::lu_solve(f_.lu.data(), n, n, y_.data(), 1, scratch_.data());
+    copy_to_host(host_.data(), y_.data(), host_.size() * sizeof(float));
+    for (int i = 0; i < n; ++i) w[i] = host_[static_cast<std::size_t>(i)];
+  }
+
+  void solve_transpose(Eigen::VectorXd& w) {
+    const int n = s_.n;
+    for (int i = 0; i < n; ++i) host_[static_cast<std::size_t>(i)] = static_cast<float>(w[i]);
+    copy_to_device(y_.data(), host_.data(), host_.size() * sizeof(float));
+    const float one = 1.0f;
+    cublasHandle_t h = blas();
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT, n, 1, &one, f_.lu.data(), n, y_.data(), n));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
+                                     n, 1, &one, f_.lu.data(), n, y_.data(), n));
+    copy_to_host(host_.data(), y_.data(), host_.size() * sizeof(float));
+    for (int i = 0; i < n; ++i) w[f_.perm_host[static_cast<std::size_t>(i)]] = host_[static_cast<std::size_t>(i)];
+  }
+
+  const DeviceSystem& s_;
+  const DeviceLu& f_;
+  DeviceBuffer<float> y_;
+  std::vector<float> host_;
+  DeviceBuffer<int> scratch_;
+  DeviceBuffer<double> u_, au_;
+};
+
+/// Whether the assessment `a` of the fallback's x beats the result so far (solver.cpp's rule:
+/// dsgesv's criterion first, then the smaller backward error).
+bool better(const detail::Assessment& a, const SolveResult& res) {
+  if (a.all_done != res.converged) return a.all_done;
+  return a.backward_error < res.backward_error;
+}
+
 void check_variant(Variant variant) {
   if (!implements(variant))
     throw Unavailable("variant " + std::string(to_string(variant)) +
@@ -1083,16 +1245,44 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   const auto t_factored = Clock::now();  // factorize() ends with a read-back: the device is idle
   res.resolved_variant = f.resolved;
 
-  DeviceRefinement refinement(s, f, options.refinement, clock);
+  std::optional<HostScales> host_scales;  // read back when the fallback or the estimate needs them
+  auto scales = [&]() -> const HostScales& {
+    if (!host_scales) host_scales.emplace(f);
+    return *host_scales;
+  };
+  DeviceRefinement refinement(s, f, safe_norm(f.norm_a, sys.A, true), options.refinement, clock);
+  // The FP64 LU of A_s, made at most once: for the fallback, or for the condition estimate.
+  std::optional<DeviceFp64Lu> lu64;
+  auto fp64 = [&]() -> DeviceFp64Lu& {
+    if (!lu64) lu64.emplace(sys, s, f);
+    return *lu64;
+  };
+  // The fallback's x = C A_s^-1 R b, column by column through the host, into the iterate buffer.
+  auto fallback_solution = [&]() {
+    const Eigen::MatrixXd x = [&] {
+      const detail::EquilibratedInverse inverse = fp64().inverse(scales());
+      Eigen::MatrixXd out(s.n, s.nrhs);
+      for (int j = 0; j < s.nrhs; ++j) {
+        Eigen::VectorXd v = sys.b.col(j);
+        inverse.apply(v);
+        out.col(j) = v;
+      }
+      return out;
+    }();
+    copy_to_device(refinement.x(), x.data(), elements(s.n, s.nrhs) * sizeof(double));
+  };
+
   if (f.zero_pivot >= 0) {
     // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
     clock.mark("fallback");
-    const int info = fp64_lu_solve(s, refinement.x()).info;
-    clock.mark(nullptr);
-    if (info > 0) throw InvalidInput(detail::zero_pivot_message(info - 1));
+    fp64();
     const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(f.zero_pivot + 1) +
                             " (singular to FP32 precision)";
-    if (!options.fallback) device_memset(refinement.x(), 0, elements(s.n, s.nrhs) * sizeof(double));
+    if (options.fallback)
+      fallback_solution();
+    else
+      device_memset(refinement.x(), 0, elements(s.n, s.nrhs) * sizeof(double));
+    clock.mark(nullptr);
     const detail::Assessment a = refinement.assess();
     refinement.keep_best();
     res.backward_error = a.backward_error;
@@ -1110,17 +1300,37 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     if (options.refinement == Refinement::gmres)
       res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
     if (!res.converged && options.fallback) {
-      const std::string why = res.note;
       clock.mark("fallback");
-      fp64_lu_solve(s, refinement.x());
+      fallback_solution();
       clock.mark(nullptr);
       const detail::Assessment a = refinement.assess();
-      refinement.keep_best();
-      res.backward_error = a.backward_error;
-      res.converged = a.all_done;
       res.fallback_used = true;
-      res.note = why + "; FP64 LU fallback used";
+      if (better(a, res)) {
+        refinement.keep_best();
+        res.backward_error = a.backward_error;
+        res.converged = a.all_done;
+        res.note += "; FP64 LU fallback used";
+      } else {
+        res.note += "; FP64 LU fallback ran, but its x (backward error " + detail::brief(a.backward_error) +
+                    ") was no better: the best iterate kept";
+      }
     }
+  }
+
+  if (options.estimate_condition) {
+    clock.mark("condition");
+    const detail::ScaledNorm norm1 = norm_1(s, sys.A);
+    if (!lu64) {
+      DeviceConditionOps ops(s, f);
+      const detail::ConditionEstimate c = detail::estimate_condition(
+          norm1, ops.inverse(scales()), [&ops](Eigen::VectorXd& y) { ops.times_a(y); });
+      if (c.resolved)
+        res.condition_estimate = c.estimate;
+      else
+        res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
+    }
+    if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64().inverse(scales())).estimate;
+    clock.mark(nullptr);
   }
   device_synchronize();
   const auto t_end = Clock::now();
@@ -1131,10 +1341,10 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   t = Clock::now();
   res.x = refinement.best();
   transfer += seconds(t, Clock::now());
-  res.forward_error = detail::forward_error(sys, res.x);
   res.time_s.phases.emplace_back("transfer", transfer);
   for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
   if (!f.note.empty()) res.note += "; " + f.note;
+  detail::finish_result(sys, res);
   return res;
 }
 
@@ -1243,7 +1453,7 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
   }
   res.time_s.total = res.time_s.factorization + res.time_s.refinement;
 
-  DeviceChecker checker(s, norm_inf(s));
+  DeviceChecker checker(s, norm_inf(s, sys.A));
   const detail::Assessment a = checker.assess(x.data());
   res.backward_error = a.backward_error;
   res.converged = a.all_done;

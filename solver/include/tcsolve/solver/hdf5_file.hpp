@@ -1,14 +1,15 @@
 // HDF5 file helpers shared by the solver's system files and the demos' data files: identifier
-// ownership, the in-memory output file written atomically (temporary file + rename), and the
+// ownership, the in-memory output file written by the output rule (output_file.hpp), and the
 // one-line errors "<file>: <problem>" / "<file>: <dataset>: <problem>" (InvalidInput).
 #pragma once
 
 #include <hdf5.h>
 
 #include <cstddef>
-#include <filesystem>
 #include <string>
 #include <utility>
+
+#include "tcsolve/solver/output_file.hpp"
 
 namespace tcsolve::hdf5 {
 
@@ -41,15 +42,15 @@ class Handle {
 };
 
 /// An output file: built in memory by HDF5 (the core driver without a backing store), then
-/// written by commit() to a temporary file beside the target and renamed over it; nothing is
-/// left on disk when anything fails. All disk I/O is ours, not HDF5's: a write that fails inside
-/// HDF5 (disk full) leaves it holding a half-closed file, which HDF5 1.10 then crashes on when
-/// it closes its files at exit (H5F__close_cb).
+/// written by commit() by the output rule (output_file.hpp): a temporary beside the target,
+/// synced, renamed; nothing is left on disk when anything fails. All disk I/O is ours, not
+/// HDF5's: a write that fails inside HDF5 (disk full) leaves it holding a half-closed file,
+/// which HDF5 1.10 then crashes on when it closes its files at exit (H5F__close_cb).
 class OutputFile {
  public:
-  /// Sets up the in-memory file; throws InvalidInput "<path>: <problem>" when the target
-  /// directory is missing or not writable.
-  explicit OutputFile(const std::string& path);
+  /// Checks `path` by the output rule (check_output: refusals throw InvalidInput "<path>:
+  /// <problem>") and sets up the in-memory file.
+  OutputFile(const std::string& path, OutputOptions options);
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile() {
@@ -58,21 +59,16 @@ class OutputFile {
 
   hid_t get() const { return file_; }
 
-  /// The file's bytes to ".<name>.tmp-<pid>-<k>" beside the target (created exclusively, mode
-  /// 0666 less the umask), fsync, rename over the target.
-  /// Writes the file's bytes to ".<name>.tmp-<pid>-<k>" beside the target, fsync, rename.
+  /// Writes the file's bytes to a TemporaryOutput beside the target and publishes it (force:
+  /// replaces; else only while the name is free). Throws InvalidInput.
   void commit();
 
  private:
   static constexpr std::size_t kGrowBytes = std::size_t{1} << 20;  ///< the in-memory file grows by 1 MiB
   std::string path_;
-  std::filesystem::path dir_;
+  OutputOptions options_;
   hid_t file_ = H5I_INVALID_HID;
 };
-
-/// Same file: std::filesystem::equivalent when both exist, else the absolute, lexically
-/// normal paths compared.
-bool same_file(const std::string& a, const std::string& b);
 
 /// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.
 void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,

@@ -10,16 +10,22 @@
 //      divergence: the relative correction ||d||/||x|| not halved over 3 steps (solver.cpp);
 //      or GMRES-IR (FP64 GMRES left-preconditioned by the LU, inner tolerance 1e-4; Carson &
 //      Higham 2018) with the same tests on the outer steps;
-//   4. fallback (default on): FP64 LU (Eigen PartialPivLU; cuda: cuSOLVER dgetrf + dgetrs) when
-//      refinement fails, reported.
+//   4. fallback (default on): FP64 LU (Eigen PartialPivLU; cuda: cuSOLVER dgetrf + dgetrs) of
+//      the EQUILIBRATED A_s = R A C (x = C y) when refinement fails; x is the better of its
+//      solution and the best iterate (dsgesv's criterion first, then the backward error);
+//   5. a 1-norm condition estimate cond_1(A) ~= ||A||_1 est(||A^-1||_1) (Hager / Higham, LAPACK
+//      dlacn2) from the factors, and warnings when cond_1(A) eps64 or the forward error is large.
+// Norms, the stopping test and the backward error are overflow- and underflow-safe (frexp
+// form): a system near 1e306 or near 1e-310 is judged as its scaled copy would be.
 // A solve that does not converge is a result (converged = false), not an exception.
 //
 // Backends: cpu (Eigen and the cpu GEMM backend) and cuda (solver/src/cuda: A, the factors and
 // the vectors stay on the device; recursive panels with leaves by a thread-block-cluster kernel
 // (cuSOLVER sgetrf where that cannot run), U12 by a recursive TRSM on cuBLAS, trailing updates by
 // tcsolve::gemm(cuda) beside the next panel (look-ahead), residuals and GMRES's products by
-// cuBLAS in FP64). Both run one implementation of
-// the equilibration exponent, the stopping criterion and the stagnation rule.
+// cuBLAS in FP64). Both run one implementation of the equilibration exponent, the stopping
+// criterion, the stagnation rule, the fallback's scaling, the condition estimator
+// (solver/src/condition.hpp) and the warnings.
 #pragma once
 
 #include <Eigen/Dense>
@@ -46,23 +52,46 @@ struct SolveOptions {
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
   bool fallback = true;              ///< FP64 LU when refinement fails
+  /// Estimate cond_1(A) from the LU (SolveResult::condition_estimate): a handful of triangular
+  /// solves with the FP32 factors and one or two FP64 products with A (O(n^2) each; on cuda the
+  /// phase "condition"). Where the FP32 factors do not resolve A^-1 (cond_1(A) near 1/u32 or
+  /// beyond: condition.hpp) the estimate comes from an FP64 LU of the equilibrated A (the
+  /// fallback's, or one made for it: O(n^3)), and before that FP64 LU rows and columns equal up
+  /// to sign and a power of two are looked for (exact singularity: InvalidInput). false: none
+  /// of this, and a consistent system with two equal rows may then "converge" with an arbitrary
+  /// null-space component in x.
+  bool estimate_condition = true;
   GemmOptions gemm{};
 };
 
 struct SolveTimes {
   double factorization = 0, refinement = 0, total = 0;  ///< seconds
-  /// Finer phases, in seconds, where the backend measures them (empty on the cpu). cuda:
-  /// "transfer" (host <-> device copies of A, b, x: not part of total), "equilibrate" (R, C and
-  /// the FP32 A_s; with look-ahead only what precedes the first panel, the rest as "equilibrate
-  /// rest" beside it), "panel" (the leaves of the recursive panel factorizations: the cluster
-  /// kernel, or cuSOLVER sgetrf), "swap" (every leaf's row interchanges applied to the other
-  /// columns), "panel update" (TRSM and FP32 SGEMM inside the recursive panels), "trsm" (U12
-  /// of the blocks), "update" (trailing updates), "pivots" (reading the
-  /// pivots and info back), "residual" (r = b - A x with the norms), "correction" (the FP32
-  /// triangular solves with scaling; GMRES-IR: the initial solve only), "gmres" (GMRES-IR: the
-  /// GMRES cycles of the outer steps, preconditioner, products and orthogonalization),
-  /// "fallback" (FP64 LU and solve); device times from CUDA events, summed over the panels and
-  /// iterations.
+  /// Finer phases, in seconds, where the backend measures them (empty on the cpu), snake_case.
+  /// cuda:
+  ///   "transfer"          host <-> device copies of A, b, x (not part of total);
+  ///   "equilibrate"       R, C and the FP32 A_s (with look-ahead only what precedes the first
+  ///                       panel);
+  ///   "equilibrate_rest"  the rest of A_s, on the update stream beside the first panel;
+  ///   "panel"             the leaves of the recursive panel factorizations (the cluster
+  ///                       kernel, or cuSOLVER sgetrf);
+  ///   "swap"              every leaf's row interchanges applied to the other columns;
+  ///   "panel_update"      TRSM and FP32 SGEMM inside the recursive panels
+  ///                       (TCSOLVE_SOLVER_PHASES=detail; else part of "panel");
+  ///   "trsm"              U12 of the blocks (with look-ahead: of the next block's columns);
+  ///   "trsm_rest"         with look-ahead, the rest of U12, on the update stream;
+  ///   "update_next"       with look-ahead, the next block's trailing update, on the panel's stream;
+  ///   "update_wait"       with look-ahead, the panel's stream waiting for the update stream;
+  ///   "update"            the trailing updates (with look-ahead: the rest, on the update stream);
+  ///   "pivots"            reading the pivots and info back;
+  ///   "residual"          r = b - A x with the norms;
+  ///   "correction"        the FP32 triangular solves with scaling (GMRES-IR: the initial solve
+  ///                       only);
+  ///   "gmres"             GMRES-IR: the GMRES cycles of the outer steps, preconditioner,
+  ///                       products and orthogonalization;
+  ///   "fallback"          the FP64 LU of the equilibrated A and its solve;
+  ///   "condition"         the condition estimate: ||A||_1, the solves, the resolution check, and
+  ///                       an FP64 LU made only for it;
+  /// device times from CUDA events, summed over the panels and iterations.
   std::vector<std::pair<std::string, double>> phases;
 };
 
@@ -70,12 +99,14 @@ struct SolveResult {
   Eigen::MatrixXd x;                   ///< n x nrhs: the iterate with the smallest backward error
   bool converged = false;
   int iterations = 0;                  ///< corrections applied (outer steps for GMRES-IR)
-  bool fallback_used = false;
+  bool fallback_used = false;          ///< the FP64 fallback ran; x is its solution unless the
+                                       ///< best iterate was better (the note says which)
   double backward_error = 0;           ///< max over rhs of ||b - A x||_inf / (||A||_inf ||x||_inf + ||b||_inf)
-                                       ///< (inf when x is not finite)
+                                       ///< (inf when x is not finite: converged is then false)
   std::optional<double> forward_error; ///< max over rhs of ||x - x_true||_inf / ||x_true||_inf, when known
   std::vector<double> history;         ///< backward error after each iteration (index 0: initial solve)
-  SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback;
+  SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
+                                       ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device
                                        ///< (total = factorization + refinement; the copies are
                                        ///< the phase "transfer")
@@ -83,14 +114,29 @@ struct SolveResult {
                                                   ///< resolved); the requested one when n <= nb
   Backend backend = Backend::cpu;
   std::string note;                    ///< why it stopped, fallback reason
+  /// cond_1(A) = ||A||_1 ||A^-1||_1, estimated (SolveOptions::estimate_condition; nullopt when
+  /// not computed): a lower bound in exact arithmetic, usually within a factor 3 of the true
+  /// value; from the FP32 factors where they resolve A^-1, else from an FP64 LU (then about
+  /// 1/eps64 or more for a numerically singular A); inf when it overflows.
+  std::optional<double> condition_estimate;
+  /// Human-readable warnings, no trailing period, returned as data (the library prints nothing):
+  /// cond_1(A) eps64 >= 1e-3 (the forward error cannot be trusted, with the estimate); with the
+  /// system's x known, a forward error above 1e-3 although refinement converged, naming the
+  /// likely causes (ill-conditioning with the estimate, or a file written column-major read as
+  /// row-major).
+  std::vector<std::string> warnings;
 };
 
 /// Solves sys.A x = sys.b on options.backend (automatic: cuda when a usable GPU is present).
 /// Both refinements run on both backends (cuda GMRES-IR: the Krylov basis and the FP64 products
 /// on the device, Gram-Schmidt run twice in its classical form, the small least-squares problem
-/// on the host). Throws InvalidInput for an exactly singular matrix ("zero pivot in column j"),
-/// Unavailable when the variant has no implementation on the backend, and when the backend is
-/// cuda and there is no usable device (or the build has no CUDA).
+/// on the host). Throws InvalidInput for an exactly singular matrix: "matrix is exactly singular:
+/// zero pivot in column j" when the FP32 LU meets an exact zero pivot and the FP64 LU of the
+/// equilibrated A a zero or non-finite one, or when an FP64 LU made for the fallback or the
+/// condition estimate does; "... rows i and j are equal up to sign and a power of two" (or
+/// columns), looked for before any FP64 LU. Throws Unavailable when the variant has no
+/// implementation on the backend, and when the backend is cuda and there is no usable device (or
+/// the build has no CUDA).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// The FP32 LU of the equilibrated matrix: P (R A C) = L U, L unit lower and U upper packed in

@@ -50,6 +50,10 @@
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
+namespace tcsolve {
+struct OutputOptions;  // tcsolve/solver/output_file.hpp (the solver library; demos link it privately)
+}  // namespace tcsolve
+
 namespace tcsolve::demos {
 
 /// Bytes of the distance block G: rows of G per GEMM = max(1, kDistanceChunkBytes / (4 k)) on the
@@ -156,7 +160,10 @@ struct KmeansData {
 /// Reads and validates a data file. Throws InvalidInput "<file>: <dataset>: <problem>": missing
 /// file, not HDF5, X missing, X not 2-D or empty, a non-float dataset, NaN or inf (position
 /// named), a value beyond FP32's range, init not 2-D with dim columns or with no rows.
-KmeansData read_kmeans_data(const std::string& path);
+/// `before_reading_x(points, dim)`, when given, is called once X's shape is known and before its
+/// data is read (the CLI checks the memory the run needs there, and may throw).
+KmeansData read_kmeans_data(const std::string& path,
+                            const std::function<void(std::int64_t, std::int64_t)>& before_reading_x = {});
 
 /// What `tcsolve kmeans --output` writes beside the labels and centroids.
 struct KmeansOutputAttributes {
@@ -167,16 +174,12 @@ struct KmeansOutputAttributes {
 
 /// Writes dataset labels (int32, N), centroids (float32, k x dim row-major: the dim x k
 /// column-major `centroids`) and the attributes inertia (float64), variant and backend
-/// (variable-length UTF-8 strings) and iterations (int32). Written to a temporary file beside
-/// `path` and renamed; refuses an existing `path` unless `force`, and always refuses `path`
-/// when it is the file `input_path` (empty: no input). Throws InvalidInput.
+/// (variable-length UTF-8 strings) and iterations (int32), by the output rule
+/// (tcsolve/solver/output_file.hpp: never one of options.inputs, an existing regular file only
+/// with options.force, a temporary beside `path` renamed over it). Throws InvalidInput.
 void write_kmeans_output(const std::string& path, const std::vector<int>& labels,
                          const std::vector<float>& centroids, int k, int dim,
-                         const KmeansOutputAttributes& attributes, bool force, const std::string& input_path);
-
-/// Refusals of write_kmeans_output, checked before the work: "<path>: exists (use --force to
-/// overwrite)", "<path>: is a directory", "<path>: is the input file".
-void check_kmeans_output(const std::string& path, bool force, const std::string& input_path);
+                         const KmeansOutputAttributes& attributes, const OutputOptions& options);
 
 /// A file written by write_kmeans_output, read back (tests, examples).
 struct KmeansOutput {

@@ -1,0 +1,192 @@
+// A^-1 and A^-T through the equilibrated factors, Hager's 1-norm estimator, cond_1(A) from them
+// (condition.hpp states the algorithms).
+#include "condition.hpp"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace tcsolve::detail {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// log2 of a power of two (exact).
+int log2_exact(double power_of_two) { return std::ilogb(power_of_two); }
+
+/// The exponent k with max_i |v_i| 2^add_i in [2^(k-1), 2^k) over the finite non-zero v_i, and
+/// whether there is one.
+bool max_exponent(const Eigen::VectorXd& v, const std::vector<int>& add, int& k) {
+  bool any = false;
+  k = std::numeric_limits<int>::min();
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i]) || v[i] == 0) continue;
+    int e = 0;
+    std::frexp(v[i], &e);
+    k = std::max(k, e + add[static_cast<std::size_t>(i)]);
+    any = true;
+  }
+  return any;
+}
+
+/// w_i = v_i 2^(in_i - k) with k from max_exponent (||w||_inf in [1/2, 1)); solve(w); v_i = w_i
+/// 2^(out_i + k + shift). A v of zeros stays zeros; a non-finite entry propagates through the
+/// solve.
+void scaled_solve(Eigen::VectorXd& v, const std::vector<int>& in, const std::vector<int>& out, int shift,
+                  const VectorMap& solve) {
+  int k = 0;
+  if (!max_exponent(v, in, k)) {
+    if (v.allFinite()) return;  // 0 maps to 0
+    k = 0;
+  }
+  for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], in[static_cast<std::size_t>(i)] - k);
+  solve(v);
+  for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], out[static_cast<std::size_t>(i)] + k + shift);
+}
+
+/// sum |v_i| (inf when it overflows or v is not finite).
+double norm1(const Eigen::VectorXd& v) {
+  const double s = v.lpNorm<1>();
+  return std::isnan(s) ? kInf : s;
+}
+
+/// +1 for x_i >= 0, -1 otherwise (dlacn2's ISGN).
+Eigen::VectorXd signs(const Eigen::VectorXd& x) {
+  Eigen::VectorXd s(x.size());
+  for (Eigen::Index i = 0; i < x.size(); ++i) s[i] = x[i] >= 0 ? 1.0 : -1.0;
+  return s;
+}
+
+}  // namespace
+
+EquilibratedInverse::EquilibratedInverse(const Eigen::VectorXd& row_scale, const Eigen::VectorXd& col_scale,
+                                         VectorMap solve, VectorMap solve_transpose)
+    : row_exp_(static_cast<std::size_t>(row_scale.size())),
+      col_exp_(static_cast<std::size_t>(col_scale.size())),
+      solve_(std::move(solve)),
+      solve_transpose_(std::move(solve_transpose)) {
+  for (Eigen::Index i = 0; i < row_scale.size(); ++i) row_exp_[static_cast<std::size_t>(i)] = log2_exact(row_scale[i]);
+  for (Eigen::Index i = 0; i < col_scale.size(); ++i) col_exp_[static_cast<std::size_t>(i)] = log2_exact(col_scale[i]);
+}
+
+void EquilibratedInverse::apply(Eigen::VectorXd& v, int shift) const {
+  scaled_solve(v, row_exp_, col_exp_, shift, solve_);
+}
+
+void EquilibratedInverse::apply_transpose(Eigen::VectorXd& v, int shift) const {
+  scaled_solve(v, col_exp_, row_exp_, shift, solve_transpose_);
+}
+
+Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& times_bt) {
+  constexpr int kMaxIterations = 5;  // dlacn2's ITMAX
+  Norm1Estimate out;
+  auto product = [&](const VectorMap& m, Eigen::VectorXd& x) {
+    m(x);
+    ++out.products;
+  };
+  // Keeps (v, B v) when it gives a larger ||B v||_1 / ||v||_1.
+  auto offer = [&](const Eigen::VectorXd& v, const Eigen::VectorXd& bv, double value) {
+    if (!(value <= out.estimate) || out.v.size() == 0) {  // NaN and inf win: they must be seen
+      out.estimate = value;
+      out.v = v;
+      out.bv = bv;
+    }
+  };
+
+  Eigen::VectorXd v = Eigen::VectorXd::Constant(n, 1.0 / n);
+  Eigen::VectorXd x = v;
+  product(times_b, x);
+  offer(v, x, norm1(x));
+  if (n == 1 || !std::isfinite(out.estimate)) return out;
+
+  Eigen::VectorXd xi = signs(x);
+  Eigen::VectorXd z = xi;
+  product(times_bt, z);
+  if (!z.allFinite()) {
+    out.estimate = kInf;
+    return out;
+  }
+  Eigen::Index j = 0;
+  z.cwiseAbs().maxCoeff(&j);
+  for (int iteration = 2;; ++iteration) {
+    v = Eigen::VectorXd::Unit(n, j);
+    x = v;
+    product(times_b, x);
+    const double previous = out.estimate, value = norm1(x);
+    offer(v, x, value);
+    if (!std::isfinite(value)) return out;
+    const Eigen::VectorXd new_xi = signs(x);
+    if (new_xi == xi || value <= previous) break;  // repeated sign vector, or no growth
+    xi = new_xi;
+    z = xi;
+    product(times_bt, z);
+    if (!z.allFinite()) {
+      out.estimate = kInf;
+      return out;
+    }
+    const Eigen::Index last = j;
+    const double top = z.cwiseAbs().maxCoeff(&j);
+    if (!(std::abs(z[last]) < top) || iteration >= kMaxIterations) break;
+  }
+  // The alternative estimate (Higham 1988, Alg. 4.1's last step; dlacn2's altsgn).
+  for (Eigen::Index i = 0; i < n; ++i)
+    v[i] = (i % 2 == 0 ? 1.0 : -1.0) * (1.0 + static_cast<double>(i) / static_cast<double>(n - 1));
+  x = v;
+  product(times_b, x);
+  offer(v, x, 2.0 * norm1(x) / (3.0 * n));
+  return out;
+}
+
+ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInverse& inverse,
+                                     const VectorMap& times_a) {
+  ConditionEstimate c;
+  const int n = inverse.n();
+  if (!norm1_a.finite() || norm1_a.zero()) {  // check_system rules these out
+    c.estimate = kInf;
+    c.resolved = false;
+    return c;
+  }
+  const int shift = -norm1_a.e;  // B = 2^shift A^-1: cond_1(A) = m_a ||B||_1, m_a in [1/2, 1)
+  const Norm1Estimate e = estimate_norm1(
+      n, [&](Eigen::VectorXd& y) { inverse.apply(y, shift); },
+      [&](Eigen::VectorXd& y) { inverse.apply_transpose(y, shift); });
+  c.products = e.products;
+  if (!std::isfinite(e.estimate)) {
+    c.estimate = kInf;
+    c.resolved = false;
+    return c;
+  }
+  double estimate = e.estimate;
+  if (times_a) {
+    // Refinement of x = B v: the residual of B^-1 x = v is s = v - 2^-shift A x, formed as A
+    // times x scaled to ||.||_inf in [1/2, 1) and scaled back exactly.
+    c.resolved = false;
+    Eigen::VectorXd x = e.bv, previous = e.bv;
+    const double v_norm = norm1(e.v);
+    for (int step = 1; step <= kResolutionSteps; ++step) {
+      int k = 0;
+      std::vector<int> zero(static_cast<std::size_t>(n), 0);
+      if (!max_exponent(x, zero, k)) break;  // x = 0: nothing to resolve against
+      Eigen::VectorXd ax(n);
+      for (Eigen::Index i = 0; i < n; ++i) ax[i] = std::ldexp(x[i], -k);
+      times_a(ax);
+      Eigen::VectorXd d(n);
+      for (Eigen::Index i = 0; i < n; ++i) d[i] = e.v[i] - std::ldexp(ax[i], k - shift);
+      inverse.apply(d, shift);
+      ++c.products;
+      const double q = norm1(d) / norm1(previous);
+      x += d;
+      previous = d;
+      if (q <= kResolutionContraction) {
+        c.resolved = true;
+        estimate = norm1(x) / v_norm;
+        break;
+      }
+    }
+  }
+  c.estimate = std::isfinite(estimate) ? estimate * norm1_a.m : kInf;
+  return c;
+}
+
+}  // namespace tcsolve::detail

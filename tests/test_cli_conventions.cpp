@@ -1,0 +1,298 @@
+// The command line's conventions, run through the built executable: one JSON object on every
+// exit path with --json (errors included), `versions` in every JSON and `tcsolve --version`,
+// --progress, --layout, Matrix Market input to solve/compare, sizes checked against the memory
+// available before anything is allocated, cheap contradictions refused before any work.
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace {
+
+using namespace tcsolve::test;
+namespace fs = std::filesystem;
+
+/// A fresh temporary folder, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    char name[] = "/tmp/tcsolve_conventions_XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    path_ = name;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+/// The "versions" member of a command's JSON, checked for its six strings.
+void check_versions(const Json& doc) {
+  const Json* v = doc.find("versions");
+  REQUIRE(v != nullptr);
+  REQUIRE(v->type == Json::Type::object);
+  for (const char* key : {"tcsolve", "commit", "cuda_runtime", "cuda_driver", "cublas", "hdf5"}) {
+    INFO(key);
+    const Json* item = v->find(key);
+    REQUIRE(item != nullptr);
+    CHECK(item->type == Json::Type::string);
+    CHECK(!item->string.empty());
+  }
+}
+
+/// A small well-conditioned system (diagonally dominant, x = 1..n) written as h5py would.
+tcsolve::LinearSystem small_system(int n) {
+  tcsolve::LinearSystem sys;
+  sys.A = Eigen::MatrixXd::Zero(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) sys.A(i, j) = i == j ? 4.0 * n : 1.0 / (1 + i + 2 * j);
+  Eigen::MatrixXd x(n, 1);
+  for (int i = 0; i < n; ++i) x(i, 0) = i + 1;
+  sys.b = sys.A * x;
+  sys.x_true = x;
+  return sys;
+}
+
+/// An HDF5 file whose datasets A (n x n) and b (n) are declared but never written (chunked:
+/// nothing is stored), so the file is a few KiB whatever n says.
+void write_declared_only(const std::string& path, hsize_t n) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  for (int rank : {2, 1}) {
+    const hsize_t dims[2] = {n, n}, chunk[2] = {64, rank == 2 ? 64 : 1};
+    const hid_t space = H5Screate_simple(rank, dims, nullptr);
+    const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(create, rank, chunk);
+    const hid_t d = H5Dcreate2(file, rank == 2 ? "A" : "b", H5T_IEEE_F64LE, space, H5P_DEFAULT, create,
+                               H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    H5Dclose(d);
+    H5Pclose(create);
+    H5Sclose(space);
+  }
+  H5Fclose(file);
+}
+
+}  // namespace
+
+TEST_CASE("tcsolve without a subcommand prints the usage on stderr and exits 2", "[cli]") {
+  const CommandResult r = run_tcsolve("");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "Usage: tcsolve <subcommand>"));
+}
+
+TEST_CASE("tcsolve --version names the tool, commit, CUDA, cuBLAS and HDF5 versions", "[cli]") {
+  CommandResult r = run_tcsolve("--version");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "tcsolve 0."));
+  CHECK(contains(r.out, "commit "));
+  CHECK(contains(r.out, "CUDA runtime "));
+  CHECK(contains(r.out, "cuBLAS "));
+  CHECK(contains(r.out, "HDF5 1."));
+  r = run_tcsolve("--version --json");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  const Json doc = require_one_object(r);
+  check_versions(doc);
+}
+
+TEST_CASE("every subcommand prints one JSON error object with --json on a bad option, exit 2", "[cli]") {
+  for (const char* sub : {"solve", "compare", "variants", "gemm-bench", "generate", "import", "probe",
+                          "kmeans", "ffn"}) {
+    const CommandResult r = run_tcsolve(std::string(sub) + " --json --no-such-option 3");
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "no-such-option"));  // stderr keeps its line
+    const Json doc = require_one_object(r);
+    const Json* command = doc.find("command");
+    REQUIRE(command != nullptr);
+    CHECK(command->string == sub);
+    const Json* error = doc.find("error");
+    REQUIRE(error != nullptr);
+    const Json* code = error->find("exit_code");
+    const Json* message = error->find("message");
+    REQUIRE(code != nullptr);
+    REQUIRE(message != nullptr);
+    CHECK(code->number == 2);
+    CHECK(contains(message->string, "no-such-option"));
+    check_versions(doc);
+  }
+}
+
+TEST_CASE("solve --json on a missing file and an unavailable backend gives the error object", "[cli]") {
+  TempDir dir;
+  CommandResult r = run_tcsolve("solve --json --input '" + dir.file("missing.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  Json doc = require_one_object(r);
+  REQUIRE(doc.find("error") != nullptr);
+  CHECK(contains(doc.find("error")->find("message")->string, "missing.h5"));
+  CHECK(contains(doc.find("error")->find("message")->string, "no such file"));
+
+  if (!tcsolve::cuda::device_available()) {
+    tcsolve::write_system(dir.file("s.h5"), small_system(8), false);
+    r = run_tcsolve("solve --json --backend cuda --input '" + dir.file("s.h5") + "'");
+    INFO(r);
+    CHECK(r.exit_code == 4);
+    doc = require_one_object(r);
+    CHECK(doc.find("error")->find("exit_code")->number == 4);
+  }
+}
+
+TEST_CASE("solve's JSON carries versions, condition_estimate and time_s.phases", "[cli]") {
+  TempDir dir;
+  tcsolve::write_system(dir.file("s.h5"), small_system(12), false);
+  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("s.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  const Json doc = require_one_object(r);
+  check_versions(doc);
+  REQUIRE(doc.find("condition_estimate") != nullptr);
+  REQUIRE(doc.find("warnings") != nullptr);
+  CHECK(doc.find("warnings")->type == Json::Type::array);
+  const Json* time = doc.find("time_s");
+  REQUIRE(time != nullptr);
+  REQUIRE(time->find("phases") != nullptr);
+  CHECK(time->find("phases")->type == Json::Type::object);
+}
+
+TEST_CASE("--progress always prints progress lines on a pipe, never and auto on a short run none",
+          "[cli]") {
+  const std::string bench = "gemm-bench --backend cpu --m 8 --n 8 --k 8 --repeats 1 --variants fp16-tc";
+  CommandResult r = run_tcsolve(bench + " --progress always");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.err, "gemm-bench: "));
+  CHECK(contains(r.err, " s]"));
+  for (const char* mode : {"never", "auto"}) {
+    r = run_tcsolve(bench + " --progress " + mode);
+    INFO(r);
+    CHECK(r.exit_code == 0);
+    CHECK(!contains(r.err, "gemm-bench: "));  // a run of milliseconds says nothing
+  }
+  r = run_tcsolve(bench + " --progress sometimes");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "sometimes"));
+}
+
+TEST_CASE("solve --layout column-major reads a file written column-major (the transpose)", "[cli]") {
+  TempDir dir;
+  // A non-symmetric system stored as a column-major writer stores it: the dataset A is A^T.
+  tcsolve::LinearSystem sys = small_system(10);
+  tcsolve::LinearSystem stored = sys;
+  stored.A = sys.A.transpose();
+  tcsolve::write_system(dir.file("cm.h5"), stored, false);
+  CommandResult r = run_tcsolve("solve --json --backend cpu --layout column-major --input '" +
+                                dir.file("cm.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  Json doc = require_one_object(r);
+  // Forward error within a few units of FP64 roundoff times the (small) condition number.
+  const double forward = doc.find("forward_error")->number;
+  CHECK(forward < 1e-13);
+  // Read as row-major, the same file is a different (transposed) system: x disagrees.
+  r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("cm.h5") + "'");
+  INFO(r);
+  doc = require_one_object(r);
+  CHECK(doc.find("forward_error")->number > 1e-3);
+  r = run_tcsolve("solve --backend cpu --layout diagonal --input '" + dir.file("cm.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--layout"));
+}
+
+TEST_CASE("solve and compare read a Matrix Market file directly (x = ones)", "[cli]") {
+  TempDir dir;
+  {
+    std::ofstream mtx(dir.file("m.mtx"));
+    mtx << "%%MatrixMarket matrix coordinate real general\n% a comment\n4 4 7\n"
+           "1 1 4\n2 2 5\n3 3 6\n4 4 7\n1 2 1\n2 3 -1\n4 1 0.5\n";
+  }
+  CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("m.mtx") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  const Json doc = require_one_object(r);
+  CHECK(doc.find("n")->number == 4);
+  CHECK(doc.find("forward_error")->number < 1e-14);
+  r = run_tcsolve("compare --backend cpu --variants fp32-simt --input '" + dir.file("m.mtx") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "fp32-simt"));
+  // Where a system file is required, a Matrix Market file is named as such, with the way out.
+  r = run_tcsolve("kmeans --backend cpu --k 2 --input '" + dir.file("m.mtx") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "Matrix Market"));
+}
+
+TEST_CASE("a file declaring a huge A is refused before allocating, naming the sizes", "[cli]") {
+  TempDir dir;
+  write_declared_only(dir.file("huge.h5"), 100000);
+  CHECK(fs::file_size(dir.file("huge.h5")) < 64 * 1024);
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("huge.h5") + "'");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "huge.h5"));
+  CHECK(contains(r.err, "100000 x 100000"));
+  CHECK(contains(r.err, "needs "));
+  CHECK(contains(r.err, "available"));
+  const Json doc = require_one_object(r);
+  CHECK(doc.find("error")->find("exit_code")->number == 2);
+  CHECK(seconds < 10);  // refused from the metadata, not after reading 80 GB
+}
+
+TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = run_tcsolve("kmeans --backend cpu --synthetic 100:2 --k 1000000000");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "1000000000"));
+  CHECK(contains(r.err, "100 points"));
+  CHECK(seconds < 5);
+}
+
+TEST_CASE("generate accepts n above 16384 when it fits and names the memory when it does not", "[cli]") {
+  TempDir dir;
+  // 46340 is the largest order (n^2 < 2^31); above it the option is refused whatever the memory.
+  CommandResult r = run_tcsolve("generate --n 46341 --backend cpu --output '" + dir.file("g.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "46340"));
+  // A cpu randsvd of n = 46340 needs about 40 n^2 bytes = 80 GiB: refused on machines with less.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double available_kb = 0;
+  while (meminfo >> key >> available_kb >> unit)
+    if (key == "MemAvailable:") break;
+  if (available_kb * 1024 > 40.0 * 46340 * 46340) {
+    WARN("skipped: this machine has the memory for a n = 46340 randsvd");
+    return;
+  }
+  r = run_tcsolve("generate --n 46340 --backend cpu --output '" + dir.file("g.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "needs "));
+  CHECK(contains(r.err, "MemAvailable"));
+  CHECK(!fs::exists(dir.file("g.h5")));
+}
