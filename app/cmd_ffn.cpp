@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "commands.hpp"
 #include "json.hpp"
 #include "progress.hpp"
@@ -189,6 +190,17 @@ int run_ffn(int argc, char** argv) {
   const int warmups = on_cuda ? kCudaWarmups : 0;
   const std::string backend_name(to_string(backend));
   const std::string device = device_description(backend);
+  {
+    // X (T x d_model), W1, W2 (d_model x d_ff), H (T x d_ff) and Y in FP32, the FP64 reference
+    // of H and Y with FP64 copies of the inputs: 12 bytes per element of each on the host, FP32
+    // inputs, H and Y on the device.
+    const double t = o.shape.tokens, dm = o.shape.d_model, df = o.shape.d_ff;
+    const double elements = 2 * t * dm + 2 * dm * df + t * df;
+    const std::string what = "ffn with --tokens " + std::to_string(o.shape.tokens) + ", --d-model " +
+                             std::to_string(o.shape.d_model) + ", --d-ff " + std::to_string(o.shape.d_ff);
+    require_host_memory(what, 12 * elements);
+    if (on_cuda) require_device_memory(what, 4 * elements + 64.0 * 1024 * 1024);
+  }
 
   // A variant the user named must run here; one that came from "all" is reported unavailable.
   for (Variant v : o.variants)

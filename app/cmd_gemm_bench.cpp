@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "commands.hpp"
 #include "json.hpp"
 #include "progress.hpp"
@@ -446,6 +447,17 @@ int run_gemm_bench(int argc, char** argv) {
   std::optional<CsvFile> csv;
   if (!o.csv.empty()) csv.emplace(o.csv);
 
+  {
+    // Host: A, B, C0 and C in FP32 with FP64 copies of A and B and the FP64 product C64 (12
+    // bytes per element); device (cuda): the FP32 operands (one copy when larger than the L2
+    // rotation needs) and the FP64 reference.
+    const double mk = static_cast<double>(o.m) * o.k, kn = static_cast<double>(o.k) * o.n,
+                 mn = static_cast<double>(o.m) * o.n;
+    const std::string what = "gemm-bench with m = " + std::to_string(o.m) + ", n = " + std::to_string(o.n) +
+                             ", k = " + std::to_string(o.k);
+    require_host_memory(what, 12 * (mk + kn) + 24 * mn);
+    if (backend == Backend::cuda) require_device_memory(what, 12 * (mk + kn + mn) + 8 * mn + 64.0 * 1024 * 1024);
+  }
   Problem p{o.m, o.n, o.k, {}, {}, {}, {}};
   p.A.resize(static_cast<std::size_t>(o.m) * o.k);
   p.B.resize(static_cast<std::size_t>(o.k) * o.n);

@@ -329,7 +329,7 @@ TEST_CASE("read_system rejects every documented bad input with '<file>: <dataset
        [](const std::string& p) {
          RawFile(p).matrix("A", 4, 4).dataset("b", H5T_IEEE_F64LE, {5, 2}, std::vector<double>(10, 1.0));
        },
-       "b: 5 x 2, expected 4 rows (rows of A)"},
+       "b: 5 x 2, expected 4 rows (rows of A) (a column-major file? see --layout)"},
       {"b3d.h5",
        [](const std::string& p) {
          RawFile(p).matrix("A", 2, 2).dataset("b", H5T_IEEE_F64LE, {2, 1, 1}, {1.0, 1.0});
@@ -819,7 +819,7 @@ TEST_CASE("tcsolve generate rejects a bad --mode, a missing --output and a bad -
       {"generate --output '" + out + "'", "--n"},
       {"generate --n 8 --cond 0.5 --output '" + out + "'", "--cond"},
       {"generate --n 0 --output '" + out + "'", "--n"},
-      {"generate --n 20000 --output '" + out + "'", "--n"},
+      {"generate --n 46341 --output '" + out + "'", "--n"},  // n^2 >= 2^31
       {"generate --n 8 --seed -1 --output '" + out + "'", "--seed"},
       // --backend cpu: without a GPU, auto would add its one note on stderr before this error
       // (the directory is found missing when the file is written).
