@@ -170,9 +170,8 @@ void plot_histories(const std::string& gnuplot, TemporaryOutput& png, const std:
   if (plot.empty()) return give_up("no method has a finite backward error to plot");
   std::error_code ec;
   const std::string target = std::filesystem::is_directory("/dev/fd", ec) ? "/dev/fd/3" : png.temporary();
-  const std::string title = "tcsolve compare " + input + (clamped ? " (backward error 0 drawn at " +
-                                                                         csv_number(floor) + ")"
-                                                                   : "");
+  const std::string title =
+      "tcsolve compare " + input + (clamped ? " (backward error 0 drawn at " + fmt("%g", floor) + ")" : "");
   const std::string script = std::string("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
                                          "  set terminal pngcairo size 1000,650 noenhanced\n"
                                          "} else {\n"

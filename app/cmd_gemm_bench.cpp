@@ -58,6 +58,7 @@ struct BenchOptions {
   bool json = false;
   ProgressMode progress = ProgressMode::automatic;
   std::string csv;  ///< empty: no CSV
+  bool force = false;  ///< --force: an existing --csv file may be replaced
 };
 
 /// The inputs, on the host.
@@ -290,6 +291,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
        "FP32 add (a multiple of 16)")
       ("json", "print one JSON object on stdout")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
+      ("force", "replace an existing --csv file")
       ("help", "print this help");
   // clang-format on
   add_progress_option(options);
@@ -300,7 +302,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
                 "[--dist-b D]\n"
                 "                          [--variants all|v1,v2] [--backend auto|cpu|cuda] "
                 "[--repeats R]\n"
-                "                          [--seed S] [--ec-chunk-k K] [--json] [--csv FILE]",
+                "                          [--seed S] [--ec-chunk-k K] [--json] [--csv FILE [--force]]",
                 "Times C = A*B (column-major FP32, A m x k, B k x n) for each variant and measures\n"
                 "its accuracy against an FP64 product of the same inputs: relative residual\n"
                 "||C - C64||_F / ||C64||_F and max |C - C64| / |C64|. Speedups are against\n"
@@ -341,6 +343,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   o.requested_backend = parse_backend(backend);
   o.json = vm.count("json") > 0;
   o.progress = progress_mode(vm);
+  o.force = vm.count("force") > 0;
   if (vm.count("csv")) {
     o.csv = vm["csv"].as<std::string>();
     if (o.csv.empty()) throw InvalidInput("--csv needs a file name");
@@ -445,7 +448,7 @@ int run_gemm_bench(int argc, char** argv) {
                       " backend here");
 
   std::optional<CsvFile> csv;
-  if (!o.csv.empty()) csv.emplace(o.csv);
+  if (!o.csv.empty()) csv.emplace(o.csv, output_options(o.force, {}));
 
   {
     // Host: A, B, C0 and C in FP32 with FP64 copies of A and B and the FP64 product C64 (12

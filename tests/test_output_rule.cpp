@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -124,8 +125,10 @@ class Child {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     sigset_t defaults, none;
@@ -237,18 +240,20 @@ TEST_CASE("an existing output is refused without --force and replaced with it, f
   const bool gnuplot = gnuplot_installed();
 
   struct Case {
-    std::string command;  ///< writes `out`
+    std::string command;   ///< writes `out`
     std::string expected;  ///< what the replaced file starts with
   };
   const std::vector<Case> cases = {
-      {"compare --input " + quoted(input) + " --backend cpu --variants fp32-simt --csv " + quoted(out), "method,"},
+      {"compare --input " + quoted(input) + " --backend cpu --variants fp32-simt --csv " + quoted(out),
+       "method,"},
       {"compare --input " + quoted(input) + " --backend cpu --variants fp32-simt --plot " + quoted(out),
        gnuplot ? "\x89PNG" : old},
-      {"solve --input " + quoted(input) + " --backend cpu --variant fp32-simt --output " + quoted(out), "\x89HDF"},
+      {"solve --input " + quoted(input) + " --backend cpu --variant fp32-simt --output " + quoted(out),
+       "\x89HDF"},
       {"generate --n 8 --mode random --backend cpu --output " + quoted(out), "\x89HDF"},
       {"import --mtx " + quoted(mtx) + " --output " + quoted(out), "\x89HDF"},
-      {"kmeans --input " + quoted(data) + " --k 2 --variant fp32-simt --backend cpu --no-agreement --output " +
-           quoted(out),
+      {"kmeans --input " + quoted(data) +
+           " --k 2 --variant fp32-simt --backend cpu --no-agreement --output " + quoted(out),
        "\x89HDF"},
   };
   for (const Case& c : cases) {
@@ -321,15 +326,16 @@ TEST_CASE("import --output is never the --mtx file and kmeans --output never the
   const std::vector<std::string> names = dir.entries();
   for (const char* force : {"", " --force"}) {
     for (const std::string& output : {mtx, dir.path("mtx-link")}) {
-      const CommandResult r = run_tcsolve("import --mtx " + quoted(mtx) + " --output " + quoted(output) + force);
+      const CommandResult r =
+          run_tcsolve("import --mtx " + quoted(mtx) + " --output " + quoted(output) + force);
       INFO(r);
       CHECK(r.exit_code == 2);
       CHECK(contains(r.err, output + ": is the input file " + mtx));
     }
     for (const std::string& output : {data, dir.path("data-link")}) {
-      const CommandResult r = run_tcsolve("kmeans --input " + quoted(data) +
-                                          " --k 2 --backend cpu --variant fp32-simt --output " + quoted(output) +
-                                          force);
+      const CommandResult r =
+          run_tcsolve("kmeans --input " + quoted(data) +
+                      " --k 2 --backend cpu --variant fp32-simt --output " + quoted(output) + force);
       INFO(r);
       CHECK(r.exit_code == 2);
       CHECK(contains(r.err, output + ": is the input file " + data));
@@ -349,8 +355,8 @@ TEST_CASE("of several runs writing the same new file at once without --force exa
     std::vector<std::unique_ptr<Child>> runs;
     for (int i = 0; i < kRuns; ++i)
       runs.push_back(std::make_unique<Child>(
-          std::vector<std::string>{"generate", "--n", "96", "--mode", "random", "--seed", std::to_string(i + 1),
-                                   "--backend", "cpu", "--output", out},
+          std::vector<std::string>{"generate", "--n", "96", "--mode", "random", "--seed",
+                                   std::to_string(i + 1), "--backend", "cpu", "--output", out},
           dir.path("out" + std::to_string(i)), dir.path("err" + std::to_string(i))));
     int winners = 0, winner = -1;
     for (int i = 0; i < kRuns; ++i) {
@@ -395,9 +401,9 @@ TEST_CASE("SIGINT and SIGTERM during a write leave no temporary behind", "[outpu
                                    {SIGTERM, gnuplot ? "--plot" : "--csv", "history.png"}};
   for (const Case& c : cases) {
     INFO(c.option << " " << c.output << ", signal " << c.signal_number);
-    Child child({"compare", "--input", input, "--backend", "cpu", "--variants", "all", c.option,
-                 dir.path(c.output)},
-                dir.path("stdout.txt"), dir.path("stderr.txt"));
+    Child child(
+        {"compare", "--input", input, "--backend", "cpu", "--variants", "all", c.option, dir.path(c.output)},
+        dir.path("stdout.txt"), dir.path("stderr.txt"));
     REQUIRE(wait_for_temporary(dir, child));
     REQUIRE(::kill(child.pid(), c.signal_number) == 0);
     const int status = child.wait();
@@ -433,6 +439,65 @@ TEST_CASE("a temporary left by a killed run is named on stderr by the next write
   CHECK(found[0].pid == gone);
 }
 
+TEST_CASE("compare --plot never leaves an empty PNG: gnuplot failing or drawing nothing leaves no file",
+          "[output]") {
+  Scratch dir;
+  const std::string input = dir.path("identity.h5"), png = dir.path("plot.png");
+  // A = I: every method solves it exactly, backward error 0 at every iteration.
+  tcsolve::LinearSystem identity;
+  identity.A = Eigen::MatrixXd::Identity(4, 4);
+  identity.b = Eigen::MatrixXd::Ones(4, 1);
+  identity.x_true = identity.b;
+  tcsolve::write_system(input, identity, false);
+  const std::string before = read_file(input);
+  // Stand-ins for gnuplot, first on PATH: one that fails after keeping its script, one that
+  // succeeds without drawing.
+  fs::create_directory(dir.path("fail"));
+  fs::create_directory(dir.path("silent"));
+  write_text(dir.path("fail/gnuplot"), "#!/bin/sh\ncat > '" + dir.path("script.gp") + "'\nexit 1\n");
+  write_text(dir.path("silent/gnuplot"), "#!/bin/sh\ncat > /dev/null\nexit 0\n");
+  fs::permissions(dir.path("fail/gnuplot"), fs::perms::owner_all);
+  fs::permissions(dir.path("silent/gnuplot"), fs::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  const auto run_with = [&](const std::string& first) {
+    ::setenv("PATH", (first + ":" + path).c_str(), 1);
+    const CommandResult r = run_tcsolve("compare --input " + quoted(input) +
+                                        " --backend cpu --variants fp32-simt --plot " + quoted(png));
+    ::setenv("PATH", path.c_str(), 1);
+    return r;
+  };
+  CommandResult r = run_with(dir.path("fail"));
+  INFO(r);
+  CHECK(r.exit_code == 0);  // the table is the result, the plot an extra
+  CHECK(contains(r.err, "compare: warning: gnuplot failed; no plot"));
+  CHECK_FALSE(fs::exists(png));
+  // The zero errors were drawn (at 1e-20), not dropped: every method has points.
+  const std::string script = read_file(dir.path("script.gp"));
+  CHECK(contains(script, "title 'fp32-simt'"));
+  CHECK(contains(script, "title 'fp64-lu'"));
+  char floor[32];
+  std::snprintf(floor, sizeof floor, "\n0 %.17g\ne\n", 1e-20);  // as the data are written
+  CHECK(contains(script, floor));
+  CHECK(contains(script, "backward error 0 drawn at 1e-20"));
+  r = run_with(dir.path("silent"));
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.err, "compare: warning: gnuplot wrote an empty image; no plot"));
+  CHECK_FALSE(fs::exists(png));
+  CHECK_FALSE(dir.has_temporary());
+  CHECK(read_file(input) == before);
+  if (!gnuplot_installed()) {
+    WARN("gnuplot is not installed: the real plot of zero errors is not checked");
+    return;
+  }
+  r = run_tcsolve("compare --input " + quoted(input) + " --backend cpu --variants fp32-simt --plot " +
+                  quoted(png));
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(png).rfind("\x89PNG\r\n\x1a\n", 0) == 0);
+  CHECK_FALSE(dir.has_temporary());
+}
+
 // --- the library ----------------------------------------------------------------------------------
 
 TEST_CASE("TempFileRegistry records, forgets and unlinks temporaries", "[output]") {
@@ -455,7 +520,7 @@ TEST_CASE("TempFileRegistry records, forgets and unlinks temporaries", "[output]
   std::vector<int> slots;
   for (int i = 0; i < tcsolve::TempFileRegistry::kSlots; ++i) slots.push_back(registry.add(dir.path("x")));
   CHECK(std::count(slots.begin(), slots.end(), -1) == 1);  // one slot was still taken by a
-  CHECK(registry.add(dir.path("y")) == -1);               // full
+  CHECK(registry.add(dir.path("y")) == -1);                // full
 }
 
 TEST_CASE("a temporary is registered while it lives; publishing without force never replaces a file",
@@ -507,7 +572,7 @@ TEST_CASE("same_file compares by device and inode, through hard and symbolic lin
   CHECK(tcsolve::same_file(a, dir.path("hard")));
   CHECK(tcsolve::same_file(a, dir.path("sym")));
   CHECK(tcsolve::same_file(a, dir.path("sub/../a")));
-  CHECK_FALSE(tcsolve::same_file(a, dir.path("b")));  // equal bytes, another file
+  CHECK_FALSE(tcsolve::same_file(a, dir.path("b")));                   // equal bytes, another file
   CHECK(tcsolve::same_file(dir.path("new"), dir.path("sub/../new")));  // neither exists: by path
   CHECK_FALSE(tcsolve::same_file(dir.path("new"), dir.path("other")));
 }

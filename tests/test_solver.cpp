@@ -397,7 +397,11 @@ TEST_CASE("tcsolve solve exits 2 for a singular matrix and 4 for an unavailable 
   CommandResult r = run_tcsolve("solve --input '" + input + "' --backend cpu --json");
   INFO(r);
   CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
+  // --json: one error object on stdout (ARCHITECTURE.md, JSON), one line on stderr.
+  const Json doc = require_one_object(r);
+  const Json& error = member(doc, "error");
+  CHECK(member(error, "exit_code").number == 2);
+  CHECK(contains(member(error, "message").string, "column 7"));
   CHECK(count_lines(r.err) == 1);
   CHECK(contains(r.err, "column 7"));
 

@@ -275,12 +275,21 @@ TEST_CASE(
     REQUIRE(gpu.forward_error.has_value());
     CHECK(*gpu.forward_error <= 1e4 * 1e-13);
     for (const char* name :
-         {"transfer", "equilibrate", "panel", "swap", "trsm", "update", "residual", "correction"})
+         {"transfer", "equilibrate", "panel", "swap", "trsm", "update", "residual", "correction", "condition"})
       CHECK(phase(gpu, name) >= 0);
+    // Phase names are snake_case (the JSON's keys under time_s.phases).
+    for (const auto& [name, seconds] : gpu.time_s.phases) {
+      INFO(name);
+      CHECK(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos);
+    }
+    REQUIRE(gpu.condition_estimate.has_value());
+    CHECK(gpu.warnings.empty());
     // On Hopper the LU runs with look-ahead (its panel stream's waits are a phase of their own).
     if (cuda::compute_capability() == 90) {
-      CHECK(phase(gpu, "update wait") >= 0);
-      CHECK(phase(gpu, "update next") >= 0);  // the next block's update on the panel's stream
+      CHECK(phase(gpu, "update_wait") >= 0);
+      CHECK(phase(gpu, "update_next") >= 0);  // the next block's update on the panel's stream
+      CHECK(phase(gpu, "equilibrate_rest") >= 0);
+      CHECK(phase(gpu, "trsm_rest") >= 0);
       CHECK(gpu.note.find("no look-ahead") == std::string::npos);
     }
     CHECK(gpu.time_s.total == Approx(gpu.time_s.factorization + gpu.time_s.refinement));
@@ -441,8 +450,13 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
     if (std::string(expected[i]) != "cusolver-dbgesv") CHECK(converged->boolean);
     const Json* t = o.find("time_s");
     REQUIRE(t != nullptr);
-    CHECK(t->find("transfer") != nullptr);
-    if (i < 3) CHECK(t->find("update") != nullptr);
+    const Json* phases = t->find("phases");  // ARCHITECTURE.md: phase times under time_s.phases
+    REQUIRE(phases != nullptr);
+    CHECK(phases->find("transfer") != nullptr);
+    if (i < 3) {
+      CHECK(phases->find("update") != nullptr);
+      CHECK(phases->find("condition") != nullptr);
+    }
   }
 
   // GMRES-IR runs on the cuda backend too, with the same JSON members.

@@ -147,7 +147,8 @@ ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInver
     c.resolved = false;
     return c;
   }
-  const int shift = -norm1_a.e;  // B = 2^shift A^-1: cond_1(A) = m_a ||B||_1, m_a in [1/2, 1)
+  // B = 2^e A^-1 with ||A||_1 = m_a 2^e: cond_1(A) = m_a 2^e ||A^-1||_1 = m_a ||B||_1, m_a in [1/2, 1)
+  const int shift = norm1_a.e;
   const Norm1Estimate e = estimate_norm1(
       n, [&](Eigen::VectorXd& y) { inverse.apply(y, shift); },
       [&](Eigen::VectorXd& y) { inverse.apply_transpose(y, shift); });

@@ -70,7 +70,7 @@ struct ConditionEstimate {
   int products = 0;      ///< solves with the factors (products with A not counted)
 };
 
-/// cond_1(A) ~= ||A||_1 est(||A^-1||_1) with the estimator run on B = 2^-e A^-1, 2^e the frexp
+/// cond_1(A) ~= ||A||_1 est(||A^-1||_1) with the estimator run on B = 2^e A^-1, e the frexp
 /// exponent of ||A||_1 (so that ||B||_1 ~ cond_1(A) stays in range even for A near 1e-310 or
 /// 1e306, where ||A^-1|| itself would overflow or underflow).
 ///

@@ -44,7 +44,9 @@ std::string kind_of(mode_t mode) {
 }
 
 /// The directory `file` lives in ("." for a bare name).
-fs::path directory_of(const fs::path& file) { return file.has_parent_path() ? file.parent_path() : fs::path("."); }
+fs::path directory_of(const fs::path& file) {
+  return file.has_parent_path() ? file.parent_path() : fs::path(".");
+}
 
 /// `name` in the directory of `file`, written as `file` names its directory.
 std::string beside(const fs::path& file, const std::string& name) {
@@ -161,7 +163,8 @@ int TempFileRegistry::size() const noexcept {
 // --- the rule ----------------------------------------------------------------------------------
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {};
+  struct stat sb {};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   std::error_code ea, eb;

@@ -36,8 +36,8 @@ inline constexpr std::string_view kTemporaryMarker = ".tcsolve-tmp-";
 /// through OutputOptions::temporaries.
 class TempFileRegistry {
  public:
-  static constexpr int kSlots = 32;                ///< temporaries alive at once
-  static constexpr std::size_t kMaxPath = 4096;    ///< bytes of a path, its terminating NUL included
+  static constexpr int kSlots = 32;              ///< temporaries alive at once
+  static constexpr std::size_t kMaxPath = 4096;  ///< bytes of a path, its terminating NUL included
 
   TempFileRegistry() = default;
   TempFileRegistry(const TempFileRegistry&) = delete;
@@ -65,8 +65,8 @@ class TempFileRegistry {
 
 /// How an output may be written.
 struct OutputOptions {
-  bool force = false;                       ///< replace an existing regular file
-  std::vector<std::string> inputs;          ///< the command's input files (empty names ignored): never written
+  bool force = false;               ///< replace an existing regular file
+  std::vector<std::string> inputs;  ///< the command's input files (empty names ignored): never written
   TempFileRegistry* temporaries = nullptr;  ///< where live temporaries are recorded; null: nowhere
 };
 
@@ -81,10 +81,12 @@ struct StaleTemporary {
 /// of their existing parts resolved).
 bool same_file(const std::string& a, const std::string& b);
 
-/// Checks `path` by the rule before anything is written. Throws InvalidInput "<path>: <problem>":
-/// an empty name, "is the input file <input>; write the output to another file", "is a
-/// dangling symbolic link to '<target>'", "is a directory", "is a FIFO" (socket, device: "not a
-/// regular file"), "exists (use --force to overwrite)", the directory missing or not writable.
+/// Checks `path` by the rule before anything is written. Throws InvalidInput "<path>: <problem>"
+/// ("output file name is empty" alone for an empty name), in this order: "is the input file
+/// <input>; write the output to another file" (even with force); "is a dangling symbolic link
+/// to '<target>'; ..."; "is a directory"; "is a FIFO (a socket, a character device, ...), not a
+/// regular file; refusing to replace it"; "exists (use --force to overwrite)" without force;
+/// "directory '<dir>' does not exist"; "cannot write in directory '<dir>' (permission denied)".
 /// Returns the temporaries of killed runs in the directory it would be written in.
 std::vector<StaleTemporary> check_output(const std::string& path, const OutputOptions& options);
 
