@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/system.hpp"
 
@@ -22,23 +23,7 @@ namespace {
 using namespace tcsolve::test;
 namespace fs = std::filesystem;
 
-/// A fresh temporary folder, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    char name[] = "/tmp/tcsolve_conventions_XXXXXX";
-    REQUIRE(::mkdtemp(name) != nullptr);
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using tcsolve::test::TempDir;
 
 /// The "versions" member of a command's JSON, checked for its six strings.
 void check_versions(const Json& doc) {
@@ -138,7 +123,7 @@ TEST_CASE("every subcommand prints one JSON error object with --json on a bad op
 
 TEST_CASE("solve --json on a missing file and an unavailable backend gives the error object", "[cli]") {
   TempDir dir;
-  CommandResult r = run_tcsolve("solve --json --input '" + dir.file("missing.h5") + "'");
+  CommandResult r = run_tcsolve("solve --json --input '" + dir.path("missing.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   Json doc = require_one_object(r);
@@ -147,8 +132,8 @@ TEST_CASE("solve --json on a missing file and an unavailable backend gives the e
   CHECK(contains(doc.find("error")->find("message")->string, "no such file"));
 
   if (!tcsolve::cuda::device_available()) {
-    tcsolve::write_system(dir.file("s.h5"), small_system(8), false);
-    r = run_tcsolve("solve --json --backend cuda --input '" + dir.file("s.h5") + "'");
+    tcsolve::write_system(dir.path("s.h5"), small_system(8), false);
+    r = run_tcsolve("solve --json --backend cuda --input '" + dir.path("s.h5") + "'");
     INFO(r);
     CHECK(r.exit_code == 4);
     doc = require_one_object(r);
@@ -158,8 +143,8 @@ TEST_CASE("solve --json on a missing file and an unavailable backend gives the e
 
 TEST_CASE("solve's JSON carries versions, condition_estimate and time_s.phases", "[cli]") {
   TempDir dir;
-  tcsolve::write_system(dir.file("s.h5"), small_system(12), false);
-  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("s.h5") + "'");
+  tcsolve::write_system(dir.path("s.h5"), small_system(12), false);
+  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.path("s.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 0);
   const Json doc = require_one_object(r);
@@ -199,9 +184,9 @@ TEST_CASE("solve --layout column-major reads a file written column-major (the tr
   tcsolve::LinearSystem sys = small_system(10);
   tcsolve::LinearSystem stored = sys;
   stored.A = sys.A.transpose();
-  tcsolve::write_system(dir.file("cm.h5"), stored, false);
+  tcsolve::write_system(dir.path("cm.h5"), stored, false);
   CommandResult r = run_tcsolve("solve --json --backend cpu --layout column-major --input '" +
-                                dir.file("cm.h5") + "'");
+                                dir.path("cm.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 0);
   Json doc = require_one_object(r);
@@ -209,11 +194,11 @@ TEST_CASE("solve --layout column-major reads a file written column-major (the tr
   const double forward = doc.find("forward_error")->number;
   CHECK(forward < 1e-13);
   // Read as row-major, the same file is a different (transposed) system: x disagrees.
-  r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("cm.h5") + "'");
+  r = run_tcsolve("solve --json --backend cpu --input '" + dir.path("cm.h5") + "'");
   INFO(r);
   doc = require_one_object(r);
   CHECK(doc.find("forward_error")->number > 1e-3);
-  r = run_tcsolve("solve --backend cpu --layout diagonal --input '" + dir.file("cm.h5") + "'");
+  r = run_tcsolve("solve --backend cpu --layout diagonal --input '" + dir.path("cm.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--layout"));
@@ -222,22 +207,22 @@ TEST_CASE("solve --layout column-major reads a file written column-major (the tr
 TEST_CASE("solve and compare read a Matrix Market file directly (x = ones)", "[cli]") {
   TempDir dir;
   {
-    std::ofstream mtx(dir.file("m.mtx"));
+    std::ofstream mtx(dir.path("m.mtx"));
     mtx << "%%MatrixMarket matrix coordinate real general\n% a comment\n4 4 7\n"
            "1 1 4\n2 2 5\n3 3 6\n4 4 7\n1 2 1\n2 3 -1\n4 1 0.5\n";
   }
-  CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("m.mtx") + "'");
+  CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.path("m.mtx") + "'");
   INFO(r);
   CHECK(r.exit_code == 0);
   const Json doc = require_one_object(r);
   CHECK(doc.find("n")->number == 4);
   CHECK(doc.find("forward_error")->number < 1e-14);
-  r = run_tcsolve("compare --backend cpu --variants fp32-simt --input '" + dir.file("m.mtx") + "'");
+  r = run_tcsolve("compare --backend cpu --variants fp32-simt --input '" + dir.path("m.mtx") + "'");
   INFO(r);
   CHECK(r.exit_code == 0);
   CHECK(contains(r.out, "fp32-simt"));
   // Where a system file is required, a Matrix Market file is named as such, with the way out.
-  r = run_tcsolve("kmeans --backend cpu --k 2 --input '" + dir.file("m.mtx") + "'");
+  r = run_tcsolve("kmeans --backend cpu --k 2 --input '" + dir.path("m.mtx") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "Matrix Market"));
@@ -245,10 +230,10 @@ TEST_CASE("solve and compare read a Matrix Market file directly (x = ones)", "[c
 
 TEST_CASE("a file declaring a huge A is refused before allocating, naming the sizes", "[cli]") {
   TempDir dir;
-  write_declared_only(dir.file("huge.h5"), 100000);
-  CHECK(fs::file_size(dir.file("huge.h5")) < 64 * 1024);
+  write_declared_only(dir.path("huge.h5"), 100000);
+  CHECK(fs::file_size(dir.path("huge.h5")) < 64 * 1024);
   const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.file("huge.h5") + "'");
+  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.path("huge.h5") + "'");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(r);
   CHECK(r.exit_code == 2);
@@ -275,7 +260,7 @@ TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
 TEST_CASE("generate accepts n above 16384 when it fits and names the memory when it does not", "[cli]") {
   TempDir dir;
   // 46340 is the largest order (n^2 < 2^31); above it the option is refused whatever the memory.
-  CommandResult r = run_tcsolve("generate --n 46341 --backend cpu --output '" + dir.file("g.h5") + "'");
+  CommandResult r = run_tcsolve("generate --n 46341 --backend cpu --output '" + dir.path("g.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "46340"));
@@ -289,10 +274,10 @@ TEST_CASE("generate accepts n above 16384 when it fits and names the memory when
     WARN("skipped: this machine has the memory for a n = 46340 randsvd");
     return;
   }
-  r = run_tcsolve("generate --n 46340 --backend cpu --output '" + dir.file("g.h5") + "'");
+  r = run_tcsolve("generate --n 46340 --backend cpu --output '" + dir.path("g.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "needs "));
   CHECK(contains(r.err, "MemAvailable"));
-  CHECK(!fs::exists(dir.file("g.h5")));
+  CHECK(!fs::exists(dir.path("g.h5")));
 }

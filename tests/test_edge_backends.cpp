@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -22,23 +23,7 @@ namespace {
 using namespace tcsolve::test;
 namespace fs = std::filesystem;
 
-/// A fresh temporary folder, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    char name[] = "/tmp/tcsolve_edge_XXXXXX";
-    REQUIRE(::mkdtemp(name) != nullptr);
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using tcsolve::test::TempDir;
 
 /// U(-1, 1) plus n on the diagonal: well conditioned (cond_inf below 3), every entry non-zero.
 Eigen::MatrixXd dominant(int n, unsigned seed) {
@@ -117,7 +102,7 @@ TEST_CASE("cpu and cuda give the same exit codes and messages on singular and ed
   }
   TempDir dir;
   for (auto& [name, sys] : edge_systems()) {
-    const std::string file = dir.file(name + ".h5");
+    const std::string file = dir.path(name + ".h5");
     tcsolve::write_system(file, sys, false);
     const Outcome cpu = solve_on(file, "cpu"), gpu = solve_on(file, "cuda");
     INFO(name << ": cpu exit " << cpu.exit_code << " '" << cpu.error_line << "', cuda exit " << gpu.exit_code

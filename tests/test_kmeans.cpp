@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "test_data.hpp"
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
@@ -69,28 +70,7 @@ demos::KmeansResult run(const demos::KmeansData& d, const std::vector<float>& st
   return demos::kmeans(d.X.data(), d.points, d.dim, start, o);
 }
 
-/// A fresh directory, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "tcsolve_kmeans_XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    dir_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::size_t entries() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()));
-  }
-
- private:
-  fs::path dir_;
-};
+using tcsolve::test::TempDir;
 
 /// Writes float64 datasets (name, dims, C-order data) to a new HDF5 file.
 void write_h5(
@@ -401,7 +381,7 @@ TEST_CASE("tcsolve kmeans --json: the ARCHITECTURE.md fields; --output writes la
   CHECK(cli::run_tcsolve("kmeans --input '" + input("iris.h5") +
                          "' --k 3 --variant fp32-simt --backend cpu --output '" + out + "' --force")
             .exit_code == 0);
-  CHECK(dir.entries() == 1);  // no temporary file left
+  CHECK(dir.entries().size() == 1);  // no temporary file left
   const cli::CommandResult self =
       cli::run_tcsolve("kmeans --input '" + input("iris.h5") + "' --k 3 --backend cpu --output '" +
                        input("iris.h5") + "' --force");

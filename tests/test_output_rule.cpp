@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/output_file.hpp"
@@ -39,37 +40,16 @@ using tcsolve::test::contains;
 using tcsolve::test::read_file;
 using tcsolve::test::run_tcsolve;
 
-/// A fresh directory (mkdtemp), removed with everything in it.
-class Scratch {
+/// A fresh directory (temp_dir.hpp) that also tells whether a temporary is left in it.
+class Scratch : public tcsolve::test::TempDir {
  public:
-  Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "tcsolve_output_XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    dir_ = pattern;
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  /// Names in the directory, sorted (symbolic links, FIFOs and directories included).
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  Scratch() : TempDir("output") {}
   /// Whether a temporary ("<name>.tcsolve-tmp-<pid>-<k>") is in the directory.
   bool has_temporary() const {
     for (const std::string& name : entries())
       if (contains(name, tcsolve::kTemporaryMarker)) return true;
     return false;
   }
-
- private:
-  fs::path dir_;
 };
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
