@@ -405,6 +405,18 @@ TEST_CASE("tcsolve solve exits 2 for a singular matrix and 4 for an unavailable 
   CHECK(count_lines(r.err) == 1);
   CHECK(contains(r.err, "column 7"));
 
+  // Two equal rows of a consistent system (issue #14: exited 0 "converged", forward error 0.26).
+  const std::string equal_rows = dir.path("equal_rows.h5");
+  sys = randsvd(48, 10, 1);
+  sys.A.row(40) = sys.A.row(3);
+  sys.b = sys.A * *sys.x_true;
+  write_system(equal_rows, sys, false);
+  r = run_tcsolve("solve --input '" + equal_rows + "' --backend cpu --block-size 16");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "exactly singular"));
+  CHECK(contains(r.err, "rows 4 and 41"));
+
   r = run_tcsolve("solve --input '" + input + "' --backend cpu --variant cublas-tf32");
   INFO(r);
   CHECK(r.exit_code == 4);

@@ -115,9 +115,10 @@ void check_near_overflow(Backend backend) {
                          s.sys.x_true->lpNorm<Eigen::Infinity>() * kEps64 / kEps64));  // the old overflow
   const SolveResult r = solve(s.sys, options(backend));
   const Judged j = judge(s.hat, r.x);
-  std::printf("near 1e306 (%s): converged %d after %d, backward %.2e (on the scaled copy %.2e, dsgesv ratio %.2f)\n",
-              std::string(to_string(backend)).c_str(), r.converged, r.iterations, r.backward_error,
-              j.backward_error, j.dsgesv_ratio);
+  std::printf(
+      "near 1e306 (%s): converged %d after %d, backward %.2e (on the scaled copy %.2e, dsgesv ratio %.2f)\n",
+      std::string(to_string(backend)).c_str(), r.converged, r.iterations, r.backward_error, j.backward_error,
+      j.dsgesv_ratio);
   INFO(r.note);
   CHECK(r.x.allFinite());
   CHECK(r.converged);
@@ -147,8 +148,8 @@ void check_near_underflow(Backend backend) {
     const SolveResult r = solve(s.sys, options(backend, Variant::fp32_simt, fallback));
     const Judged j = judge(s.hat, r.x);
     const double norm_a = s.sys.A.cwiseAbs().rowwise().sum().maxCoeff();
-    const double floor = n * 0x1p-1074 /
-                         (norm_a * r.x.lpNorm<Eigen::Infinity>() + s.sys.b.lpNorm<Eigen::Infinity>());
+    const double floor =
+        n * 0x1p-1074 / (norm_a * r.x.lpNorm<Eigen::Infinity>() + s.sys.b.lpNorm<Eigen::Infinity>());
     const double bound = std::sqrt(static_cast<double>(n)) * kEps64 + floor;
     std::printf(
         "near 1e-310 (%s, fallback %d): converged %d after %d, backward %.2e (scaled copy %.2e; floor %.2e, "
@@ -211,9 +212,10 @@ void check_sum_column(Backend backend) {
   sys.b = sys.A * *sys.x_true;
   const SolveResult r = solve(sys, options(backend));
   const double exact = cond_1(sys.A);  // Eigen's FP64 inverse: itself only an estimate this close to singular
-  std::printf("column = sum of two (%s): estimate %.2e, cond_1 from Eigen's inverse %.2e; %s\n  warnings: %s\n",
-              std::string(to_string(backend)).c_str(), r.condition_estimate.value_or(-1), exact, r.note.c_str(),
-              warnings_of(r).c_str());
+  std::printf(
+      "column = sum of two (%s): estimate %.2e, cond_1 from Eigen's inverse %.2e; %s\n  warnings: %s\n",
+      std::string(to_string(backend)).c_str(), r.condition_estimate.value_or(-1), exact, r.note.c_str(),
+      warnings_of(r).c_str());
   INFO(r.note << " / " << warnings_of(r));
   REQUIRE(r.condition_estimate.has_value());
   CHECK(*r.condition_estimate >= 1 / (16 * kEps64));  // 5.6e14: the 1/eps64 scale
@@ -227,14 +229,15 @@ void check_sum_column(Backend backend) {
 /// for cond 1e6 and FP32 factors (u32 = 6e-8) up to 6%, which the resolution check refines
 /// to below its 2^-k. Allowed: [cond_1 / 10, 2 cond_1].
 void check_condition_estimates(Backend backend) {
-  std::printf("condition estimate (%s): randsvd geometric, n = 80\n", std::string(to_string(backend)).c_str());
+  std::printf("condition estimate (%s): randsvd geometric, n = 80\n",
+              std::string(to_string(backend)).c_str());
   for (const double cond : {1e1, 1e3, 1e6, 1e10, 1e13}) {
     const LinearSystem sys = generate_system(80, cond, SpectrumMode::geometric, 21);
     const SolveResult r = solve(sys, options(backend));
     const double exact = cond_1(sys.A);
     std::printf("  cond_2 %.0e: cond_1 %.3e, estimate %.3e (ratio %.3f)  warnings %zu  %s\n", cond, exact,
-                r.condition_estimate.value_or(-1), r.condition_estimate.value_or(-1) / exact, r.warnings.size(),
-                r.note.c_str());
+                r.condition_estimate.value_or(-1), r.condition_estimate.value_or(-1) / exact,
+                r.warnings.size(), r.note.c_str());
     INFO("cond " << cond << ": " << r.note << " / " << warnings_of(r));
     REQUIRE(r.condition_estimate.has_value());
     CHECK(*r.condition_estimate >= exact / 10);
@@ -298,7 +301,8 @@ TEST_CASE("ScaledNorm compares, multiplies and divides norms near 1e306 and 1e-3
   CHECK(detail::times(scaled_norm(big), scaled_norm(big)).e == 2035);
   CHECK(detail::times(scaled_norm(tiny), scaled_norm(tiny)).e == -2119);
   const detail::ScaledNorm below_range{0.5, -1999};  // 2^-2000: no double holds it
-  CHECK(detail::less_equal(scaled_norm(tiny), detail::times(scaled_norm(big), below_range)));  // 2^-1060 <= 2^-983
+  CHECK(detail::less_equal(scaled_norm(tiny),
+                           detail::times(scaled_norm(big), below_range)));  // 2^-1060 <= 2^-983
   CHECK_FALSE(detail::less_equal(detail::times(scaled_norm(big), scaled_norm(big)),
                                  scaled_norm(std::numeric_limits<double>::max())));
   CHECK(detail::quotient(scaled_norm(tiny), scaled_norm(0x1p-1070)) == 0x1p10);
@@ -359,11 +363,11 @@ TEST_CASE("Hager's 1-norm estimate is a lower bound within a factor 3 of ||B||_1
       const Eigen::MatrixXd B = Eigen::MatrixXd::Random(n, n);
       const double exact = B.cwiseAbs().colwise().sum().maxCoeff();
       const detail::Norm1Estimate e = detail::estimate_norm1(
-          n, [&](Eigen::VectorXd& y) { y = B * y; }, [&](Eigen::VectorXd& y) { y = B.transpose() * y; });
+          n, [&](Eigen::MatrixXd& y) { y = B * y; }, [&](Eigen::MatrixXd& y) { y = B.transpose() * y; });
       INFO("n " << n << ", seed " << seed);
       CHECK(e.estimate <= exact * (1 + n * kEps64));
       CHECK(e.estimate >= exact / 3);
-      CHECK(e.products <= 11);
+      CHECK(e.products <= 10);
       CHECK((B * e.v).lpNorm<1>() / e.v.lpNorm<1>() == Approx(e.estimate).epsilon(n * kEps64));
     }
   }
@@ -379,7 +383,8 @@ TEST_CASE("cpu: a system near 1e-310 solves to the achievable accuracy and never
   check_near_underflow(Backend::cpu);
 }
 
-TEST_CASE("cpu: two equal rows, a row -2^-3 times another, two equal columns throw InvalidInput", "[solver]") {
+TEST_CASE("cpu: two equal rows, a row -2^-3 times another, two equal columns throw InvalidInput",
+          "[solver]") {
   check_equal_lines(Backend::cpu);
 }
 
@@ -440,7 +445,8 @@ TEST_CASE("cuda: the condition estimate of randsvd matrices lies within [cond_1 
   CHECK(condition > 0);
 }
 
-TEST_CASE("cuda: a transposed A (column-major file read as row-major) gives the column-major warning", "[gpu]") {
+TEST_CASE("cuda: a transposed A (column-major file read as row-major) gives the column-major warning",
+          "[gpu]") {
   TCSOLVE_EDGE_SKIP_WITHOUT_GPU("the column-major warning on the cuda solver");
   check_transposed(Backend::cuda);
 }

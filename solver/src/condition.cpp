@@ -3,8 +3,12 @@
 #include "condition.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <utility>
+
+#include "equilibration.hpp"
 
 namespace tcsolve::detail {
 
@@ -15,39 +19,60 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// log2 of a power of two (exact).
 int log2_exact(double power_of_two) { return std::ilogb(power_of_two); }
 
+/// frexp's exponent of a finite non-zero v (v = m 2^e, |m| in [1/2, 1)), from the bits where v
+/// is normal.
+int frexp_exponent(double v) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof u);
+  const int biased = static_cast<int>((u >> 52) & 0x7ff);
+  if (biased != 0) return biased - 1022;
+  int e = 0;
+  std::frexp(v, &e);
+  return e;
+}
+
+/// v 2^e, rounded once (as ldexp): a product by the exact power of two where 2^e is a normal
+/// number, ldexp beyond.
+double times_pow2(double v, int e) { return e >= -1022 && e <= 1023 ? v * pow2(e) : std::ldexp(v, e); }
+
 /// The exponent k with max_i |v_i| 2^add_i in [2^(k-1), 2^k) over the finite non-zero v_i, and
 /// whether there is one.
-bool max_exponent(const Eigen::VectorXd& v, const std::vector<int>& add, int& k) {
+template <typename Vector>
+bool max_exponent(const Vector& v, const std::vector<int>& add, int& k) {
   bool any = false;
   k = std::numeric_limits<int>::min();
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     if (!std::isfinite(v[i]) || v[i] == 0) continue;
-    int e = 0;
-    std::frexp(v[i], &e);
-    k = std::max(k, e + add[static_cast<std::size_t>(i)]);
+    k = std::max(k, frexp_exponent(v[i]) + (add.empty() ? 0 : add[static_cast<std::size_t>(i)]));
     any = true;
   }
   return any;
 }
 
-/// w_i = v_i 2^(in_i - k) with k from max_exponent (||w||_inf in [1/2, 1)); solve(w); v_i = w_i
-/// 2^(out_i + k + shift). A v of zeros stays zeros; a non-finite entry propagates through the
-/// solve.
-void scaled_solve(Eigen::VectorXd& v, const std::vector<int>& in, const std::vector<int>& out, int shift,
+/// Per column: w_i = v_i 2^(in_i - k) with k from max_exponent (||w||_inf in [1/2, 1)); one
+/// solve of all the columns; v_i = w_i 2^(out_i + k + shift). A zero column stays zero; a
+/// non-finite entry propagates through the solve.
+void scaled_solve(Eigen::MatrixXd& v, const std::vector<int>& in, const std::vector<int>& out, int shift,
                   const VectorMap& solve) {
-  int k = 0;
-  if (!max_exponent(v, in, k)) {
-    if (v.allFinite()) return;  // 0 maps to 0
-    k = 0;
+  std::vector<int> ks(static_cast<std::size_t>(v.cols()), 0);
+  for (Eigen::Index c = 0; c < v.cols(); ++c) {
+    int k = 0;
+    if (!max_exponent(v.col(c), in, k)) k = 0;
+    ks[static_cast<std::size_t>(c)] = k;
+    for (Eigen::Index i = 0; i < v.rows(); ++i)
+      v(i, c) = times_pow2(v(i, c), in[static_cast<std::size_t>(i)] - k);
   }
-  for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], in[static_cast<std::size_t>(i)] - k);
   solve(v);
-  for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = std::ldexp(v[i], out[static_cast<std::size_t>(i)] + k + shift);
+  for (Eigen::Index c = 0; c < v.cols(); ++c)
+    for (Eigen::Index i = 0; i < v.rows(); ++i)
+      v(i, c) =
+          times_pow2(v(i, c), out[static_cast<std::size_t>(i)] + ks[static_cast<std::size_t>(c)] + shift);
 }
 
 /// sum |v_i| (inf when it overflows or v is not finite).
-double norm1(const Eigen::VectorXd& v) {
-  const double s = v.lpNorm<1>();
+template <typename Vector>
+double norm1(const Vector& v) {
+  const double s = v.template lpNorm<1>();
   return std::isnan(s) ? kInf : s;
 }
 
@@ -66,22 +91,24 @@ EquilibratedInverse::EquilibratedInverse(const Eigen::VectorXd& row_scale, const
       col_exp_(static_cast<std::size_t>(col_scale.size())),
       solve_(std::move(solve)),
       solve_transpose_(std::move(solve_transpose)) {
-  for (Eigen::Index i = 0; i < row_scale.size(); ++i) row_exp_[static_cast<std::size_t>(i)] = log2_exact(row_scale[i]);
-  for (Eigen::Index i = 0; i < col_scale.size(); ++i) col_exp_[static_cast<std::size_t>(i)] = log2_exact(col_scale[i]);
+  for (Eigen::Index i = 0; i < row_scale.size(); ++i)
+    row_exp_[static_cast<std::size_t>(i)] = log2_exact(row_scale[i]);
+  for (Eigen::Index i = 0; i < col_scale.size(); ++i)
+    col_exp_[static_cast<std::size_t>(i)] = log2_exact(col_scale[i]);
 }
 
-void EquilibratedInverse::apply(Eigen::VectorXd& v, int shift) const {
+void EquilibratedInverse::apply(Eigen::MatrixXd& v, int shift) const {
   scaled_solve(v, row_exp_, col_exp_, shift, solve_);
 }
 
-void EquilibratedInverse::apply_transpose(Eigen::VectorXd& v, int shift) const {
+void EquilibratedInverse::apply_transpose(Eigen::MatrixXd& v, int shift) const {
   scaled_solve(v, col_exp_, row_exp_, shift, solve_transpose_);
 }
 
 Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& times_bt) {
   constexpr int kMaxIterations = 5;  // dlacn2's ITMAX
   Norm1Estimate out;
-  auto product = [&](const VectorMap& m, Eigen::VectorXd& x) {
+  auto product = [&](const VectorMap& m, Eigen::MatrixXd& x) {
     m(x);
     ++out.products;
   };
@@ -94,29 +121,37 @@ Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& t
     }
   };
 
-  Eigen::VectorXd v = Eigen::VectorXd::Constant(n, 1.0 / n);
-  Eigen::VectorXd x = v;
+  // B e/n and, beside it, B of the alternative vector (Higham 1988, Alg. 4.1's last step;
+  // dlacn2's altsgn), offered at the end as dlacn2 does.
+  const int first = n == 1 ? 1 : 2;
+  Eigen::MatrixXd start(n, first);
+  start.col(0).setConstant(1.0 / n);
+  if (n > 1)
+    for (Eigen::Index i = 0; i < n; ++i)
+      start(i, 1) = (i % 2 == 0 ? 1.0 : -1.0) * (1.0 + static_cast<double>(i) / static_cast<double>(n - 1));
+  Eigen::MatrixXd x = start;
   product(times_b, x);
-  offer(v, x, norm1(x));
+  offer(start.col(0), x.col(0), norm1(x.col(0)));
   if (n == 1 || !std::isfinite(out.estimate)) return out;
+  const Eigen::VectorXd alt_v = start.col(1), alt_bv = x.col(1);
 
-  Eigen::VectorXd xi = signs(x);
-  Eigen::VectorXd z = xi;
+  Eigen::VectorXd xi = signs(x.col(0));
+  Eigen::MatrixXd z = xi;
   product(times_bt, z);
   if (!z.allFinite()) {
     out.estimate = kInf;
     return out;
   }
   Eigen::Index j = 0;
-  z.cwiseAbs().maxCoeff(&j);
+  z.col(0).cwiseAbs().maxCoeff(&j);
   for (int iteration = 2;; ++iteration) {
-    v = Eigen::VectorXd::Unit(n, j);
-    x = v;
-    product(times_b, x);
-    const double previous = out.estimate, value = norm1(x);
-    offer(v, x, value);
+    const Eigen::VectorXd v = Eigen::VectorXd::Unit(n, j);
+    Eigen::MatrixXd y = v;
+    product(times_b, y);
+    const double previous = out.estimate, value = norm1(y.col(0));
+    offer(v, y.col(0), value);
     if (!std::isfinite(value)) return out;
-    const Eigen::VectorXd new_xi = signs(x);
+    const Eigen::VectorXd new_xi = signs(y.col(0));
     if (new_xi == xi || value <= previous) break;  // repeated sign vector, or no growth
     xi = new_xi;
     z = xi;
@@ -126,15 +161,10 @@ Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& t
       return out;
     }
     const Eigen::Index last = j;
-    const double top = z.cwiseAbs().maxCoeff(&j);
-    if (!(std::abs(z[last]) < top) || iteration >= kMaxIterations) break;
+    const double top = z.col(0).cwiseAbs().maxCoeff(&j);
+    if (!(std::abs(z(last, 0)) < top) || iteration >= kMaxIterations) break;
   }
-  // The alternative estimate (Higham 1988, Alg. 4.1's last step; dlacn2's altsgn).
-  for (Eigen::Index i = 0; i < n; ++i)
-    v[i] = (i % 2 == 0 ? 1.0 : -1.0) * (1.0 + static_cast<double>(i) / static_cast<double>(n - 1));
-  x = v;
-  product(times_b, x);
-  offer(v, x, 2.0 * norm1(x) / (3.0 * n));
+  offer(alt_v, alt_bv, 2.0 * norm1(alt_bv) / (3.0 * n));
   return out;
 }
 
@@ -150,8 +180,8 @@ ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInver
   // B = 2^e A^-1 with ||A||_1 = m_a 2^e: cond_1(A) = m_a 2^e ||A^-1||_1 = m_a ||B||_1, m_a in [1/2, 1)
   const int shift = norm1_a.e;
   const Norm1Estimate e = estimate_norm1(
-      n, [&](Eigen::VectorXd& y) { inverse.apply(y, shift); },
-      [&](Eigen::VectorXd& y) { inverse.apply_transpose(y, shift); });
+      n, [&](Eigen::MatrixXd& y) { inverse.apply(y, shift); },
+      [&](Eigen::MatrixXd& y) { inverse.apply_transpose(y, shift); });
   c.products = e.products;
   if (!std::isfinite(e.estimate)) {
     c.estimate = kInf;
@@ -167,18 +197,17 @@ ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInver
     const double v_norm = norm1(e.v);
     for (int step = 1; step <= kResolutionSteps; ++step) {
       int k = 0;
-      std::vector<int> zero(static_cast<std::size_t>(n), 0);
-      if (!max_exponent(x, zero, k)) break;  // x = 0: nothing to resolve against
-      Eigen::VectorXd ax(n);
-      for (Eigen::Index i = 0; i < n; ++i) ax[i] = std::ldexp(x[i], -k);
+      if (!max_exponent(x, {}, k)) break;  // x = 0: nothing to resolve against
+      Eigen::MatrixXd ax(n, 1);
+      for (Eigen::Index i = 0; i < n; ++i) ax(i, 0) = times_pow2(x[i], -k);
       times_a(ax);
-      Eigen::VectorXd d(n);
-      for (Eigen::Index i = 0; i < n; ++i) d[i] = e.v[i] - std::ldexp(ax[i], k - shift);
+      Eigen::MatrixXd d(n, 1);
+      for (Eigen::Index i = 0; i < n; ++i) d(i, 0) = e.v[i] - times_pow2(ax(i, 0), k - shift);
       inverse.apply(d, shift);
       ++c.products;
-      const double q = norm1(d) / norm1(previous);
-      x += d;
-      previous = d;
+      const double q = norm1(d.col(0)) / norm1(previous);
+      x += d.col(0);
+      previous = d.col(0);
       if (q <= kResolutionContraction) {
         c.resolved = true;
         estimate = norm1(x) / v_norm;

@@ -22,23 +22,24 @@
 
 namespace tcsolve::detail {
 
-/// y := M y for an n x n operator M on a host vector of n doubles.
-using VectorMap = std::function<void(Eigen::VectorXd&)>;
+/// Y := M Y for an n x n operator M on the columns of a host matrix Y (n x k, k >= 1, FP64): one
+/// call for several columns, so that a backend solves them in one pass over its factors.
+using VectorMap = std::function<void(Eigen::MatrixXd&)>;
 
 /// A^-1 and A^-T of A = R^-1 A_s C^-1 from solves with A_s.
 class EquilibratedInverse {
  public:
-  /// row_scale, col_scale: R and C (powers of two, n each); solve: w := A_s^-1 w, solve_transpose:
-  /// w := A_s^-T w, each called with ||w||_inf in [1/2, 1) (or w = 0, or w not finite).
+  /// row_scale, col_scale: R and C (powers of two, n each); solve: W := A_s^-1 W, solve_transpose:
+  /// W := A_s^-T W, each called with every column's ||w||_inf in [1/2, 1) (or w = 0, or not finite).
   EquilibratedInverse(const Eigen::VectorXd& row_scale, const Eigen::VectorXd& col_scale, VectorMap solve,
                       VectorMap solve_transpose);
 
   int n() const { return static_cast<int>(row_exp_.size()); }
 
-  /// v := 2^shift A^-1 v = 2^shift C A_s^-1 R v.
-  void apply(Eigen::VectorXd& v, int shift = 0) const;
-  /// v := 2^shift A^-T v = 2^shift R A_s^-T C v.
-  void apply_transpose(Eigen::VectorXd& v, int shift = 0) const;
+  /// V := 2^shift A^-1 V = 2^shift C A_s^-1 R V, column by column scaled on the way in and out.
+  void apply(Eigen::MatrixXd& v, int shift = 0) const;
+  /// V := 2^shift A^-T V = 2^shift R A_s^-T C V.
+  void apply_transpose(Eigen::MatrixXd& v, int shift = 0) const;
 
  private:
   std::vector<int> row_exp_, col_exp_;  ///< log2 of R and C
@@ -50,14 +51,16 @@ struct Norm1Estimate {
   double estimate = 0;  ///< not finite when a product was not
   Eigen::VectorXd v;    ///< the vector that attains it (e/n, e_j or the alternative vector)
   Eigen::VectorXd bv;   ///< B v
-  int products = 0;     ///< products with B and with B^T
+  int products = 0;     ///< calls of B and of B^T (the first holds two columns)
 };
 
 /// ||B||_1 of an n x n operator (n >= 1) by Hager's method as LAPACK's dlacn2 runs it: x = B e/n;
 /// then, up to 5 times, xi = sign(x), z = B^T xi, j = argmax |z_j|, x = B e_j, stopping when the
 /// sign vector repeats, the estimate does not grow, or z_j does not exceed z at the previous j;
-/// finally the alternative x = B (-1)^i (1 + i/(n-1)), worth 2 ||x||_1 / (3n). Typically 4 or 5
-/// products, at most 11. The estimate is the largest ||B v||_1 / ||v||_1 seen.
+/// and the alternative x = B (-1)^i (1 + i/(n-1)), worth 2 ||x||_1 / (3n), which depends on
+/// nothing else and so shares the first call with e/n (two columns, one pass over the factors).
+/// Typically 4 calls (3 with B, 1 with B^T) to 5, at most 10. The estimate is the largest
+/// ||B v||_1 / ||v||_1 seen.
 Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& times_bt);
 
 /// How many refinement steps the resolution check may take, and the contraction it needs.

@@ -424,8 +424,8 @@ Fp64Lu fp64_equilibrated_lu(const Eigen::MatrixXd& A, const Eigen::VectorXd& row
 /// A^-1, A^-T through the FP64 LU of A_s.
 detail::EquilibratedInverse fp64_inverse(const Fp64Lu& lu, const LuFactorization& f) {
   return detail::EquilibratedInverse(
-      f.row_scale, f.col_scale, [&lu](Eigen::VectorXd& w) { w = lu.solve(w); },
-      [&lu](Eigen::VectorXd& w) { w = lu.transpose().solve(w); });
+      f.row_scale, f.col_scale, [&lu](Eigen::MatrixXd& w) { w = lu.solve(w); },
+      [&lu](Eigen::MatrixXd& w) { w = lu.transpose().solve(w); });
 }
 
 /// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
@@ -433,29 +433,27 @@ detail::EquilibratedInverse fp64_inverse(const Fp64Lu& lu, const LuFactorization
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f) {
   return detail::EquilibratedInverse(
       f.row_scale, f.col_scale,
-      [&f](Eigen::VectorXd& w) {
-        Eigen::VectorXf y(w.size());
-        for (Eigen::Index i = 0; i < w.size(); ++i) y[i] = static_cast<float>(w[f.perm[static_cast<std::size_t>(i)]]);
+      [&f](Eigen::MatrixXd& w) {
+        Eigen::MatrixXf y(w.rows(), w.cols());
+        for (Eigen::Index i = 0; i < w.rows(); ++i)
+          y.row(i) = w.row(f.perm[static_cast<std::size_t>(i)]).cast<float>();
         f.lu.triangularView<Eigen::UnitLower>().solveInPlace(y);
         f.lu.triangularView<Eigen::Upper>().solveInPlace(y);
         w = y.cast<double>();
       },
-      [&f](Eigen::VectorXd& w) {
-        Eigen::VectorXf y = w.cast<float>();
+      [&f](Eigen::MatrixXd& w) {
+        Eigen::MatrixXf y = w.cast<float>();
         f.lu.triangularView<Eigen::Upper>().transpose().solveInPlace(y);
         f.lu.triangularView<Eigen::UnitLower>().transpose().solveInPlace(y);
-        for (Eigen::Index i = 0; i < w.size(); ++i) w[f.perm[static_cast<std::size_t>(i)]] = y[i];
+        for (Eigen::Index i = 0; i < w.rows(); ++i)
+          w.row(f.perm[static_cast<std::size_t>(i)]) = y.row(i).cast<double>();
       });
 }
 
-/// x = A^-1 b column by column through an inverse (the fallback's solve).
+/// x = A^-1 b through an inverse (the fallback's solve).
 Eigen::MatrixXd solve_with(const detail::EquilibratedInverse& inverse, const Eigen::MatrixXd& b) {
-  Eigen::MatrixXd x(b.rows(), b.cols());
-  for (Eigen::Index j = 0; j < b.cols(); ++j) {
-    Eigen::VectorXd v = b.col(j);
-    inverse.apply(v);
-    x.col(j) = v;
-  }
+  Eigen::MatrixXd x = b;
+  inverse.apply(x);
   return x;
 }
 
@@ -550,13 +548,6 @@ void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd
             Correct correct) {
   CpuRefinement<Correct> ops(checker, std::move(x), res, std::move(correct));
   detail::refinement_loop(options.max_iterations, ops, res);
-}
-
-/// Whether the assessment `a` of the fallback's x beats the result so far: dsgesv's criterion
-/// first, then the smaller backward error.
-bool better(const Assessment& a, const SolveResult& res) {
-  if (a.all_done != res.converged) return a.all_done;
-  return a.backward_error < res.backward_error;
 }
 
 }  // namespace
@@ -682,7 +673,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
       Eigen::MatrixXd x = solve_with(fp64_inverse(fp64(), f), sys.b), r;
       const Assessment a = checker.assess(x, r);
       res.fallback_used = true;
-      if (better(a, res)) {
+      if (detail::better(a, res)) {
         res.x = std::move(x);
         res.backward_error = a.backward_error;
         res.converged = a.all_done;
@@ -697,8 +688,8 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   if (options.estimate_condition) {
     const ScaledNorm norm1 = detail::norm_1(sys.A);
     if (!lu64) {
-      const detail::ConditionEstimate c = detail::estimate_condition(
-          norm1, fp32_inverse(f), [&](Eigen::VectorXd& y) { y = sys.A * y; });
+      const detail::ConditionEstimate c =
+          detail::estimate_condition(norm1, fp32_inverse(f), [&](Eigen::MatrixXd& y) { y = sys.A * y; });
       if (c.resolved)
         res.condition_estimate = c.estimate;
       else

@@ -192,6 +192,13 @@ inline Assessment assess_columns(const std::vector<double>& r_norm, const std::v
   return a;
 }
 
+/// Whether the assessment `a` of the FP64 fallback's x beats the result so far (the fallback's
+/// rule on both paths): dsgesv's criterion first, then the smaller backward error.
+inline bool better(const Assessment& a, const SolveResult& res) {
+  if (a.all_done != res.converged) return a.all_done;
+  return a.backward_error < res.backward_error;
+}
+
 /// delta = max over the columns not done of ||d_j|| / ||x_j|| (the relative size of a
 /// correction; the quotient in frexp form); NaN when some ||d_j|| is not finite.
 inline double correction_size(const std::vector<double>& d_norm, const std::vector<double>& x_norm,

@@ -9,7 +9,9 @@
 //                        ||A||_inf = max of the row sums (atomicMax on the bits of a
 //                        non-negative double, which order like the values); these two alone
 //                        are norm_inf();
-//   col_scale_kernel     one block per column: max_i row_scale[i] |a_ij| -> col_scale[j];
+//   col_scale_kernel     one block per column: max_i row_scale[i] |a_ij| -> col_scale[j], and
+//                        (when asked) sum_i |a_ij| in a fixed order -> col_sum[j], the column
+//                        sums of ||A||_1 for the condition estimate, read in the same pass;
 //   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), written row-major
 //                        (the LU's layout) through shared-memory tiles.
 //
@@ -67,20 +69,33 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    col_scale_kernel(const double* __restrict__ a, int n, int c0, int c1, const double* __restrict__ row_scale,
-                     double* __restrict__ col_scale) {
+    col_scale_kernel(const double* __restrict__ a, int n, int c0, int c1,
+                     const double* __restrict__ row_scale, double* __restrict__ col_scale,
+                     double* __restrict__ col_sum) {
   __shared__ double partial[kThreads];
+  __shared__ double partial_sum[kThreads];
   for (int j = c0 + static_cast<int>(blockIdx.x); j < c1; j += static_cast<int>(gridDim.x)) {
     const double* col = a + static_cast<std::size_t>(j) * n;
-    double m = 0;
-    for (int i = threadIdx.x; i < n; i += kThreads) m = fmax(m, row_scale[i] * fabs(col[i]));
+    double m = 0, s = 0;
+    for (int i = threadIdx.x; i < n; i += kThreads) {
+      const double v = fabs(col[i]);
+      m = fmax(m, row_scale[i] * v);
+      s += v;
+    }
     partial[threadIdx.x] = m;
+    partial_sum[threadIdx.x] = s;
     __syncthreads();
     for (int half = kThreads / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + half]);
+      if (threadIdx.x < half) {
+        partial[threadIdx.x] = fmax(partial[threadIdx.x], partial[threadIdx.x + half]);
+        partial_sum[threadIdx.x] += partial_sum[threadIdx.x + half];
+      }
       __syncthreads();
     }
-    if (threadIdx.x == 0) col_scale[j] = detail::pow2(detail::equilibration_exponent(partial[0]));
+    if (threadIdx.x == 0) {
+      col_scale[j] = detail::pow2(detail::equilibration_exponent(partial[0]));
+      if (col_sum) col_sum[j] = partial_sum[0];
+    }
     __syncthreads();
   }
 }
@@ -134,14 +149,14 @@ void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_in
   row_pass(a, n, row_scale, norm_inf, workspace);
 }
 
-void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s, int c0,
-                         int c1) {
+void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
+                         int c0, int c1, double* col_sum) {
   c0 = std::max(c0, 0);
   c1 = std::min(c1, n);
   if (c0 >= c1) return;
   const cudaStream_t stream = launch_stream();
-  col_scale_kernel<<<static_cast<unsigned>(std::min(c1 - c0, 65535)), kThreads, 0, stream>>>(a, n, c0, c1, row_scale,
-                                                                                           col_scale);
+  col_scale_kernel<<<static_cast<unsigned>(std::min(c1 - c0, 65535)), kThreads, 0, stream>>>(
+      a, n, c0, c1, row_scale, col_scale, col_sum);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   const unsigned row_tiles = static_cast<unsigned>(ceil_div(n, kTile));
   const unsigned col_tiles = static_cast<unsigned>(ceil_div(c1 - c0, kTile));

@@ -29,10 +29,12 @@ void equilibrate(const double* a, int n, double* row_scale, double* col_scale, f
 
 /// equilibrate() in two steps: the row scales and ||A||_inf (on the default stream), then, for the
 /// columns [c0, c1) (any split of [0, n), in any order, gives bitwise equilibrate()'s results),
-/// their scales and their columns of a_s, on launch_stream() after the first step.
+/// their scales and their columns of a_s, on launch_stream() after the first step; col_sum (not
+/// null): also col_sum[j] = sum_i |a_ij| for those columns (||A||_1 = max_j col_sum[j]), summed
+/// in a fixed order, from the same reads.
 void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_inf, double* workspace);
-void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s, int c0,
-                         int c1);
+void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
+                         int c0, int c1, double* col_sum = nullptr);
 
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).
@@ -140,10 +142,6 @@ void move_block_permutation_left(float* a, int ld, int n, int j, int w, const in
 /// f in [1/2, 1) (std::frexp), 0 when out[c] is 0 or not finite.
 void column_max_abs(const double* x, int ld, int rows, int cols, const double* scale, double* out,
                     int* exponent);
-
-/// out[c] = sum_i |x(i, c)| for a rows x cols matrix x (leading dimension ld), summed in a fixed
-/// order (deterministic): the column sums of ||A||_1.
-void column_abs_sum(const double* x, int ld, int rows, int cols, double* out);
 
 /// a_s(i, j) = (row_scale[i] a(i, j)) col_scale[j] for the n x n FP64 a (leading dimension n;
 /// a_s likewise, not a): the equilibrated A_s in FP64, as the cpu path forms it.

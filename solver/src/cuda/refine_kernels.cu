@@ -8,8 +8,7 @@
 //   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
 //   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
 //   divide_kernel      y = x / s (GMRES: the normalization of a Krylov basis vector).
-// and two of the FP64 fallback and the condition estimate:
-//   column_sum_kernel  one block per column: sum_i |x_ic| in a fixed order (||A||_1's column sums);
+// and one of the FP64 fallback:
 //   scale_copy_kernel  a_s(i, j) = (R_i a_ij) C_j in FP64 (exact: powers of two), the matrix the
 //                      FP64 LU factors.
 #include <cuda_runtime.h>
@@ -56,24 +55,6 @@ __global__ void __launch_bounds__(kThreads)
         exponent[c] = e;
       }
     }
-    __syncthreads();
-  }
-}
-
-__global__ void __launch_bounds__(kThreads)
-    column_sum_kernel(const double* __restrict__ x, int ld, int rows, int cols, double* __restrict__ out) {
-  __shared__ double partial[kThreads];
-  for (int c = blockIdx.x; c < cols; c += gridDim.x) {
-    const double* col = x + static_cast<std::size_t>(c) * ld;
-    double s = 0;
-    for (int i = threadIdx.x; i < rows; i += kThreads) s += fabs(col[i]);
-    partial[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = kThreads / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) out[c] = partial[0];
     __syncthreads();
   }
 }
@@ -141,11 +122,6 @@ void column_max_abs(const double* x, int ld, int rows, int cols, const double* s
                     int* exponent) {
   column_max_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads>>>(x, ld, rows, cols, scale, out,
                                                                                 exponent);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-}
-
-void column_abs_sum(const double* x, int ld, int rows, int cols, double* out) {
-  column_sum_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads>>>(x, ld, rows, cols, out);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

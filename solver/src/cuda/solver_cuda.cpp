@@ -43,7 +43,8 @@
 //                singular A), dgetrs per right-hand side through condition.hpp's
 //                EquilibratedInverse (R b and C y in exponent arithmetic on the host); x is the
 //                better of its solution and the best iterate (solver.cpp's rules).
-//   condition    ||A||_1 from column sums (kernels::column_abs_sum), Hager's estimator
+//   condition    ||A||_1 from column sums (summed by the equilibration's column pass, during the
+//                LU), Hager's estimator
 //                (condition.hpp) on host vectors with the solves on the device: A_s^-1 by
 //                triangular.cu's lu_solve, A_s^-T by two cublasStrsm on the row-major LU (OP_N
 //                with the fills of lu_apply's cublas branch: T's lower part is U^T, its strict
@@ -237,12 +238,10 @@ detail::ScaledNorm norm_inf(const DeviceSystem& s, const Eigen::MatrixXd& A) {
   return safe_norm(norm.download()[0], A, true);
 }
 
-/// ||A||_1 of the device A: column sums on the device, their maximum on the host.
-detail::ScaledNorm norm_1(const DeviceSystem& s, const Eigen::MatrixXd& A) {
-  DeviceBuffer<double> sums(static_cast<std::size_t>(s.n));
-  kernels::column_abs_sum(s.a.data(), s.n, s.n, s.n, sums.data());
+/// ||A||_1: the maximum of the column sums the equilibration left in col_sum (device), on the host.
+detail::ScaledNorm norm_1(const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A) {
   double largest = 0;
-  for (const double v : sums.download()) largest = std::isnan(v) || v > largest ? v : largest;
+  for (const double v : col_sum.download()) largest = std::isnan(v) || v > largest ? v : largest;
   return safe_norm(largest, A, false);
 }
 
@@ -254,6 +253,7 @@ struct DeviceLu {
   int n = 0;
   DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, n x n, ROW-MAJOR (row i at lu + i n)
   DeviceBuffer<double> row_scale, col_scale;
+  DeviceBuffer<double> col_sum;  ///< sum_i |a_ij| of the FP64 A (from the equilibration's reads): ||A||_1
   DeviceBuffer<int> perm;  ///< original row at position i (device copy of perm_host)
   std::vector<int> perm_host;
   double norm_a = 0;    ///< ||A||_inf of the FP64 A
@@ -468,12 +468,12 @@ class BlockedLu {
         update_clock.mark("equilibrate_rest");
       else
         mark("equilibrate");
-      kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_, convert_c0_,
-                                   ahead ? convert_mid : n_);
+      kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+                                   convert_c0_, ahead ? convert_mid : n_, f_.col_sum.data());
       if (ahead) {
         converted.record(update);
-        kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_, convert_mid,
-                                     n_);
+        kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+                                     convert_mid, n_, f_.col_sum.data());
         update_clock.mark(nullptr);
       }
     }
@@ -797,6 +797,7 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
     f.lu = DeviceBuffer<float>(elements(n, n));
     f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
     f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
     f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
 
     // The row scales, ||A||_inf and the first block's columns of A_s here; the rest of A_s
@@ -808,7 +809,8 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
       DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
       DeviceBuffer<double> norm(1);
       kernels::equilibrate_rows(s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
-      kernels::equilibrate_columns(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0, first);
+      kernels::equilibrate_columns(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0,
+                                   first, f.col_sum.data());
       f.norm_a = norm.download()[0];
     }
     clock.mark(nullptr);
@@ -1106,8 +1108,7 @@ struct HostScales {
 class DeviceFp64Lu {
  public:
   DeviceFp64Lu(const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f)
-      : n_(s.n), lu_(elements(s.n, s.n)), ipiv_(static_cast<std::size_t>(s.n)), info_(1),
-        rhs_(static_cast<std::size_t>(s.n)) {
+      : n_(s.n), lu_(elements(s.n, s.n)), ipiv_(static_cast<std::size_t>(s.n)), info_(1) {
     if (const auto why = detail::exact_singularity(sys.A)) throw InvalidInput(*why);
     kernels::scale_copy(s.a.data(), n_, f.row_scale.data(), f.col_scale.data(), lu_.data());
     cusolverDnHandle_t solver = dense();
@@ -1129,25 +1130,28 @@ class DeviceFp64Lu {
         throw InvalidInput(detail::zero_pivot_message(i));
   }
 
-  /// w := A_s^-1 w (transpose: A_s^-T w) by dgetrs, through the device.
-  void solve(Eigen::VectorXd& w, bool transpose) {
-    copy_to_device(rhs_.data(), w.data(), static_cast<std::size_t>(n_) * sizeof(double));
-    TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrs(dense(), transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n_, 1, lu_.data(), n_,
-                                            ipiv_.data(), rhs_.data(), n_, info_.data()));
-    copy_to_host(w.data(), rhs_.data(), static_cast<std::size_t>(n_) * sizeof(double));
+  /// W := A_s^-1 W (transpose: A_s^-T W) by dgetrs, through the device.
+  void solve(Eigen::MatrixXd& w, bool transpose) {
+    const int k = static_cast<int>(w.cols());
+    if (rhs_.size() < static_cast<std::size_t>(w.size()))
+      rhs_ = DeviceBuffer<double>(static_cast<std::size_t>(w.size()));
+    copy_to_device(rhs_.data(), w.data(), static_cast<std::size_t>(w.size()) * sizeof(double));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrs(dense(), transpose ? CUBLAS_OP_T : CUBLAS_OP_N, n_, k, lu_.data(),
+                                            n_, ipiv_.data(), rhs_.data(), n_, info_.data()));
+    copy_to_host(w.data(), rhs_.data(), static_cast<std::size_t>(w.size()) * sizeof(double));
   }
 
   detail::EquilibratedInverse inverse(const HostScales& scales) {
     return detail::EquilibratedInverse(
-        scales.row, scales.col, [this](Eigen::VectorXd& w) { solve(w, false); },
-        [this](Eigen::VectorXd& w) { solve(w, true); });
+        scales.row, scales.col, [this](Eigen::MatrixXd& w) { solve(w, false); },
+        [this](Eigen::MatrixXd& w) { solve(w, true); });
   }
 
  private:
   int n_;
   DeviceBuffer<double> lu_;
   DeviceBuffer<int> ipiv_, info_;
-  DeviceBuffer<double> rhs_;
+  DeviceBuffer<double> rhs_;  ///< the right-hand sides of solve(), grown to the widest call
 };
 
 /// The condition estimate's solves with the device FP32 LU (P A_s = L U, row-major, i.e. T =
@@ -1158,66 +1162,95 @@ class DeviceFp64Lu {
 /// A x in FP64 for the resolution check by cublasDgemv.
 class DeviceConditionOps {
  public:
-  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f)
-      : s_(s), f_(f), y_(static_cast<std::size_t>(s.n)), host_(static_cast<std::size_t>(s.n)),
-        scratch_(kernels::lu_solve_scratch_ints(s.n, 1)), u_(static_cast<std::size_t>(s.n)),
+  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f, PhaseClock& clock)
+      : s_(s),
+        f_(f),
+        clock_(clock),
+        y_(elements(s.n, kMaxColumns)),
+        host_(elements(s.n, kMaxColumns)),
+        scratch_(kernels::lu_solve_scratch_ints(s.n, kMaxColumns)),
+        u_(static_cast<std::size_t>(s.n)),
         au_(static_cast<std::size_t>(s.n)) {}
 
   detail::EquilibratedInverse inverse(const HostScales& scales) {
     return detail::EquilibratedInverse(
-        scales.row, scales.col, [this](Eigen::VectorXd& w) { solve(w); },
-        [this](Eigen::VectorXd& w) { solve_transpose(w); });
+        scales.row, scales.col, [this](Eigen::MatrixXd& w) { solve(w); },
+        [this](Eigen::MatrixXd& w) { solve_transpose(w); });
   }
 
-  /// y := A y in FP64 on the device.
-  void times_a(Eigen::VectorXd& y) {
+  /// y := A y in FP64 on the device (one column).
+  void times_a(Eigen::MatrixXd& y) {
     const int n = s_.n;
     const double one = 1.0, zero = 0.0;
+    if (y.cols() != 1) throw InvalidInput("DeviceConditionOps::times_a: one column");
+    mark("condition_product");
     copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double));
     TCSOLVE_CUBLAS_CHECK(
         cublasDgemv(blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
     copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double));
+    mark("condition");
   }
 
  private:
-  void solve(Eigen::VectorXd& w) {
-    const int n = s_.n;
-    for (int i = 0; i < n; ++i)
-      host_[static_cast<std::size_t>(i)] = static_cast<float>(w[f_.perm_host[static_cast<std::size_t>(i)]]);
-    copy_to_device(y_.data(), host_.data(), host_.size() * sizeof(float));
-    kernels::lu_solve(f_.lu.data(), n, n, y_.data(), 1, scratch_.data());
-    copy_to_host(host_.data(), y_.data(), host_.size() * sizeof(float));
-    for (int i = 0; i < n; ++i) w[i] = host_[static_cast<std::size_t>(i)];
+  /// Most columns per solve (estimate_norm1's first call has two).
+  static constexpr int kMaxColumns = 2;
+
+  int columns(const Eigen::MatrixXd& w) const {
+    if (w.cols() < 1 || w.cols() > kMaxColumns) throw InvalidInput("DeviceConditionOps: 1 or 2 columns");
+    return static_cast<int>(w.cols());
   }
 
-  void solve_transpose(Eigen::VectorXd& w) {
-    const int n = s_.n;
-    for (int i = 0; i < n; ++i) host_[static_cast<std::size_t>(i)] = static_cast<float>(w[i]);
-    copy_to_device(y_.data(), host_.data(), host_.size() * sizeof(float));
+  void solve(Eigen::MatrixXd& w) {
+    const int n = s_.n, k = columns(w);
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < n; ++i)
+        host_[elements(n, c) + static_cast<std::size_t>(i)] =
+            static_cast<float>(w(f_.perm_host[static_cast<std::size_t>(i)], c));
+    mark("condition_solve");
+    copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
+    kernels::lu_solve(f_.lu.data(), n, n, y_.data(), k, scratch_.data());
+    copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+    mark("condition");
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < n; ++i) w(i, c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
+  }
+
+  void solve_transpose(Eigen::MatrixXd& w) {
+    const int n = s_.n, k = columns(w);
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < n; ++i)
+        host_[elements(n, c) + static_cast<std::size_t>(i)] = static_cast<float>(w(i, c));
+    mark("condition_solve_transpose");
+    copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
     const float one = 1.0f;
     cublasHandle_t h = blas();
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_NON_UNIT, n, 1, &one, f_.lu.data(), n, y_.data(), n));
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
-                                     n, 1, &one, f_.lu.data(), n, y_.data(), n));
-    copy_to_host(host_.data(), y_.data(), host_.size() * sizeof(float));
-    for (int i = 0; i < n; ++i) w[f_.perm_host[static_cast<std::size_t>(i)]] = host_[static_cast<std::size_t>(i)];
+                                     CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+    copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+    mark("condition");
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < n; ++i)
+        w(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
+  }
+
+  /// TCSOLVE_SOLVER_PHASES=detail: the estimate's parts as phases of their own
+  /// ("condition_solve", "condition_solve_transpose", "condition_product"; the rest stays
+  /// "condition").
+  void mark(const char* phase) {
+    if (detail_) clock_.mark(phase);
   }
 
   const DeviceSystem& s_;
   const DeviceLu& f_;
+  PhaseClock& clock_;
+  bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
   DeviceBuffer<float> y_;
   std::vector<float> host_;
   DeviceBuffer<int> scratch_;
   DeviceBuffer<double> u_, au_;
 };
-
-/// Whether the assessment `a` of the fallback's x beats the result so far (solver.cpp's rule:
-/// dsgesv's criterion first, then the smaller backward error).
-bool better(const detail::Assessment& a, const SolveResult& res) {
-  if (a.all_done != res.converged) return a.all_done;
-  return a.backward_error < res.backward_error;
-}
 
 void check_variant(Variant variant) {
   if (!implements(variant))
@@ -1257,18 +1290,10 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     if (!lu64) lu64.emplace(sys, s, f);
     return *lu64;
   };
-  // The fallback's x = C A_s^-1 R b, column by column through the host, into the iterate buffer.
+  // The fallback's x = C A_s^-1 R b (the scalings on the host), into the iterate buffer.
   auto fallback_solution = [&]() {
-    const Eigen::MatrixXd x = [&] {
-      const detail::EquilibratedInverse inverse = fp64().inverse(scales());
-      Eigen::MatrixXd out(s.n, s.nrhs);
-      for (int j = 0; j < s.nrhs; ++j) {
-        Eigen::VectorXd v = sys.b.col(j);
-        inverse.apply(v);
-        out.col(j) = v;
-      }
-      return out;
-    }();
+    Eigen::MatrixXd x = sys.b;
+    fp64().inverse(scales()).apply(x);
     copy_to_device(refinement.x(), x.data(), elements(s.n, s.nrhs) * sizeof(double));
   };
 
@@ -1305,7 +1330,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
       clock.mark(nullptr);
       const detail::Assessment a = refinement.assess();
       res.fallback_used = true;
-      if (better(a, res)) {
+      if (detail::better(a, res)) {
         refinement.keep_best();
         res.backward_error = a.backward_error;
         res.converged = a.all_done;
@@ -1319,11 +1344,15 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 
   if (options.estimate_condition) {
     clock.mark("condition");
-    const detail::ScaledNorm norm1 = norm_1(s, sys.A);
+    const detail::ScaledNorm norm1 = norm_1(f.col_sum, sys.A);
     if (!lu64) {
-      DeviceConditionOps ops(s, f);
+      const auto started = Clock::now();
+      DeviceConditionOps ops(s, f, clock);
       const detail::ConditionEstimate c = detail::estimate_condition(
-          norm1, ops.inverse(scales()), [&ops](Eigen::VectorXd& y) { ops.times_a(y); });
+          norm1, ops.inverse(scales()), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
+      if (env_is("TCSOLVE_SOLVER_HOST_TIME", "on"))  // as the LU's: who sets the pace
+        std::fprintf(stderr, "condition: %d solve calls in %.2f ms (host)\n", c.products,
+                     1e3 * seconds(started, Clock::now()));
       if (c.resolved)
         res.condition_estimate = c.estimate;
       else
