@@ -310,8 +310,8 @@ int run_compare(int argc, char** argv) {
     // the libraries' start-up (cuSOLVER and cuBLAS handles, workspaces, the LU's streams), and
     // every kernel's first launch its loading (lazy module loading); cuBLAS and the LU pick
     // kernels by size, so a smaller warm-up leaves some of them to the timed run. With a warm-up
-    // at n = 2 nb + 1, the first row at n = 16384 still paid 2-3 ms (session 5: auto's "update
-    // wait" and "trsm rest" when it ran first, not when second). Variants: one correction, no
+    // at n = 2 nb + 1, the first row at n = 16384 still paid 2-3 ms (session 5: auto's
+    // "update_wait" and "trsm_rest" when it ran first, not when second). Variants: one correction, no
     // fallback; baselines: the whole call.
     SolveOptions warm = so;
     warm.max_iterations = 1;

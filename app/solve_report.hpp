@@ -11,7 +11,8 @@
 
 namespace tcsolve::app {
 
-/// Adds --backend, --block-size, --refine, --max-iter and --no-fallback to `options`.
+/// Adds --backend, --block-size, --refine, --max-iter, --no-fallback and --no-condition-estimate
+/// to `options`.
 void add_solver_options(po::options_description& options);
 
 /// SolveOptions from those options (variant and backend left at their defaults: the caller

@@ -281,3 +281,17 @@ TEST_CASE("generate accepts n above 16384 when it fits and names the memory when
   CHECK(contains(r.err, "MemAvailable"));
   CHECK(!fs::exists(dir.path("g.h5")));
 }
+
+TEST_CASE("an A of zeros is refused as exactly singular before any LU, naming the file", "[cli]") {
+  TempDir dir;
+  write_declared_only(dir.path("zeros.h5"), 3000);  // reads as zeros (HDF5's fill value)
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = run_tcsolve("solve --backend cpu --input '" + dir.path("zeros.h5") + "'");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "zeros.h5"));
+  CHECK(contains(r.err, "exactly singular"));
+  CHECK(contains(r.err, "column 1 (1-based) is zero"));
+  CHECK(seconds < 20);  // an O(n^2) scan, not the cpu LU's O(n^3) (minutes at n = 20000)
+}
