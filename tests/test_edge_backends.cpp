@@ -1,6 +1,8 @@
-// The singular and edge systems of issue 14 through the executable on both backends: the cpu
-// path and the cuda path give the same exit codes and the same messages, never a NaN solution,
-// never "converged" at FP32 accuracy. [gpu]: skips (with a warning) without a device.
+// The singular and edge systems (two equal rows; A of order 1e-310 and 1e306; x of order 1e306;
+// a column that is the sum of two others) through the executable: the cpu path alone ([cli]),
+// and the cpu and cuda paths side by side ([gpu], skipped with a warning without a device): the
+// same exit codes and messages, never a NaN solution written, never "converged" at FP32
+// accuracy.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -80,9 +82,9 @@ struct Outcome {
   std::optional<Json> json;
 };
 
-Outcome solve_on(const std::string& file, const char* backend) {
-  const CommandResult r =
-      run_tcsolve(std::string("solve --json --block-size 32 --backend ") + backend + " --input '" + file + "'");
+Outcome solve_on(const std::string& file, const char* backend, const std::string& output = "") {
+  const CommandResult r = run_tcsolve(std::string("solve --json --block-size 32 --backend ") + backend +
+                                      " --input '" + file + "'" + (output.empty() ? "" : " --output '" + output + "'"));
   Outcome o;
   o.exit_code = r.exit_code;
   std::istringstream err(r.err);
@@ -94,6 +96,35 @@ Outcome solve_on(const std::string& file, const char* backend) {
 }
 
 }  // namespace
+
+TEST_CASE("the cpu path never writes a NaN solution nor calls one converged on the edge systems", "[cli]") {
+  TempDir dir;
+  for (auto& [name, sys] : edge_systems()) {
+    const std::string file = dir.path(name + ".h5"), out = dir.path(name + "_solution.h5");
+    tcsolve::write_system(file, sys, false);
+    const Outcome o = solve_on(file, "cpu", out);
+    INFO(name << ": exit " << o.exit_code << " '" << o.error_line << "'");
+    REQUIRE(o.json.has_value());
+    if (name == "equal_rows") {
+      CHECK(o.exit_code == 2);
+      CHECK(contains(o.error_line, file));
+      CHECK(contains(o.error_line, "exactly singular"));
+      CHECK(!fs::exists(out));
+      continue;
+    }
+    CHECK((o.exit_code == 0 || o.exit_code == 3));
+    if (o.exit_code == 0) {
+      // Converged: within dsgesv's bound, eta <= sqrt(n) eps64, and the file's x is finite.
+      CHECK(o.json->find("converged")->boolean);
+      CHECK(o.json->find("backward_error")->number <= std::sqrt(96.0) * 0x1p-53);
+    }
+    if (fs::exists(out)) {
+      const tcsolve::Solution x = tcsolve::read_solution(out);
+      CHECK(x.x.allFinite());
+    }
+    if (name == "column_sum") CHECK(!o.json->find("warnings")->items.empty());
+  }
+}
 
 TEST_CASE("cpu and cuda give the same exit codes and messages on singular and edge systems", "[gpu]") {
   if (!tcsolve::cuda::device_available()) {
