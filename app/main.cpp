@@ -9,6 +9,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -88,12 +89,15 @@ std::string option_error_text(const boost::program_options::error& e) {
   return std::string(e.what()) + " (see --help)";
 }
 
-/// Whether --json is among the subcommand's arguments.
-bool wants_json(int argc, char** argv) {
+/// Whether `flag` is among the subcommand's arguments argv[1..argc).
+bool has_argument(int argc, char** argv, std::string_view flag) {
   for (int i = 1; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--json") return true;
+    if (std::string_view(argv[i]) == flag) return true;
   return false;
 }
+
+/// Whether --json is among the subcommand's arguments.
+bool wants_json(int argc, char** argv) { return has_argument(argc, argv, "--json"); }
 
 }  // namespace
 
@@ -148,6 +152,23 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (json && has_argument(sub_argc, sub_argv, "--help")) {
+      // --help --json: the usage as one JSON object, {"command", "help", "versions"}.
+      std::ostringstream usage;
+      std::streambuf* const saved = std::cout.rdbuf(usage.rdbuf());
+      int code = 0;
+      try {
+        code = sub->run(sub_argc, sub_argv);
+      } catch (...) {
+        std::cout.rdbuf(saved);
+        throw;
+      }
+      std::cout.rdbuf(saved);
+      tcsolve::app::JsonWriter w(std::cout);
+      w.begin_object().field("command", sub->name).field("help", usage.str());
+      tcsolve::app::finish_command_json(w);
+      return code;
+    }
     const int code = sub->run(sub_argc, sub_argv);
     std::cout.flush();
     return code;

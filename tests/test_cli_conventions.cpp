@@ -295,3 +295,16 @@ TEST_CASE("an A of zeros is refused as exactly singular before any LU, naming th
   CHECK(contains(r.err, "column 1 (1-based) is zero"));
   CHECK(seconds < 20);  // an O(n^2) scan, not the cpu LU's O(n^3) (minutes at n = 20000)
 }
+
+TEST_CASE("every subcommand's --help --json is one JSON object holding the usage", "[cli]") {
+  for (const char* sub : {"solve", "compare", "variants", "gemm-bench", "generate", "import", "probe",
+                          "kmeans", "ffn"}) {
+    const CommandResult r = run_tcsolve(std::string(sub) + " --help --json");
+    INFO(r);
+    CHECK(r.exit_code == 0);
+    const Json doc = require_one_object(r);
+    REQUIRE(doc.find("help") != nullptr);
+    CHECK(contains(doc.find("help")->string, std::string("Usage: tcsolve ") + sub));
+    check_versions(doc);
+  }
+}
