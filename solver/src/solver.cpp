@@ -682,17 +682,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     }
     if (!res.converged && options.fallback) {
       Eigen::MatrixXd x = solve_with(fp64_inverse(fp64(), f), sys.b), r;
-      const Assessment a = checker.assess(x, r);
-      res.fallback_used = true;
-      if (detail::better(a, res)) {
-        res.x = std::move(x);
-        res.backward_error = a.backward_error;
-        res.converged = a.all_done;
-        res.note += "; FP64 LU fallback used";
-      } else {
-        res.note += "; FP64 LU fallback ran, but its x (backward error " + detail::brief(a.backward_error) +
-                    ") was no better: the best iterate kept";
-      }
+      detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
     }
   }
 

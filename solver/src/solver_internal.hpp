@@ -199,6 +199,23 @@ inline bool better(const Assessment& a, const SolveResult& res) {
   return a.backward_error < res.backward_error;
 }
 
+/// After the FP64 fallback has run with assessment `a`: when its x is better(), keep() adopts it
+/// as the result's x and the result takes its backward error and convergence; the note says
+/// which x was kept either way (both paths).
+template <typename Keep>
+void take_fallback(const Assessment& a, SolveResult& res, Keep keep) {
+  res.fallback_used = true;
+  if (better(a, res)) {
+    keep();
+    res.backward_error = a.backward_error;
+    res.converged = a.all_done;
+    res.note += "; FP64 LU fallback used";
+  } else {
+    res.note += "; FP64 LU fallback ran, but its x (backward error " + brief(a.backward_error) +
+                ") was no better: the best iterate kept";
+  }
+}
+
 /// delta = max over the columns not done of ||d_j|| / ||x_j|| (the relative size of a
 /// correction; the quotient in frexp form); NaN when some ||d_j|| is not finite.
 inline double correction_size(const std::vector<double>& d_norm, const std::vector<double>& x_norm,

@@ -1328,17 +1328,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
       clock.mark("fallback");
       fallback_solution();
       clock.mark(nullptr);
-      const detail::Assessment a = refinement.assess();
-      res.fallback_used = true;
-      if (detail::better(a, res)) {
-        refinement.keep_best();
-        res.backward_error = a.backward_error;
-        res.converged = a.all_done;
-        res.note += "; FP64 LU fallback used";
-      } else {
-        res.note += "; FP64 LU fallback ran, but its x (backward error " + detail::brief(a.backward_error) +
-                    ") was no better: the best iterate kept";
-      }
+      detail::take_fallback(refinement.assess(), res, [&] { refinement.keep_best(); });
     }
   }
 
