@@ -49,7 +49,7 @@ void print_table(const std::string& input, const LinearSystem& sys, const std::s
   std::cout << "compare " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << ", " << backend
             << " (" << device << ")";
   if (!rows.empty() && !rows.front().baseline)
-    std::cout << ", block size " << rows.front().options.block_size << ", "
+    std::cout << ", block size " << rows.front().result.block_size << ", "
               << to_string(rows.front().options.refinement) << " refinement";
   std::cout << "\n\n";
   const std::vector<std::pair<std::string, std::size_t>> columns = {

@@ -26,7 +26,7 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
                    const std::string& device, const std::string& output) {
   const SolveResult& s = r.result;
   std::cout << "solve " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << '\n'
-            << "  LU        FP32, block size " << r.options.block_size << ", trailing updates " << r.name;
+            << "  LU        FP32, block size " << s.block_size << ", trailing updates " << r.name;
   if (to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
   std::cout << " on " << to_string(s.backend) << " (" << device << ")\n"
             << "  refinement " << to_string(r.options.refinement) << ": "

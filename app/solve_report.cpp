@@ -9,10 +9,6 @@
 namespace tcsolve::app {
 
 namespace {
-// nb: 128 on the cpu; 512 on cuda, where the 2n/nb panel factorizations and row swaps are
-// launch-bound (compare, n = 16384 random, ec-fp16 on an H100: total 150 ms at nb 128, 131 at
-// 256, 120 at 512; docs/BENCHMARKS.md).
-constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
 constexpr int kDefaultMaxIterations = 30;
 }  // namespace
 
@@ -39,9 +35,8 @@ void add_solver_options(po::options_description& options) {
 SolveOptions solver_options(const po::variables_map& vm) {
   SolveOptions o;
   o.backend = parse_backend(vm["backend"].as<std::string>());
-  o.block_size = positive_int("block-size", vm["block-size"].as<long long>());
-  if (vm["block-size"].defaulted())
-    o.block_size = resolve_backend(o.backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
+  // Defaulted: 0, the library's default for the backend (SolveOptions::block_size).
+  o.block_size = vm["block-size"].defaulted() ? 0 : positive_int("block-size", vm["block-size"].as<long long>());
   o.refinement = parse_refinement(vm["refine"].as<std::string>());
   const long long max_iter = vm["max-iter"].as<long long>();
   if (max_iter < 0 || max_iter > 1000000)
@@ -74,7 +69,7 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("resolved_variant", !r.baseline, to_string(s.resolved_variant));
   w.field("backend", to_string(s.backend)).field("device", device);
   w.field_or_null("refinement", !r.baseline, to_string(r.options.refinement));
-  w.field_or_null("block_size", !r.baseline, r.options.block_size);
+  w.field_or_null("block_size", !r.baseline, r.result.block_size);
   w.field("converged", s.converged)
       .field("iterations", s.iterations)
       .field("fallback", s.fallback_used)
@@ -127,7 +122,7 @@ std::string csv_row(const SolveReport& r, const std::string& device, int n, int 
   out << csv_field(r.name) << ',' << (r.baseline ? "" : std::string(to_string(s.resolved_variant))) << ','
       << to_string(s.backend) << ',' << csv_field(device) << ',' << n << ',' << nrhs << ','
       << (r.baseline ? "" : std::string(to_string(r.options.refinement))) << ','
-      << (r.baseline ? "" : std::to_string(r.options.block_size)) << ',' << (s.converged ? "true" : "false")
+      << (r.baseline ? "" : std::to_string(r.result.block_size)) << ',' << (s.converged ? "true" : "false")
       << ',' << s.iterations << ',' << (s.fallback_used ? "true" : "false") << ','
       << csv_number(s.backward_error) << ',' << (s.forward_error ? csv_number(*s.forward_error) : "") << ','
       << (s.condition_estimate ? csv_number(*s.condition_estimate) : "") << ','

@@ -321,8 +321,23 @@ TEST_CASE("solve throws Unavailable for the cuda path without a device and for a
   if (!cuda::device_available()) CHECK_THROWS_AS(solve(sys, o), Unavailable);  // [gpu]: test_solver_cuda.cpp
   CHECK_THROWS_AS(solve(sys, cpu_options(Variant::cublas_tf32)), Unavailable);
   o = cpu_options(Variant::fp32_simt);
-  o.block_size = 0;
+  o.block_size = -1;
   CHECK_THROWS_AS(solve(sys, o), InvalidInput);
+}
+
+TEST_CASE("block size 0 is the backend's default, and the result says which nb the LU ran with",
+          "[solver]") {
+  // The default is the library's, not the command line's: a library caller on cuda gets 512.
+  CHECK(default_block_size(Backend::cpu) == kDefaultBlockSizeCpu);
+  CHECK(default_block_size(Backend::cuda) == kDefaultBlockSizeCuda);
+  const LinearSystem sys = randsvd(40, 10, 1);
+  SolveOptions o = cpu_options(Variant::fp32_simt);
+  o.block_size = 0;
+  const SolveResult r = solve(sys, o);
+  CHECK(r.converged);
+  CHECK(r.block_size == kDefaultBlockSizeCpu);
+  o.block_size = 16;
+  CHECK(solve(sys, o).block_size == 16);
 }
 
 // --- command line -------------------------------------------------------------------------------

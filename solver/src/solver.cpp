@@ -99,8 +99,9 @@ void check_system(const LinearSystem& sys) {
 }
 
 void check_solve_options(const SolveOptions& options) {
-  if (options.block_size < 1)
-    throw InvalidInput("block size must be a positive integer, got " + std::to_string(options.block_size));
+  if (options.block_size < 0)
+    throw InvalidInput("block size must be a positive integer (0: the backend's default), got " +
+                       std::to_string(options.block_size));
   if (options.max_iterations < 0)
     throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
 }
@@ -616,18 +617,29 @@ Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r) {
   return x;
 }
 
-SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
+int default_block_size(Backend backend) {
+  return resolve_backend(backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
+}
+
+SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   const auto t_start = Clock::now();
   check_system(sys);
-  detail::check_solve_options(options);
+  detail::check_solve_options(requested);
+  SolveOptions options = requested;
+  if (options.block_size == 0) options.block_size = default_block_size(options.backend);
   // The one switch between the backends; cuda::solve times its own phases.
-  if (resolve_backend(options.backend) == Backend::cuda) return cuda::solve(sys, options);
+  if (resolve_backend(options.backend) == Backend::cuda) {
+    SolveResult r = cuda::solve(sys, options);
+    r.block_size = options.block_size;
+    return r;
+  }
   if (!available(options.variant, Backend::cpu))
     throw Unavailable("variant " + std::string(to_string(options.variant)) +
                       " has no implementation on the cpu backend");
 
   SolveResult res;
   res.backend = Backend::cpu;
+  res.block_size = options.block_size;
   const Checker checker(sys.A, sys.b);
 
   FactorAttempt t = try_factorize(sys.A, options.variant, options.block_size, options.gemm);

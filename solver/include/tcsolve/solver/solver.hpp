@@ -44,10 +44,17 @@ enum class Refinement { classical, gmres };
 Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres"
 std::string_view to_string(Refinement r);
 
+/// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; 512 on cuda, where
+/// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
+/// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/BENCHMARKS.md, session 2).
+inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
+/// kDefaultBlockSizeCuda for cuda, else kDefaultBlockSizeCpu (automatic resolves first).
+int default_block_size(Backend backend);
+
 struct SolveOptions {
   Variant variant = Variant::auto_;
   Backend backend = Backend::automatic;
-  int block_size = 128;              ///< nb of the blocked LU
+  int block_size = 0;                ///< nb of the blocked LU; 0: default_block_size(backend)
   Refinement refinement = Refinement::classical;
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
@@ -118,6 +125,7 @@ struct SolveResult {
   /// not computed): a lower bound in exact arithmetic, usually within a factor 3 of the true
   /// value; from the FP32 factors where they resolve A^-1, else from an FP64 LU (then about
   /// 1/eps64 or more for a numerically singular A); inf when it overflows.
+  int block_size = 0;                  ///< the nb the LU ran with (SolveOptions::block_size resolved)
   std::optional<double> condition_estimate;
   /// Human-readable warnings, no trailing period, returned as data (the library prints nothing):
   /// cond_1(A) eps64 >= 1e-3 (the forward error cannot be trusted, with the estimate); with the
