@@ -1,7 +1,6 @@
 // Reading the system of solve/compare and the memory checks (input.hpp).
 #include "input.hpp"
 
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -65,14 +64,6 @@ void require_device_memory(const std::string& what, double needed) {
                      format_bytes(static_cast<double>(memory.total)) + " (" + cuda::device_name() + ")");
 }
 
-bool is_matrix_market(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(14, '\0');
-  if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) return false;
-  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return head == "%%matrixmarket";
-}
-
 SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, bool fallback) {
   const double n2 = static_cast<double>(n) * static_cast<double>(n);
   const double vectors = 16.0 * static_cast<double>(n) * static_cast<double>(nrhs) * 8;  // b, x, r, d, ...
@@ -105,7 +96,7 @@ std::int64_t matrix_market_order(const std::string& path) {
 
 LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
                          Progress& progress) {
-  if (is_matrix_market(path)) {
+  if (is_matrix_market_file(path)) {
     const std::int64_t n = matrix_market_order(path);
     if (n > 0) {
       const SolveMemory need = solve_memory(n, 1, backend, fallback);

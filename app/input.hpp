@@ -31,8 +31,6 @@ void require_host_memory(const std::string& what, double needed);
 /// The same for the GPU's free memory (cudaMemGetInfo); nothing is checked without a device.
 void require_device_memory(const std::string& what, double needed);
 
-/// Whether `path` starts with a %%MatrixMarket banner.
-bool is_matrix_market(const std::string& path);
 /// n of a Matrix Market file from its size line (banner and % comments skipped); 0 when the
 /// header cannot be read (the import then reports the problem with its line number).
 std::int64_t matrix_market_order(const std::string& path);

@@ -257,7 +257,7 @@ TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
   CHECK(seconds < 5);
 }
 
-TEST_CASE("generate accepts n above 16384 when it fits and names the memory when it does not", "[cli]") {
+TEST_CASE("generate refuses n above 46340 and names the memory when n = 46340 does not fit", "[cli]") {
   TempDir dir;
   // 46340 is the largest order (n^2 < 2^31); above it the option is refused whatever the memory.
   CommandResult r = run_tcsolve("generate --n 46341 --backend cpu --output '" + dir.path("g.h5") + "'");

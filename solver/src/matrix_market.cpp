@@ -120,6 +120,13 @@ RhsKind parse_rhs_kind(std::string_view name) {
 
 std::string_view to_string(RhsKind kind) { return kind == RhsKind::ones ? "ones" : "random"; }
 
+bool is_matrix_market_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(14, '\0');
+  if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) return false;
+  return lowercase(head) == "%%matrixmarket";
+}
+
 MatrixMarketMatrix read_matrix_market(const std::string& path) {
   LineReader in(path);
   MatrixMarketMatrix m;

@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/hdf5_file.hpp"
 
 namespace tcsolve {
@@ -105,11 +105,7 @@ Handle open_for_reading(const std::string& path) {
   if (fs::is_directory(st)) fail(path, "is a directory");
   if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    std::ifstream in(path, std::ios::binary);
-    std::string head(14, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (head == "%%matrixmarket")
+    if (is_matrix_market_file(path))
       fail(path, "a Matrix Market file, not HDF5 (solve and compare read it directly; `tcsolve import` "
                  "turns it into a system file)");
     fail(path, "not an HDF5 file");

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <functional>
@@ -28,6 +27,7 @@
 
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/hdf5_file.hpp"
 
 namespace tcsolve::demos {
@@ -57,11 +57,7 @@ Handle open_for_reading(const std::string& path) {
   if (fs::is_directory(st)) fail(path, "is a directory");
   if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
-    std::ifstream in(path, std::ios::binary);
-    std::string head(14, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    fail(path, head == "%%matrixmarket" ? "a Matrix Market file, not HDF5 (K-means reads datasets X and "
+    fail(path, is_matrix_market_file(path) ? "a Matrix Market file, not HDF5 (K-means reads datasets X and "
                                           "optionally init from an HDF5 file, as h5py writes them)"
                                         : "not an HDF5 file");
   }

@@ -1162,10 +1162,9 @@ class DeviceFp64Lu {
 /// A x in FP64 for the resolution check by cublasDgemv.
 class DeviceConditionOps {
  public:
-  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f, PhaseClock& clock)
+  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f)
       : s_(s),
         f_(f),
-        clock_(clock),
         y_(elements(s.n, kMaxColumns)),
         host_(elements(s.n, kMaxColumns)),
         scratch_(kernels::lu_solve_scratch_ints(s.n, kMaxColumns)),
@@ -1183,12 +1182,10 @@ class DeviceConditionOps {
     const int n = s_.n;
     const double one = 1.0, zero = 0.0;
     if (y.cols() != 1) throw InvalidInput("DeviceConditionOps::times_a: one column");
-    mark("condition_product");
     copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double));
     TCSOLVE_CUBLAS_CHECK(
         cublasDgemv(blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
     copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double));
-    mark("condition");
   }
 
  private:
@@ -1206,11 +1203,9 @@ class DeviceConditionOps {
       for (int i = 0; i < n; ++i)
         host_[elements(n, c) + static_cast<std::size_t>(i)] =
             static_cast<float>(w(f_.perm_host[static_cast<std::size_t>(i)], c));
-    mark("condition_solve");
     copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
     kernels::lu_solve(f_.lu.data(), n, n, y_.data(), k, scratch_.data());
     copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
-    mark("condition");
     for (int c = 0; c < k; ++c)
       for (int i = 0; i < n; ++i) w(i, c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
   }
@@ -1220,7 +1215,6 @@ class DeviceConditionOps {
     for (int c = 0; c < k; ++c)
       for (int i = 0; i < n; ++i)
         host_[elements(n, c) + static_cast<std::size_t>(i)] = static_cast<float>(w(i, c));
-    mark("condition_solve_transpose");
     copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
     const float one = 1.0f;
     cublasHandle_t h = blas();
@@ -1229,23 +1223,13 @@ class DeviceConditionOps {
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                      CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
     copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
-    mark("condition");
     for (int c = 0; c < k; ++c)
       for (int i = 0; i < n; ++i)
         w(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
   }
 
-  /// TCSOLVE_SOLVER_PHASES=detail: the estimate's parts as phases of their own
-  /// ("condition_solve", "condition_solve_transpose", "condition_product"; the rest stays
-  /// "condition").
-  void mark(const char* phase) {
-    if (detail_) clock_.mark(phase);
-  }
-
   const DeviceSystem& s_;
   const DeviceLu& f_;
-  PhaseClock& clock_;
-  bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
   DeviceBuffer<float> y_;
   std::vector<float> host_;
   DeviceBuffer<int> scratch_;
@@ -1336,13 +1320,9 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     clock.mark("condition");
     const detail::ScaledNorm norm1 = norm_1(f.col_sum, sys.A);
     if (!lu64) {
-      const auto started = Clock::now();
-      DeviceConditionOps ops(s, f, clock);
+      DeviceConditionOps ops(s, f);
       const detail::ConditionEstimate c = detail::estimate_condition(
           norm1, ops.inverse(scales()), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
-      if (env_is("TCSOLVE_SOLVER_HOST_TIME", "on"))  // as the LU's: who sets the pace
-        std::fprintf(stderr, "condition: %d solve calls in %.2f ms (host)\n", c.products,
-                     1e3 * seconds(started, Clock::now()));
       if (c.resolved)
         res.condition_estimate = c.estimate;
       else

@@ -72,6 +72,10 @@ struct MatrixMarketMatrix {
 /// kernels (held dense: 16 GiB; whether it fits in memory is the caller's check).
 constexpr int kMaxMatrixMarketOrder = 46340;
 
+/// Whether `path` starts with a %%MatrixMarket banner (case-insensitive): the readers of HDF5
+/// files name such a file as what it is, and solve/compare import it.
+bool is_matrix_market_file(const std::string& path);
+
 /// Parses a Matrix Market file: the %%MatrixMarket banner (object matrix; coordinate or array;
 /// real or integer; general, symmetric or skew-symmetric; pattern, complex and hermitian are
 /// rejected), % comments and blank lines, the size line, then the entries with 1-based indices
