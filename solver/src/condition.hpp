@@ -1,6 +1,6 @@
 // Internal to tcsolve::solver: A^-1 and A^-T through the factors of the equilibrated matrix, and
-// the 1-norm condition estimate from them, shared by the cpu path (solver.cpp) and the cuda path
-// (cuda/solver_cuda.cpp). Host code; the backends supply only the solves with A_s = R A C.
+// the 1-norm condition estimate from them, shared by the cpu path (cpu/) and the cuda path
+// (cuda/). Host code; the backends supply only the solves with A_s = R A C.
 //
 //   EquilibratedInverse  A^-1 = C A_s^-1 R and A^-T = R A_s^-T C with R, C the powers of two of
 //                        the equilibration, applied in exponent arithmetic (ldexp by the sum of
@@ -18,7 +18,7 @@
 #include <functional>
 #include <vector>
 
-#include "solver_internal.hpp"
+#include "scaled_norm.hpp"
 
 namespace tcsolve::detail {
 

@@ -1,4 +1,4 @@
-// The power-of-two equilibration exponent, written once for the cpu path (solver.cpp) and the
+// The power-of-two equilibration exponent, written once for the cpu path (cpu/blocked_lu.cpp) and the
 // device kernels (cuda/equilibrate.cu), so that both compute bitwise the same R and C and hence
 // the same FP32 matrix A_s = R A C. Internal to tcsolve::solver; no Eigen, no CUDA headers.
 #pragma once

@@ -1,0 +1,29 @@
+// The cpu blocked LU (blocked_lu.cpp): try_factorize(), the equilibration and the FP32 LU that
+// reports a zero pivot instead of throwing, and fp32_inverse(), A^-1 and A^-T through its
+// factors (the condition estimate). The public lu_factorize(A, ...) and lu_apply() (solver.hpp)
+// are defined beside them. Internal to tcsolve::solver.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "../condition.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cpu {
+
+/// The factorization, or the zero-based column of an exact zero pivot of the FP32 LU.
+struct FactorAttempt {
+  LuFactorization f;
+  int zero_pivot = -1;
+};
+
+/// Equilibration and the blocked LU of A; throws InvalidInput for a non-square, empty or
+/// non-finite A or a block size < 1.
+FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
+                            const GemmOptions& gemm_options);
+
+/// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
+/// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).
+detail::EquilibratedInverse fp32_inverse(const LuFactorization& f);
+
+}  // namespace tcsolve::cpu

@@ -1,0 +1,85 @@
+// The cpu refinement: the host side of detail::refinement_loop (refinement_rules.hpp, shared with
+// the cuda path) with x, r, d as Eigen matrices. Checker: r = b - A x in FP64 and its assessment;
+// CpuRefinement and refine(): the loop's operations, with the correction supplied by the caller
+// (classical: lu_apply; GMRES-IR: gmres() per column). Internal to tcsolve::solver.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "../refinement_rules.hpp"
+#include "../scaled_norm.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cpu {
+
+/// r = b - A x in FP64 and the assessment of x (detail::assess_columns).
+class Checker {
+ public:
+  Checker(const Eigen::MatrixXd& A, const Eigen::MatrixXd& b)
+      : A_(A), b_(b), norm_a_(detail::norm_inf(A)), b_norm_(column_norms(b)) {}
+
+  detail::Assessment assess(const Eigen::MatrixXd& x, Eigen::MatrixXd& r) const {
+    r.noalias() = b_ - A_ * x;
+    return detail::assess_columns(column_norms(r), column_norms(x), b_norm_, norm_a_,
+                                  static_cast<int>(A_.rows()));
+  }
+
+  /// ||m_j||_inf per column.
+  static std::vector<double> column_norms(const Eigen::MatrixXd& m) {
+    std::vector<double> norms(static_cast<std::size_t>(m.cols()));
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      norms[static_cast<std::size_t>(j)] = m.col(j).lpNorm<Eigen::Infinity>();
+    return norms;
+  }
+
+ private:
+  const Eigen::MatrixXd& A_;
+  const Eigen::MatrixXd& b_;
+  detail::ScaledNorm norm_a_;
+  std::vector<double> b_norm_;
+};
+
+/// GMRES on M^-1 A d = M^-1 r (left preconditioned by the LU M, FP64 arithmetic, x0 = 0): one
+/// cycle of at most `cycle` iterations, stopping when the preconditioned residual norm drops to
+/// kGmresTolerance times its initial value (detail::GmresLeastSquares: Givens rotations).
+/// Modified Gram-Schmidt run twice. `iterations` receives the inner iterations done.
+Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const Eigen::VectorXd& r, int cycle,
+                      int& iterations);
+
+/// The host side of detail::refinement_loop: x, r, d as Eigen matrices; `correct` computes d
+/// from r (the columns not done are the ones that matter).
+template <typename Correct>
+class CpuRefinement {
+ public:
+  CpuRefinement(const Checker& checker, Eigen::MatrixXd x0, SolveResult& res, Correct correct)
+      : checker_(checker), x_(std::move(x0)), res_(res), correct_(std::move(correct)) {}
+
+  detail::Assessment assess() { return checker_.assess(x_, r_); }
+  std::vector<double> correct(const std::vector<bool>& done) {
+    d_ = correct_(r_, done);
+    return Checker::column_norms(d_);
+  }
+  void apply(const std::vector<bool>& done) {
+    for (Eigen::Index j = 0; j < x_.cols(); ++j)
+      if (!done[static_cast<std::size_t>(j)]) x_.col(j) += d_.col(j);
+  }
+  void keep_best() { res_.x = x_; }
+
+ private:
+  const Checker& checker_;
+  Eigen::MatrixXd x_, r_, d_;
+  SolveResult& res_;
+  Correct correct_;
+};
+
+template <typename Correct>
+void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd x, SolveResult& res,
+            Correct correct) {
+  CpuRefinement<Correct> ops(checker, std::move(x), res, std::move(correct));
+  detail::refinement_loop(options.max_iterations, ops, res);
+}
+
+}  // namespace tcsolve::cpu

@@ -1,0 +1,120 @@
+// The cuda baselines of `compare` (solve_baseline, solver_cuda.hpp): cuSOLVER dgetrf + dgetrs
+// (fp64_lu.hpp), and the IRS solvers cusolverDnD{S,H,B,X}gesv with their defaults (classical
+// refinement, dsgesv's tolerance, 50 iterations, FP64 fallback); each x assessed by the solver's
+// own residual check (DeviceChecker, dsgesv's criterion).
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../host_clock.hpp"
+#include "../input_checks.hpp"
+#include "../refinement_rules.hpp"
+#include "../solver_cuda.hpp"
+#include "device_system.hpp"
+#include "fp64_lu.hpp"
+#include "libraries.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda {
+
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
+  require_device("baseline " + std::string(method));
+  using Gesv = cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*,
+                                    cusolver_int_t, cusolver_int_t*, double*, cusolver_int_t, double*,
+                                    cusolver_int_t, void*, size_t, cusolver_int_t*, cusolver_int_t*);
+  using GesvBufferSize =
+      cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*, cusolver_int_t,
+                           cusolver_int_t*, double*, cusolver_int_t, double*, cusolver_int_t, void*, size_t*);
+  struct Irs {
+    std::string_view method;
+    const char* function;
+    Gesv gesv;
+    GesvBufferSize buffer_size;
+  };
+  static const Irs kIrs[] = {
+      {"cusolver-dsgesv", "cusolverDnDSgesv", cusolverDnDSgesv, cusolverDnDSgesv_bufferSize},
+      {"cusolver-dhgesv", "cusolverDnDHgesv", cusolverDnDHgesv, cusolverDnDHgesv_bufferSize},
+      {"cusolver-dbgesv", "cusolverDnDBgesv", cusolverDnDBgesv, cusolverDnDBgesv_bufferSize},
+      {"cusolver-dxgesv", "cusolverDnDXgesv", cusolverDnDXgesv, cusolverDnDXgesv_bufferSize},
+  };
+
+  SolveResult res;
+  res.backend = Backend::cuda;
+  res.resolved_variant = Variant::fp64;
+  auto t = Clock::now();
+  const DeviceSystem s = upload(sys);
+  double transfer = seconds(t, Clock::now());
+  const int n = s.n, nrhs = s.nrhs;
+  DeviceBuffer<double> x(elements(n, nrhs));
+  std::string what;
+
+  if (method == "cusolver-dgetrf") {
+    const Fp64Solve fs = fp64_lu_solve(s, x.data(), true);
+    if (fs.info > 0) throw InvalidInput(detail::zero_pivot_message(fs.info - 1));
+    res.time_s.factorization = fs.factorization_s;
+    res.time_s.refinement = fs.solve_s;
+    what = "cuSOLVER FP64 dgetrf + dgetrs";
+  } else {
+    const Irs* irs = nullptr;
+    for (const Irs& candidate : kIrs)
+      if (candidate.method == method) irs = &candidate;
+    if (!irs) throw InvalidInput("unknown cuda baseline method '" + std::string(method) + "'");
+    cusolverDnHandle_t solver = dense();
+    DeviceBuffer<double> a(elements(n, n));  // the IRS may overwrite A with its FP64 LU
+    copy_device_to_device(a.data(), s.a.data(), a.size() * sizeof(double));
+    DeviceBuffer<double> b(elements(n, nrhs));
+    copy_device_to_device(b.data(), s.b.data(), b.size() * sizeof(double));
+    DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
+    DeviceBuffer<int> info(1);
+    device_memset(info.data(), 0, sizeof(int));
+    std::size_t bytes = 0;
+    TCSOLVE_CUSOLVER_CHECK(irs->buffer_size(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n, x.data(),
+                                            n, nullptr, &bytes));
+    DeviceBuffer<unsigned char> work(std::max<std::size_t>(bytes, 1));
+    cusolver_int_t niters = 0;
+    device_synchronize();
+    const auto t_start = Clock::now();
+    const cusolverStatus_t status = irs->gesv(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n,
+                                              x.data(), n, work.data(), bytes, &niters, info.data());
+    device_synchronize();
+    const auto t_end = Clock::now();
+    const int info_host = info.download()[0];
+    if (info_host > 0) throw InvalidInput(detail::zero_pivot_message(info_host - 1));
+    if (status == CUSOLVER_STATUS_IRS_MATRIX_SINGULAR)
+      throw InvalidInput("matrix is exactly singular (" + std::string(irs->function) + ")");
+    cusolver_check(status, irs->function, __FILE__, __LINE__);
+    if (info_host < 0)
+      throw CudaError(std::string(irs->function) + ": invalid argument " + std::to_string(-info_host));
+    res.time_s.factorization = seconds(t_start, t_end);  // one call: factorization and refinement
+    res.time_s.refinement = 0;
+    res.iterations = niters >= 0 ? niters : 0;
+    res.fallback_used = niters < 0;
+    what = "cuSOLVER " + std::string(irs->function) + ", niters = " + std::to_string(niters) +
+           (niters >= 0     ? " (converged by cuSOLVER's test)"
+            : niters == -50 ? " (50 iterations without convergence; FP64 fallback)"
+                            : " (refinement not used or failed; FP64 fallback)") +
+           "; one call: time_s.factorization holds factorization and refinement";
+  }
+  res.time_s.total = res.time_s.factorization + res.time_s.refinement;
+
+  DeviceChecker checker(s, norm_inf(s, sys.A));
+  const detail::Assessment a = checker.assess(x.data());
+  res.backward_error = a.backward_error;
+  res.converged = a.all_done;
+  res.history.push_back(res.backward_error);
+  t = Clock::now();
+  res.x.resize(n, nrhs);
+  copy_to_host(res.x.data(), x.data(), x.size() * sizeof(double));
+  transfer += seconds(t, Clock::now());
+  res.forward_error = detail::forward_error(sys, res.x);
+  res.time_s.phases.emplace_back("transfer", transfer);
+  res.note = what + (res.converged ? "; dsgesv criterion holds" : "; dsgesv criterion does not hold");
+  return res;
+}
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,506 @@
+// The blocked LU of the cuda path (blocked_lu.hpp): the equilibration and a blocked
+// right-looking LU of the ROW-MAJOR FP32 A_s, with look-ahead.
+//
+//   equilibrate  R, C and A_s = fp32(R A C) by kernels (equilibrate.cu), bitwise the cpu's, and
+//                ||A||_inf: R, ||A||_inf and the first block's columns first; with look-ahead
+//                the rest on the update stream beside the first panel ("equilibrate_rest").
+//   LU           per block of w = min(nb, n - j) columns (class BlockedLu below):
+//                  panel   recursive (halves, down to leaves of 32 columns): a leaf by the
+//                          cluster kernel (panel.cu), which also moves its rows in the block's
+//                          other columns, or by cuSOLVER sgetrf and row_swap.cu ("swap"); the
+//                          halves joined by
+//                          trsm.cu's kernel and FP32 cublasSgemm ("panel_update");
+//                  swap    the block's composed interchanges applied once to the columns
+//                          outside it ("swap");
+//                  trsm    U12 = L11^-1 A12: the next block's columns by trsm.cu's kernel, the
+//                          rest by a recursive TRSM (cublasStrsm on 64-column diagonal blocks,
+//                          FP32 cublasSgemm between them); with look-ahead, the rest on the
+//                          update stream ("trsm_rest");
+//                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
+//                          the variant enters (GemmInfo.resolved of the first one is reported);
+//                          the next block's columns first, on the panel's stream
+//                          ("update_next"), then the rest, which runs on its own SMs while the next
+//                          block's panel is factored (look-ahead: lookahead.hpp makes the streams,
+//                          lookahead_schedule.hpp holds the hand-over; phases "update_wait" on the
+//                          panel's stream and "update" on the update's).
+//                The permutation is kept on the device and comes back once, with the zero pivot.
+//
+// The LU binds the solver's handles to its two streams (OnStream, tcsolve::cuda::LaunchStream)
+// and ends synchronized.
+#include "blocked_lu.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "env.hpp"
+#include "kernels.hpp"
+#include "libraries.hpp"
+#include "lookahead.hpp"
+#include "lookahead_schedule.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda {
+namespace {
+
+/// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
+/// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
+/// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
+/// column-major terms the matrix is T = A_s^T; T(i, j) is A_s(j, i), at a + i + j ld.
+///
+/// Columns are factored in blocks of nb (the trailing update's k), each block recursively
+/// (Toledo): the left half, U12 of the right half by TRSM, the right half's update by FP32
+/// SGEMM, the right half; the recursion ends in leaves of `leaf` columns (32 at n <= 16384)
+/// factored by the cluster kernel (panel.cu), or, where that cannot run, by cuSOLVER's sgetrf
+/// on a column-major copy. A leaf's interchanges move the rows of its own block only (and are
+/// composed into `origin_`); the columns outside the block receive the block's composed
+/// permutation once, after the block (row_swap.cu).
+///
+/// Look-ahead (lookahead.hpp; TCSOLVE_SOLVER_LOOKAHEAD=off: one stream): per block k, on the
+/// panel stream: wait for the update of block k - 1, the block's permutation outside it, U12 by
+/// TRSM; on the update stream: A22 -= L21 U12 for the next block's columns, then for the rest;
+/// the panel stream factors block k + 1 as soon as its columns are updated, while the rest of
+/// the update of block k runs beside it on the other SMs.
+class BlockedLu {
+ public:
+  BlockedLu(DeviceLu& f, PhaseClock& clock)
+      : f_(f),
+        clock_(clock),
+        n_(f.n),
+        a_(f.lu.data()),
+        // TCSOLVE_SOLVER_LEAF=cusolver: cuSOLVER's leaves even where the cluster kernel runs
+        leaf_(env_is("TCSOLVE_SOLVER_LEAF", "cusolver") ? 0 : kernels::leaf_width(f.n)),
+        pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
+        infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)),
+        origin_(static_cast<std::size_t>(f.n)),
+        block_scratch_(kernels::block_permutation_scratch_ints(f.n)) {
+    device_memset(infos_.data(), 0, infos_.size() * sizeof(int));
+    std::vector<int> identity(static_cast<std::size_t>(n_));
+    for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
+    f_.perm = DeviceBuffer<int>(identity);
+    if (leaf_ == 0) {
+      const int w = std::min(kernels::kMaxLeafWidth, n_);
+      panel_ = DeviceBuffer<float>(elements(n_, w));
+      int lwork = 0;
+      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(dense(), n_, w, panel_.data(), n_, &lwork));
+      work_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max(lwork, 1)));
+      ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(w));
+      f_.note = "panel leaves by cuSOLVER sgetrf";
+    }
+    // TCSOLVE_SOLVER_LOOKAHEAD=off: everything on the default stream, one step after the other
+    if (!env_is("TCSOLVE_SOLVER_LOOKAHEAD", "off") && n_ > kernels::kMaxLeafWidth) {
+      const LookaheadStreams& streams = lookahead_streams();
+      if (streams.unavailable.empty())
+        streams_ = &streams;
+      else
+        f_.note += (f_.note.empty() ? "" : "; ") + ("no look-ahead: " + streams.unavailable);
+    }
+  }
+
+  /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
+  /// read back (the device is idle afterwards).
+  ///
+  /// With look-ahead, two host threads enqueue the work, as the host's enqueueing (cuBLAS calls,
+  /// 16 leaf launches and 15 joins per block) set the pace otherwise: this thread the panel
+  /// stream's (permutation right of the block, U12 of the next block's columns and their
+  /// update, the next panel) and, before its post, the block permutation's moves left of the
+  /// block on the update stream; a second one the rest of the update stream's work (the rest of
+  /// U12 and of the update). They hand over per block through Handover; CUDA events order the
+  /// streams.
+  ///
+  /// fp16_only (auto whose first update chose FP16, with look-ahead): the later updates launch
+  /// only the FP16 path (GemmOptions::cuda_auto_tf32_needed); tf32_skipped() then says whether
+  /// one of them chose TF32, i.e. the factors are wrong and the LU must be done again without.
+  void run(int nb, Variant variant, const GemmOptions& options, bool fp16_only = false) {
+    device_synchronize();  // the streams below do not wait for the default stream's work
+    const bool ahead = streams_ != nullptr;
+    const cudaStream_t panel = ahead ? streams_->panel : nullptr, update = ahead ? streams_->update : nullptr;
+    GemmOptions gemm_options = options;
+    if (ahead) gemm_options.cuda_max_blocks = streams_->update_sms;
+    PhaseClock update_clock;
+    update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
+    update_clock.set_stream(update);
+    StreamEvent trsm_done, update_done, swap_done, converted;
+    // The equilibration's columns right of the first block (factorize() converted only the
+    // first block's): with look-ahead on the update stream, beside the first panel, the next
+    // block's columns first (`converted`: the first panel's stream waits for them before the
+    // block's permutation), then the rest (split_first_swap: the first block's permutation of
+    // those columns then moves on the update stream too). Else here, before the first panel.
+    // Enqueued before the update thread starts, so ahead of that stream's own work.
+    const bool convert_rest = convert_from_ != nullptr && convert_c0_ < n_;
+    const int convert_mid = std::min(n_, convert_c0_ + nb);
+    const bool split_first_swap = ahead && convert_rest && convert_mid < n_;
+    if (convert_rest) {
+      const LaunchStream on_update(update);
+      if (ahead)
+        update_clock.mark("equilibrate_rest");
+      else
+        mark("equilibrate");
+      kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+                                   convert_c0_, ahead ? convert_mid : n_, f_.col_sum.data());
+      if (ahead) {
+        converted.record(update);
+        kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+                                     convert_mid, n_, f_.col_sum.data());
+        update_clock.mark(nullptr);
+      }
+    }
+    Handover handover;
+    HostTimes update_host;
+    bool first_update = true;  // touched by the panel thread only until its first trsm post
+
+    // A22 -= L21 U12 for the columns c.. c + m of the block at j (width w), through the variant.
+    auto update_columns = [&](HostTimes& host, int j, int w, int c, int m) {
+      const auto timed = host.time(HostTimes::update);
+      GemmOptions o = gemm_options;
+      // auto's choice stays on the device, except in the first call (reported)
+      o.cuda_auto_on_device = ahead && !first_update;
+      if (o.cuda_auto_on_device && fp16_only_) o.cuda_auto_tf32_needed = tf32_needed_.data();
+      const int rest = n_ - j - w;
+      const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j), n_,
+                                        t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
+      if (first_update) {
+        f_.resolved = gi.resolved;
+        fp16_only_ = fp16_only && variant == Variant::auto_ && gi.resolved == Variant::ec_fp16;
+        if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
+        first_update = false;
+      }
+    };
+    // The update stream's work for the block at j (width w), after U12 of the next block's
+    // columns and their update (on the panel's path): the rest of U12 and the rest of the update.
+    auto update_side = [&](int j, int w) {
+      const int rest = n_ - j - w, next = std::min(nb, rest);
+      const LaunchStream on_update(update);
+      if (ahead) trsm_done.wait(update);
+      if (rest > next) {
+        {
+          const auto timed = update_host.time(HostTimes::trsm);
+          if (ahead) update_clock.mark("trsm_rest");
+          TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_second(), update));
+          trsm(blas_second(), j, w, j + w + next, rest - next);
+          if (ahead) update_clock.mark("update");
+        }
+        update_columns(update_host, j, w, j + w + next, rest - next);
+      }
+      if (ahead) {
+        update_clock.mark(nullptr);
+        update_done.record(update);  // waited for by the next block's permutation
+        handover.post(Handover::done, j);
+      }
+    };
+    std::thread update_thread;
+    if (ahead)
+      update_thread = std::thread([&] {
+        try {
+          for (int j = 0; j + nb < n_; j += nb) {
+            if (!handover.wait(Handover::trsm, j)) return;
+            update_side(j, std::min(nb, n_ - j));
+          }
+        } catch (...) {
+          handover.fail(std::current_exception());
+        }
+      });
+    // Joins the update thread on every way out (an exception here stops it first).
+    struct Joiner {
+      std::thread& t;
+      Handover& h;
+      ~Joiner() {
+        if (t.joinable()) {
+          h.fail(nullptr);
+          t.join();
+        }
+      }
+    } joiner{update_thread, handover};
+
+    {
+      const OnStream on_panel(panel);
+      clock_.set_stream(panel);
+      const auto enqueue_start = Clock::now();
+      factor_block(0, std::min(nb, n_));
+      for (int j = 0; j < n_; j += nb) {
+        const int w = std::min(nb, n_ - j), rest = n_ - j - w;
+        if (ahead && j == 0 && convert_rest) converted.wait(panel);
+        if (ahead && j > 0) {
+          handover.wait_or_throw(Handover::done, j - nb);
+          mark("update_wait");
+          update_done.wait(panel);
+        }
+        mark("swap");
+        {
+          const auto timed = host_.time(HostTimes::swap);
+          // With look-ahead, only the columns right of the block here; those left of it (L's,
+          // which nothing reads before the end) move on the update stream, off the panel's
+          // path, before that stream's work for this block (enqueued from this thread before
+          // the trsm post below, so in this order) and so before the next block's permutation
+          // overwrites the scratch (it waits for update_done).
+          // The first block's permutation right of the next block's columns likewise, after the
+          // equilibration's columns there (split_first_swap).
+          const bool split = j == 0 && split_first_swap && j + w < convert_mid;
+          kernels::apply_block_permutation(a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
+                                           block_scratch_.data(), /*right_only=*/ahead,
+                                           split ? convert_mid : -1);
+          if (ahead && (j > 0 || split)) {
+            swap_done.record(panel);
+            const LaunchStream on_update(update);
+            swap_done.wait(update);
+            if (split)
+              kernels::move_block_permutation_columns(a_, n_, n_, j, w, block_scratch_.data(), convert_mid, n_);
+            else
+              kernels::move_block_permutation_left(a_, n_, n_, j, w, block_scratch_.data());
+          }
+        }
+        if (rest == 0) break;
+        // U12 and A22 -= L21 U12 (in T's terms T22 -= U12^T L21^T): for the next block's columns
+        // (T's rows j + w .. j + w + next) here, on the panel's path, then for the rest
+        // (update_side; the same calls in either mode). The next block's update runs on the panel
+        // stream itself: the update stream has finished the previous block then (the permutation
+        // above waited for it), and no handover between the host threads sits on the panel's path
+        // (session 4 had the update thread enqueue this update and the panel thread wait for its
+        // post before it could enqueue the next panel).
+        const int next = std::min(nb, rest);
+        mark("trsm");
+        {
+          const auto timed = host_.time(HostTimes::trsm);
+          trsm(blas(), j, w, j + w, next, /*plain=*/true);
+        }
+        if (ahead) trsm_done.record(panel);
+        mark(ahead ? "update_next" : "update");
+        update_columns(host_, j, w, j + w, next);
+        if (ahead)
+          handover.post(Handover::trsm, j);  // after the first update_columns (first_update)
+        else
+          update_side(j, w);
+        factor_block(j + w, next);
+      }
+      mark("pivots");
+      const double enqueued = seconds(enqueue_start, Clock::now());
+      if (ahead) update_thread.join();
+      if (env_is("TCSOLVE_SOLVER_HOST_TIME", "on")) {  // how long the host took to enqueue the LU
+        std::fprintf(stderr, "lu: enqueued in %.2f ms (host)\n", 1e3 * enqueued);
+        host_.print();
+        update_host.print();
+      }
+      if (ahead) {
+        handover.rethrow();
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(update));
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(panel));
+      }
+      mark(nullptr);
+    }
+    clock_.set_stream(nullptr);
+    finish();
+    mark("pivots");
+    mark(nullptr);
+    for (auto& phase : update_clock.totals()) clock_.add(phase.first, phase.second);
+  }
+
+  /// run() converts the columns [c0, n) of A_s from the FP64 `a` first (kernels::
+  /// equilibrate_columns; the row scales and the columns left of c0 are done).
+  void convert_rest(const double* a, int c0) {
+    convert_from_ = a;
+    convert_c0_ = c0;
+  }
+
+  /// Whether an update of a fp16_only run chose TF32 and was skipped (reads a flag back).
+  bool tf32_skipped() { return fp16_only_ && tf32_needed_.download()[0] != 0; }
+
+  /// T(i, j): A_s(j, i).
+  float* t(int i, int j) { return a_ + i + elements(j, n_); }
+
+ private:
+  int leaf_width() const { return leaf_ > 0 ? leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
+
+  /// The block of w columns at c0 (rows c0..n-1), its interchanges inside it only.
+  void factor_block(int c0, int w) {
+    mark("panel");  // leaves and joins; TCSOLVE_SOLVER_PHASES=detail tells them apart
+    block_lo_ = c0;
+    block_hi_ = c0 + w;
+    {
+      const auto timed = host_.time(HostTimes::swap);
+      kernels::reset_origin(origin_.data(), c0, n_);
+    }
+    factor_columns(c0, w);
+  }
+
+  /// Columns c0..c0+w-1 (rows c0..n-1) recursively.
+  void factor_columns(int c0, int w) {
+    const int leaf = leaf_width();
+    if (w <= leaf) {
+      factor_leaf(c0, w);
+      return;
+    }
+    const int w1 = (w / 2 + leaf - 1) / leaf * leaf, w2 = w - w1;
+    factor_columns(c0, w1);
+    if (detail_) mark("panel_update");
+    {
+      const float one = 1.0f, minus_one = -1.0f;
+      const auto timed = host_.time(HostTimes::join);
+      // U12 of the right half (A_s's rows c0.. c0 + w1, columns c0 + w1 ..): trsm.cu's kernel
+      if (plain_trsm_ || !kernels::trsm_lower_unit(t(c0, c0), t(c0 + w1, c0), n_, w1, w2))
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                         CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
+      TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
+                                       t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1),
+                                       n_));
+    }
+    factor_columns(c0 + w1, w2);
+  }
+
+  /// U12 = L11^-1 A12 for the block of w columns at j: in T's terms X U = B with U = T(j.., j..)
+  /// upper unit triangular (w x w) and X = T(x0.., j..) (rows x rows, w columns), recursively:
+  /// halves of U, the off-diagonal part by SGEMM, so that most flops run in SGEMM rather than
+  /// in cublasStrsm (about 10 TFLOP/s on these shapes). (An inverse of L11 times an SGEMM, as
+  /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/BENCHMARKS.md.)
+  ///
+  /// `plain` (U12 of the next block's columns, on the panel's path): one call of trsm.cu's kernel
+  /// (in A_s's terms L11^-1 A12, row-major), 44 us where cublasStrsm took 150 (launches and
+  /// internal steps, not flops, set the time at 512 x 512); TCSOLVE_SOLVER_TRSM=kernel: the rest
+  /// too, TCSOLVE_SOLVER_TRSM=cublas: one cublasStrsm per part (to compare).
+  void trsm(cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
+    const float one = 1.0f, minus_one = -1.0f;
+    if ((plain || kernel_trsm_) && !plain_trsm_ && kernels::trsm_lower_unit(t(j, j), t(x0, j), n_, w, rows))
+      return;
+    if (w <= kTrsmLeaf || plain_trsm_ || plain) {
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_UNIT, rows, w, &one, t(j, j), n_, t(x0, j), n_));
+      return;
+    }
+    const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
+    trsm(h, j, w1, x0, rows);
+    // X2 U22 = B2 - X1 U12
+    TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
+                                     t(j, j + w1), n_, &one, t(x0, j + w1), n_));
+    trsm(h, j + w1, w2, x0, rows);
+  }
+
+  /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).
+  void finish() {
+    f_.perm_host = f_.perm.download();
+    const std::vector<int> infos = infos_.download();
+    if (infos[0] > 0) f_.zero_pivot = infos[0] - 1;
+    for (std::size_t l = 1; l < infos.size() && f_.zero_pivot < 0; ++l)
+      if (infos[l] > 0)
+        f_.zero_pivot = static_cast<int>(l - 1) * kernels::kMaxLeafWidth + infos[l] - 1;
+      else if (infos[l] < 0)
+        throw CudaError("cusolverDnSgetrf: invalid argument " + std::to_string(-infos[l]) +
+                        " (leaf at column " + std::to_string((l - 1) * kernels::kMaxLeafWidth + 1) + ")");
+  }
+
+  void factor_leaf(int c0, int w) {
+    if (detail_) mark("panel");
+    if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
+      const auto timed = host_.time(HostTimes::leaf);
+      kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
+                           origin_.data());
+      return;
+    }
+    // cuSOLVER: the leaf's rows c0..n-1 are T's columns: transposed to a column-major m x w
+    // copy, factored, transposed back; sgetrf's ipiv composed into pairs, applied in the block.
+    const int m = n_ - c0;
+    const float one = 1.0f, zero = 0.0f;
+    cublasHandle_t h = blas();
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
+                                     panel_.data(), m, panel_.data(), m));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(dense(), m, w, panel_.data(), m, work_.data(), ipiv_.data(),
+                                            infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
+                                     t(c0, c0), n_, t(c0, c0), n_));
+    kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
+    if (detail_) mark("swap");
+    const auto timed = host_.time(HostTimes::swap);
+    kernels::apply_row_pairs_in_block(a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
+  }
+
+  void mark(const char* next) {
+    const auto timed = host_.time(HostTimes::marks);
+    clock_.mark(next);
+  }
+
+  /// TCSOLVE_SOLVER_PHASES=detail: phase marks around every leaf and join ("panel",
+  /// "panel_update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
+  /// "panel" phase per block.
+  bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
+
+  /// Widest diagonal block that trsm() hands to cublasStrsm.
+  static constexpr int kTrsmLeaf = 64;
+  /// TCSOLVE_SOLVER_TRSM=cublas: U12 and the joins' solves by one cublasStrsm each (to compare).
+  bool plain_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "cublas");
+  /// TCSOLVE_SOLVER_TRSM=kernel: the rest of U12 by trsm.cu's kernel too.
+  bool kernel_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "kernel");
+
+  DeviceLu& f_;
+  PhaseClock& clock_;
+  int n_;
+  float* a_;
+  int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
+  DeviceBuffer<int> pairs_;
+  DeviceBuffer<int> infos_;          ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
+  DeviceBuffer<int> origin_;         ///< the block's composed interchanges (row_swap.cu)
+  DeviceBuffer<int> block_scratch_;  ///< apply_block_permutation's scratch
+  int block_lo_ = 0, block_hi_ = 0;  ///< the block being factored
+  DeviceBuffer<float> panel_, work_;
+  DeviceBuffer<int> ipiv_;
+  const LookaheadStreams* streams_ = nullptr;  ///< null: one stream (the default)
+  HostTimes host_;
+  bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
+  DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
+  const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
+  int convert_c0_ = 0;
+};
+
+}  // namespace
+
+DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const GemmOptions& gemm_options,
+                   PhaseClock& clock) {
+  // auto: the updates after the first launch their FP16 path only (the first chose FP16; its
+  // TF32 split and kernel, gated off on the device, cost 20-60 us a call); should one of them
+  // choose TF32 after all, the LU is done again with both paths (TCSOLVE_SOLVER_AUTO=both: always
+  // both, to compare). The factors are the same either way.
+  const bool fp16_only = variant == Variant::auto_ && !env_is("TCSOLVE_SOLVER_AUTO", "both");
+  const bool retry = env_is("TCSOLVE_SOLVER_AUTO", "retry");  // tests: the repeat as if TF32 were chosen
+  for (int attempt = 0;; ++attempt) {
+    const int n = s.n;
+    DeviceLu f;
+    f.n = n;
+    f.lu = DeviceBuffer<float>(elements(n, n));
+    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
+
+    // The row scales, ||A||_inf and the first block's columns of A_s here; the rest of A_s
+    // beside the first panel (BlockedLu::run(); 2.9 ms of equilibration at n = 16384 were
+    // on the panel's path before, session 6).
+    const int nb = std::max(block_size, 1), first = std::min(nb, n);
+    clock.mark("equilibrate");
+    {
+      DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+      DeviceBuffer<double> norm(1);
+      kernels::equilibrate_rows(s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+      kernels::equilibrate_columns(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0,
+                                   first, f.col_sum.data());
+      f.norm_a = norm.download()[0];
+    }
+    clock.mark(nullptr);
+
+    BlockedLu lu(f, clock);
+    lu.convert_rest(s.a.data(), first);
+    lu.run(nb, variant, gemm_options, fp16_only && attempt == 0);
+    if (!lu.tf32_skipped() && !(retry && attempt == 0)) {
+      if (attempt > 0)
+        f.note += (f.note.empty() ? "" : "; ") +
+                  std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
+      return f;
+    }
+  }
+}
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,70 @@
+// DeviceConditionOps (condition_cuda.hpp): the condition estimate's solves and products on the device.
+#include "condition_cuda.hpp"
+
+#include <cublas_v2.h>
+
+#include <cstddef>
+
+#include "kernels.hpp"
+#include "libraries.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::cuda {
+
+DeviceConditionOps::DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f)
+    : s_(s),
+      f_(f),
+      y_(elements(s.n, kMaxColumns)),
+      host_(elements(s.n, kMaxColumns)),
+      scratch_(kernels::lu_solve_scratch_ints(s.n, kMaxColumns)),
+      u_(static_cast<std::size_t>(s.n)),
+      au_(static_cast<std::size_t>(s.n)) {}
+
+void DeviceConditionOps::times_a(Eigen::MatrixXd& y) {
+  const int n = s_.n;
+  const double one = 1.0, zero = 0.0;
+  if (y.cols() != 1) throw InvalidInput("DeviceConditionOps::times_a: one column");
+  copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double));
+  TCSOLVE_CUBLAS_CHECK(
+      cublasDgemv(blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
+  copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double));
+}
+
+int DeviceConditionOps::columns(const Eigen::MatrixXd& w) const {
+  if (w.cols() < 1 || w.cols() > kMaxColumns) throw InvalidInput("DeviceConditionOps: 1 or 2 columns");
+  return static_cast<int>(w.cols());
+}
+
+void DeviceConditionOps::solve(Eigen::MatrixXd& w) {
+  const int n = s_.n, k = columns(w);
+  for (int c = 0; c < k; ++c)
+    for (int i = 0; i < n; ++i)
+      host_[elements(n, c) + static_cast<std::size_t>(i)] =
+          static_cast<float>(w(f_.perm_host[static_cast<std::size_t>(i)], c));
+  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
+  kernels::lu_solve(f_.lu.data(), n, n, y_.data(), k, scratch_.data());
+  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+  for (int c = 0; c < k; ++c)
+    for (int i = 0; i < n; ++i) w(i, c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
+}
+
+void DeviceConditionOps::solve_transpose(Eigen::MatrixXd& w) {
+  const int n = s_.n, k = columns(w);
+  for (int c = 0; c < k; ++c)
+    for (int i = 0; i < n; ++i)
+      host_[elements(n, c) + static_cast<std::size_t>(i)] = static_cast<float>(w(i, c));
+  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
+  const float one = 1.0f;
+  cublasHandle_t h = blas();
+  TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                   CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+  TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                   CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+  for (int c = 0; c < k; ++c)
+    for (int i = 0; i < n; ++i)
+      w(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
+}
+
+}  // namespace tcsolve::cuda

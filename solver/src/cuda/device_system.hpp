@@ -1,0 +1,64 @@
+// The system on the device: A (FP64) and b copied once (DeviceSystem, upload), the norms of A that
+// the stopping test needs (norm_inf, norm_1, overflow-safe through safe_norm), and DeviceChecker:
+// r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and the column norms of r and x (a
+// few doubles read back per step), assessed by detail::assess_columns (refinement_rules.hpp, the
+// cpu's rules). Internal to tcsolve::solver; host code built with CUDA only.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstddef>
+#include <vector>
+
+#include "../refinement_rules.hpp"
+#include "../scaled_norm.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace tcsolve::cuda {
+
+/// Elements of a rows x cols matrix (size_t: no int overflow).
+inline std::size_t elements(int rows, int cols) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+}
+
+struct DeviceSystem {
+  int n = 0, nrhs = 0;
+  DeviceBuffer<double> a;      ///< FP64 A, n x n, leading dimension n
+  DeviceBuffer<double> b;      ///< n x nrhs
+  std::vector<double> b_norm;  ///< ||b_j||_inf (host)
+};
+
+/// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
+DeviceSystem upload(const LinearSystem& sys);
+
+/// A norm of A summed on the device (`sum`, unscaled) as detail::norm_inf / norm_1 define it:
+/// the device's sum where it lies in [2^-900, 2^900] (then so does the largest |a_ij| within a
+/// factor n, and no sum overflowed), else the host's scaled sum of sys.A (rare: A near
+/// overflow or underflow).
+detail::ScaledNorm safe_norm(double sum, const Eigen::MatrixXd& A, bool rows);
+
+/// ||A||_inf of the device A (a fixed summation order; the cpu's may differ in the last bits).
+detail::ScaledNorm norm_inf(const DeviceSystem& s, const Eigen::MatrixXd& A);
+
+/// ||A||_1: the maximum of the column sums the equilibration left in col_sum (device), on the host.
+detail::ScaledNorm norm_1(const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A);
+
+/// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
+class DeviceChecker {
+ public:
+  DeviceChecker(const DeviceSystem& s, detail::ScaledNorm norm_a)
+      : s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
+
+  /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
+  detail::Assessment assess(const double* x);
+
+  const double* r() const { return r_.data(); }
+
+ private:
+  const DeviceSystem& s_;
+  detail::ScaledNorm norm_a_;
+  DeviceBuffer<double> r_;
+  DeviceBuffer<double> norms_;
+};
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,97 @@
+// The refinement on the device (DeviceRefinement): the device side of detail::refinement_loop
+// (refinement_rules.hpp, shared with the cpu path), classical or GMRES-IR.
+//
+//   residual    r = b - A x in FP64 and the column norms of r and x (DeviceChecker,
+//               device_system.hpp).
+//   correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to ||R r|| in
+//               [1/2, 1) and rounded to FP32 (refine_kernels.cu), two triangular solves on the
+//               row-major LU (triangular.cu, or cublasStrsm), unscaled to FP64; x += d in FP64.
+//   gmres       (--refine gmres) d from one GMRES cycle per column on M^-1 A d = M^-1 r, M the
+//               FP32 LU as in the correction: the Krylov basis, the FP64 products A v
+//               (cublasDgemv) and the Gram-Schmidt (CGS2, cublasDgemv) on the device; the
+//               (k+1) x k Hessenberg least-squares problem on the host (detail::GmresLeastSquares,
+//               the cpu's code). Same cycle, tolerance, stopping rules, result fields and note as
+//               the cpu GMRES-IR.
+// Internal to tcsolve::solver; host code built with CUDA only.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "blocked_lu.hpp"
+#include "device_system.hpp"
+#include "env.hpp"
+#include "phase_clock.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cuda {
+
+/// The device side of detail::refinement_loop (refinement_rules.hpp): classical refinement (d =
+/// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below).
+class DeviceRefinement {
+ public:
+  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a, Refinement method,
+                   PhaseClock& clock);
+
+  /// x = LU^-1 b: the initial solve (both methods).
+  void initial_solve();
+
+  detail::Assessment assess();
+
+  std::vector<double> correct(const std::vector<bool>& done);
+
+  void apply(const std::vector<bool>& done);
+
+  void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double)); }
+
+  /// The iterate buffer, for a solution computed elsewhere (the FP64 fallback) or zeroed.
+  double* x() { return x_.data(); }
+
+  /// The kept iterate, copied to the host.
+  Eigen::MatrixXd best() const;
+
+  /// GMRES inner iterations summed over the outer steps and the columns.
+  long inner_iterations() const { return inner_iterations_; }
+
+ private:
+  /// out = C U^-1 L^-1 P R rhs for `cols` columns (leading dimension n), each through FP32 with
+  /// a power-of-two scaling (the cpu path's lu_apply).
+  void lu_apply(const double* rhs, double* out, int cols);
+
+  /// ||v||_2 of a device vector of n doubles (cublasDnrm2 in host pointer mode: waits for it).
+  double norm2(const double* v);
+
+  /// The cpu path's gmres() (cpu/refinement_cpu.cpp) for one column on the device: d = the GMRES
+  /// solution of M^-1 A d = M^-1 r, x0 = 0, M = the FP32 LU, one cycle of at most min(n,
+  /// kGmresCycle) iterations. Per Arnoldi step k: t = A v_k (cublasDgemv, FP64), w = M^-1 t
+  /// (lu_apply: FP32 triangular solves of the scaled FP32 rhs, FP64 result) written straight into
+  /// v_{k+1}; classical Gram-Schmidt run twice (CGS2: h1 = V^T w, w -= V h1, h2 = V^T w, w -= V h2
+  /// with V = v_0..v_k, four cublasDgemv; as accurate as the cpu's MGS twice, without one device
+  /// round trip per basis vector); h = h1 + h2 and ||w||_2 read back (2 (k+1) + 1 doubles),
+  /// v_{k+1} = w / ||w||; the rotations and the stopping test on the host
+  /// (detail::GmresLeastSquares, shared with the cpu). At the end d = V(:, 0..k-1) y. Returns
+  /// the inner iterations done. r and d are device columns of n doubles (r is not changed).
+  int gmres(const double* r, double* d);
+
+  const DeviceSystem& s_;
+  const DeviceLu& f_;
+  Refinement method_;
+  PhaseClock& clock_;
+  DeviceChecker checker_;
+  DeviceBuffer<double> x_, best_, d_;
+  DeviceBuffer<float> y_;
+  /// The triangular solves: triangular.cu's sync-free row-block solves, or cuBLAS's strsm with
+  /// TCSOLVE_SOLVER_TRSV=cublas (to compare).
+  bool cublas_solves_ = env_is("TCSOLVE_SOLVER_TRSV", "cublas");
+  DeviceBuffer<int> solve_scratch_;
+  DeviceBuffer<double> scratch_;
+  DeviceBuffer<int> exponent_, mask_;
+  // GMRES-IR only: the Krylov basis (n x (cycle + 1)), A v_k, the two Gram-Schmidt passes'
+  // coefficients (2 (cycle + 1)), the least-squares solution y (cycle).
+  int cycle_ = 0;
+  DeviceBuffer<double> basis_, product_, coefficients_, solution_;
+  long inner_iterations_ = 0;
+};
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,187 @@
+// The input checks and the exact-singularity certificate (input_checks.hpp).
+#include "input_checks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::detail {
+
+std::string zero_pivot_message(int column) {
+  return "matrix is exactly singular: zero pivot in column " + std::to_string(column + 1) + " (1-based)";
+}
+
+void check_system(const LinearSystem& sys) {
+  if (sys.A.rows() < 1 || sys.A.rows() != sys.A.cols())
+    throw InvalidInput("A must be square and non-empty, got " + std::to_string(sys.A.rows()) + " x " +
+                       std::to_string(sys.A.cols()));
+  if (sys.b.rows() != sys.A.rows() || sys.b.cols() < 1)
+    throw InvalidInput("b must have n = " + std::to_string(sys.A.rows()) +
+                       " rows and at least one column, got " + std::to_string(sys.b.rows()) + " x " +
+                       std::to_string(sys.b.cols()));
+  if (!sys.A.allFinite() || !sys.b.allFinite()) throw InvalidInput("A or b has NaN or infinite entries");
+  if (sys.x_true && (sys.x_true->rows() != sys.b.rows() || sys.x_true->cols() != sys.b.cols()))
+    throw InvalidInput("x_true's shape differs from b's");
+  // A zero row or column: exactly singular, found in O(n^2) before an LU of O(n^3) (an all-zero
+  // A of n = 20000 ran for minutes before).
+  const Eigen::Index n = sys.A.rows();
+  for (Eigen::Index j = 0; j < n; ++j)
+    if ((sys.A.col(j).array() == 0.0).all())
+      throw InvalidInput("matrix is exactly singular: column " + std::to_string(j + 1) + " (1-based) is zero");
+  Eigen::VectorXi row_nonzero = Eigen::VectorXi::Zero(n);
+  for (Eigen::Index j = 0; j < n; ++j) row_nonzero += (sys.A.col(j).array() != 0.0).cast<int>().matrix();
+  for (Eigen::Index i = 0; i < n; ++i)
+    if (row_nonzero[i] == 0)
+      throw InvalidInput("matrix is exactly singular: row " + std::to_string(i + 1) + " (1-based) is zero");
+}
+
+void check_solve_options(const SolveOptions& options) {
+  if (options.block_size < 0)
+    throw InvalidInput("block size must be a positive integer (0: the backend's default), got " +
+                       std::to_string(options.block_size));
+  if (options.max_iterations < 0)
+    throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
+}
+
+namespace {
+
+// --- exact singularity: lines equal up to sign and a power of two ------------------------------
+
+/// splitmix64's finalizer.
+std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// A line's hash, normalized by its first non-zero entry in position order (which two lines
+/// equal up to s 2^k share): each non-zero entry contributes its frexp mantissa's bits, its
+/// exponent minus the reference's, whether its sign differs from the reference's, and its
+/// position. The contributions are added (mod 2^64), so the order does not matter.
+struct LineHash {
+  bool started = false;
+  int ref_exp = 0;
+  bool ref_negative = false;
+  std::uint64_t hash = 0;
+  int count = 0;  ///< non-zero entries absorbed
+
+  void absorb(int pos, double value) {
+    if (value == 0) return;
+    int e = 0;
+    const double m = std::frexp(value, &e);
+    const bool negative = m < 0;
+    if (!started) {
+      started = true;
+      ref_exp = e;
+      ref_negative = negative;
+    }
+    std::uint64_t bits = 0;
+    const double a = std::abs(m);
+    std::memcpy(&bits, &a, sizeof bits);
+    hash += mix(bits ^ mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e - ref_exp)) * 2 +
+                           (negative != ref_negative ? 1 : 0)) ^
+                mix(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pos)));
+    ++count;
+  }
+  bool operator<(const LineHash& o) const { return hash != o.hash ? hash < o.hash : count < o.count; }
+  bool operator==(const LineHash& o) const { return hash == o.hash && count == o.count; }
+};
+
+/// Two lines equal up to sign and a power of two, and neither zero, compared entry by entry.
+template <typename At>
+bool proportional(const At& at, int n, int a, int b) {
+  bool started = false, flip = false;
+  int shift = 0;
+  for (int pos = 0; pos < n; ++pos) {
+    const double u = at(a, pos), v = at(b, pos);
+    if ((u == 0) != (v == 0)) return false;
+    if (u == 0) continue;
+    int eu = 0, ev = 0;
+    const double mu = std::frexp(u, &eu), mv = std::frexp(v, &ev);
+    if (std::abs(mu) != std::abs(mv)) return false;
+    const bool f = (mu < 0) != (mv < 0);
+    if (!started) {
+      started = true;
+      flip = f;
+      shift = eu - ev;
+    } else if (f != flip || eu - ev != shift) {
+      return false;
+    }
+  }
+  return started;
+}
+
+/// The first pair (in a deterministic order) of lines of A equal up to sign and a power of two.
+std::optional<std::pair<int, int>> proportional_lines(const Eigen::MatrixXd& A, bool rows) {
+  const int n = static_cast<int>(A.rows());
+  auto at = [&](int line, int pos) { return rows ? A(line, pos) : A(pos, line); };
+  constexpr int kSample = 64;
+  std::vector<int> sample;
+  for (int k = 0; k < std::min(n, kSample); ++k) {
+    const int pos = static_cast<int>(static_cast<long long>(k) * n / std::min(n, kSample));
+    if (sample.empty() || sample.back() != pos) sample.push_back(pos);
+  }
+  // Hashes of every line over the sampled positions, each loop in the matrix's storage order.
+  std::vector<LineHash> h(static_cast<std::size_t>(n));
+  if (rows) {
+    for (int pos : sample)
+      for (int line = 0; line < n; ++line) h[static_cast<std::size_t>(line)].absorb(pos, A(line, pos));
+  } else {
+    for (int line = 0; line < n; ++line)
+      for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
+  }
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&h](int a, int b) {
+    const LineHash &x = h[static_cast<std::size_t>(a)], &y = h[static_cast<std::size_t>(b)];
+    return x == y ? a < b : x < y;
+  });
+  for (std::size_t g0 = 0; g0 < order.size();) {
+    std::size_t g1 = g0 + 1;
+    while (g1 < order.size() && h[static_cast<std::size_t>(order[g1])] == h[static_cast<std::size_t>(order[g0])]) ++g1;
+    if (g1 - g0 >= 2) {
+      // Full hashes of the group's lines, then entry by entry where they agree.
+      std::vector<std::pair<LineHash, int>> full;
+      for (std::size_t g = g0; g < g1; ++g) full.emplace_back(LineHash{}, order[g]);
+      if (rows) {
+        for (int pos = 0; pos < n; ++pos)
+          for (auto& [hash, line] : full) hash.absorb(pos, A(line, pos));
+      } else {
+        for (auto& [hash, line] : full)
+          for (int pos = 0; pos < n; ++pos) hash.absorb(pos, A(pos, line));
+      }
+      std::sort(full.begin(), full.end(), [](const auto& x, const auto& y) {
+        return x.first == y.first ? x.second < y.second : x.first < y.first;
+      });
+      for (std::size_t a = 0; a < full.size(); ++a) {
+        if (full[a].first.count == 0) continue;  // a zero line: the LU's zero pivot reports it
+        for (std::size_t b = a + 1; b < full.size() && full[b].first == full[a].first; ++b)
+          if (proportional(at, n, full[a].second, full[b].second))
+            return std::make_pair(std::min(full[a].second, full[b].second), std::max(full[a].second, full[b].second));
+      }
+    }
+    g0 = g1;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
+  for (const bool rows : {true, false})
+    if (const auto pair = proportional_lines(A, rows))
+      return "matrix is exactly singular: " + std::string(rows ? "rows " : "columns ") +
+             std::to_string(pair->first + 1) + " and " + std::to_string(pair->second + 1) +
+             " (1-based) are equal up to sign and a power of two";
+  return std::nullopt;
+}
+
+}  // namespace tcsolve::detail

@@ -1,0 +1,49 @@
+// The checks of a solve's input (check_system, check_solve_options) and the certificates of an
+// exactly singular A that need no factorization (a zero row or column; exact_singularity: two
+// lines equal up to sign and a power of two), shared by the cpu path and the cuda path.
+//
+// Exactly singular (both paths): InvalidInput, with zero_pivot_message, when the FP32 LU meets an
+// exact zero pivot and the FP64 LU of A_s a zero or non-finite one, or when any FP64 LU
+// (fallback, condition estimate) does; and, before any FP64 LU, when two rows or two columns are
+// equal up to sign and a power of two (exact_singularity: the blocked LU meets no exact zero for
+// them; its comment says why). Host code only.
+#pragma once
+
+#include <Eigen/Dense>
+#include <optional>
+#include <string>
+
+#include "tcsolve/solver/solver.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace tcsolve::detail {
+
+/// "matrix is exactly singular: zero pivot in column <column + 1> (1-based)".
+std::string zero_pivot_message(int column);
+
+/// Throws InvalidInput unless A is square and non-empty, b has n rows and >= 1 column, both are
+/// finite, and x_true (when present) has b's shape.
+void check_system(const LinearSystem& sys);
+
+/// Throws InvalidInput for a block size < 1 or max_iterations < 0.
+void check_solve_options(const SolveOptions& options);
+
+/// A certificate of exact singularity that needs no factorization: two rows, or two columns,
+/// of A that are equal up to sign and a power of two (a_rj = s 2^k a_ij for all j, s = +-1;
+/// rows or columns that are entirely zero are left to the LU's zero pivot). Returns the message
+/// of the InvalidInput to throw ("matrix is exactly singular: rows 3 and 7 (1-based) are equal
+/// up to sign and a power of two"), or nullopt. Exact: entries are compared by their frexp
+/// parts (mantissa, sign, exponent difference), never by a rounded quotient. O(n^2) at most:
+/// rows (columns) are grouped by a hash of 64 sampled columns (rows), only groups of two or
+/// more are hashed in full, and only equal full hashes are compared entry by entry.
+///
+/// Why it is needed: the blocked LU does not meet an exact zero pivot for two equal rows. Inside
+/// a panel the second row's update a_rj - 1 * u_j is exactly 0, but outside it the row receives
+/// A22 - L21 U12, where U12 came from a triangular solve and the product from the GEMM (the
+/// variant's rounding and order): the two round differently and leave O(u |a|) instead of 0, so
+/// the LU goes on with a tiny pivot, refinement of a consistent b converges (the null-space
+/// component of x is invisible to the residual) and the forward error is O(1). Equal columns
+/// do not cancel exactly even unblocked ((a / p) p != a in floating point).
+std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A);
+
+}  // namespace tcsolve::detail
