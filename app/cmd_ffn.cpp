@@ -6,12 +6,11 @@
 // TFLOP/s counting its two GEMMs (4 T d_model d_ff flops). fp32-simt is always run: it is the
 // baseline of the speedups. cuda: one untimed warm-up run per variant, then --repeats runs timed
 // with CUDA events; cpu: --repeats runs on the steady clock (no warm-up run: the emulation is
-// slow, and the buffers are touched once before any timed run).
-#include <cmath>
+// slow, and the buffers are touched once before any timed run). This file holds the options and
+// the output; the rows come from tcsolve::bench (tools/bench, ffn_bench.hpp).
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +21,8 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "versions.hpp"
+#include "tcsolve/bench/ffn_bench.hpp"
+#include "tcsolve/bench/variant_rows.hpp"
 #include "tcsolve/demos/ffn.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -30,7 +31,6 @@
 namespace tcsolve::app {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kCpuTokens = 256;     ///< default --tokens on the cpu backend (the emulation is slow)
 constexpr int kCudaTokens = 16384;  ///< default --tokens on the cuda backend
 constexpr int kCpuRepeats = 1;
@@ -48,15 +48,6 @@ struct FfnOptions {
   std::uint64_t seed = 1;
   bool json = false;
   ProgressMode progress = ProgressMode::automatic;
-};
-
-/// One row of the output.
-struct Row {
-  Variant variant;
-  bool available = false;
-  std::string resolved;  ///< empty when it did not run
-  double relative_error = kNaN, time_s = kNaN, tflops = kNaN, speedup = kNaN;
-  std::string note;
 };
 
 std::optional<FfnOptions> parse(int argc, char** argv) {
@@ -116,7 +107,7 @@ std::optional<FfnOptions> parse(int argc, char** argv) {
 // --- output ---------------------------------------------------------------------------------
 
 void write_json(const FfnOptions& o, const std::string& backend, const std::string& device,
-                const std::vector<Row>& rows) {
+                const std::vector<bench::FfnRow>& rows) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "ffn")
@@ -129,7 +120,7 @@ void write_json(const FfnOptions& o, const std::string& backend, const std::stri
       .field("seed", o.seed)
       .field("flops_per_block", demos::ffn_flops(o.shape));
   w.key("results").begin_array();
-  for (const Row& r : rows) {
+  for (const bench::FfnRow& r : rows) {
     w.begin_object().field("variant", to_string(r.variant));
     w.field_or_null("resolved_variant", !r.resolved.empty(), r.resolved);
     w.field("available", r.available)
@@ -145,7 +136,7 @@ void write_json(const FfnOptions& o, const std::string& backend, const std::stri
 }
 
 void write_table(const FfnOptions& o, const std::string& backend, const std::string& device,
-                 const std::vector<Row>& rows) {
+                 const std::vector<bench::FfnRow>& rows) {
   std::printf("ffn: Y = GELU(X W1 + b1) W2 + b2, %d tokens, d_model %d, d_ff %d, seed %llu\n", o.shape.tokens,
               o.shape.d_model, o.shape.d_ff, static_cast<unsigned long long>(o.seed));
   std::printf("backend %s on %s, median of %d run%s; error against the block in FP64\n\n", backend.c_str(),
@@ -153,7 +144,7 @@ void write_table(const FfnOptions& o, const std::string& backend, const std::str
   std::printf("%-14s %-24s %12s %12s %9s %8s\n", "variant", "resolved", "rel. error", "time ms", "TFLOP/s",
               "speedup");
   std::vector<std::string> notes;
-  for (const Row& r : rows) {
+  for (const bench::FfnRow& r : rows) {
     const std::string name(to_string(r.variant));
     std::printf("%-14s %-24s %12s %12s %9s %8s\n", name.c_str(),
                 r.resolved.empty() ? "-" : r.resolved.c_str(), fmt("%.3e", r.relative_error).c_str(),
@@ -166,14 +157,6 @@ void write_table(const FfnOptions& o, const std::string& backend, const std::str
     for (const std::string& s : notes) std::printf("  %s\n", s.c_str());
   }
   std::fflush(stdout);
-}
-
-/// The fallback notes of the two GEMMs, once each.
-std::string note_of(const demos::FfnInfo& info) {
-  if (info.first.note == info.second.note) return info.first.note;
-  if (info.first.note.empty()) return info.second.note;
-  if (info.second.note.empty()) return info.first.note;
-  return info.first.note + "; " + info.second.note;
 }
 
 }  // namespace
@@ -191,56 +174,18 @@ int run_ffn(int argc, char** argv) {
   const std::string backend_name(to_string(backend));
   const std::string device = device_description(backend);
   {
-    // X (T x d_model), W1, W2 (d_model x d_ff), H (T x d_ff) and Y in FP32, the FP64 reference
-    // of H and Y with FP64 copies of the inputs: 12 bytes per element of each on the host, FP32
-    // inputs, H and Y on the device.
-    const double t = o.shape.tokens, dm = o.shape.d_model, df = o.shape.d_ff;
-    const double elements = 2 * t * dm + 2 * dm * df + t * df;
+    const bench::MemoryNeed need = bench::ffn_memory(o.shape, backend);
     const std::string what = "ffn with --tokens " + std::to_string(o.shape.tokens) + ", --d-model " +
                              std::to_string(o.shape.d_model) + ", --d-ff " + std::to_string(o.shape.d_ff);
-    require_host_memory(what, 12 * elements);
-    if (on_cuda) require_device_memory(what, 4 * elements + 64.0 * 1024 * 1024);
+    require_host_memory(what, need.host);
+    if (on_cuda) require_device_memory(what, need.device);
   }
-
-  // A variant the user named must run here; one that came from "all" is reported unavailable.
-  for (Variant v : o.variants)
-    if (o.explicit_variants && !available(v, backend))
-      throw Unavailable("variant " + std::string(to_string(v)) + " is not available on the " + backend_name +
-                        " backend here");
-  if (!available(Variant::fp32_simt, backend))
-    throw Unavailable("the baseline fp32-simt is not available on the " + backend_name + " backend here");
+  bench::require_available(o.variants, o.explicit_variants, backend);
 
   Progress progress("ffn", o.progress);
-  progress.step("drawing the inputs, FP64 reference on the " + backend_name + " backend");
-  const demos::FfnProblem problem = demos::make_problem(o.shape, o.seed);
-  demos::FfnBench bench(backend, problem);
-
-  progress.step("fp32-simt (baseline)");
-  const demos::FfnResult baseline = bench.run(Variant::fp32_simt, o.repeats, warmups);
-
-  std::vector<Row> rows;
-  const std::size_t total = o.variants.size();
-  for (std::size_t i = 0; i < total; ++i) {
-    const Variant v = o.variants[i];
-    Row r;
-    r.variant = v;
-    r.available = available(v, backend);
-    if (!r.available) {
-      r.note = "not available on the " + backend_name + " backend here";
-      rows.push_back(std::move(r));
-      continue;
-    }
-    if (v != Variant::fp32_simt)
-      progress.step("[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + std::string(to_string(v)));
-    const demos::FfnResult m = v == Variant::fp32_simt ? baseline : bench.run(v, o.repeats, warmups);
-    r.resolved = demos::resolved_name(m.info);
-    r.note = note_of(m.info);
-    r.relative_error = m.relative_error;
-    r.time_s = m.time_s;
-    r.tflops = m.tflops;
-    r.speedup = baseline.time_s / m.time_s;
-    rows.push_back(std::move(r));
-  }
+  const bench::StepCallback step = [&progress](const std::string& text) { progress.step(text); };
+  const std::vector<bench::FfnRow> rows =
+      bench::ffn_rows(o.shape, o.seed, o.variants, backend, o.repeats, warmups, step);
 
   if (o.json)
     write_json(o, backend_name, device, rows);
