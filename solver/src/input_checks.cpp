@@ -49,6 +49,15 @@ void check_solve_options(const SolveOptions& options) {
     throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
 }
 
+void check_lu_input(const Eigen::MatrixXd& A, int block_size) {
+  if (A.rows() != A.cols() || A.rows() < 1)
+    throw InvalidInput("lu_factorize: A must be square and non-empty, got " + std::to_string(A.rows()) +
+                       " x " + std::to_string(A.cols()));
+  if (block_size < 1)
+    throw InvalidInput("block size must be a positive integer, got " + std::to_string(block_size));
+  if (!A.allFinite()) throw InvalidInput("matrix A has NaN or infinite entries");
+}
+
 namespace {
 
 // --- exact singularity: lines equal up to sign and a power of two ------------------------------

@@ -28,6 +28,10 @@ void check_system(const LinearSystem& sys);
 /// Throws InvalidInput for a block size < 1 or max_iterations < 0.
 void check_solve_options(const SolveOptions& options);
 
+/// lu_factorize's checks (both backends): throws InvalidInput unless A is square and non-empty,
+/// block_size >= 1 and A is finite.
+void check_lu_input(const Eigen::MatrixXd& A, int block_size);
+
 /// A certificate of exact singularity that needs no factorization: two rows, or two columns,
 /// of A that are equal up to sign and a power of two (a_rj = s 2^k a_ij for all j, s = +-1;
 /// rows or columns that are entirely zero are left to the LU's zero pivot). Returns the message

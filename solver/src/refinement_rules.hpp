@@ -20,7 +20,7 @@
 // (||x|| ||A|| near 1e306 makes the bound inf, which every ||r|| would meet) nor underflow (near
 // 1e-310 the bound flushes to 0) decides them.
 //
-// After refinement (both paths; the order is solver.cpp's file comment):
+// After refinement (both paths; solver.cpp's file comment gives the order):
 //   fallback   when refinement did not converge (options.fallback): the FP64 LU of the
 //              equilibrated A_s = R A C, y = A_s^-1 (R b), x = C y, the scalings in exponent
 //              arithmetic (condition.hpp, EquilibratedInverse): a system near 1e-310, whose

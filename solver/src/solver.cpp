@@ -56,12 +56,7 @@ std::string_view to_string(Refinement r) { return r == Refinement::gmres ? "gmre
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm) {
   if (resolve_backend(backend) != Backend::cuda) return lu_factorize(A, variant, block_size, gemm);
-  if (A.rows() != A.cols() || A.rows() < 1)
-    throw InvalidInput("lu_factorize: A must be square and non-empty, got " + std::to_string(A.rows()) +
-                       " x " + std::to_string(A.cols()));
-  if (block_size < 1)
-    throw InvalidInput("block size must be a positive integer, got " + std::to_string(block_size));
-  if (!A.allFinite()) throw InvalidInput("matrix A has NaN or infinite entries");
+  detail::check_lu_input(A, block_size);
   return cuda::lu_factorize(A, variant, block_size, gemm);
 }
 
@@ -91,7 +86,7 @@ std::vector<std::string> baseline_methods(Backend backend) {
 }
 
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
-  if (method == kFp64Baseline) return cpu::solve_fp64_baseline(sys);
+  if (method == kFp64Baseline) return solve_fp64_baseline(sys);
   const std::vector<std::string> on_cuda = baseline_methods(Backend::cuda);
   if (std::find(on_cuda.begin(), on_cuda.end(), method) == on_cuda.end())
     throw InvalidInput("unknown baseline method '" + std::string(method) +

@@ -1,6 +1,7 @@
 // Internal to tcsolve::solver: the cpu path (the reference), called by the one dispatch in
-// solver.cpp. Defined in cpu/solver_cpu.cpp (the story of a solve) and cpu/baselines_cpu.cpp; the
-// cpu LU itself is the public lu_factorize(A, ...) and lu_apply() (cpu/blocked_lu.cpp).
+// solver.cpp. Defined in cpu/solver_cpu.cpp (the story of a solve); the cpu's public entry points
+// are defined beside it: lu_factorize(A, ...) and lu_apply() in cpu/blocked_lu.cpp,
+// solve_fp64_baseline() in cpu/baselines_cpu.cpp.
 #pragma once
 
 #include "host_clock.hpp"
@@ -13,9 +14,5 @@ namespace tcsolve::cpu {
 /// size; this checks the variant on cpu. `t_start`: when the solve began (the caller's checks
 /// count toward time_s.factorization and time_s.total).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start);
-
-/// The fp64-lu baseline: Eigen's FP64 PartialPivLU, assessed by dsgesv's criterion. Checks the
-/// system.
-SolveResult solve_fp64_baseline(const LinearSystem& sys);
 
 }  // namespace tcsolve::cpu

@@ -1,16 +1,18 @@
-// The cpu baseline of `compare` (solve_fp64_baseline, solver_cpu.hpp): Eigen's FP64 PartialPivLU,
+// The cpu baseline of `compare` (solve_fp64_baseline, solver.hpp): Eigen's FP64 PartialPivLU,
 // its x assessed by the solver's own residual check (Checker, dsgesv's criterion).
 #include <Eigen/Dense>
 
+#include "../host_clock.hpp"
 #include "../input_checks.hpp"
 #include "../refinement_rules.hpp"
-#include "../solver_cpu.hpp"
 #include "fp64_lu.hpp"
 #include "refinement_cpu.hpp"
 #include "tcsolve/gemm/error.hpp"
 
-namespace tcsolve::cpu {
+namespace tcsolve {
 
+using cpu::Checker;
+using cpu::first_bad_pivot;
 using detail::Assessment;
 using detail::check_system;
 using detail::forward_error;
@@ -43,4 +45,4 @@ SolveResult solve_fp64_baseline(const LinearSystem& sys) {
   return res;
 }
 
-}  // namespace tcsolve::cpu
+}  // namespace tcsolve

@@ -82,12 +82,7 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
 
 FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
                             const GemmOptions& gemm_options) {
-  if (A.rows() != A.cols() || A.rows() < 1)
-    throw InvalidInput("lu_factorize: A must be square and non-empty, got " + std::to_string(A.rows()) +
-                       " x " + std::to_string(A.cols()));
-  if (block_size < 1)
-    throw InvalidInput("block size must be a positive integer, got " + std::to_string(block_size));
-  if (!A.allFinite()) throw InvalidInput("matrix A has NaN or infinite entries");
+  detail::check_lu_input(A, block_size);
   const int n = static_cast<int>(A.rows());
   FactorAttempt t;
   LuFactorization& f = t.f;

@@ -1,4 +1,4 @@
-// Power-of-two equilibration on the device (LAPACK dgeequ with powers of two; solver.cpp's
+// Power-of-two equilibration on the device (LAPACK dgeequ with powers of two; cpu/blocked_lu.cpp's
 // equilibrate()): A_s = R A C in FP32 from the FP64 A, with R and C bitwise the cpu's because
 // both call detail::equilibration_exponent (equilibration.hpp) on the same maxima, and the
 // products by powers of two are exact.

@@ -1,5 +1,5 @@
 // Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
-// random_kernels.cu, triangular.cu), called by solver_cuda.cpp and generate_cuda.cpp. Plain C++
+// random_kernels.cu, triangular.cu), called by the cuda path (cuda/*.cpp). Plain C++
 // signatures (no CUDA or Eigen types): every pointer is device memory, matrices are column-major
 // unless a launcher says otherwise (lu_solve's LU is row-major), the LU's kernels (panel.cu,
 // row_swap.cu) run on tcsolve::cuda::launch_stream() and the others on the default stream; a

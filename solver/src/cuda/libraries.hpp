@@ -1,4 +1,4 @@
-// The CUDA libraries of the solver's cuda path (solver_cuda.cpp, generate_cuda.cpp): one cuBLAS
+// The CUDA libraries of the solver's cuda path (cuda/*.cpp): one cuBLAS
 // and one cuSOLVER dense handle on the default stream, the cuSOLVER status check, and the
 // device check. Internal to tcsolve::solver; host code built with CUDA only.
 #pragma once

@@ -1,4 +1,4 @@
-// The two streams of the LU's look-ahead (solver_cuda.cpp, BlockedLu): the panel factorization
+// The two streams of the LU's look-ahead (blocked_lu.cpp, BlockedLu): the panel factorization
 // of block k + 1 runs on `panel` while the trailing update of block k runs on `update`.
 //
 // The panel's leaf kernel is a 16-CTA thread-block cluster, which needs a whole GPC of free SMs.

@@ -1,5 +1,5 @@
 // Element-wise and per-column kernels of the refinement on the device, each the device form of
-// one step of the cpu path's lu_apply() and refinement loop (solver.cpp), with the same
+// one step of the cpu path's lu_apply() and refinement loop (cpu/, refinement_rules.hpp), with the same
 // operations in the same order so that the FP32 right-hand side and the FP64 correction are
 // bitwise those the cpu would form from the same residual:
 //   column_max_kernel  one block per column: max_i |s_i x_ic| (NaN propagates), and the frexp

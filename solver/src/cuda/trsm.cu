@@ -1,4 +1,4 @@
-// X = L^-1 B in place for the GPU LU's small triangular solves (solver_cuda.cpp): U12 of the next
+// X = L^-1 B in place for the GPU LU's small triangular solves (blocked_lu.cpp): U12 of the next
 // block's columns (w = nb = 512 rows, 512 columns) on the panel's path, and the joins of the
 // recursive panel (w = 32..256 rows and columns). L is unit lower triangular and both are
 // row-major blocks of the LU (leading dimension ld).
