@@ -264,6 +264,8 @@ int run_compare(int argc, char** argv) {
   const std::vector<Variant> selected = parse_variant_list(variants);
   const bool explicit_list = variants != "all";
   so.backend = choose_backend(so.backend);
+  cuda::Context context;  // the command's: on cuda, one set of handles and streams for every row
+  so.cuda_context = &context;
   const std::string backend_name(to_string(so.backend));
 
   std::vector<Variant> run;
@@ -323,7 +325,7 @@ int run_compare(int argc, char** argv) {
     }
     for (const std::string& method : baselines) {
       progress.step("warm-up " + method);
-      solve_baseline_system(input, sys, method);
+      solve_baseline_system(input, sys, method, &context);
     }
   }
   for (Variant v : run) {
@@ -335,7 +337,7 @@ int run_compare(int argc, char** argv) {
   }
   for (const std::string& method : baselines) {
     progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + method);
-    rows.push_back({method, true, so, solve_baseline_system(input, sys, method)});
+    rows.push_back({method, true, so, solve_baseline_system(input, sys, method, &context)});
   }
 
   // The rows share the system: a warning about it (conditioning, layout) is said once.

@@ -27,6 +27,7 @@
 #include "tcsolve/bench/gemm_problem.hpp"
 #include "tcsolve/bench/variant_rows.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "env_options.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/random.hpp"
 #include "tcsolve/gemm/variant.hpp"
@@ -48,6 +49,8 @@ struct BenchOptions {
   bool repeats_given = false;  ///< --repeats on the command line (else a per-backend default)
   std::uint64_t seed = 1;
   int ec_chunk_k = GemmOptions{}.ec_chunk_k;
+  CudaKernels kernels = CudaKernels::automatic;  ///< TCSOLVE_GEMM_KERNEL, then --gemm-kernels
+  bool time_phases = false;                      ///< TCSOLVE_GEMM_PHASES set
   bool json = false;
   ProgressMode progress = ProgressMode::automatic;
   std::string csv;  ///< empty: no CSV
@@ -58,7 +61,7 @@ struct BenchOptions {
 
 std::optional<BenchOptions> parse(int argc, char** argv) {
   long long m = 256, n = 256, k = 256, repeats = 3, seed = 1, chunk = GemmOptions{}.ec_chunk_k;
-  std::string shape, dist, dist_b, variants, backend;
+  std::string shape, dist, dist_b, variants, backend, kernels;
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
@@ -81,6 +84,9 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("ec-chunk-k", po::value(&chunk)->default_value(GemmOptions{}.ec_chunk_k)->value_name("K"),
        "ec-fp16 / auto (FP16): k of hi*hi accumulated inside the tensor core before the outside "
        "FP32 add (a multiple of 16)")
+      ("gemm-kernels", po::value(&kernels)->value_name("K"),
+       "cuda: automatic (default: wgmma on sm_90, else mma.sync) | wgmma | mma: the kernels of "
+       "the tensor-core variants; after TCSOLVE_GEMM_KERNEL")
       ("json", "print one JSON object on stdout")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("force", "replace an existing --csv file")
@@ -133,6 +139,10 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   o.explicit_variants = variants != "all";
   if (o.variants.empty()) throw InvalidInput("--variants names no variant");
   o.requested_backend = parse_backend(backend);
+  GemmOptions environment;
+  apply_gemm_environment(environment);
+  o.kernels = vm.count("gemm-kernels") ? parse_cuda_kernels(kernels) : environment.cuda_kernels;
+  o.time_phases = gemm_phases_requested();
   o.json = vm.count("json") > 0;
   o.progress = progress_mode(vm);
   o.force = vm.count("force") > 0;
@@ -251,6 +261,8 @@ int run_gemm_bench(int argc, char** argv) {
   setup.dist_b = o.dist_b;
   setup.seed = o.seed;
   setup.options.ec_chunk_k = o.ec_chunk_k;
+  setup.options.cuda_kernels = o.kernels;
+  setup.time_phases = o.time_phases;
   const bench::GemmProblem p = bench::make_gemm_problem(setup);
 
   Progress progress("gemm-bench", o.progress);
@@ -258,6 +270,11 @@ int run_gemm_bench(int argc, char** argv) {
   const std::unique_ptr<bench::GemmBench> harness = bench::make_gemm_bench(backend, p, step);
   const std::vector<bench::GemmRow> results = bench::gemm_rows(*harness, p, o.variants, backend, o.repeats, step);
 
+  if (o.time_phases)  // TCSOLVE_GEMM_PHASES: each variant's last timed call, on stderr
+    for (const bench::GemmRow& r : results)
+      for (const auto& [phase, seconds] : r.phases)
+        std::fprintf(stderr, "gemm phase %-14s %-18s %9.3f ms\n", std::string(to_string(r.variant)).c_str(),
+                     phase.c_str(), 1e3 * seconds);
   if (o.json)
     write_json(o, backend_name, device, results);
   else

@@ -118,6 +118,8 @@ int run_solve(int argc, char** argv) {
     prepare_output(output, output_rule);  // refused before the solve, not after it
   }
   so.backend = choose_backend(so.backend);
+  cuda::Context context;  // the command's: on cuda, its handles serve the solve (default stream)
+  so.cuda_context = &context;
   if (!available(so.variant, so.backend))
     throw Unavailable("variant " + variant + " is not available on the " +
                       std::string(to_string(so.backend)) + " backend");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "env_options.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::app {
@@ -28,7 +29,15 @@ void add_solver_options(po::options_description& options) {
       ("no-fallback", "report a refinement that fails instead of solving again with an FP64 LU")
       ("no-condition-estimate",
        "skip the 1-norm condition estimate (a few triangular solves: about 10 ms of the 80 of a "
-       "cuda solve at n = 16384) and the warnings that rest on it");
+       "cuda solve at n = 16384) and the warnings that rest on it")
+      ("cuda-plan", po::value<std::string>()->value_name("F=V,..."),
+       "cuda: the LU's code path, to compare (the default is the production path): leaf=cluster|"
+       "cusolver, leaf_chunk=2|8|4|1, leaf_ahead=on|off, lookahead=on|off, panel_sms=16|32, "
+       "trsm=mixed|kernel|cublas, trsv=lu_solve|cublas, auto_paths=fp16_first|both|retry, "
+       "phases=blocks|detail|off, host_times=off|on; after the TCSOLVE_SOLVER_* variables")
+      ("gemm-kernels", po::value<std::string>()->value_name("K"),
+       "cuda: automatic (default: wgmma on sm_90, else mma.sync) | wgmma | mma: the kernels of "
+       "the trailing updates; after TCSOLVE_GEMM_KERNEL");
   // clang-format on
 }
 
@@ -44,6 +53,10 @@ SolveOptions solver_options(const po::variables_map& vm) {
   o.max_iterations = static_cast<int>(max_iter);
   o.fallback = vm.count("no-fallback") == 0;
   o.estimate_condition = vm.count("no-condition-estimate") == 0;
+  apply_plan_environment(o.cuda_plan);
+  apply_gemm_environment(o.gemm);
+  if (vm.count("cuda-plan")) apply_plan_text(o.cuda_plan, vm["cuda-plan"].as<std::string>());
+  if (vm.count("gemm-kernels")) o.gemm.cuda_kernels = parse_cuda_kernels(vm["gemm-kernels"].as<std::string>());
   return o;
 }
 
@@ -55,9 +68,10 @@ SolveResult solve_system(const std::string& path, const LinearSystem& sys, const
   }
 }
 
-SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method) {
+SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method,
+                                  cuda::Context* ctx) {
   try {
-    return solve_baseline(sys, method);
+    return solve_baseline(sys, method, ctx);
   } catch (const InvalidInput& e) {
     throw InvalidInput(path + ": A: " + e.what());
   }
@@ -70,6 +84,15 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field("backend", to_string(s.backend)).field("device", device);
   w.field_or_null("refinement", !r.baseline, to_string(r.options.refinement));
   w.field_or_null("block_size", !r.baseline, r.result.block_size);
+  if (s.cuda_plan) {
+    w.key("cuda_plan").begin_object();
+    for (const auto& [field, value] : plan_fields(*s.cuda_plan)) w.field(field, value);
+    w.end_object();
+  } else {
+    w.key("cuda_plan").null();
+  }
+  w.field_or_null("gemm_kernels", s.gemm_kernels.has_value(),
+                  s.gemm_kernels ? to_string(*s.gemm_kernels) : std::string_view());
   w.field("converged", s.converged)
       .field("iterations", s.iterations)
       .field("fallback", s.fallback_used)

@@ -11,19 +11,21 @@
 
 namespace tcsolve::app {
 
-/// Adds --backend, --block-size, --refine, --max-iter, --no-fallback and --no-condition-estimate
-/// to `options`.
+/// Adds --backend, --block-size, --refine, --max-iter, --no-fallback, --no-condition-estimate,
+/// --cuda-plan and --gemm-kernels to `options`.
 void add_solver_options(po::options_description& options);
 
-/// SolveOptions from those options (variant and backend left at their defaults: the caller
-/// resolves them). Throws InvalidInput naming a bad value.
+/// SolveOptions from those options and the TCSOLVE_SOLVER_* / TCSOLVE_GEMM_KERNEL variables
+/// (env_options.hpp; the options win), variant left at its default and the backend as given
+/// (the caller resolves them). Throws InvalidInput naming a bad value.
 SolveOptions solver_options(const po::variables_map& vm);
 
 /// tcsolve::solve, with an InvalidInput from the solver (an exactly singular matrix) naming the
 /// file: "<path>: A: matrix is exactly singular: ...".
 SolveResult solve_system(const std::string& path, const LinearSystem& sys, const SolveOptions& options);
 /// tcsolve::solve_baseline, likewise.
-SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method);
+SolveResult solve_baseline_system(const std::string& path, const LinearSystem& sys, std::string_view method,
+                                  cuda::Context* ctx = nullptr);
 
 /// One solve (or baseline) as the commands report it.
 struct SolveReport {

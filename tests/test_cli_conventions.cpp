@@ -58,7 +58,7 @@ void write_declared_only(const std::string& path, hsize_t n) {
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   REQUIRE(file >= 0);
   for (int rank : {2, 1}) {
-    const hsize_t dims[2] = {n, n}, chunk[2] = {64, rank == 2 ? 64 : 1};
+    const hsize_t dims[2] = {n, n}, chunk[2] = {64, rank == 2 ? hsize_t{64} : hsize_t{1}};
     const hid_t space = H5Screate_simple(rank, dims, nullptr);
     const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(create, rank, chunk);

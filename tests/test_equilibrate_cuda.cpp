@@ -49,11 +49,11 @@ TEST_CASE("the device equilibration in column parts, in any order, gives bitwise
     cuda::DeviceBuffer<double> row(static_cast<std::size_t>(n)), col(static_cast<std::size_t>(n)), norm(1);
     cuda::DeviceBuffer<float> a_s(static_cast<std::size_t>(n) * n);
     if (parts.empty()) {
-      cuda::kernels::equilibrate(a.data(), n, row.data(), col.data(), a_s.data(), norm.data(), workspace.data());
+      cuda::kernels::equilibrate(nullptr, a.data(), n, row.data(), col.data(), a_s.data(), norm.data(), workspace.data());
     } else {
-      cuda::kernels::equilibrate_rows(a.data(), n, row.data(), norm.data(), workspace.data());
+      cuda::kernels::equilibrate_rows(nullptr, a.data(), n, row.data(), norm.data(), workspace.data());
       for (const auto& [c0, c1] : parts)
-        cuda::kernels::equilibrate_columns(a.data(), n, row.data(), col.data(), a_s.data(), c0, c1);
+        cuda::kernels::equilibrate_columns(nullptr, a.data(), n, row.data(), col.data(), a_s.data(), c0, c1);
     }
     return Equilibrated{row.download(), col.download(), a_s.download(), norm.download()[0]};
   };

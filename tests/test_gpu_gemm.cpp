@@ -264,12 +264,13 @@ class DeviceProblem {
  public:
   explicit DeviceProblem(const test::Problem& p)
       : p_(p), A_(p.A), B_(p.B), C_(static_cast<std::size_t>(p.m) * p.n) {}
+  cuda::Context context;
 
   /// ||C_v - C64||_F / ||C64||_F of C = op(A) op(B) through `v` on the GPU; NaN when the call
   /// throws (the failure is recorded).
   double residual(Variant v, GemmInfo* out = nullptr) {
     try {
-      const GemmInfo gi = cuda::gemm(v, Op::n, Op::n, p_.m, p_.n, p_.k, 1.0f, A_.data(), p_.m, B_.data(),
+      const GemmInfo gi = cuda::gemm(context, v, Op::n, Op::n, p_.m, p_.n, p_.k, 1.0f, A_.data(), p_.m, B_.data(),
                                      p_.k, 0.0f, C_.data(), p_.m, GemmOptions{});
       if (out) *out = gi;
       const std::vector<float> C = C_.download();
@@ -327,6 +328,7 @@ TEST_CASE("every cuda variant agrees with its CPU emulation within the derived a
   const float alpha = 0.75f;
   const int pad = 3;  // leading dimensions = stored rows + 3
   const GemmOptions options{};
+  cuda::Context context;
   const double epilogue = gamma(2, info(Variant::fp32_simt).unit_roundoff);  // per side, see the top
   std::map<Variant, Worst> worst;
 
@@ -366,7 +368,7 @@ TEST_CASE("every cuda variant agrees with its CPU emulation within the derived a
           dC.upload(C_in.data);
           GemmInfo gi;
           try {
-            gi = cuda::gemm(v, ta, tb, m, n, k, alpha, dA.data(), A.ld, dB.data(), B.ld, cs.beta, dC.data(), C_in.ld,
+            gi = cuda::gemm(context, v, ta, tb, m, n, k, alpha, dA.data(), A.ld, dB.data(), B.ld, cs.beta, dC.data(), C_in.ld,
                             options);
           } catch (const std::exception& e) {
             FAIL_CHECK("cuda::gemm threw: " << e.what());
@@ -625,8 +627,8 @@ TEST_CASE("on the GPU, ec-fp16 and auto are never less accurate than SGEMM at 10
   }
 }
 
-TEST_CASE("on the GPU, cuda_max_blocks and cuda_auto_on_device change nothing in C (bitwise), "
-          "for ec-fp16, ec-tf32, auto and ootomo-fp16; auto's cuda_auto_tf32_needed runs FP16 only",
+TEST_CASE("on the GPU, the context's SM budget (max_blocks) and DeviceAuto change nothing in C "
+          "(bitwise), for ec-fp16, ec-tf32, auto and ootomo-fp16; DeviceAuto::tf32_needed runs FP16 only",
           "[gpu]") {
   TCSOLVE_GPU_GEMM_SKIP_WITHOUT_GPU("the GPU block-limit and on-device-choice test");
   // Persistent kernels: each output tile is computed by one block alone, in a fixed order, so
@@ -635,39 +637,38 @@ TEST_CASE("on the GPU, cuda_max_blocks and cuda_auto_on_device change nothing in
   // every row and column) its TF32 path. m, n, k ragged against the tiles.
   const std::vector<Variant> order =
       implemented({Variant::ec_fp16, Variant::ec_tf32, Variant::auto_, Variant::ootomo_fp16});
+  cuda::Context context;
   for (const char* dist : {"urand", "exp_rand:-30:14"}) {
     const test::Problem p = test::make_problem(700, 520, 300, dist, dist, 4100);
     const cuda::DeviceBuffer<float> dA(p.A), dB(p.B);
     cuda::DeviceBuffer<float> dC(static_cast<std::size_t>(p.m) * p.n);
     for (Variant v : order) {
-      auto run = [&](const GemmOptions& o) {
+      auto run = [&](int blocks, const DeviceAuto* on_device) {
         dC.upload(std::vector<float>(dC.size(), 0.5f));
-        const GemmInfo info = gemm(Backend::cuda, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, dA.data(), p.m, dB.data(),
-                                   p.k, -1.0f, dC.data(), p.m, o);
+        context.set_max_blocks(blocks);
+        const GemmInfo info = cuda::gemm(context, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, dA.data(), p.m, dB.data(),
+                                         p.k, -1.0f, dC.data(), p.m, GemmOptions{}, on_device);
         return std::make_pair(dC.download(), info);
       };
-      const auto [reference, info] = run(GemmOptions{});
+      const auto [reference, info] = run(0, nullptr);
       for (int blocks : {1, 3, 7}) {
-        INFO(dist << ", " << name(v) << ", cuda_max_blocks = " << blocks);
-        GemmOptions o;
-        o.cuda_max_blocks = blocks;
-        CHECK(run(o).first == reference);
+        INFO(dist << ", " << name(v) << ", max_blocks = " << blocks);
+        CHECK(run(blocks, nullptr).first == reference);
       }
-      INFO(dist << ", " << name(v) << ", cuda_auto_on_device");
-      GemmOptions o;
-      o.cuda_auto_on_device = true;
-      const auto [on_device, on_device_info] = run(o);
-      CHECK(on_device == reference);
+      INFO(dist << ", " << name(v) << ", DeviceAuto");
+      DeviceAuto on_device;
+      const auto [gated, gated_info] = run(0, &on_device);
+      CHECK(gated == reference);
       if (v == Variant::auto_ && cuda::compute_capability() == 90) {
-        CHECK(on_device_info.resolved == Variant::auto_);
+        CHECK(gated_info.resolved == Variant::auto_);
         CHECK(info.resolved == (std::string(dist) == "urand" ? Variant::ec_fp16 : Variant::ec_tf32));
-        // cuda_auto_tf32_needed: the FP16 path only; a TF32 choice leaves C alone and is reported.
+        // tf32_needed: the FP16 path only; a TF32 choice leaves C alone and is reported.
         const bool fp16 = std::string(dist) == "urand";
         for (int start : {0, 1}) {  // a set flag stays set
-          INFO(dist << ", cuda_auto_tf32_needed starting at " << start);
+          INFO(dist << ", tf32_needed starting at " << start);
           cuda::DeviceBuffer<int> needed(std::vector<int>{start});
-          o.cuda_auto_tf32_needed = needed.data();
-          const std::vector<float> fp16_only = run(o).first;
+          on_device.tf32_needed = needed.data();
+          const std::vector<float> fp16_only = run(0, &on_device).first;
           CHECK(needed.download()[0] == (fp16 ? start : 1));
           if (fp16)
             CHECK(fp16_only == reference);
@@ -694,6 +695,7 @@ TEST_CASE("every cuda variant writes all of C and nothing else when beta = 0, wi
   fill(parse_distribution("urand"), rng, opb.data(), opb.size());
   const Stored C_in = store(Op::n, m, n, std::vector<float>(static_cast<std::size_t>(m) * n, kNaN), pad, kCGapSentinel);
   const std::vector<Variant> variants = implemented(all_variants());
+  cuda::Context context;
   for (Op ta : {Op::n, Op::t})
     for (Op tb : {Op::n, Op::t}) {
       const Stored A = store(ta, m, k, opa, pad, kABGapGarbage), B = store(tb, k, n, opb, pad, kABGapGarbage);
@@ -703,7 +705,7 @@ TEST_CASE("every cuda variant writes all of C and nothing else when beta = 0, wi
         INFO(name(v) << ", op(A) = " << op_name(ta) << ", op(B) = " << op_name(tb));
         dC.upload(C_in.data);
         try {
-          cuda::gemm(v, ta, tb, m, n, k, 1.0f, dA.data(), A.ld, dB.data(), B.ld, 0.0f, dC.data(), C_in.ld);
+          cuda::gemm(context, v, ta, tb, m, n, k, 1.0f, dA.data(), A.ld, dB.data(), B.ld, 0.0f, dC.data(), C_in.ld);
         } catch (const std::exception& e) {
           FAIL_CHECK("cuda::gemm threw: " << e.what());
           continue;
@@ -736,6 +738,7 @@ TEST_CASE("every cuda variant reads nothing of A and B outside op(A) and op(B) (
   fill(parse_distribution("urand"), rng, opa.data(), opa.size());
   fill(parse_distribution("urand"), rng, opb.data(), opb.size());
   const std::vector<Variant> variants = implemented(all_variants());
+  cuda::Context context;
   for (Op ta : {Op::n, Op::t})
     for (Op tb : {Op::n, Op::t}) {
       const Stored A = store(ta, m, k, opa, pad, kNaN), B = store(tb, k, n, opb, pad, kNaN);
@@ -744,7 +747,7 @@ TEST_CASE("every cuda variant reads nothing of A and B outside op(A) and op(B) (
       for (Variant v : variants) {
         INFO(name(v) << ", op(A) = " << op_name(ta) << ", op(B) = " << op_name(tb));
         try {
-          cuda::gemm(v, ta, tb, m, n, k, 1.0f, dA.data(), A.ld, dB.data(), B.ld, 0.0f, dC.data(), m);
+          cuda::gemm(context, v, ta, tb, m, n, k, 1.0f, dA.data(), A.ld, dB.data(), B.ld, 0.0f, dC.data(), m);
         } catch (const std::exception& e) {
           FAIL_CHECK("cuda::gemm threw: " << e.what());
           continue;

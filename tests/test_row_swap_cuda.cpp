@@ -211,26 +211,22 @@ std::string first_difference(const std::vector<int>& got, const std::vector<int>
   return {};
 }
 
-/// A non-blocking stream made launch_stream() while in scope, so that a launcher that enqueued
-/// on the legacy default stream instead would race with the others.
+/// A non-blocking stream for the launchers, so that a launcher that enqueued on the legacy
+/// default stream instead of the stream it is given would race with the others.
 class OwnStream {
  public:
   OwnStream() {
     cuda::device_synchronize();  // the uploads (on the legacy stream, which this one does not wait for)
     REQUIRE(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) == cudaSuccess);
-    scope_ = std::make_unique<cuda::LaunchStream>(stream_);
   }
-  ~OwnStream() {
-    scope_.reset();
-    cudaStreamDestroy(stream_);
-  }
+  ~OwnStream() { cudaStreamDestroy(stream_); }
   OwnStream(const OwnStream&) = delete;
   OwnStream& operator=(const OwnStream&) = delete;
+  cudaStream_t get() const { return stream_; }
   void synchronize() { REQUIRE(cudaStreamSynchronize(stream_) == cudaSuccess); }
 
  private:
   cudaStream_t stream_ = nullptr;
-  std::unique_ptr<cuda::LaunchStream> scope_;
 };
 
 /// Every leaf's pairs in one device array (uploaded before any launch, as the LU's leaves write
@@ -278,15 +274,16 @@ void check_block_sequence(int n, int ld, int nb, int leaf, Targets kind, unsigne
   {
     std::unique_ptr<OwnStream> stream;
     if (own_stream) stream = std::make_unique<OwnStream>();
+    const cudaStream_t on = stream ? stream->get() : nullptr;
     std::size_t leaf_index = 0;
     for (const Block& b : blocks) {
-      kernels::reset_origin(origin.data(), b.j, n);
+      kernels::reset_origin(on, origin.data(), b.j, n);
       for (const Leaf& l : b.leaves)
-        kernels::apply_row_pairs_in_block(a.data(), ld, l.c0, l.w, b.j, b.j + b.w,
+        kernels::apply_row_pairs_in_block(on, a.data(), ld, l.c0, l.w, b.j, b.j + b.w,
                                           pairs.all.data() + pairs.offset[leaf_index++], origin.data());
-      kernels::apply_block_permutation(a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data(),
+      kernels::apply_block_permutation(on, a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data(),
                                        split);
-      if (split) kernels::move_block_permutation_left(a.data(), ld, n, b.j, b.w, scratch.data());
+      if (split) kernels::move_block_permutation_left(on, a.data(), ld, n, b.j, b.w, scratch.data());
     }
     if (stream) stream->synchronize();
   }
@@ -421,16 +418,16 @@ TEST_CASE(
       cuda::DeviceBuffer<float> a(a0);
       cuda::DeviceBuffer<int> perm(perm0), d_origin(origin);
       cuda::DeviceBuffer<int> scratch(kernels::block_permutation_scratch_ints(n));
-      kernels::apply_block_permutation(a.data(), ld, n, j, w, d_origin.data(), perm.data(), scratch.data());
+      kernels::apply_block_permutation(nullptr, a.data(), ld, n, j, w, d_origin.data(), perm.data(), scratch.data());
       CHECK(first_difference(a.download(), want, ld) == "");
       CHECK(first_difference(perm.download(), want_perm) == "");
       CHECK(first_difference(d_origin.download(), origin) == "");  // read only
       // The same in two parts (right of the block, then left of it, from the scratch).
       cuda::DeviceBuffer<float> a2(a0);
       cuda::DeviceBuffer<int> perm2(perm0);
-      kernels::apply_block_permutation(a2.data(), ld, n, j, w, d_origin.data(), perm2.data(), scratch.data(),
+      kernels::apply_block_permutation(nullptr, a2.data(), ld, n, j, w, d_origin.data(), perm2.data(), scratch.data(),
                                        /*right_only=*/true);
-      kernels::move_block_permutation_left(a2.data(), ld, n, j, w, scratch.data());
+      kernels::move_block_permutation_left(nullptr, a2.data(), ld, n, j, w, scratch.data());
       CHECK(first_difference(a2.download(), want, ld) == "");
       CHECK(first_difference(perm2.download(), want_perm) == "");
       // In four (the LU's first block: right of the block up to right_end, the rest of the
@@ -438,11 +435,11 @@ TEST_CASE(
       cuda::DeviceBuffer<float> a3(a0);
       cuda::DeviceBuffer<int> perm3(perm0);
       const int right_end = j + w + 333;
-      kernels::apply_block_permutation(a3.data(), ld, n, j, w, d_origin.data(), perm3.data(), scratch.data(),
+      kernels::apply_block_permutation(nullptr, a3.data(), ld, n, j, w, d_origin.data(), perm3.data(), scratch.data(),
                                        /*right_only=*/true, right_end);
-      kernels::move_block_permutation_columns(a3.data(), ld, n, j, w, scratch.data(), right_end + 1000, n);
-      kernels::move_block_permutation_columns(a3.data(), ld, n, j, w, scratch.data(), right_end, right_end + 1000);
-      kernels::move_block_permutation_left(a3.data(), ld, n, j, w, scratch.data());
+      kernels::move_block_permutation_columns(nullptr, a3.data(), ld, n, j, w, scratch.data(), right_end + 1000, n);
+      kernels::move_block_permutation_columns(nullptr, a3.data(), ld, n, j, w, scratch.data(), right_end, right_end + 1000);
+      kernels::move_block_permutation_left(nullptr, a3.data(), ld, n, j, w, scratch.data());
       CHECK(first_difference(a3.download(), want, ld) == "");
       CHECK(first_difference(perm3.download(), want_perm) == "");
     }
@@ -450,9 +447,9 @@ TEST_CASE(
   cuda::DeviceBuffer<float> a(static_cast<std::size_t>(n) * n);
   cuda::DeviceBuffer<int> perm(static_cast<std::size_t>(n)), origin(static_cast<std::size_t>(n));
   cuda::DeviceBuffer<int> scratch(kernels::block_permutation_scratch_ints(n));
-  CHECK_THROWS_AS(kernels::move_block_permutation_columns(a.data(), n, n, j, w, scratch.data(), j - 1, j + 1),
+  CHECK_THROWS_AS(kernels::move_block_permutation_columns(nullptr, a.data(), n, n, j, w, scratch.data(), j - 1, j + 1),
                   InvalidInput);
-  CHECK_THROWS_AS(kernels::apply_block_permutation(a.data(), n, n, j, w, origin.data(), perm.data(),
+  CHECK_THROWS_AS(kernels::apply_block_permutation(nullptr, a.data(), n, n, j, w, origin.data(), perm.data(),
                                                    scratch.data(), true, j + w - 1),
                   InvalidInput);
 }
@@ -478,7 +475,7 @@ TEST_CASE(
     DevicePairs pairs(blocks);
     const std::size_t first_leaf = blocks[0].leaves.size();
 
-    kernels::reset_origin(origin.data(), b.j, n);
+    kernels::reset_origin(nullptr, origin.data(), b.j, n);
     std::vector<int> want_origin(static_cast<std::size_t>(n), -1);
     for (int i = b.j; i < n; ++i) want_origin[static_cast<std::size_t>(i)] = i;
     CHECK(first_difference(origin.download(), want_origin) == "");
@@ -487,7 +484,7 @@ TEST_CASE(
     std::vector<float> want = a0;
     for (std::size_t k = 0; k < b.leaves.size(); ++k) {
       const Leaf& l = b.leaves[k];
-      kernels::apply_row_pairs_in_block(a.data(), ld, l.c0, l.w, b.j, b.j + b.w,
+      kernels::apply_row_pairs_in_block(nullptr, a.data(), ld, l.c0, l.w, b.j, b.j + b.w,
                                         pairs.all.data() + pairs.offset[first_leaf + k], origin.data());
       apply_on_host(want, ld, b.j, b.j + b.w, l, &want_origin);
       INFO("leaf " << k << " at column " << l.c0);
@@ -498,7 +495,7 @@ TEST_CASE(
 
     // The block permutation: the block's columns stay; the rest gets the composed permutation.
     const std::vector<float> before = a.download();
-    kernels::apply_block_permutation(a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data());
+    kernels::apply_block_permutation(nullptr, a.data(), ld, n, b.j, b.w, origin.data(), perm.data(), scratch.data());
     const std::vector<float> after = a.download();
     std::vector<float> want_after = before;
     std::vector<int> want_perm = perm0;
@@ -543,8 +540,8 @@ TEST_CASE(
     std::size_t k = 0;
     for (const Block& b : blocks)
       for (const Leaf& l : b.leaves) {
-        kernels::compose_interchanges(ipiv.data() + ipiv_offset[k++], l.c0, l.w, n, pairs.data());
-        kernels::apply_row_pairs(a.data(), ld, n, l.c0, l.w, pairs.data(), perm.data());
+        kernels::compose_interchanges(nullptr, ipiv.data() + ipiv_offset[k++], l.c0, l.w, n, pairs.data());
+        kernels::apply_row_pairs(nullptr, a.data(), ld, n, l.c0, l.w, pairs.data(), perm.data());
       }
     CHECK(first_difference(a.download(), want, ld) == "");
     CHECK(first_difference(perm.download(), want_perm) == "");
@@ -566,12 +563,12 @@ TEST_CASE("row interchange times at n = 16384, w = 512 (information only)", "[gp
   cuda::DeviceBuffer<float> a(static_cast<std::size_t>(kN) * kN);  // contents do not matter
   cuda::DeviceBuffer<int> perm(random_permutation(kN, 601)), d_origin(origin);
   cuda::DeviceBuffer<int> scratch(kernels::block_permutation_scratch_ints(kN));
-  kernels::apply_block_permutation(a.data(), kN, kN, 0, kW, d_origin.data(), perm.data(),
+  kernels::apply_block_permutation(nullptr, a.data(), kN, kN, 0, kW, d_origin.data(), perm.data(),
                                    scratch.data());  // warm-up
   cuda::EventTimer timer;
   timer.start();
   for (int i = 0; i < kCalls; ++i)
-    kernels::apply_block_permutation(a.data(), kN, kN, 0, kW, d_origin.data(), perm.data(), scratch.data());
+    kernels::apply_block_permutation(nullptr, a.data(), kN, kN, 0, kW, d_origin.data(), perm.data(), scratch.data());
   const float ms = timer.stop_ms();
   const double us = 1000.0 * ms / kCalls;
   const double bytes = 2.0 * moved * (kN - kW) * sizeof(float);
@@ -583,10 +580,10 @@ TEST_CASE("row interchange times at n = 16384, w = 512 (information only)", "[gp
   const std::vector<Block> blocks = random_plan(kN, kW, 32, Targets::fresh_below, 602);
   DevicePairs pairs(blocks);
   const Block& b = blocks[0];
-  kernels::reset_origin(d_origin.data(), 0, kN);
+  kernels::reset_origin(nullptr, d_origin.data(), 0, kN);
   timer.start();
   for (std::size_t k = 0; k < b.leaves.size(); ++k)
-    kernels::apply_row_pairs_in_block(a.data(), kN, b.leaves[k].c0, b.leaves[k].w, 0, kW,
+    kernels::apply_row_pairs_in_block(nullptr, a.data(), kN, b.leaves[k].c0, b.leaves[k].w, 0, kW,
                                       pairs.all.data() + pairs.offset[k], d_origin.data());
   const float leaves_ms = timer.stop_ms();
   std::printf("apply_row_pairs_in_block, 512-column block, 64 rows a leaf: %.1f us per leaf\n",

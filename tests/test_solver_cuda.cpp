@@ -112,9 +112,9 @@ TEST_CASE(
   for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 5) % 23 - 11);
   for (Variant v : {Variant::fp32_simt, Variant::ec_fp16, Variant::auto_, Variant::ootomo_fp16}) {
     INFO(to_string(v));
-    setenv("TCSOLVE_SOLVER_LOOKAHEAD", "off", 1);
-    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 256);
-    unsetenv("TCSOLVE_SOLVER_LOOKAHEAD");
+    CudaLuPlan one_stream;
+    one_stream.lookahead = false;
+    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 256, {}, one_stream);
     const LuFactorization two = lu_factorize(Backend::cuda, A, v, 256);
     CHECK(one.perm == two.perm);
     CHECK(one.resolved_variant == two.resolved_variant);
@@ -137,20 +137,20 @@ TEST_CASE(
   for (int n : {2500, 700}) {
     Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
     for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 3) % 17 - 8);
-    setenv("TCSOLVE_SOLVER_LEAF_AHEAD", "off", 1);
-    setenv("TCSOLVE_SOLVER_LEAF_CHUNK", "8", 1);
-    const LuFactorization reference = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);
-    for (const char* ahead : {"on", "off"})
-      for (const char* chunk : {"1", "2", "4", "8"}) {
+    CudaLuPlan session5;
+    session5.leaf_ahead = false;
+    session5.leaf_chunk = 8;
+    const LuFactorization reference = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256, {}, session5);
+    for (bool ahead : {true, false})
+      for (int chunk : {1, 2, 4, 8}) {
         INFO("n = " << n << ", look-ahead " << ahead << ", steps per rotation " << chunk);
-        setenv("TCSOLVE_SOLVER_LEAF_AHEAD", ahead, 1);
-        setenv("TCSOLVE_SOLVER_LEAF_CHUNK", chunk, 1);
-        const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);
+        CudaLuPlan plan;
+        plan.leaf_ahead = ahead;
+        plan.leaf_chunk = chunk;
+        const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256, {}, plan);
         CHECK(f.perm == reference.perm);
         CHECK((f.lu.array() != reference.lu.array()).count() == 0);
       }
-    unsetenv("TCSOLVE_SOLVER_LEAF_AHEAD");
-    unsetenv("TCSOLVE_SOLVER_LEAF_CHUNK");
     const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);  // the default
     CHECK((f.lu.array() != reference.lu.array()).count() == 0);
     const auto [residual, bound] = lu_reconstruction(f, A);
@@ -164,18 +164,19 @@ TEST_CASE(
     "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's FP16-only auto");
   // U(-1, 1): every update of auto takes the FP16 path. "both": both paths launched, gated on
-  // the device; default: the FP16 path only (cuda_auto_tf32_needed); "retry": the LU done twice,
+  // the device; default: the FP16 path only (DeviceAuto::tf32_needed); "retry": the LU done twice,
   // as when an update chooses TF32 after the first chose FP16.
   const int n = 1500;
   const LinearSystem sys = generate_system(n, 1e3, SpectrumMode::geometric, 31);
-  setenv("TCSOLVE_SOLVER_AUTO", "both", 1);
-  const LuFactorization both = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
-  unsetenv("TCSOLVE_SOLVER_AUTO");
+  CudaLuPlan both_paths, retry;
+  both_paths.auto_paths = CudaLuPlan::AutoPaths::both;
+  retry.auto_paths = CudaLuPlan::AutoPaths::retry;
+  const LuFactorization both = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256, {}, both_paths);
   const LuFactorization fp16_only = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
-  setenv("TCSOLVE_SOLVER_AUTO", "retry", 1);
-  const LuFactorization again = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256);
-  const SolveResult solved = solve(sys, options(Backend::cuda, Variant::auto_, 256));
-  unsetenv("TCSOLVE_SOLVER_AUTO");
+  const LuFactorization again = lu_factorize(Backend::cuda, sys.A, Variant::auto_, 256, {}, retry);
+  SolveOptions retrying = options(Backend::cuda, Variant::auto_, 256);
+  retrying.cuda_plan = retry;
+  const SolveResult solved = solve(sys, retrying);
   CHECK(both.resolved_variant == Variant::ec_fp16);
   for (const LuFactorization* f : {&fp16_only, &again}) {
     CHECK(f->resolved_variant == both.resolved_variant);
@@ -199,9 +200,9 @@ TEST_CASE(
   std::vector<double> residuals;
   for (const char* leaves : {"cluster", "cusolver"}) {
     INFO("leaves: " << leaves);
-    setenv("TCSOLVE_SOLVER_LEAF", leaves, 1);
-    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 256);
-    unsetenv("TCSOLVE_SOLVER_LEAF");
+    CudaLuPlan plan;
+    set_plan_field(plan, "leaf", leaves);
+    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 256, {}, plan);
     const auto [residual, bound] = lu_reconstruction(f, A);
     std::printf(
         "cuda lu reconstruction n=%d nb=256 fp32-simt, %-8s leaves: ||PRAC-LU||_F = %.3e  bound %.3e\n", n,
@@ -241,9 +242,9 @@ TEST_CASE(
   }
   for (const char* leaves : {"cluster", "cusolver"}) {
     INFO("leaves: " << leaves);
-    setenv("TCSOLVE_SOLVER_LEAF", leaves, 1);
-    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 512);
-    unsetenv("TCSOLVE_SOLVER_LEAF");
+    CudaLuPlan plan;
+    set_plan_field(plan, "leaf", leaves);
+    const LuFactorization f = lu_factorize(Backend::cuda, A, Variant::fp32_simt, 512, {}, plan);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < want.size(); ++i) wrong += f.perm[i] != want[i];
     CHECK(wrong == 0);

@@ -86,7 +86,7 @@ struct DeviceSystem {
 
   std::vector<float> solve() {
     y.upload(b);
-    cuda::kernels::lu_solve(lu.data(), ld, n, y.data(), cols, scratch.data());
+    cuda::kernels::lu_solve(nullptr, lu.data(), ld, n, y.data(), cols, scratch.data());
     return y.download();
   }
 };
@@ -175,7 +175,7 @@ TEST_CASE("lu_solve time per call at n = 3000 (information only)", "[gpu]") {
   // Back to back, as in the refinement (the host enqueues while the device works); y is solved
   // again and again, which changes nothing in the work done.
   for (int i = 0; i < kCalls; ++i)
-    cuda::kernels::lu_solve(sys.lu.data(), sys.ld, kN, sys.y.data(), 1, sys.scratch.data());
+    cuda::kernels::lu_solve(nullptr, sys.lu.data(), sys.ld, kN, sys.y.data(), 1, sys.scratch.data());
   const float ms = timer.stop_ms();
   std::printf("\nlu_solve, n = %d, 1 column: %.1f us per call (both triangles, scratch reset included)\n", kN,
               1000.0 * ms / kCalls);
@@ -216,7 +216,7 @@ TEST_CASE("trsm_lower_unit solves row-major unit lower systems in place within f
       for (int j = 0; j < cols; ++j) host[static_cast<std::size_t>(i) * ld + b0 + j] = rhs(i, j);
     }
     cuda::DeviceBuffer<float> a(host);
-    REQUIRE(cuda::kernels::trsm_lower_unit(a.data(), a.data() + b0, ld, w, cols));
+    REQUIRE(cuda::kernels::trsm_lower_unit(nullptr, a.data(), a.data() + b0, ld, w, cols));
     const std::vector<float> first = a.download();
     Eigen::MatrixXd L = Eigen::MatrixXd::Identity(w, w), X(w, cols);
     for (int i = 0; i < w; ++i) {
@@ -246,12 +246,12 @@ TEST_CASE("trsm_lower_unit solves row-major unit lower systems in place within f
     CHECK(changed == 0);
     // The same bits on a second solve of the same system.
     cuda::DeviceBuffer<float> again(host);
-    REQUIRE(cuda::kernels::trsm_lower_unit(again.data(), again.data() + b0, ld, w, cols));
+    REQUIRE(cuda::kernels::trsm_lower_unit(nullptr, again.data(), again.data() + b0, ld, w, cols));
     const std::vector<float> second = again.download();  // NaN gaps: compare the bits
     CHECK(std::memcmp(second.data(), first.data(), first.size() * sizeof(float)) == 0);
   }
   cuda::DeviceBuffer<float> big(static_cast<std::size_t>(cuda::kernels::kTrsmMaxRows + 1) * 8);
-  CHECK_FALSE(cuda::kernels::trsm_lower_unit(big.data(), big.data(), cuda::kernels::kTrsmMaxRows + 1,
+  CHECK_FALSE(cuda::kernels::trsm_lower_unit(nullptr, big.data(), big.data(), cuda::kernels::kTrsmMaxRows + 1,
                                        cuda::kernels::kTrsmMaxRows + 1, 1));
 }
 
@@ -265,10 +265,10 @@ TEST_CASE("trsm_lower_unit time at w = 512, 512 columns (information only)", "[g
     for (int j = 0; j < i; ++j) host[static_cast<std::size_t>(i) * kLd + j] = lower(i, j);
   cuda::DeviceBuffer<float> a(host);
   float* b = a.data() + kW;
-  REQUIRE(cuda::kernels::trsm_lower_unit(a.data(), b, kLd, kW, kW));  // warm-up
+  REQUIRE(cuda::kernels::trsm_lower_unit(nullptr, a.data(), b, kLd, kW, kW));  // warm-up
   cuda::EventTimer timer;
   timer.start();
-  for (int i = 0; i < kCalls; ++i) cuda::kernels::trsm_lower_unit(a.data(), b, kLd, kW, kW);
+  for (int i = 0; i < kCalls; ++i) cuda::kernels::trsm_lower_unit(nullptr, a.data(), b, kLd, kW, kW);
   const double us = 1000.0 * timer.stop_ms() / kCalls;
   std::printf("\ntrsm_lower_unit, 512 x 512 unit lower, 512 columns, ld 16384: %.1f us per call\n", us);
   const std::vector<float> out = a.download();

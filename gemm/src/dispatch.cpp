@@ -1,4 +1,5 @@
-// The one switch between backends, and argument checks shared by both.
+// The one switch between backends, argument checks shared by both, and the names of the cuda
+// kernel families.
 #include <string>
 
 #include "tcsolve/gemm/error.hpp"
@@ -20,6 +21,21 @@ void check_gemm_arguments(Op ta, Op tb, int m, int n, int k, int lda, int ldb, i
   if (ldc < m) throw InvalidInput("gemm: ldc " + std::to_string(ldc) + " < m " + std::to_string(m));
 }
 
+std::string_view to_string(CudaKernels k) {
+  switch (k) {
+    case CudaKernels::automatic: return "automatic";
+    case CudaKernels::wgmma: return "wgmma";
+    case CudaKernels::mma: return "mma";
+  }
+  return "?";
+}
+
+CudaKernels parse_cuda_kernels(std::string_view name) {
+  for (CudaKernels k : {CudaKernels::automatic, CudaKernels::wgmma, CudaKernels::mma})
+    if (name == to_string(k)) return k;
+  throw InvalidInput("unknown GEMM kernel family '" + std::string(name) + "' (automatic, wgmma, mma)");
+}
+
 Backend resolve_backend(Backend requested) {
   if (requested != Backend::automatic) return requested;
   return cuda::device_available() ? Backend::cuda : Backend::cpu;
@@ -37,8 +53,12 @@ GemmInfo gemm(Backend backend, Variant variant, Op ta, Op tb, int m, int n, int 
               const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
               const GemmOptions& options) {
   switch (resolve_backend(backend)) {
-    case Backend::cuda:
-      return cuda::gemm(variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
+    case Backend::cuda: {
+      cuda::Context ctx;  // for this call only: its workspaces are freed once the work is done
+      GemmInfo info = cuda::gemm(ctx, variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
+      ctx.synchronize();
+      return info;
+    }
     case Backend::cpu:
     default:
       return cpu::gemm(variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);

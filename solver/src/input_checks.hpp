@@ -27,6 +27,8 @@ void check_system(const LinearSystem& sys);
 
 /// Throws InvalidInput for a block size < 1 or max_iterations < 0.
 void check_solve_options(const SolveOptions& options);
+/// InvalidInput for a plan field out of its range (leaf_chunk, panel_sms).
+void check_plan(const CudaLuPlan& plan);
 
 /// lu_factorize's checks (both backends): throws InvalidInput unless A is square and non-empty,
 /// block_size >= 1 and A is finite.

@@ -54,10 +54,11 @@ Refinement parse_refinement(std::string_view name) {
 std::string_view to_string(Refinement r) { return r == Refinement::gmres ? "gmres" : "classical"; }
 
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
-                             const GemmOptions& gemm) {
+                             const GemmOptions& gemm, const CudaLuPlan& plan, cuda::Context* ctx) {
   if (resolve_backend(backend) != Backend::cuda) return lu_factorize(A, variant, block_size, gemm);
   detail::check_lu_input(A, block_size);
-  return cuda::lu_factorize(A, variant, block_size, gemm);
+  detail::check_plan(plan);
+  return cuda::lu_factorize(A, variant, block_size, gemm, plan, ctx);
 }
 
 int default_block_size(Backend backend) {
@@ -85,7 +86,7 @@ std::vector<std::string> baseline_methods(Backend backend) {
   return {std::string(kFp64Baseline)};
 }
 
-SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, cuda::Context* ctx) {
   if (method == kFp64Baseline) return solve_fp64_baseline(sys);
   const std::vector<std::string> on_cuda = baseline_methods(Backend::cuda);
   if (std::find(on_cuda.begin(), on_cuda.end(), method) == on_cuda.end())
@@ -93,7 +94,7 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
                        "' (valid: fp64-lu, cusolver-dgetrf, cusolver-dsgesv, cusolver-dhgesv, "
                        "cusolver-dbgesv, cusolver-dxgesv)");
   detail::check_system(sys);
-  return cuda::solve_baseline(sys, method);
+  return cuda::solve_baseline(sys, method, ctx);
 }
 
 }  // namespace tcsolve

@@ -17,10 +17,10 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// lu_factorize() on the device, the factors copied back. A is checked by the caller.
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
-                             const GemmOptions& gemm);
+                             const GemmOptions& gemm, const CudaLuPlan& plan, Context* ctx);
 
 /// solve_baseline() for the cusolver-* methods. The caller has checked the system.
-SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* ctx);
 
 /// randsvd's A = U diag(sigma) V^T (generate.hpp) formed on the device (cuda/generate_cuda.cpp):
 /// U, V Haar orthogonal from the QR of Philox Gaussian matrices (streams 0 and 1 of `seed`),

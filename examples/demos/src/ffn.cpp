@@ -256,7 +256,7 @@ class CudaFfn final : public detail::FfnBackend {
     const FfnShape& s = shape;
     {
       cuda::DeviceBuffer<double> H64(count(s.d_ff, s.tokens));
-      cuda::reference_product_device(Op::n, Op::n, s.d_ff, s.tokens, s.d_model, W1_.data(), s.d_ff, X_.data(),
+      cuda::reference_product_device(context_, Op::n, Op::n, s.d_ff, s.tokens, s.d_model, W1_.data(), s.d_ff, X_.data(),
                                      s.d_model, H64.data());
       detail::bias_activation(H64.data(), b1_.data(), s.d_ff, s.tokens, true);
       detail::product_fp32_fp64(s.d_model, s.tokens, s.d_ff, W2_.data(), H64.data(), Y64_.data());
@@ -299,15 +299,16 @@ class CudaFfn final : public detail::FfnBackend {
   FfnInfo forward(Variant variant, const GemmOptions& options) {
     const FfnShape& s = shape;
     FfnInfo info;
-    info.first = cuda::gemm(variant, Op::n, Op::n, s.d_ff, s.tokens, s.d_model, 1.0f, W1_.data(), s.d_ff,
+    info.first = cuda::gemm(context_, variant, Op::n, Op::n, s.d_ff, s.tokens, s.d_model, 1.0f, W1_.data(), s.d_ff,
                             X_.data(), s.d_model, 0.0f, H_.data(), s.d_ff, options);
     detail::bias_activation(H_.data(), b1_.data(), s.d_ff, s.tokens, true);
-    info.second = cuda::gemm(variant, Op::n, Op::n, s.d_model, s.tokens, s.d_ff, 1.0f, W2_.data(), s.d_model,
+    info.second = cuda::gemm(context_, variant, Op::n, Op::n, s.d_model, s.tokens, s.d_ff, 1.0f, W2_.data(), s.d_model,
                              H_.data(), s.d_ff, 0.0f, Y_.data(), s.d_model, options);
     detail::bias_activation(Y_.data(), b2_.data(), s.d_model, s.tokens, false);
     return info;
   }
 
+  cuda::Context context_;  ///< first: outlives the buffers' last use (the legacy default stream)
   cuda::DeviceBuffer<float> X_, W1_, b1_, W2_, b2_, H_, Y_;
   cuda::DeviceBuffer<double> Y64_;
   cuda::EventTimer timer_;

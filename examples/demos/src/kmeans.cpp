@@ -235,7 +235,8 @@ class CpuEngine final : public Engine {
   std::vector<float> G_;
 };
 
-/// Device arrays; the GEMM on Backend::cuda, the rest in kmeans_cuda.cu.
+/// Device arrays; the GEMM by cuda::gemm in the engine's context (the default stream, as the
+/// kernels of kmeans_cuda.cu), the rest in kmeans_cuda.cu.
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk)
@@ -262,9 +263,9 @@ class CudaEngine final : public Engine {
     cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long));
     for (int i0 = 0; i0 < n_; i0 += rows_) {
       const int rows = std::min(rows_, n_ - i0);
-      record.add(gemm(Backend::cuda, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f,
-                      X_.data() + count(i0, dim_), dim_, C_.data(), dim_, 0.0f, G_.data(), rows,
-                      options.gemm));
+      record.add(cuda::gemm(context_, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f,
+                            X_.data() + count(i0, dim_), dim_, C_.data(), dim_, 0.0f, G_.data(), rows,
+                            options.gemm));
       detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels_.data() + i0, changed_.data());
     }
     return static_cast<long long>(changed_.download()[0]);
@@ -286,6 +287,7 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  cuda::Context context_;  // first: destroyed after the buffers' last use
   int n_, dim_, k_, rows_;
   cuda::DeviceBuffer<float> X_, C_, G_;
   cuda::DeviceBuffer<int> labels_, counts_;

@@ -265,7 +265,9 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
 GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
               const float* B, int ldb, float beta, float* C, int ldc, const GemmOptions& options) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
-  GemmInfo result{variant, variant, Backend::cpu, {}};
+  GemmInfo result;
+  result.requested = result.resolved = variant;
+  result.backend = Backend::cpu;
   const TensorCoreModel tc(options.model);
   auto operands = [&](int ks) { return pack(ta, tb, m, n, k, A, lda, B, ldb, ks); };
   auto run = [&](auto value) { for_each_output(m, n, alpha, beta, C, ldc, value); };

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "context_impl.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 
@@ -23,17 +24,18 @@ struct GemmArgs {
   float beta;
   float* C;
   int ldc;
-  /// GemmOptions::cuda_max_blocks (0: one block per SM) for the persistent wgmma kernels; the
-  /// other options travel as arguments.
-  int max_blocks = 0;
-  /// GemmOptions::cuda_auto_on_device.
+  /// The caller's context: its stream, handles, workspaces and SM budget (Context::max_blocks
+  /// for the persistent wgmma kernels: 0, one block per SM).
+  Context::Impl* ctx = nullptr;
+  /// A DeviceAuto was passed: auto's choice stays on the device.
   bool auto_on_device = false;
-  /// GemmOptions::cuda_auto_tf32_needed (with auto_on_device; the wgmma path only).
+  /// DeviceAuto::tf32_needed (with auto_on_device; the wgmma path only).
   int* auto_tf32_needed = nullptr;
-};
+  /// GemmOptions::cuda_kernels resolved: the wgmma kernels serve the tensor-core variants.
+  bool wgmma = false;
 
-/// The process-wide cuBLAS handle (created on first use; callers bind it to launch_stream()).
-cublasHandle_t cublas_handle();
+  cudaStream_t stream() const { return ctx->stream; }
+};
 
 /// fp64 (DGEMM on FP64 copies of A, B, C), fp32-simt (SGEMM), cublas-tf32 and cublas-fp16
 /// (cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16F). cublas_gemm.cu.

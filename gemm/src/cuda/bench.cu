@@ -24,6 +24,7 @@ namespace tcsolve::cuda {
 // ---------------------------------------------------------------------------------------------
 
 struct EventTimer::Impl {
+  cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
   Impl() = default;
@@ -35,7 +36,8 @@ struct EventTimer::Impl {
   }
 };
 
-EventTimer::EventTimer() : impl_(std::make_unique<Impl>()) {
+EventTimer::EventTimer(CUstream_st* stream) : impl_(std::make_unique<Impl>()) {
+  impl_->stream = stream;
   // impl_ is constructed before the body runs, so a failing second create still frees the first.
   TCSOLVE_CUDA_CHECK(cudaEventCreate(&impl_->start));
   TCSOLVE_CUDA_CHECK(cudaEventCreate(&impl_->stop));
@@ -47,12 +49,12 @@ EventTimer& EventTimer::operator=(EventTimer&&) noexcept = default;
 
 void EventTimer::start() {
   if (!impl_) throw Error("EventTimer::start on a moved-from timer");
-  TCSOLVE_CUDA_CHECK(cudaEventRecord(impl_->start, 0));
+  TCSOLVE_CUDA_CHECK(cudaEventRecord(impl_->start, impl_->stream));
 }
 
 float EventTimer::stop_ms() {
   if (!impl_) throw Error("EventTimer::stop_ms on a moved-from timer");
-  TCSOLVE_CUDA_CHECK(cudaEventRecord(impl_->stop, 0));
+  TCSOLVE_CUDA_CHECK(cudaEventRecord(impl_->stop, impl_->stream));
   TCSOLVE_CUDA_CHECK(cudaEventSynchronize(impl_->stop));
   float ms = 0.0f;
   TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, impl_->start, impl_->stop));
@@ -131,17 +133,18 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n) {
+ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n,
+                                  CUstream_st* stream) {
   if (m < 1 || n < 1 || ldc < m)
     throw InvalidInput("error_metrics_device: bad sizes m = " + std::to_string(m) + ", n = " +
                        std::to_string(n) + ", ldc = " + std::to_string(ldc));
   const std::size_t total = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
   const std::size_t blocks = std::min(ceil_div<std::size_t>(total, kThreads), kBlocks);
   DeviceBuffer<MetricPartial> d_partials(blocks);
-  metrics_kernel<<<static_cast<unsigned int>(blocks), kThreads>>>(d_C, ldc, d_C64, m, n,
-                                                                   d_partials.data());
+  metrics_kernel<<<static_cast<unsigned int>(blocks), kThreads, 0, stream>>>(d_C, ldc, d_C64, m, n,
+                                                                              d_partials.data());
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  const std::vector<MetricPartial> partials = d_partials.download();  // waits for the kernel
+  const std::vector<MetricPartial> partials = d_partials.download(stream);  // waits for the kernel
 
   double err2 = 0, ref2 = 0, max_rel = 0;
   unsigned long long first_nan = kNone, first_inf = kNone;

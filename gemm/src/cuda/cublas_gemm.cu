@@ -1,5 +1,5 @@
-// cuda backend: the variants cuBLAS computes (fp64, fp32-simt, cublas-tf32, cublas-fp16), the
-// process-wide cuBLAS handle, and the FP64 reference product of gemm-bench.
+// cuda backend: the variants cuBLAS computes (fp64, fp32-simt, cublas-tf32, cublas-fp16) with the
+// context's cuBLAS handle, and the FP64 reference product of gemm-bench.
 //
 //   fp64         A, B (and C when beta != 0) widened to FP64 device copies, cublasDgemm, the
 //                result rounded back to FP32 (RN): the FP64 reference of the FP32 inputs.
@@ -7,15 +7,13 @@
 //   cublas-tf32  cublasGemmEx, FP32 in and out, CUBLAS_COMPUTE_32F_FAST_TF32.
 //   cublas-fp16  cublasGemmEx, FP32 in and out, CUBLAS_COMPUTE_32F_FAST_16F.
 //
-// The FP64 copies live in one cached device workspace that only grows, so steady-state calls
-// (the timed runs of gemm-bench) allocate nothing. Everything runs on the default stream.
+// The FP64 copies live in the context's fp64 workspace, which only grows, so steady-state calls
+// (the timed runs of gemm-bench) allocate nothing. Everything runs on the context's stream.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "backend.hpp"
@@ -64,57 +62,19 @@ dim3 conversion_grid(int rows, int cols) {
               static_cast<unsigned int>(std::min(cols, kMaxGridY)));
 }
 
-void widen(const float* src, int ld_src, double* dst, int rows, int cols) {
-  widen_kernel<<<conversion_grid(rows, cols), kBlock, 0, launch_stream()>>>(src, ld_src, dst, rows, cols);
+void widen(cudaStream_t stream, const float* src, int ld_src, double* dst, int rows, int cols) {
+  widen_kernel<<<conversion_grid(rows, cols), kBlock, 0, stream>>>(src, ld_src, dst, rows, cols);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void narrow(const double* src, int rows, int cols, float* dst, int ld_dst) {
-  narrow_kernel<<<conversion_grid(rows, cols), kBlock, 0, launch_stream()>>>(src, rows, cols, dst, ld_dst);
+void narrow(cudaStream_t stream, const double* src, int rows, int cols, float* dst, int ld_dst) {
+  narrow_kernel<<<conversion_grid(rows, cols), kBlock, 0, stream>>>(src, rows, cols, dst, ld_dst);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
-
-// ---------------------------------------------------------------------------------------------
-// Cached FP64 workspace
-// ---------------------------------------------------------------------------------------------
-
-/// One device allocation that only grows. Not freed at exit (the driver reclaims it; freeing
-/// from a static destructor after the runtime has shut down would fail).
-class Fp64Workspace {
- public:
-  /// Device array of at least `count` doubles; the previous contents are lost when it grows.
-  /// cudaFree waits for the work queued on the old array, so growing is safe.
-  double* get(std::size_t count) {
-    if (count > capacity_) {
-      if (data_ != nullptr) TCSOLVE_CUDA_CHECK(cudaFree(data_));
-      data_ = nullptr;
-      capacity_ = 0;
-      void* p = nullptr;
-      TCSOLVE_CUDA_CHECK(cudaMalloc(&p, count * sizeof(double)));
-      data_ = static_cast<double*>(p);
-      capacity_ = count;
-    }
-    return data_;
-  }
-
- private:
-  double* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
 
 /// Doubles in a slice of the workspace, rounded up so each slice starts 256-byte aligned.
 std::size_t slice(std::size_t count) { return ceil_div<std::size_t>(count, 32) * 32; }
 
-std::mutex& workspace_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-/// The workspace of launch_stream() (calls on two streams may run at the same time).
-Fp64Workspace& workspace() {
-  static std::map<CUstream_st*, Fp64Workspace> per_stream;  // guarded by workspace_mutex()
-  return per_stream[launch_stream()];
-}
 
 cublasOperation_t to_cublas(Op op) { return op == Op::n ? CUBLAS_OP_N : CUBLAS_OP_T; }
 
@@ -125,75 +85,58 @@ int stored_rows_b(const GemmArgs& a) { return a.tb == Op::n ? a.k : a.n; }
 int stored_cols_b(const GemmArgs& a) { return a.tb == Op::n ? a.n : a.k; }
 
 /// FP64 copies of the stored A and B of one call, and an optional extra slice, all in the
-/// workspace (each slice 256-byte aligned). Valid until the next use of the workspace.
+/// context's fp64 workspace (each slice 256-byte aligned). Valid until its next use.
 struct Fp64Copies {
   double* a64;    ///< stored_rows_a x stored_cols_a, leading dimension stored_rows_a
   double* b64;    ///< stored_rows_b x stored_cols_b, leading dimension stored_rows_b
   double* extra;  ///< `extra` doubles for the caller; nullptr when none were asked for
 };
 
-/// Widens a.A and a.B into the workspace. The caller holds workspace_mutex().
+/// Widens a.A and a.B into the context's workspace.
 Fp64Copies fp64_copies(const GemmArgs& a, std::size_t extra) {
   const int ra = stored_rows_a(a), ca = stored_cols_a(a);
   const int rb = stored_rows_b(a), cb = stored_cols_b(a);
   const std::size_t size_a = slice(static_cast<std::size_t>(ra) * ca);
   const std::size_t size_b = slice(static_cast<std::size_t>(rb) * cb);
-  double* base = workspace().get(size_a + size_b + slice(extra));
+  double* base = static_cast<double*>(a.ctx->fp64.get((size_a + size_b + slice(extra)) * sizeof(double)));
   const Fp64Copies c{base, base + size_a, extra == 0 ? nullptr : base + size_a + size_b};
-  widen(a.A, a.lda, c.a64, ra, ca);
-  widen(a.B, a.ldb, c.b64, rb, cb);
+  widen(a.stream(), a.A, a.lda, c.a64, ra, ca);
+  widen(a.stream(), a.B, a.ldb, c.b64, rb, cb);
   return c;
 }
 
 /// c64 (m x n, leading dimension m) = alpha * op(A64) * op(B64) + beta * c64 in FP64
 /// (cublasDgemm); c64 is not read when beta == 0.
 void dgemm(const GemmArgs& a, const Fp64Copies& c, double alpha, double beta, double* c64) {
-  cublasHandle_t h = cublas_handle();
-  TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  cublasHandle_t h = a.ctx->blas();
   TCSOLVE_CUBLAS_CHECK(cublasDgemm(h, to_cublas(a.ta), to_cublas(a.tb), a.m, a.n, a.k, &alpha,
                                    c.a64, stored_rows_a(a), c.b64, stored_rows_b(a), &beta, c64,
                                    a.m));
 }
 
 void fp64_gemm(const GemmArgs& a) {
-  std::lock_guard<std::mutex> lock(workspace_mutex());
   const Fp64Copies c = fp64_copies(a, static_cast<std::size_t>(a.m) * a.n);
-  if (a.beta != 0.0f) widen(a.C, a.ldc, c.extra, a.m, a.n);  // beta == 0: C is not read
+  if (a.beta != 0.0f) widen(a.stream(), a.C, a.ldc, c.extra, a.m, a.n);  // beta == 0: C is not read
   dgemm(a, c, static_cast<double>(a.alpha), static_cast<double>(a.beta), c.extra);
-  narrow(c.extra, a.m, a.n, a.C, a.ldc);
+  narrow(a.stream(), c.extra, a.m, a.n, a.C, a.ldc);
 }
 
 void sgemm(const GemmArgs& a) {
-  cublasHandle_t h = cublas_handle();
-  // The default math mode never uses TF32 (only CUBLAS_TF32_TENSOR_OP_MATH or a FAST_TF32
-  // compute type would); set it on every call, as other callers may change the shared handle.
-  TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  // The default math mode (set by Context::Impl::blas()) never uses TF32 (only
+  // CUBLAS_TF32_TENSOR_OP_MATH or a FAST_TF32 compute type would).
+  cublasHandle_t h = a.ctx->blas();
   TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, to_cublas(a.ta), to_cublas(a.tb), a.m, a.n, a.k, &a.alpha,
                                    a.A, a.lda, a.B, a.ldb, &a.beta, a.C, a.ldc));
 }
 
 void gemm_ex(const GemmArgs& a, cublasComputeType_t compute) {
-  cublasHandle_t h = cublas_handle();
-  TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  cublasHandle_t h = a.ctx->blas();
   TCSOLVE_CUBLAS_CHECK(cublasGemmEx(h, to_cublas(a.ta), to_cublas(a.tb), a.m, a.n, a.k, &a.alpha,
                                     a.A, CUDA_R_32F, a.lda, a.B, CUDA_R_32F, a.ldb, &a.beta, a.C,
                                     CUDA_R_32F, a.ldc, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
-
-cublasHandle_t cublas_handle() {
-  // Created once, thread-safely, and bound to launch_stream() on every call (a throwing initialiser is retried on
-  // the next call). Never destroyed: cublasDestroy from a static destructor can run after the
-  // CUDA runtime has shut down.
-  static const cublasHandle_t handle = [] {
-    cublasHandle_t h = nullptr;
-    TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
-    return h;
-  }();
-  TCSOLVE_CUBLAS_CHECK(cublasSetStream(handle, launch_stream()));  // the caller's stream
-  return handle;
-}
 
 GemmInfo cublas_gemm(Variant variant, const GemmArgs& args) {
   switch (variant) {
@@ -210,15 +153,15 @@ GemmInfo cublas_gemm(Variant variant, const GemmArgs& args) {
 
 }  // namespace detail
 
-void reference_product_device(Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
+void reference_product_device(Context& ctx, Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
                               const float* d_B, int ldb, double* d_C64, double alpha, const float* d_C0,
                               double beta) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, m);
-  const detail::GemmArgs args{ta, tb, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
-  std::lock_guard<std::mutex> lock(detail::workspace_mutex());
+  detail::GemmArgs args{ta, tb, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
+  args.ctx = &ctx.impl();
   const detail::Fp64Copies c = detail::fp64_copies(args, 0);
   const bool with_c = d_C0 != nullptr && beta != 0.0;
-  if (with_c) detail::widen(d_C0, m, d_C64, m, n);
+  if (with_c) detail::widen(args.stream(), d_C0, m, d_C64, m, n);
   detail::dgemm(args, c, alpha, with_c ? beta : 0.0, d_C64);
 }
 

@@ -115,24 +115,26 @@ void device_free(void* d_ptr) noexcept {
   if (d_ptr != nullptr) cudaFree(d_ptr);  // errors dropped: called from destructors
 }
 
-void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes) {
+void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes, CUstream_st* stream) {
   if (bytes == 0) return;
-  TCSOLVE_CUDA_CHECK(cudaMemcpy(d_dst, h_src, bytes, cudaMemcpyHostToDevice));
+  TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice, stream));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));  // h_src may be reused on return
 }
 
-void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes) {
+void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes, CUstream_st* stream) {
   if (bytes == 0) return;
-  TCSOLVE_CUDA_CHECK(cudaMemcpy(h_dst, d_src, bytes, cudaMemcpyDeviceToHost));
+  TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, stream));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes) {
+void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes, CUstream_st* stream) {
   if (bytes == 0) return;
-  TCSOLVE_CUDA_CHECK(cudaMemcpy(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice));
+  TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
-void device_memset(void* d_ptr, int value, std::size_t bytes) {
+void device_memset(void* d_ptr, int value, std::size_t bytes, CUstream_st* stream) {
   if (bytes == 0) return;
-  TCSOLVE_CUDA_CHECK(cudaMemset(d_ptr, value, bytes));
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(d_ptr, value, bytes, stream));
 }
 
 void device_synchronize() { TCSOLVE_CUDA_CHECK(cudaDeviceSynchronize()); }

@@ -6,8 +6,10 @@
 //   - fp16-simt needs FP16 arithmetic, sm_53;
 // below that they run fp32-simt, and GemmInfo says so (resolved = fp32-simt, a note).
 #include <string>
+#include <utility>
 
 #include "backend.hpp"
+#include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -55,18 +57,48 @@ bool implements(Variant variant) {
   return false;
 }
 
-GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
-              int lda, const float* B, int ldb, float beta, float* C, int ldc,
-              const GemmOptions& options) {
+namespace {
+
+/// GemmOptions::cuda_kernels on this device: whether the wgmma kernels serve the call.
+bool use_wgmma(CudaKernels kernels) {
+  switch (kernels) {
+    case CudaKernels::automatic: return detail::wgmma_available();
+    case CudaKernels::mma: return false;
+    case CudaKernels::wgmma:
+      if (!detail::wgmma_available())
+        throw Unavailable("the wgmma GEMM kernels need an sm_90 device and a build with sm_90a code (" +
+                          device_name() + ")");
+      return true;
+  }
+  return false;
+}
+
+GemmInfo run(Variant variant, const detail::GemmArgs& args, const GemmOptions& options);
+
+}  // namespace
+
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options, const DeviceAuto* on_device) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
   if (!device_available())
     throw Unavailable("variant " + std::string(to_string(variant)) +
                       ": no usable CUDA device (" + device_name() + ")");
   detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
-  args.max_blocks = options.cuda_max_blocks;
-  args.auto_on_device = options.cuda_auto_on_device;
-  args.auto_tf32_needed = options.cuda_auto_tf32_needed;
+  args.ctx = &ctx.impl();
+  args.auto_on_device = on_device != nullptr;
+  args.auto_tf32_needed = on_device != nullptr ? on_device->tf32_needed : nullptr;
+  args.wgmma = use_wgmma(options.cuda_kernels);
+  args.ctx->phases.clear();
+  GemmInfo info = run(variant, args, options);
+  info.phases = std::move(args.ctx->phases);
+  args.ctx->phases.clear();
+  return info;
+}
 
+namespace {
+
+GemmInfo run(Variant variant, const detail::GemmArgs& args, const GemmOptions& options) {
   const Family f = family(variant);
   const int needed = f == Family::mma ? kMmaCapability : f == Family::half ? kHalfCapability : 0;
   const int cc = compute_capability();
@@ -87,5 +119,7 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
   }
   throw Error("cuda::gemm: unknown variant family");
 }
+
+}  // namespace
 
 }  // namespace tcsolve::cuda

@@ -125,7 +125,7 @@ GemmInfo half_gemm(const GemmArgs& a) {
   const dim3 block(kHalfTile, kHalfTile);
   const dim3 grid(static_cast<unsigned int>(ceil_div(a.m, kHalfTile)),
                   static_cast<unsigned int>(std::min(ceil_div(a.n, kHalfTile), kMaxGridY)));
-  half_gemm_fp32_accum<kHalfTile><<<grid, block, 0, launch_stream()>>>(p);
+  half_gemm_fp32_accum<kHalfTile><<<grid, block, 0, a.stream()>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return GemmInfo{Variant::fp16_simt, Variant::fp16_simt, Backend::cuda, ""};
 }

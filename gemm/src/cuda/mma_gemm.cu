@@ -662,63 +662,38 @@ __global__ void auto_choice_kernel(const int* max_range, int* use_fp16) {
   *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
 }
 
-/// Device workspace of the ec path, grown on demand and kept (one per stream).
-struct Workspace {
-  int* data = nullptr;
-  std::size_t capacity = 0;
-  int* get(std::size_t ints) {
-    if (ints > capacity) {
-      if (data) TCSOLVE_CUDA_CHECK(cudaFree(data));
-      TCSOLVE_CUDA_CHECK(cudaMalloc(&data, ints * sizeof(int)));
-      capacity = ints;
-    }
-    return data;
-  }
-};
-
-/// The workspace of launch_stream(): gemm calls on two streams may run at the same time.
-Workspace& workspace() {
-  static std::mutex mutex;
-  static std::map<CUstream_st*, Workspace> per_stream;
-  const std::lock_guard<std::mutex> lock(mutex);
-  return per_stream[launch_stream()];
-}
-
 /// Fills shift_a[0..m), shift_b[0..n) and max_range[0..2) (ranges of op(A) rows, op(B) columns).
 void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int* shift_b, int* max_range) {
   const int total = g.m + g.n;
-  init_ranges_kernel<<<ceil_div(total, 256), 256, 0, launch_stream()>>>(emax, emin, total, max_range);
+  init_ranges_kernel<<<ceil_div(total, 256), 256, 0, g.stream()>>>(emax, emin, total, max_range);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   auto ranges = [&](const float* X, int ld, bool contiguous, int count, int len, int* hi, int* lo) {
     if (contiguous) {  // vector v at X + v*ld, elements adjacent
-      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, launch_stream()>>>(X, ld, count, len, hi, lo);
+      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, g.stream()>>>(X, ld, count, len, hi, lo);
     } else {  // vector v at X + v, elements ld apart
       const int split = std::max(1, std::min(64, len / 64));
-      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, launch_stream()>>>(X, 1, ld, count, len, hi, lo);
+      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, g.stream()>>>(X, 1, ld, count, len, hi, lo);
     }
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);                 // rows of op(A)
   ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);     // columns of op(B)
-  finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, launch_stream()>>>(emax, emin, g.m, shift_a, max_range);
-  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, launch_stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
+  finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, g.stream()>>>(emax, emin, g.m, shift_a, max_range);
+  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, g.stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename P>
-void launch(const Params& p) {
+void launch(cudaStream_t stream, const Params& p) {
   constexpr bool fp16 = P::Mma::ks == 16;
   void (*kernel)(Params);
   if constexpr (fp16) kernel = mma_fp16_kernel<P>;
   else kernel = mma_tf32_kernel<P>;
   const int smem = fp16 ? kV2SmemBytes : kV1SmemBytes;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
-    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    configured = true;
-  }
+  // per call (about a microsecond): a flag set once would be shared by every thread and device
+  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(ceil_div(p.m, kBM), ceil_div(p.n, kBN));
-  kernel<<<grid, kThreads, smem, launch_stream()>>>(p);
+  kernel<<<grid, kThreads, smem, stream>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -726,34 +701,38 @@ void launch(const Params& p) {
 
 GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options) {
   Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1, nullptr, nullptr, nullptr, 0};
-  GemmInfo info{variant, variant, Backend::cuda, {}};
-  const bool hopper = wgmma_available();  // FP16 variants on the sm_90a wgmma kernels
+  GemmInfo info{variant, variant, Backend::cuda, {}, CudaKernels::mma};
+  const bool hopper = g.wgmma;  // the sm_90a wgmma kernels (GemmOptions::cuda_kernels)
+  auto wgmma = [&](auto&&... args) {  // wgmma_gemm, reported in GemmInfo::kernels
+    info.kernels = CudaKernels::wgmma;
+    wgmma_gemm(args...);
+  };
   switch (variant) {
     case Variant::fp16_tc:
-      if (hopper) wgmma_gemm(WgmmaScheme::single, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Single<Fp16Mma>>(p);
+      if (hopper) wgmma(WgmmaScheme::single, false, g, 1, nullptr, nullptr, nullptr);
+      else launch<Single<Fp16Mma>>(g.stream(), p);
       break;
     case Variant::tf32_tc:
-      if (hopper) wgmma_gemm(WgmmaScheme::single, true, g, 1, nullptr, nullptr, nullptr);
-      else launch<Single<Tf32Mma>>(p);
+      if (hopper) wgmma(WgmmaScheme::single, true, g, 1, nullptr, nullptr, nullptr);
+      else launch<Single<Tf32Mma>>(g.stream(), p);
       break;
-    case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(p); break;
-    case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(p); break;
+    case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(g.stream(), p); break;
+    case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(g.stream(), p); break;
     case Variant::markidis:
-      if (hopper) wgmma_gemm(WgmmaScheme::markidis, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Markidis>(p);
+      if (hopper) wgmma(WgmmaScheme::markidis, false, g, 1, nullptr, nullptr, nullptr);
+      else launch<Markidis>(g.stream(), p);
       break;
     case Variant::ootomo_fp16:
-      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Halfhalf<Fp16Mma>>(p);
+      if (hopper) wgmma(WgmmaScheme::halfhalf, false, g, 1, nullptr, nullptr, nullptr);
+      else launch<Halfhalf<Fp16Mma>>(g.stream(), p);
       break;
     case Variant::ootomo_tf32:
-      if (hopper) wgmma_gemm(WgmmaScheme::halfhalf, true, g, 1, nullptr, nullptr, nullptr);
-      else launch<Halfhalf<Tf32Mma>>(p);
+      if (hopper) wgmma(WgmmaScheme::halfhalf, true, g, 1, nullptr, nullptr, nullptr);
+      else launch<Halfhalf<Tf32Mma>>(g.stream(), p);
       break;
     case Variant::legemm:
-      if (hopper) wgmma_gemm(WgmmaScheme::legemm, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Legemm>(p);
+      if (hopper) wgmma(WgmmaScheme::legemm, false, g, 1, nullptr, nullptr, nullptr);
+      else launch<Legemm>(g.stream(), p);
       break;
     case Variant::ec_fp16:
     case Variant::ec_tf32:
@@ -764,9 +743,10 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         throw InvalidInput("ec_chunk_k_tf32 must be a positive multiple of 8, got " +
                            std::to_string(options.ec_chunk_k_tf32));
       const int total = g.m + g.n;
-      int* ws = workspace().get(3 * static_cast<std::size_t>(total) + 3);
+      int* ws = static_cast<int*>(g.ctx->scaling.get((3 * static_cast<std::size_t>(total) + 3) * sizeof(int)));
       int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
       if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
+        info.kernels = CudaKernels::wgmma;
         const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / Tf32Mma::ks, shift, max_range, flag);
         if (variant == Variant::auto_) {
           if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
@@ -775,7 +755,7 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         break;
       }
       {
-        PhaseTimer phases;
+        PhaseTimer phases(g);
         phases.mark("scaling");
         compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
       }
@@ -785,14 +765,14 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
       p32.chunk_steps = options.ec_chunk_k_tf32 / Tf32Mma::ks;
       // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
       auto fp16_path = [&](const int* flag_or_null) {
-        if (hopper && p16.chunk_steps == 2) wgmma_gemm(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Fp16Mma, true>>(p16);
+        if (hopper && p16.chunk_steps == 2) wgmma(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Halfhalf<Fp16Mma, true>>(g.stream(), p16);
       };
       // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
       auto tf32_path = [&](const int* flag_or_null) {
         if (hopper && p32.chunk_steps % 4 == 0)
-          wgmma_gemm(WgmmaScheme::halfhalf_tiles, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Tf32Mma>>(p32);
+          wgmma(WgmmaScheme::halfhalf_tiles, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
+        else launch<Halfhalf<Tf32Mma>>(g.stream(), p32);
       };
       if (variant == Variant::ec_fp16) {
         fp16_path(nullptr);
@@ -802,7 +782,7 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         // auto: the choice is made on the device; both kernels are queued and the one not
         // chosen returns at its first instruction. The flag is read back for GemmInfo (unless
         // g.auto_on_device: no synchronisation).
-        auto_choice_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag);
+        auto_choice_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag);
         TCSOLVE_CUDA_CHECK(cudaGetLastError());
         p16.use_fp16 = p32.use_fp16 = flag;
         p16.want_fp16 = 1, p32.want_fp16 = 0;
@@ -813,8 +793,8 @@ GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options
         } else {
           int chose_fp16 = 0;
           TCSOLVE_CUDA_CHECK(
-              cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, launch_stream()));
-          TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(launch_stream()));
+              cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, g.stream()));
+          TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
           info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
         }
       }

@@ -271,21 +271,21 @@ __global__ void __launch_bounds__(kBlock) compare_with_hardware_kernel(HwCheckRe
 // Launchers
 // ---------------------------------------------------------------------------------------------
 
-void split(SplitKind kind, const float* d_src, float* d_hi, float* d_lo, std::size_t n) {
+void split(SplitKind kind, const float* d_src, float* d_hi, float* d_lo, std::size_t n, CUstream_st* stream) {
   if (n == 0) return;
-  split_kernel<<<grid_for(n), kBlock>>>(kind, d_src, d_hi, d_lo, n);
+  split_kernel<<<grid_for(n), kBlock, 0, stream>>>(kind, d_src, d_hi, d_lo, n);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void fp32_to_fp16(const float* d_src, std::uint16_t* d_dst, std::size_t n, Fp16Mode mode) {
+void fp32_to_fp16(const float* d_src, std::uint16_t* d_dst, std::size_t n, Fp16Mode mode, CUstream_st* stream) {
   if (n == 0) return;
-  fp32_to_fp16_kernel<<<grid_for(n), kBlock>>>(d_src, d_dst, n, mode);
+  fp32_to_fp16_kernel<<<grid_for(n), kBlock, 0, stream>>>(d_src, d_dst, n, mode);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void fp16_to_fp32(const std::uint16_t* d_src, float* d_dst, std::size_t n) {
+void fp16_to_fp32(const std::uint16_t* d_src, float* d_dst, std::size_t n, CUstream_st* stream) {
   if (n == 0) return;
-  fp16_to_fp32_kernel<<<grid_for(n), kBlock>>>(d_src, d_dst, n);
+  fp16_to_fp32_kernel<<<grid_for(n), kBlock, 0, stream>>>(d_src, d_dst, n);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -33,8 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -633,29 +631,6 @@ CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
   return map;
 }
 
-/// FP16 operand workspace of the split pass, grown on demand and kept (one per stream).
-struct SplitWorkspace {
-  void* data = nullptr;
-  std::size_t capacity = 0;
-  unsigned char* get(std::size_t bytes) {
-    if (bytes > capacity) {
-      if (data) TCSOLVE_CUDA_CHECK(cudaFree(data));
-      data = nullptr;
-      TCSOLVE_CUDA_CHECK(cudaMalloc(&data, bytes));
-      capacity = bytes;
-    }
-    return static_cast<unsigned char*>(data);
-  }
-};
-
-/// The workspace of launch_stream(): gemm calls on two streams may run at the same time.
-SplitWorkspace& split_workspace() {
-  static std::mutex mutex;
-  static std::map<CUstream_st*, SplitWorkspace> per_stream;
-  const std::lock_guard<std::mutex> lock(mutex);
-  return per_stream[launch_stream()];
-}
-
 /// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl.
 struct Operands {
   unsigned char *ah, *bh, *al, *bl;
@@ -666,10 +641,10 @@ struct Operands {
 };
 
 template <Transform T, bool kTf32>
-void launch_split(const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
+void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
                   const int* flag, unsigned char* hi, unsigned char* lo) {
   const dim3 grid(kp / kSplitK, rows_p / kSplitRows);
-  split_pass_kernel<T, kTf32><<<grid, kSplitThreads, 0, launch_stream()>>>(X, ld, k_inner, rows, k, kp, shift, flag,
+  split_pass_kernel<T, kTf32><<<grid, kSplitThreads, 0, stream>>>(X, ld, k_inner, rows, k, kp, shift, flag,
                                                        reinterpret_cast<unsigned*>(hi),
                                                        reinterpret_cast<unsigned*>(lo));
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
@@ -679,22 +654,12 @@ template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
                 unsigned char* ws) {
   const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
-  launch_split<T, kTf32>(g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
-  launch_split<T, kTf32>(g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
-}
-
-int sm_count() {
-  static int count = [] {
-    int dev = 0, c = 0;
-    TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
-    TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&c, cudaDevAttrMultiProcessorCount, dev));
-    return c;
-  }();
-  return count;
+  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
+  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
 }
 
 template <WgmmaScheme S, bool kTf32>
-void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& params, int max_blocks) {
+void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, const MainParams& params) {
   const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
   // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
@@ -713,15 +678,13 @@ void launch_main(int mp, int np, int kp, unsigned char* ws, const MainParams& pa
   const CUtensorMap m_al = uses_lo(S) ? operand_map(xl, xp, kp, kTf32) : m_ah;
   const CUtensorMap m_bl = uses_lo(S) ? operand_map(yl, yp, kp, kTf32) : m_bh;
   auto kernel = wgmma_kernel<S, kTf32>;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
-    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
-    configured = true;
-  }
+  // per call (about a microsecond): a flag set once would be shared by every thread and device
+  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
   const int tiles = p.tiles_m * p.tiles_n;
   // persistent: any grid gives the same result (each tile is computed by one block, alone)
-  const int grid = std::min(tiles, max_blocks > 0 ? std::min(max_blocks, sm_count()) : sm_count());
-  kernel<<<grid, kThreads, smem_bytes(S), launch_stream()>>>(m_ah, m_al, m_bh, m_bl, p);
+  const int sms = g.ctx->sm_count(), budget = g.ctx->max_blocks;
+  const int grid = std::min(tiles, budget > 0 ? std::min(budget, sms) : sms);
+  kernel<<<grid, kThreads, smem_bytes(S), g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -731,8 +694,8 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   constexpr int elem = kTf32 ? 4 : 2;
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * elem;  // hi and lo
-  unsigned char* ws = split_workspace().get(bytes);
-  PhaseTimer phases;
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->split.get(bytes));
+  PhaseTimer phases(g);
   phases.mark(kTf32 ? "split-tf32" : "split-fp16");
   switch (scheme) {
     case WgmmaScheme::single: split_both<Transform::round, kTf32>(g, mp, np, kp, shift_a, shift_b, use_fp16, ws); break;
@@ -750,20 +713,20 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
                      g.ldc, chunk_steps, shift_a, shift_b, use_fp16};
   switch (scheme) {
-    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(g, mp, np, kp, ws, p); break;
     case WgmmaScheme::markidis:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(mp, np, kp, ws, p, g.max_blocks);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(g, mp, np, kp, ws, p);
       break;
-    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
+    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(g, mp, np, kp, ws, p); break;
     case WgmmaScheme::halfhalf_tiles: {
       MainParams q = p;
       q.chunk = chunk_steps / kStepsPerTile;
-      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(mp, np, kp, ws, q, g.max_blocks);
+      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(g, mp, np, kp, ws, q);
       break;
     }
-    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(mp, np, kp, ws, p, g.max_blocks); break;
+    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(g, mp, np, kp, ws, p); break;
     case WgmmaScheme::legemm:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(mp, np, kp, ws, p, g.max_blocks);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(g, mp, np, kp, ws, p);
       break;
   }
 }
@@ -773,10 +736,10 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
-  unsigned char* ws = split_workspace().get(2 * (static_cast<std::size_t>(mp) + np) * kp * elem);
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->split.get(2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
-  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), launch_stream()));
-  PhaseTimer phases;
+  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
+  PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   auto scale_split = [&](auto kernel, int e) {
     const Operands o(ws, mp, np, kp, e);
@@ -784,7 +747,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
                               reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
                               reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
-    kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, launch_stream()>>>(a, b, mp / kSplitRows, g.k, kp);
+    kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, b, mp / kSplitRows, g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   const int* shift_a = shift;
@@ -802,12 +765,12 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   if (!tf32_only) {
     scale_split(scale_split_kernel<Transform::markidis, false>, 2);
     if (with_auto) {
-      auto_flag_kernel<<<1, 1, 0, launch_stream()>>>(max_range, flag, fp16_only ? g.auto_tf32_needed : nullptr);
+      auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, fp16_only ? g.auto_tf32_needed : nullptr);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
       if (!gated) {
         int chose = 0;
-        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, launch_stream()));
-        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(launch_stream()));
+        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, g.stream()));
+        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
         fp16 = chose != 0;
       }
     }
@@ -817,7 +780,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     MainParams q = p;
     q.k_tiles = kp / tile_k(false);
     if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
-    launch_main<WgmmaScheme::ec, false>(mp, np, kp, ws, q, g.max_blocks);
+    launch_main<WgmmaScheme::ec, false>(g, mp, np, kp, ws, q);
   }
   if (!fp16 || (gated && !fp16_only)) {
     MainParams q = p;
@@ -832,22 +795,21 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
       split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
     }
     phases.mark("main-tf32");
-    launch_main<WgmmaScheme::halfhalf_tiles, true>(mp, np, kp, ws, q, g.max_blocks);
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, mp, np, kp, ws, q);
   }
   return fp16;
 }
 
 }  // namespace
 
-PhaseTimer::PhaseTimer() : on_(std::getenv("TCSOLVE_GEMM_PHASES") != nullptr) {
-  if (on_) {
-    TCSOLVE_CUDA_CHECK(cudaEventCreate(&start_));
-    TCSOLVE_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
+PhaseTimer::PhaseTimer(const GemmArgs& g) : ctx_(g.ctx->time_phases ? g.ctx : nullptr) {
+  if (ctx_ == nullptr) return;
+  TCSOLVE_CUDA_CHECK(cudaEventCreate(&start_));
+  TCSOLVE_CUDA_CHECK(cudaEventCreate(&stop_));
 }
 
 PhaseTimer::~PhaseTimer() {
-  if (!on_) return;
+  if (ctx_ == nullptr) return;
   try {
     mark(nullptr);
   } catch (...) {  // destructors do not throw
@@ -857,22 +819,20 @@ PhaseTimer::~PhaseTimer() {
 }
 
 void PhaseTimer::mark(const char* name) {
-  if (!on_) return;
+  if (ctx_ == nullptr) return;
   if (name_ != nullptr) {
-    TCSOLVE_CUDA_CHECK(cudaEventRecord(stop_));
+    TCSOLVE_CUDA_CHECK(cudaEventRecord(stop_, ctx_->stream));
     TCSOLVE_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    std::fprintf(stderr, "gemm phase %-10s %9.3f ms\n", name_, ms);
+    ctx_->phases.emplace_back(name_, 1e-3 * ms);
   }
   name_ = name;
-  if (name_ != nullptr) TCSOLVE_CUDA_CHECK(cudaEventRecord(start_));
+  if (name_ != nullptr) TCSOLVE_CUDA_CHECK(cudaEventRecord(start_, ctx_->stream));
 }
 
 bool wgmma_available() {
   static const bool available = [] {
-    const char* env = std::getenv("TCSOLVE_GEMM_KERNEL");
-    if (env != nullptr && std::string(env) == "mma") return false;
     int dev = 0, major = 0, minor = 0;
     if (cudaGetDevice(&dev) != cudaSuccess) return false;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||

@@ -7,11 +7,12 @@
 
 namespace tcsolve::cuda::detail {
 
-/// TCSOLVE_GEMM_PHASES=1: the ec scaling, the split pass and the main kernel are timed apart
-/// (CUDA events, synchronising) and printed on stderr; a diagnostic for benchmarks.
+/// With Context::set_time_phases(true): the ec scaling, the split pass and the main kernel are
+/// timed apart (CUDA events on the context's stream, synchronising) into the context's phase
+/// list, which cuda::gemm returns in GemmInfo::phases; a diagnostic for benchmarks.
 class PhaseTimer {
  public:
-  PhaseTimer();
+  explicit PhaseTimer(const GemmArgs& g);
   ~PhaseTimer();
   PhaseTimer(const PhaseTimer&) = delete;
   PhaseTimer& operator=(const PhaseTimer&) = delete;
@@ -19,7 +20,7 @@ class PhaseTimer {
   void mark(const char* name);
 
  private:
-  bool on_;
+  Context::Impl* ctx_;  ///< null: not timing
   const char* name_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
@@ -31,8 +32,8 @@ class PhaseTimer {
 /// between k-tiles (ec-tf32).
 enum class WgmmaScheme { single, markidis, halfhalf, halfhalf_tiles, legemm, ec };
 
-/// True on a compute capability 9.0 device when the build carries the sm_90a kernels and the
-/// environment does not ask for the mma.sync kernels (TCSOLVE_GEMM_KERNEL=mma).
+/// True on a compute capability 9.0 device when the build carries the sm_90a kernels (probed
+/// once per process: a property of the device and the build).
 bool wgmma_available();
 
 /// C = alpha op(A) op(B) + beta C with the scheme's splits (single: RN to FP16 / RNA to TF32;

@@ -22,8 +22,10 @@
 
 namespace tcsolve::cuda {
 
-SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* context) {
   require_device("baseline " + std::string(method));
+  ContextFor ctx(context);
+  const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
   using Gesv = cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*,
                                     cusolver_int_t, cusolver_int_t*, double*, cusolver_int_t, double*,
                                     cusolver_int_t, void*, size_t, cusolver_int_t*, cusolver_int_t*);
@@ -47,14 +49,14 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
   res.backend = Backend::cuda;
   res.resolved_variant = Variant::fp64;
   auto t = Clock::now();
-  const DeviceSystem s = upload(sys);
+  const DeviceSystem s = upload(run, sys);
   double transfer = seconds(t, Clock::now());
   const int n = s.n, nrhs = s.nrhs;
   DeviceBuffer<double> x(elements(n, nrhs));
   std::string what;
 
   if (method == "cusolver-dgetrf") {
-    const Fp64Solve fs = fp64_lu_solve(s, x.data(), true);
+    const Fp64Solve fs = fp64_lu_solve(run, s, x.data(), true);
     if (fs.info > 0) throw InvalidInput(detail::zero_pivot_message(fs.info - 1));
     res.time_s.factorization = fs.factorization_s;
     res.time_s.refinement = fs.solve_s;
@@ -64,26 +66,26 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
     for (const Irs& candidate : kIrs)
       if (candidate.method == method) irs = &candidate;
     if (!irs) throw InvalidInput("unknown cuda baseline method '" + std::string(method) + "'");
-    cusolverDnHandle_t solver = dense();
+    cusolverDnHandle_t solver = run.dense();
     DeviceBuffer<double> a(elements(n, n));  // the IRS may overwrite A with its FP64 LU
-    copy_device_to_device(a.data(), s.a.data(), a.size() * sizeof(double));
+    copy_device_to_device(a.data(), s.a.data(), a.size() * sizeof(double), run.stream);
     DeviceBuffer<double> b(elements(n, nrhs));
-    copy_device_to_device(b.data(), s.b.data(), b.size() * sizeof(double));
+    copy_device_to_device(b.data(), s.b.data(), b.size() * sizeof(double), run.stream);
     DeviceBuffer<int> ipiv(static_cast<std::size_t>(n));
     DeviceBuffer<int> info(1);
-    device_memset(info.data(), 0, sizeof(int));
+    device_memset(info.data(), 0, sizeof(int), run.stream);
     std::size_t bytes = 0;
     TCSOLVE_CUSOLVER_CHECK(irs->buffer_size(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n, x.data(),
                                             n, nullptr, &bytes));
     DeviceBuffer<unsigned char> work(std::max<std::size_t>(bytes, 1));
     cusolver_int_t niters = 0;
-    device_synchronize();
+    run.synchronize();
     const auto t_start = Clock::now();
     const cusolverStatus_t status = irs->gesv(solver, n, nrhs, a.data(), n, ipiv.data(), b.data(), n,
                                               x.data(), n, work.data(), bytes, &niters, info.data());
-    device_synchronize();
+    run.synchronize();
     const auto t_end = Clock::now();
-    const int info_host = info.download()[0];
+    const int info_host = info.download(run.stream)[0];
     if (info_host > 0) throw InvalidInput(detail::zero_pivot_message(info_host - 1));
     if (status == CUSOLVER_STATUS_IRS_MATRIX_SINGULAR)
       throw InvalidInput("matrix is exactly singular (" + std::string(irs->function) + ")");
@@ -102,14 +104,14 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
   }
   res.time_s.total = res.time_s.factorization + res.time_s.refinement;
 
-  DeviceChecker checker(s, norm_inf(s, sys.A));
+  DeviceChecker checker(run, s, norm_inf(run, s, sys.A));
   const detail::Assessment a = checker.assess(x.data());
   res.backward_error = a.backward_error;
   res.converged = a.all_done;
   res.history.push_back(res.backward_error);
   t = Clock::now();
   res.x.resize(n, nrhs);
-  copy_to_host(res.x.data(), x.data(), x.size() * sizeof(double));
+  copy_to_host(res.x.data(), x.data(), x.size() * sizeof(double), run.stream);
   transfer += seconds(t, Clock::now());
   res.forward_error = detail::forward_error(sys, res.x);
   res.time_s.phases.emplace_back("transfer", transfer);

@@ -25,8 +25,13 @@
 //                          panel's stream and "update" on the update's).
 //                The permutation is kept on the device and comes back once, with the zero pivot.
 //
-// The LU binds the solver's handles to its two streams (OnStream, tcsolve::cuda::LaunchStream)
-// and ends synchronized.
+// Without look-ahead everything runs on the solve's stream (DeviceRun::stream). With it, the
+// panel and the update streams of the context's look-ahead (SolverLibraries::lookahead) wait
+// for the solve's stream first, the solver's two cuBLAS handles and cuSOLVER handle are bound
+// to them, and the GEMMs run in the look-ahead's GEMM contexts; the LU ends with both streams
+// synchronized. The plan (CudaLuPlan) chooses the leaves, the TRSM, the look-ahead, the
+// panel's SMs, auto's paths and the phase marks; what the device cannot serve is written
+// back into run.plan.
 #include "blocked_lu.hpp"
 
 #include <cublas_v2.h>
@@ -40,7 +45,6 @@
 #include <thread>
 #include <vector>
 
-#include "env.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "lookahead.hpp"
@@ -64,45 +68,55 @@ namespace {
 /// composed into `origin_`); the columns outside the block receive the block's composed
 /// permutation once, after the block (row_swap.cu).
 ///
-/// Look-ahead (lookahead.hpp; TCSOLVE_SOLVER_LOOKAHEAD=off: one stream): per block k, on the
+/// Look-ahead (lookahead.hpp; CudaLuPlan::lookahead false: one stream): per block k, on the
 /// panel stream: wait for the update of block k - 1, the block's permutation outside it, U12 by
 /// TRSM; on the update stream: A22 -= L21 U12 for the next block's columns, then for the rest;
 /// the panel stream factors block k + 1 as soon as its columns are updated, while the rest of
 /// the update of block k runs beside it on the other SMs.
 class BlockedLu {
  public:
-  BlockedLu(DeviceLu& f, PhaseClock& clock)
-      : f_(f),
+  BlockedLu(DeviceRun& run, DeviceLu& f, PhaseClock& clock)
+      : run_(run),
+        f_(f),
         clock_(clock),
         n_(f.n),
         a_(f.lu.data()),
-        // TCSOLVE_SOLVER_LEAF=cusolver: cuSOLVER's leaves even where the cluster kernel runs
-        leaf_(env_is("TCSOLVE_SOLVER_LEAF", "cusolver") ? 0 : kernels::leaf_width(f.n)),
+        leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
+        // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs
+        leaf_(run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.n, leaf_variant_)),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
         infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)),
         origin_(static_cast<std::size_t>(f.n)),
-        block_scratch_(kernels::block_permutation_scratch_ints(f.n)) {
-    device_memset(infos_.data(), 0, infos_.size() * sizeof(int));
+        block_scratch_(kernels::block_permutation_scratch_ints(f.n)),
+        host_(run.plan.host_times),
+        detail_(run.plan.phases == CudaLuPlan::Phases::detail),
+        plain_trsm_(run.plan.trsm == CudaLuPlan::Trsm::cublas),
+        kernel_trsm_(run.plan.trsm == CudaLuPlan::Trsm::kernel) {
+    panel_ = run_.stream;
+    device_memset(infos_.data(), 0, infos_.size() * sizeof(int), run_.stream);
     std::vector<int> identity(static_cast<std::size_t>(n_));
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
-    f_.perm = DeviceBuffer<int>(identity);
+    f_.perm = DeviceBuffer<int>(identity.size());
+    f_.perm.upload(identity, run_.stream);
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
-      panel_ = DeviceBuffer<float>(elements(n_, w));
+      leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
       int lwork = 0;
-      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(dense(), n_, w, panel_.data(), n_, &lwork));
+      TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(run_.dense(), n_, w, leaf_copy_.data(), n_, &lwork));
       work_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max(lwork, 1)));
       ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(w));
       f_.note = "panel leaves by cuSOLVER sgetrf";
+      run_.plan.leaf = CudaLuPlan::Leaf::cusolver;
     }
-    // TCSOLVE_SOLVER_LOOKAHEAD=off: everything on the default stream, one step after the other
-    if (!env_is("TCSOLVE_SOLVER_LOOKAHEAD", "off") && n_ > kernels::kMaxLeafWidth) {
-      const LookaheadStreams& streams = lookahead_streams();
-      if (streams.unavailable.empty())
-        streams_ = &streams;
+    // CudaLuPlan::lookahead false: everything on the solve's stream, one step after the other
+    if (run_.plan.lookahead && n_ > kernels::kMaxLeafWidth) {
+      const SolverLibraries::Lookahead& l = run_.libs.lookahead(run_.plan.panel_sms);
+      if (l.streams.unavailable.empty())
+        lookahead_ = &l;
       else
-        f_.note += (f_.note.empty() ? "" : "; ") + ("no look-ahead: " + streams.unavailable);
+        f_.note += (f_.note.empty() ? "" : "; ") + ("no look-ahead: " + l.streams.unavailable);
     }
+    if (lookahead_ == nullptr) run_.plan.lookahead = false;
   }
 
   /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
@@ -117,18 +131,27 @@ class BlockedLu {
   /// streams.
   ///
   /// fp16_only (auto whose first update chose FP16, with look-ahead): the later updates launch
-  /// only the FP16 path (GemmOptions::cuda_auto_tf32_needed); tf32_skipped() then says whether
-  /// one of them chose TF32, i.e. the factors are wrong and the LU must be done again without.
-  void run(int nb, Variant variant, const GemmOptions& options, bool fp16_only = false) {
-    device_synchronize();  // the streams below do not wait for the default stream's work
-    const bool ahead = streams_ != nullptr;
-    const cudaStream_t panel = ahead ? streams_->panel : nullptr, update = ahead ? streams_->update : nullptr;
-    GemmOptions gemm_options = options;
-    if (ahead) gemm_options.cuda_max_blocks = streams_->update_sms;
-    PhaseClock update_clock;
+  /// only the FP16 path (DeviceAuto::tf32_needed); tf32_skipped() then says whether one of them
+  /// chose TF32, i.e. the factors are wrong and the LU must be done again without.
+  void run(int nb, Variant variant, bool fp16_only = false) {
+    const bool ahead = lookahead_ != nullptr;
+    const cudaStream_t panel = ahead ? lookahead_->streams.panel : run_.stream;
+    const cudaStream_t update = ahead ? lookahead_->streams.update : run_.stream;
+    // The GEMM contexts: with look-ahead the two streams' (the update's SM budget on both),
+    // else the solve's.
+    Context& panel_gemm = ahead ? *lookahead_->panel_gemm : run_.ctx;
+    Context& update_gemm = ahead ? *lookahead_->update_gemm : run_.ctx;
+    panel_blas_ = run_.libs.blas(panel);
+    panel_dense_ = run_.libs.dense(panel);
+    update_blas_ = run_.libs.blas_second(update);
+    PhaseClock update_clock(clock_.enabled(), update);
     update_clock.reserve(6 * static_cast<std::size_t>(n_ / std::max(nb, 1) + 2));
-    update_clock.set_stream(update);
-    StreamEvent trsm_done, update_done, swap_done, converted;
+    StreamEvent trsm_done, update_done, swap_done, converted, started;
+    if (ahead) {  // the look-ahead's streams start after the solve's stream's work so far
+      started.record(run_.stream);
+      started.wait(panel);
+      started.wait(update);
+    }
     // The equilibration's columns right of the first block (factorize() converted only the
     // first block's): with look-ahead on the update stream, beside the first panel, the next
     // block's columns first (`converted`: the first panel's stream waits for them before the
@@ -139,36 +162,36 @@ class BlockedLu {
     const int convert_mid = std::min(n_, convert_c0_ + nb);
     const bool split_first_swap = ahead && convert_rest && convert_mid < n_;
     if (convert_rest) {
-      const LaunchStream on_update(update);
       if (ahead)
         update_clock.mark("equilibrate_rest");
       else
         mark("equilibrate");
-      kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+      kernels::equilibrate_columns(update, convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
                                    convert_c0_, ahead ? convert_mid : n_, f_.col_sum.data());
       if (ahead) {
         converted.record(update);
-        kernels::equilibrate_columns(convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
+        kernels::equilibrate_columns(update, convert_from_, n_, f_.row_scale.data(), f_.col_scale.data(), a_,
                                      convert_mid, n_, f_.col_sum.data());
         update_clock.mark(nullptr);
       }
     }
     Handover handover;
-    HostTimes update_host;
+    HostTimes update_host(run_.plan.host_times);
     bool first_update = true;  // touched by the panel thread only until its first trsm post
 
     // A22 -= L21 U12 for the columns c.. c + m of the block at j (width w), through the variant.
-    auto update_columns = [&](HostTimes& host, int j, int w, int c, int m) {
+    auto update_columns = [&](Context& gemm_context, HostTimes& host, int j, int w, int c, int m) {
       const auto timed = host.time(HostTimes::update);
-      GemmOptions o = gemm_options;
       // auto's choice stays on the device, except in the first call (reported)
-      o.cuda_auto_on_device = ahead && !first_update;
-      if (o.cuda_auto_on_device && fp16_only_) o.cuda_auto_tf32_needed = tf32_needed_.data();
+      DeviceAuto on_device;
+      if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
+      const bool gated = ahead && !first_update;
       const int rest = n_ - j - w;
-      const GemmInfo gi = tcsolve::gemm(Backend::cuda, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j), n_,
-                                        t(j, j + w), n_, 1.0f, t(c, j + w), n_, o);
+      const GemmInfo gi = cuda::gemm(gemm_context, variant, Op::n, Op::n, m, rest, w, -1.0f, t(c, j), n_,
+                                     t(j, j + w), n_, 1.0f, t(c, j + w), n_, run_.gemm, gated ? &on_device : nullptr);
       if (first_update) {
         f_.resolved = gi.resolved;
+        f_.kernels = gi.kernels;
         fp16_only_ = fp16_only && variant == Variant::auto_ && gi.resolved == Variant::ec_fp16;
         if (!gi.note.empty()) f_.note += (f_.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
         first_update = false;
@@ -178,17 +201,15 @@ class BlockedLu {
     // columns and their update (on the panel's path): the rest of U12 and the rest of the update.
     auto update_side = [&](int j, int w) {
       const int rest = n_ - j - w, next = std::min(nb, rest);
-      const LaunchStream on_update(update);
       if (ahead) trsm_done.wait(update);
       if (rest > next) {
         {
           const auto timed = update_host.time(HostTimes::trsm);
           if (ahead) update_clock.mark("trsm_rest");
-          TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_second(), update));
-          trsm(blas_second(), j, w, j + w + next, rest - next);
+          trsm(update, update_blas_, j, w, j + w + next, rest - next);
           if (ahead) update_clock.mark("update");
         }
-        update_columns(update_host, j, w, j + w + next, rest - next);
+        update_columns(update_gemm, update_host, j, w, j + w + next, rest - next);
       }
       if (ahead) {
         update_clock.mark(nullptr);
@@ -221,7 +242,7 @@ class BlockedLu {
     } joiner{update_thread, handover};
 
     {
-      const OnStream on_panel(panel);
+      panel_ = panel;
       clock_.set_stream(panel);
       const auto enqueue_start = Clock::now();
       factor_block(0, std::min(nb, n_));
@@ -244,17 +265,17 @@ class BlockedLu {
           // The first block's permutation right of the next block's columns likewise, after the
           // equilibration's columns there (split_first_swap).
           const bool split = j == 0 && split_first_swap && j + w < convert_mid;
-          kernels::apply_block_permutation(a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
+          kernels::apply_block_permutation(panel, a_, n_, n_, j, w, origin_.data(), f_.perm.data(),
                                            block_scratch_.data(), /*right_only=*/ahead,
                                            split ? convert_mid : -1);
           if (ahead && (j > 0 || split)) {
             swap_done.record(panel);
-            const LaunchStream on_update(update);
             swap_done.wait(update);
             if (split)
-              kernels::move_block_permutation_columns(a_, n_, n_, j, w, block_scratch_.data(), convert_mid, n_);
+              kernels::move_block_permutation_columns(update, a_, n_, n_, j, w, block_scratch_.data(), convert_mid,
+                                                      n_);
             else
-              kernels::move_block_permutation_left(a_, n_, n_, j, w, block_scratch_.data());
+              kernels::move_block_permutation_left(update, a_, n_, n_, j, w, block_scratch_.data());
           }
         }
         if (rest == 0) break;
@@ -269,11 +290,11 @@ class BlockedLu {
         mark("trsm");
         {
           const auto timed = host_.time(HostTimes::trsm);
-          trsm(blas(), j, w, j + w, next, /*plain=*/true);
+          trsm(panel, panel_blas_, j, w, j + w, next, /*plain=*/true);
         }
         if (ahead) trsm_done.record(panel);
         mark(ahead ? "update_next" : "update");
-        update_columns(host_, j, w, j + w, next);
+        update_columns(panel_gemm, host_, j, w, j + w, next);
         if (ahead)
           handover.post(Handover::trsm, j);  // after the first update_columns (first_update)
         else
@@ -283,10 +304,10 @@ class BlockedLu {
       mark("pivots");
       const double enqueued = seconds(enqueue_start, Clock::now());
       if (ahead) update_thread.join();
-      if (env_is("TCSOLVE_SOLVER_HOST_TIME", "on")) {  // how long the host took to enqueue the LU
-        std::fprintf(stderr, "lu: enqueued in %.2f ms (host)\n", 1e3 * enqueued);
-        host_.print();
-        update_host.print();
+      if (run_.plan.host_times) {  // how long the host took to enqueue the LU
+        clock_.add("host_enqueue", enqueued);
+        host_.report(clock_, "host_panel_");
+        update_host.report(clock_, "host_update_");
       }
       if (ahead) {
         handover.rethrow();
@@ -295,7 +316,8 @@ class BlockedLu {
       }
       mark(nullptr);
     }
-    clock_.set_stream(nullptr);
+    clock_.set_stream(run_.stream);
+    panel_ = run_.stream;
     finish();
     mark("pivots");
     mark(nullptr);
@@ -310,7 +332,7 @@ class BlockedLu {
   }
 
   /// Whether an update of a fp16_only run chose TF32 and was skipped (reads a flag back).
-  bool tf32_skipped() { return fp16_only_ && tf32_needed_.download()[0] != 0; }
+  bool tf32_skipped() { return fp16_only_ && tf32_needed_.download(run_.stream)[0] != 0; }
 
   /// T(i, j): A_s(j, i).
   float* t(int i, int j) { return a_ + i + elements(j, n_); }
@@ -320,12 +342,12 @@ class BlockedLu {
 
   /// The block of w columns at c0 (rows c0..n-1), its interchanges inside it only.
   void factor_block(int c0, int w) {
-    mark("panel");  // leaves and joins; TCSOLVE_SOLVER_PHASES=detail tells them apart
+    mark("panel");  // leaves and joins; CudaLuPlan::Phases::detail tells them apart
     block_lo_ = c0;
     block_hi_ = c0 + w;
     {
       const auto timed = host_.time(HostTimes::swap);
-      kernels::reset_origin(origin_.data(), c0, n_);
+      kernels::reset_origin(panel_, origin_.data(), c0, n_);
     }
     factor_columns(c0, w);
   }
@@ -344,10 +366,10 @@ class BlockedLu {
       const float one = 1.0f, minus_one = -1.0f;
       const auto timed = host_.time(HostTimes::join);
       // U12 of the right half (A_s's rows c0.. c0 + w1, columns c0 + w1 ..): trsm.cu's kernel
-      if (plain_trsm_ || !kernels::trsm_lower_unit(t(c0, c0), t(c0 + w1, c0), n_, w1, w2))
-        TCSOLVE_CUBLAS_CHECK(cublasStrsm(blas(), CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+      if (plain_trsm_ || !kernels::trsm_lower_unit(panel_, t(c0, c0), t(c0 + w1, c0), n_, w1, w2))
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                          CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
-      TCSOLVE_CUBLAS_CHECK(cublasSgemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
+      TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
                                        t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1),
                                        n_));
     }
@@ -362,11 +384,13 @@ class BlockedLu {
   ///
   /// `plain` (U12 of the next block's columns, on the panel's path): one call of trsm.cu's kernel
   /// (in A_s's terms L11^-1 A12, row-major), 44 us where cublasStrsm took 150 (launches and
-  /// internal steps, not flops, set the time at 512 x 512); TCSOLVE_SOLVER_TRSM=kernel: the rest
-  /// too, TCSOLVE_SOLVER_TRSM=cublas: one cublasStrsm per part (to compare).
-  void trsm(cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
+  /// internal steps, not flops, set the time at 512 x 512); CudaLuPlan::Trsm::kernel: the rest
+  /// too, CudaLuPlan::Trsm::cublas: one cublasStrsm per part (to compare). On `stream`, with the
+  /// handle `h` bound to it.
+  void trsm(cudaStream_t stream, cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
     const float one = 1.0f, minus_one = -1.0f;
-    if ((plain || kernel_trsm_) && !plain_trsm_ && kernels::trsm_lower_unit(t(j, j), t(x0, j), n_, w, rows))
+    if ((plain || kernel_trsm_) && !plain_trsm_ &&
+        kernels::trsm_lower_unit(stream, t(j, j), t(x0, j), n_, w, rows))
       return;
     if (w <= kTrsmLeaf || plain_trsm_ || plain) {
       TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
@@ -374,17 +398,17 @@ class BlockedLu {
       return;
     }
     const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
-    trsm(h, j, w1, x0, rows);
+    trsm(stream, h, j, w1, x0, rows);
     // X2 U22 = B2 - X1 U12
     TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
                                      t(j, j + w1), n_, &one, t(x0, j + w1), n_));
-    trsm(h, j + w1, w2, x0, rows);
+    trsm(stream, h, j + w1, w2, x0, rows);
   }
 
   /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).
   void finish() {
-    f_.perm_host = f_.perm.download();
-    const std::vector<int> infos = infos_.download();
+    f_.perm_host = f_.perm.download(run_.stream);
+    const std::vector<int> infos = infos_.download(run_.stream);
     if (infos[0] > 0) f_.zero_pivot = infos[0] - 1;
     for (std::size_t l = 1; l < infos.size() && f_.zero_pivot < 0; ++l)
       if (infos[l] > 0)
@@ -398,25 +422,25 @@ class BlockedLu {
     if (detail_) mark("panel");
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
-      kernels::factor_leaf(a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
-                           origin_.data());
+      kernels::factor_leaf(panel_, leaf_variant_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
+                           block_hi_, origin_.data());
       return;
     }
     // cuSOLVER: the leaf's rows c0..n-1 are T's columns: transposed to a column-major m x w
     // copy, factored, transposed back; sgetrf's ipiv composed into pairs, applied in the block.
     const int m = n_ - c0;
     const float one = 1.0f, zero = 0.0f;
-    cublasHandle_t h = blas();
+    cublasHandle_t h = panel_blas_;
     TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
-                                     panel_.data(), m, panel_.data(), m));
-    TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(dense(), m, w, panel_.data(), m, work_.data(), ipiv_.data(),
+                                     leaf_copy_.data(), m, leaf_copy_.data(), m));
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(panel_dense_, m, w, leaf_copy_.data(), m, work_.data(), ipiv_.data(),
                                             infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
-    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, panel_.data(), m, &zero,
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, leaf_copy_.data(), m, &zero,
                                      t(c0, c0), n_, t(c0, c0), n_));
-    kernels::compose_interchanges(ipiv_.data(), c0, w, n_, pairs_.data());
+    kernels::compose_interchanges(panel_, ipiv_.data(), c0, w, n_, pairs_.data());
     if (detail_) mark("swap");
     const auto timed = host_.time(HostTimes::swap);
-    kernels::apply_row_pairs_in_block(a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
+    kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
   }
 
   void mark(const char* next) {
@@ -424,32 +448,36 @@ class BlockedLu {
     clock_.mark(next);
   }
 
-  /// TCSOLVE_SOLVER_PHASES=detail: phase marks around every leaf and join ("panel",
-  /// "panel_update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
-  /// "panel" phase per block.
-  bool detail_ = env_is("TCSOLVE_SOLVER_PHASES", "detail");
-
   /// Widest diagonal block that trsm() hands to cublasStrsm.
   static constexpr int kTrsmLeaf = 64;
-  /// TCSOLVE_SOLVER_TRSM=cublas: U12 and the joins' solves by one cublasStrsm each (to compare).
-  bool plain_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "cublas");
-  /// TCSOLVE_SOLVER_TRSM=kernel: the rest of U12 by trsm.cu's kernel too.
-  bool kernel_trsm_ = env_is("TCSOLVE_SOLVER_TRSM", "kernel");
 
+  DeviceRun& run_;
   DeviceLu& f_;
   PhaseClock& clock_;
   int n_;
   float* a_;
+  kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
   int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
   DeviceBuffer<int> pairs_;
   DeviceBuffer<int> infos_;          ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
   DeviceBuffer<int> origin_;         ///< the block's composed interchanges (row_swap.cu)
   DeviceBuffer<int> block_scratch_;  ///< apply_block_permutation's scratch
   int block_lo_ = 0, block_hi_ = 0;  ///< the block being factored
-  DeviceBuffer<float> panel_, work_;
+  DeviceBuffer<float> leaf_copy_, work_;  ///< cuSOLVER leaves: the column-major copy, sgetrf's work
   DeviceBuffer<int> ipiv_;
-  const LookaheadStreams* streams_ = nullptr;  ///< null: one stream (the default)
+  const SolverLibraries::Lookahead* lookahead_ = nullptr;  ///< null: one stream (the solve's)
+  cudaStream_t panel_ = nullptr;  ///< the panel's stream while run() enqueues, else the solve's
+  cublasHandle_t panel_blas_ = nullptr, update_blas_ = nullptr;  ///< bound to the panel's, update's stream
+  cusolverDnHandle_t panel_dense_ = nullptr;                     ///< bound to the panel's stream
   HostTimes host_;
+  /// CudaLuPlan::Phases::detail: phase marks around every leaf and join ("panel",
+  /// "panel_update"; about 1000 events at n = 16384, which cost the GPU about 1.5 ms), else one
+  /// "panel" phase per block.
+  bool detail_;
+  /// CudaLuPlan::Trsm::cublas: U12 and the joins' solves by one cublasStrsm each (to compare).
+  bool plain_trsm_;
+  /// CudaLuPlan::Trsm::kernel: the rest of U12 by trsm.cu's kernel too.
+  bool kernel_trsm_;
   bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
   const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
@@ -458,14 +486,13 @@ class BlockedLu {
 
 }  // namespace
 
-DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const GemmOptions& gemm_options,
-                   PhaseClock& clock) {
+DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock) {
   // auto: the updates after the first launch their FP16 path only (the first chose FP16; its
   // TF32 split and kernel, gated off on the device, cost 20-60 us a call); should one of them
-  // choose TF32 after all, the LU is done again with both paths (TCSOLVE_SOLVER_AUTO=both: always
-  // both, to compare). The factors are the same either way.
-  const bool fp16_only = variant == Variant::auto_ && !env_is("TCSOLVE_SOLVER_AUTO", "both");
-  const bool retry = env_is("TCSOLVE_SOLVER_AUTO", "retry");  // tests: the repeat as if TF32 were chosen
+  // choose TF32 after all, the LU is done again with both paths (CudaLuPlan::AutoPaths::both:
+  // always both, to compare). The factors are the same either way.
+  const bool fp16_only = variant == Variant::auto_ && run.plan.auto_paths != CudaLuPlan::AutoPaths::both;
+  const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;  // tests: as if TF32 were chosen
   for (int attempt = 0;; ++attempt) {
     const int n = s.n;
     DeviceLu f;
@@ -484,16 +511,16 @@ DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const
     {
       DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
       DeviceBuffer<double> norm(1);
-      kernels::equilibrate_rows(s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
-      kernels::equilibrate_columns(s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0,
-                                   first, f.col_sum.data());
-      f.norm_a = norm.download()[0];
+      kernels::equilibrate_rows(run.stream, s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+      kernels::equilibrate_columns(run.stream, s.a.data(), n, f.row_scale.data(), f.col_scale.data(),
+                                   f.lu.data(), 0, first, f.col_sum.data());
+      f.norm_a = norm.download(run.stream)[0];
     }
     clock.mark(nullptr);
 
-    BlockedLu lu(f, clock);
+    BlockedLu lu(run, f, clock);
     lu.convert_rest(s.a.data(), first);
-    lu.run(nb, variant, gemm_options, fp16_only && attempt == 0);
+    lu.run(nb, variant, fp16_only && attempt == 0);
     if (!lu.tf32_skipped() && !(retry && attempt == 0)) {
       if (attempt > 0)
         f.note += (f.note.empty() ? "" : "; ") +

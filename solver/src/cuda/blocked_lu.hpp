@@ -25,20 +25,20 @@ struct DeviceLu {
   double norm_a = 0;    ///< ||A||_inf of the FP64 A
   int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot, or -1
   Variant resolved = Variant::fp32_simt;
+  CudaKernels kernels = CudaKernels::automatic;  ///< the first trailing update's GemmInfo::kernels
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
 /// back (the device is idle afterwards).
-DeviceLu factorize(const DeviceSystem& s, Variant variant, int block_size, const GemmOptions& gemm_options,
-                   PhaseClock& clock);
+DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock);
 
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {
   Eigen::VectorXd row, col;
-  explicit HostScales(const DeviceLu& f) : row(f.n), col(f.n) {
-    copy_to_host(row.data(), f.row_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double));
-    copy_to_host(col.data(), f.col_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double));
+  HostScales(const DeviceRun& run, const DeviceLu& f) : row(f.n), col(f.n) {
+    copy_to_host(row.data(), f.row_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double), run.stream);
+    copy_to_host(col.data(), f.col_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double), run.stream);
   }
 };
 

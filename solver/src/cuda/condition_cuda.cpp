@@ -12,8 +12,9 @@
 
 namespace tcsolve::cuda {
 
-DeviceConditionOps::DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f)
-    : s_(s),
+DeviceConditionOps::DeviceConditionOps(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f)
+    : run_(run),
+      s_(s),
       f_(f),
       y_(elements(s.n, kMaxColumns)),
       host_(elements(s.n, kMaxColumns)),
@@ -25,10 +26,10 @@ void DeviceConditionOps::times_a(Eigen::MatrixXd& y) {
   const int n = s_.n;
   const double one = 1.0, zero = 0.0;
   if (y.cols() != 1) throw InvalidInput("DeviceConditionOps::times_a: one column");
-  copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double));
+  copy_to_device(u_.data(), y.data(), static_cast<std::size_t>(n) * sizeof(double), run_.stream);
   TCSOLVE_CUBLAS_CHECK(
-      cublasDgemv(blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
-  copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double));
+      cublasDgemv(run_.blas(), CUBLAS_OP_N, n, n, &one, s_.a.data(), n, u_.data(), 1, &zero, au_.data(), 1));
+  copy_to_host(y.data(), au_.data(), static_cast<std::size_t>(n) * sizeof(double), run_.stream);
 }
 
 int DeviceConditionOps::columns(const Eigen::MatrixXd& w) const {
@@ -42,9 +43,9 @@ void DeviceConditionOps::solve(Eigen::MatrixXd& w) {
     for (int i = 0; i < n; ++i)
       host_[elements(n, c) + static_cast<std::size_t>(i)] =
           static_cast<float>(w(f_.perm_host[static_cast<std::size_t>(i)], c));
-  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
-  kernels::lu_solve(f_.lu.data(), n, n, y_.data(), k, scratch_.data());
-  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float), run_.stream);
+  kernels::lu_solve(run_.stream, f_.lu.data(), n, n, y_.data(), k, scratch_.data());
+  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float), run_.stream);
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < n; ++i) w(i, c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
 }
@@ -54,14 +55,14 @@ void DeviceConditionOps::solve_transpose(Eigen::MatrixXd& w) {
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < n; ++i)
       host_[elements(n, c) + static_cast<std::size_t>(i)] = static_cast<float>(w(i, c));
-  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float));
+  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float), run_.stream);
   const float one = 1.0f;
-  cublasHandle_t h = blas();
+  cublasHandle_t h = run_.blas();
   TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                                    CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
   TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                    CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
-  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float));
+  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float), run_.stream);
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < n; ++i)
       w(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(n, c) + static_cast<std::size_t>(i)];

@@ -26,7 +26,7 @@ namespace tcsolve::cuda {
 /// A x in FP64 for the resolution check by cublasDgemv.
 class DeviceConditionOps {
  public:
-  DeviceConditionOps(const DeviceSystem& s, const DeviceLu& f);
+  DeviceConditionOps(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f);
 
   detail::EquilibratedInverse inverse(const HostScales& scales) {
     return detail::EquilibratedInverse(
@@ -45,6 +45,7 @@ class DeviceConditionOps {
   void solve(Eigen::MatrixXd& w);
   void solve_transpose(Eigen::MatrixXd& w);
 
+  const DeviceRun& run_;
   const DeviceSystem& s_;
   const DeviceLu& f_;
   DeviceBuffer<float> y_;

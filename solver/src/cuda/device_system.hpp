@@ -11,6 +11,7 @@
 
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
+#include "device_run.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/solver/system.hpp"
 
@@ -29,7 +30,7 @@ struct DeviceSystem {
 };
 
 /// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
-DeviceSystem upload(const LinearSystem& sys);
+DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys);
 
 /// A norm of A summed on the device (`sum`, unscaled) as detail::norm_inf / norm_1 define it:
 /// the device's sum where it lies in [2^-900, 2^900] (then so does the largest |a_ij| within a
@@ -38,16 +39,16 @@ DeviceSystem upload(const LinearSystem& sys);
 detail::ScaledNorm safe_norm(double sum, const Eigen::MatrixXd& A, bool rows);
 
 /// ||A||_inf of the device A (a fixed summation order; the cpu's may differ in the last bits).
-detail::ScaledNorm norm_inf(const DeviceSystem& s, const Eigen::MatrixXd& A);
+detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const Eigen::MatrixXd& A);
 
 /// ||A||_1: the maximum of the column sums the equilibration left in col_sum (device), on the host.
-detail::ScaledNorm norm_1(const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A);
+detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A);
 
 /// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
 class DeviceChecker {
  public:
-  DeviceChecker(const DeviceSystem& s, detail::ScaledNorm norm_a)
-      : s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
+  DeviceChecker(const DeviceRun& run, const DeviceSystem& s, detail::ScaledNorm norm_a)
+      : run_(run), s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
 
   /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
   detail::Assessment assess(const double* x);
@@ -55,6 +56,7 @@ class DeviceChecker {
   const double* r() const { return r_.data(); }
 
  private:
+  const DeviceRun& run_;
   const DeviceSystem& s_;
   detail::ScaledNorm norm_a_;
   DeviceBuffer<double> r_;

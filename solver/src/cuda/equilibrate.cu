@@ -126,17 +126,17 @@ __global__ void __launch_bounds__(kTile* kTileRows)
   }
 }
 
-void row_pass(const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
+void row_pass(cudaStream_t stream, const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
   const int chunks = row_chunks(n);
   const int chunk_cols = ceil_div(n, chunks);
   double* pmax = workspace;
   double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
-  TCSOLVE_CUDA_CHECK(cudaMemset(norm_inf, 0, sizeof(double)));  // +0.0: the bits of the smallest sum
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(norm_inf, 0, sizeof(double), stream));  // +0.0: the bits of the smallest sum
   const unsigned row_blocks = static_cast<unsigned>(ceil_div(n, kThreads));
-  row_partial_kernel<<<dim3(row_blocks, static_cast<unsigned>(chunks)), kThreads>>>(a, n, chunk_cols, pmax,
+  row_partial_kernel<<<dim3(row_blocks, static_cast<unsigned>(chunks)), kThreads, 0, stream>>>(a, n, chunk_cols, pmax,
                                                                                     psum);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  row_finish_kernel<<<row_blocks, kThreads>>>(pmax, psum, n, chunks, row_scale,
+  row_finish_kernel<<<row_blocks, kThreads, 0, stream>>>(pmax, psum, n, chunks, row_scale,
                                               reinterpret_cast<unsigned long long*>(norm_inf));
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
@@ -145,16 +145,15 @@ void row_pass(const double* a, int n, double* row_scale, double* norm_inf, doubl
 
 std::size_t equilibrate_workspace_doubles(int n) { return 2 * static_cast<std::size_t>(kMaxChunks) * n + 1; }
 
-void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
-  row_pass(a, n, row_scale, norm_inf, workspace);
+void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_scale, double* norm_inf, double* workspace) {
+  row_pass(stream, a, n, row_scale, norm_inf, workspace);
 }
 
-void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
+void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum) {
   c0 = std::max(c0, 0);
   c1 = std::min(c1, n);
   if (c0 >= c1) return;
-  const cudaStream_t stream = launch_stream();
   col_scale_kernel<<<static_cast<unsigned>(std::min(c1 - c0, 65535)), kThreads, 0, stream>>>(
       a, n, c0, c1, row_scale, col_scale, col_sum);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
@@ -165,14 +164,14 @@ void equilibrate_columns(const double* a, int n, const double* row_scale, double
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
+void equilibrate(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace) {
-  equilibrate_rows(a, n, row_scale, norm_inf, workspace);
-  equilibrate_columns(a, n, row_scale, col_scale, a_s, 0, n);
+  equilibrate_rows(stream, a, n, row_scale, norm_inf, workspace);
+  equilibrate_columns(stream, a, n, row_scale, col_scale, a_s, 0, n);
 }
 
-void norm_inf(const double* a, int n, double* norm, double* workspace) {
-  row_pass(a, n, nullptr, norm, workspace);
+void norm_inf(CUstream_st* stream, const double* a, int n, double* norm, double* workspace) {
+  row_pass(stream, a, n, nullptr, norm, workspace);
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -25,7 +25,7 @@ struct Fp64Solve {
 
 /// x = A^-1 b by cuSOLVER FP64 dgetrf + dgetrs on a copy of the device A (the copies of A and b
 /// are made before the timed part).
-Fp64Solve fp64_lu_solve(const DeviceSystem& s, double* x, bool timed = false);
+Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, bool timed = false);
 
 /// The FP64 LU of the equilibrated A_s = R A C on the device (cuSOLVER dgetrf), for the fallback
 /// and the condition estimate. The constructor throws InvalidInput for an exactly singular A:
@@ -33,7 +33,7 @@ Fp64Solve fp64_lu_solve(const DeviceSystem& s, double* x, bool timed = false);
 /// host's A, before the LU), then dgetrf's info or a non-finite diagonal entry of U.
 class DeviceFp64Lu {
  public:
-  DeviceFp64Lu(const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f);
+  DeviceFp64Lu(const DeviceRun& run, const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f);
 
   /// W := A_s^-1 W (transpose: A_s^-T W) by dgetrs, through the device.
   void solve(Eigen::MatrixXd& w, bool transpose);
@@ -45,6 +45,7 @@ class DeviceFp64Lu {
   }
 
  private:
+  const DeviceRun& run_;
   int n_;
   DeviceBuffer<double> lu_;
   DeviceBuffer<int> ipiv_, info_;

@@ -50,14 +50,17 @@ Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd& sigma, std::uint64_t seed)
   const int n = static_cast<int>(sigma.size());
   if (n < 1) throw InvalidInput("randsvd_matrix: empty sigma");
   const std::size_t nn = elements(n, n);
-  cusolverDnHandle_t solver = dense();
-  cublasHandle_t h = blas();
+  Context ctx;  // for this call: handles made and destroyed here, work on the default stream
+  const cudaStream_t stream = ctx.stream();
+  SolverLibraries& libraries = SolverLibraries::of(ctx);
+  cusolverDnHandle_t solver = libraries.dense(stream);
+  cublasHandle_t h = libraries.blas(stream);
 
   DeviceBuffer<double> g(2 * nn);  // G_U then G_V, each n x n with leading dimension n
   DeviceBuffer<double> scaled(nn);
   double* q[2] = {g.data(), g.data() + nn};
-  kernels::gaussian_fill(q[0], nn, seed, 0);
-  kernels::gaussian_fill(q[1], nn, seed, 1);
+  kernels::gaussian_fill(stream, q[0], nn, seed, 0);
+  kernels::gaussian_fill(stream, q[1], nn, seed, 1);
 
   DeviceBuffer<double> tau(static_cast<std::size_t>(n));
   int lwork_qr = 0, lwork_q = 0;

@@ -1,13 +1,15 @@
 // Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
-// random_kernels.cu, triangular.cu), called by the cuda path (cuda/*.cpp). Plain C++
-// signatures (no CUDA or Eigen types): every pointer is device memory, matrices are column-major
-// unless a launcher says otherwise (lu_solve's LU is row-major), the LU's kernels (panel.cu,
-// row_swap.cu) run on tcsolve::cuda::launch_stream() and the others on the default stream; a
-// launcher returns once its kernels are enqueued and throws CudaError when a launch fails.
+// random_kernels.cu, triangular.cu), called by the solver's cuda path and generate_cuda.cpp.
+// Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
+// column-major unless a launcher says otherwise (lu_solve's LU is row-major); every launcher
+// enqueues on the stream it is given first (cudaStream_t is CUstream_st*), returns once its
+// kernels are enqueued and throws CudaError when a launch fails.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+struct CUstream_st;
 
 namespace tcsolve::cuda::kernels {
 
@@ -24,28 +26,38 @@ std::size_t equilibrate_workspace_doubles(int n);
 /// detail::equilibration_exponent; a_s (n x n FP32, ROW-MAJOR: a_s(i, j) at a_s + i n + j) =
 /// fp32_rn((row_scale[i] a_ij) col_scale[j]); *norm_inf = ||A||_inf = max_i sum_j |a_ij| (row sums in a fixed
 /// order: deterministic, but not the cpu's order). A must be finite.
-void equilibrate(const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
+void equilibrate(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,
                  double* workspace);
 
-/// equilibrate() in two steps: the row scales and ||A||_inf (on the default stream), then, for the
-/// columns [c0, c1) (any split of [0, n), in any order, gives bitwise equilibrate()'s results),
-/// their scales and their columns of a_s, on launch_stream() after the first step; col_sum (not
+/// equilibrate() in two steps: the row scales and ||A||_inf, then, for the columns [c0, c1) (any
+/// split of [0, n), in any order, gives bitwise equilibrate()'s results), their scales and their
+/// columns of a_s, ordered after the first step (the same stream, or one that waits for it); col_sum (not
 /// null): also col_sum[j] = sum_i |a_ij| for those columns (||A||_1 = max_j col_sum[j]), summed
 /// in a fixed order, from the same reads.
-void equilibrate_rows(const double* a, int n, double* row_scale, double* norm_inf, double* workspace);
-void equilibrate_columns(const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
+void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_scale, double* norm_inf, double* workspace);
+void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum = nullptr);
 
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).
-void norm_inf(const double* a, int n, double* norm, double* workspace);
+void norm_inf(CUstream_st* stream, const double* a, int n, double* norm, double* workspace);
 
 // --- panel.cu ---------------------------------------------------------------------------------
 
+/// Which build of the 32-column leaf kernel runs (CudaLuPlan::leaf_chunk, leaf_ahead; all give
+/// bitwise the same factors): its register columns rotate every `chunk` steps (2, or 8, 4, 1 to
+/// compare); `ahead`: each step posts the next column's pivot candidate before the rest of its
+/// update (else after it).
+struct LeafVariant {
+  int chunk = 2;
+  bool ahead = true;
+};
+
 /// Width of the leaves factor_leaf() takes for order n on this device (32, 16 or 8: the cluster
 /// holds 16 * 256 * 128 / width rows), or 0 when it cannot run here (compute capability other
-/// than 9.0, n too large, or the cluster not schedulable).
-int leaf_width(int n);
+/// than 9.0, n too large, or the cluster not schedulable). Throws InvalidInput for a chunk other
+/// than 1, 2, 4, 8.
+int leaf_width(int n, LeafVariant leaf = {});
 
 /// LU with partial pivoting of the leaf: rows c0..n-1, columns c0..c0+w-1 (w <= leaf_width(n))
 /// of the row-major a (row r at a + r ld), in place, its rows permuted (L below, U on top);
@@ -54,7 +66,7 @@ int leaf_width(int n);
 /// With `origin` (not null), the kernel also does apply_row_pairs_in_block's work: the same rows
 /// move in the columns [block_lo, block_hi) outside the leaf, and origin[dst] = old origin[src]
 /// (one launch per leaf instead of two).
-void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
+void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
 
 // --- trsm.cu -----------------------------------------------------------------------------------
@@ -63,11 +75,11 @@ void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, 
 inline constexpr int kTrsmMaxRows = 1024;
 
 /// B := L^-1 B for the unit lower triangular L (w x w, its strict lower part read) and B (w x
-/// cols), both ROW-MAJOR with leading dimension ld (L(i, j) at l + i ld + j), on launch_stream():
+/// cols), both ROW-MAJOR with leading dimension ld (L(i, j) at l + i ld + j), on stream:
 /// one CTA per 8 columns of B, forward substitution in row blocks of 64 (deterministic; forward
 /// substitution's error bound). Returns false, enqueueing nothing, when w > kTrsmMaxRows (the
 /// caller then uses cublasStrsm).
-bool trsm_lower_unit(const float* l, float* b, int ld, int w, int cols);
+bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int w, int cols);
 
 // --- row_swap.cu -------------------------------------------------------------------------------
 
@@ -76,13 +88,13 @@ inline std::size_t interchange_scratch_ints(int w) { return 1 + 4 * static_cast<
 
 /// The pairs of the w <= kMaxLeafWidth sequential exchanges ipiv[0..w) (1-based within rows
 /// j..n-1, as cuSOLVER's sgetrf returns them) in LAPACK's order (interchanges.hpp).
-void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs);
+void compose_interchanges(CUstream_st* stream, const int* ipiv, int j, int w, int n, int* pairs);
 
 /// Moves the rows of the pairs (row dst receives the old row src) in the columns of the
 /// row-major a (n x n, leading dimension ld) outside [c0, c0 + w), and perm[dst] = old perm[src].
 /// pairs: interchange_scratch_ints(w) ints, [count, dst[0..2w), src[0..2w)], count <= 2w, the
 /// rows in [c0, n) and the dst set equal to the src set (a permutation of the moved rows).
-void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
+void apply_row_pairs(CUstream_st* stream, float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
 
 /// The LU's leaf interchanges inside a block of columns [block_lo, block_hi) (which contains the
 /// leaf [c0, c0 + w), w <= kMaxLeafWidth): the rows of the pairs (as for apply_row_pairs) move
@@ -91,14 +103,14 @@ void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, i
 /// (all its reads, then all its writes) and one block for origin: a launch of a few microseconds
 /// for a 512-column block. The leaf kernel (factor_leaf with origin) does the same work itself;
 /// this launcher serves the cuSOLVER leaves.
-void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
+void apply_row_pairs_in_block(CUstream_st* stream, float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
                               int* origin);
 
 /// origin[i] = i for j <= i < n (0 <= j <= n; origin: n device ints, those below j untouched): at
 /// the start of the block at column j, every row holds itself; apply_row_pairs_in_block (or
 /// factor_leaf with origin) then keeps origin[i] = the row (at the block's start) that row i
 /// holds now, and apply_block_permutation applies that permutation outside the block.
-void reset_origin(int* origin, int j, int n);
+void reset_origin(CUstream_st* stream, int* origin, int j, int n);
 
 /// Ints of apply_block_permutation's scratch for order n: 1 + 3n (the count, then the dst and
 /// src lists and a copy of perm's moved entries, n each at most).
@@ -126,47 +138,47 @@ std::size_t block_permutation_scratch_ints(int n);
 /// n); the others then move with move_block_permutation_left() or _columns(), which read the
 /// scratch this call left (the LU runs them on another stream, off the panel's path, before the
 /// next block's call).
-void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm,
+void apply_block_permutation(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* origin, int* perm,
                              int* scratch, bool right_only = false, int right_end = -1);
 
 /// The moves of apply_block_permutation(a, ld, n, j, w, origin, perm, scratch, true, ...) in the
 /// columns [c0, c1), all left of the block or all right of it, from the scratch that call left
 /// (nothing else read); _left: the columns [0, j).
-void move_block_permutation_columns(float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1);
-void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch);
+void move_block_permutation_columns(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1);
+void move_block_permutation_left(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* scratch);
 
 // --- refine_kernels.cu -------------------------------------------------------------------------
 
 /// out[c] = max_i |scale[i] x(i, c)| for a rows x cols matrix x (leading dimension ld; scale
 /// nullptr: 1), NaN when an entry is NaN. exponent (nullptr: not written): e with out[c] = f 2^e,
 /// f in [1/2, 1) (std::frexp), 0 when out[c] is 0 or not finite.
-void column_max_abs(const double* x, int ld, int rows, int cols, const double* scale, double* out,
+void column_max_abs(CUstream_st* stream, const double* x, int ld, int rows, int cols, const double* scale, double* out,
                     int* exponent);
 
 /// a_s(i, j) = (row_scale[i] a(i, j)) col_scale[j] for the n x n FP64 a (leading dimension n;
 /// a_s likewise, not a): the equilibrated A_s in FP64, as the cpu path forms it.
-void scale_copy(const double* a, int n, const double* row_scale, const double* col_scale, double* a_s);
+void scale_copy(CUstream_st* stream, const double* a, int n, const double* row_scale, const double* col_scale, double* a_s);
 
 /// y(i, c) = fp32_rn(ldexp(row_scale[perm[i]] r(perm[i], c), -exponent[c])) for i < n, c < cols:
 /// P R r scaled by a power of two per column (r: leading dimension ld; y: leading dimension n).
-void scale_permute_to_fp32(const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
+void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
                            const int* exponent, float* y);
 
 /// d(i, c) = (col_scale[i] double(y(i, c))) 2^exponent[c] (y, d: leading dimension n).
-void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, const int* exponent,
+void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const double* col_scale, const int* exponent,
                      double* d);
 
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
-void masked_add(double* x, const double* d, int n, int cols, const int* mask);
+void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask);
 
 /// y[i] = x[i] / s for i < n, correctly rounded (the cpu's Eigen `x / s`); y may be x.
-void divide(const double* x, int n, double s, double* y);
+void divide(CUstream_st* stream, const double* x, int n, double s, double* y);
 
 // --- random_kernels.cu ------------------------------------------------------------------------
 
 /// x[2p], x[2p + 1] = philox::gaussian_pair(seed, stream, p) for 2p, 2p + 1 < count: `count`
 /// standard normal numbers (tcsolve/solver/philox.hpp), the same for any launch shape.
-void gaussian_fill(double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream);
+void gaussian_fill(CUstream_st* on, double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream);
 
 // --- triangular.cu ----------------------------------------------------------------------------
 
@@ -180,6 +192,6 @@ std::size_t lu_solve_scratch_ints(int n, int cols);
 /// content on entry; cleared here). Each solve is backward stable (gamma_{n+2}) and the result is
 /// bitwise the same on every call with the same inputs. Throws InvalidInput unless n >= 1,
 /// ld >= n and cols >= 1.
-void lu_solve(const float* lu, int ld, int n, float* y, int cols, int* scratch);
+void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch);
 
 }  // namespace tcsolve::cuda::kernels

@@ -1,4 +1,4 @@
-// The CUDA libraries of the solver's cuda path (libraries.hpp).
+// The solver's state in a Context and the cuSOLVER check (libraries.hpp).
 #include "libraries.hpp"
 
 #include <cuda_runtime.h>
@@ -53,34 +53,72 @@ void cusolver_check(cusolverStatus_t status, const char* expr, const char* file,
 
 namespace {
 
-/// A cuBLAS handle in the default math mode (FP32 TRSM and SGEMM without TF32).
-cublasHandle_t make_blas_handle() {
-  cublasHandle_t h = nullptr;
-  TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
-  TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+/// `h`, made on first use in the default math mode and host pointer mode, bound to `stream`
+/// (cublasSetStream only when `bound_to` differs: it also resets the handle's workspace).
+cublasHandle_t bound(cublasHandle_t& h, cudaStream_t& bound_to, cudaStream_t stream) {
+  if (h == nullptr) {
+    TCSOLVE_CUBLAS_CHECK(cublasCreate(&h));
+    TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    TCSOLVE_CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+  } else if (bound_to == stream) {
+    return h;
+  }
+  TCSOLVE_CUBLAS_CHECK(cublasSetStream(h, stream));
+  bound_to = stream;
   return h;
 }
 
+const char kSolverKey = 0;  ///< the key of SolverLibraries in a Context
+
 }  // namespace
 
-cublasHandle_t blas() {
-  static const cublasHandle_t handle = make_blas_handle();
-  return handle;
+SolverLibraries& SolverLibraries::of(Context& ctx) {
+  if (Context::Attachment* a = ctx.attachment(&kSolverKey)) return static_cast<SolverLibraries&>(*a);
+  return static_cast<SolverLibraries&>(ctx.attach(&kSolverKey, std::make_unique<SolverLibraries>()));
 }
 
-cublasHandle_t blas_second() {
-  static const cublasHandle_t handle = make_blas_handle();
-  return handle;
+SolverLibraries::~SolverLibraries() {  // errors dropped: a destructor
+  lookahead_16_.panel_gemm.reset();
+  lookahead_16_.update_gemm.reset();
+  lookahead_32_.panel_gemm.reset();
+  lookahead_32_.update_gemm.reset();
+  destroy_lookahead_streams(lookahead_16_.streams);
+  destroy_lookahead_streams(lookahead_32_.streams);
+  if (blas_ != nullptr) cublasDestroy(blas_);
+  if (blas_second_ != nullptr) cublasDestroy(blas_second_);
+  if (dense_ != nullptr) cusolverDnDestroy(dense_);
 }
 
-/// The cuSOLVER dense handle (default stream), created once.
-cusolverDnHandle_t dense() {
-  static const cusolverDnHandle_t handle = [] {
-    cusolverDnHandle_t h = nullptr;
-    TCSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&h));
-    return h;
-  }();
-  return handle;
+cublasHandle_t SolverLibraries::blas(cudaStream_t stream) { return bound(blas_, blas_stream_, stream); }
+
+cublasHandle_t SolverLibraries::blas_second(cudaStream_t stream) {
+  return bound(blas_second_, blas_second_stream_, stream);
+}
+
+cusolverDnHandle_t SolverLibraries::dense(cudaStream_t stream) {
+  if (dense_ == nullptr) {
+    TCSOLVE_CUSOLVER_CHECK(cusolverDnCreate(&dense_));
+  } else if (dense_stream_ == stream) {
+    return dense_;
+  }
+  TCSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(dense_, stream));
+  dense_stream_ = stream;
+  return dense_;
+}
+
+const SolverLibraries::Lookahead& SolverLibraries::lookahead(int panel_sms) {
+  Lookahead& l = panel_sms == 32 ? lookahead_32_ : lookahead_16_;
+  bool& made = panel_sms == 32 ? made_32_ : made_16_;
+  if (!made) {
+    l.streams = make_lookahead_streams(panel_sms == 32 ? 32u : 16u);
+    if (l.streams.unavailable.empty()) {
+      l.panel_gemm = std::make_unique<Context>(l.streams.panel);
+      l.update_gemm = std::make_unique<Context>(l.streams.update);
+      l.update_gemm->set_max_blocks(l.streams.update_sms);
+    }
+    made = true;
+  }
+  return l;
 }
 
 void require_device(const std::string& what) {

@@ -1,12 +1,17 @@
-// The CUDA libraries of the solver's cuda path (cuda/*.cpp): one cuBLAS
-// and one cuSOLVER dense handle on the default stream, the cuSOLVER status check, and the
-// device check. Internal to tcsolve::solver; host code built with CUDA only.
+// The solver's state inside a tcsolve::cuda::Context (context.hpp): its cuBLAS and cuSOLVER
+// handles and the LU's look-ahead streams, made on first use and destroyed with the context;
+// the cuSOLVER status check; the device check. Internal to tcsolve::solver; host code built
+// with CUDA only.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <memory>
 #include <string>
+
+#include "lookahead.hpp"
+#include "tcsolve/gemm/context.hpp"
 
 namespace tcsolve::cuda {
 
@@ -17,20 +22,41 @@ const char* cusolver_status_name(cusolverStatus_t s);
 /// CUSOLVER_STATUS_SUCCESS.
 void cusolver_check(cusolverStatus_t status, const char* expr, const char* file, int line);
 
-/// The solver's cuBLAS handle (default stream, default math mode, host pointer mode), created on
-/// first use and never destroyed (as the gemm library's: the runtime may be gone at exit).
-cublasHandle_t blas();
-
-/// A second cuBLAS handle like blas(), for work on a second stream at the same time (a handle's
-/// workspace must not serve two streams at once): the LU's look-ahead runs part of U12's TRSM
-/// beside the panel.
-cublasHandle_t blas_second();
-
-/// The cuSOLVER dense handle (default stream), created on first use.
-cusolverDnHandle_t dense();
-
 /// Throws Unavailable "<what>: no usable CUDA device (...)" without a usable device.
 void require_device(const std::string& what);
+
+/// The solver's handles of one context. A handle is bound to a stream when it is asked for;
+/// the default math mode (FP32 TRSM and SGEMM without TF32) and host pointer mode are set.
+class SolverLibraries : public Context::Attachment {
+ public:
+  /// The context's solver state, made on the first call.
+  static SolverLibraries& of(Context& ctx);
+  ~SolverLibraries() override;
+
+  /// The first cuBLAS handle, bound to `stream`.
+  cublasHandle_t blas(cudaStream_t stream);
+  /// A second cuBLAS handle, for work on a second stream at the same time (a handle's
+  /// workspace must not serve two streams at once): the look-ahead's update stream.
+  cublasHandle_t blas_second(cudaStream_t stream);
+  /// The cuSOLVER dense handle, bound to `stream`.
+  cusolverDnHandle_t dense(cudaStream_t stream);
+
+  /// The look-ahead streams with `panel_sms` SMs left to the panel (made on first use per
+  /// value; lookahead.hpp), and GEMM contexts on them: `update_gemm` with the update's SM
+  /// budget. `unavailable` set: none could be made.
+  struct Lookahead {
+    LookaheadStreams streams;
+    std::unique_ptr<Context> panel_gemm, update_gemm;
+  };
+  const Lookahead& lookahead(int panel_sms);
+
+ private:
+  cublasHandle_t blas_ = nullptr, blas_second_ = nullptr;
+  cusolverDnHandle_t dense_ = nullptr;
+  cudaStream_t blas_stream_ = nullptr, blas_second_stream_ = nullptr, dense_stream_ = nullptr;
+  Lookahead lookahead_16_, lookahead_32_;
+  bool made_16_ = false, made_32_ = false;
+};
 
 }  // namespace tcsolve::cuda
 

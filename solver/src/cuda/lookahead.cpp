@@ -6,8 +6,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <mutex>
 #include <string>
 
 namespace tcsolve::cuda {
@@ -26,7 +24,7 @@ F driver_function(const char* name, std::string& missing) {
   return reinterpret_cast<F>(f);
 }
 
-LookaheadStreams make_streams() {
+LookaheadStreams make_streams(unsigned kPanelSms) {
   LookaheadStreams s;
   int device = 0, major = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -56,9 +54,7 @@ LookaheadStreams make_streams() {
     s.unavailable = missing;
     return s;
   }
-  // one 16-CTA cluster of the leaf kernel; TCSOLVE_SOLVER_PANEL_SMS=32 leaves two groups (to compare)
-  const char* wanted = std::getenv("TCSOLVE_SOLVER_PANEL_SMS");
-  const unsigned kPanelSms = wanted && std::string(wanted) == "32" ? 32u : 16u;
+  // 16: one 16-CTA cluster of the leaf kernel; 32 leaves two groups (to compare)
   CUdevice dev = 0;
   CUdevResource all{}, panel{}, rest{};
   unsigned groups = 1;
@@ -86,6 +82,7 @@ LookaheadStreams make_streams() {
     return s;
   }
   s.update = reinterpret_cast<cudaStream_t>(update);
+  s.green = green;
   s.update_sms = static_cast<int>(rest.sm.smCount);
   s.panel_sms = sms - s.update_sms;
   return s;
@@ -93,11 +90,20 @@ LookaheadStreams make_streams() {
 
 }  // namespace
 
-const LookaheadStreams& lookahead_streams() {
-  static std::once_flag once;
-  static LookaheadStreams streams;
-  std::call_once(once, [] { streams = make_streams(); });
-  return streams;
+LookaheadStreams make_lookahead_streams(unsigned panel_sms) { return make_streams(panel_sms); }
+
+void destroy_lookahead_streams(LookaheadStreams& s) noexcept {
+  std::string missing;
+  if (s.update != nullptr) {
+    if (auto destroy = driver_function<CUresult (*)(CUstream)>("cuStreamDestroy", missing))
+      destroy(reinterpret_cast<CUstream>(s.update));
+  }
+  if (s.panel != nullptr) cudaStreamDestroy(s.panel);
+  if (s.green != nullptr) {
+    if (auto destroy = driver_function<CUresult (*)(CUgreenCtx)>("cuGreenCtxDestroy", missing))
+      destroy(static_cast<CUgreenCtx>(s.green));
+  }
+  s = LookaheadStreams{};
 }
 
 }  // namespace tcsolve::cuda

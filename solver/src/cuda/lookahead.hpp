@@ -22,12 +22,17 @@ struct LookaheadStreams {
   int update_sms = 0;             ///< SMs of the update's partition (the GEMM's block limit)
   int panel_sms = 0;              ///< SMs left to the panel (one co-scheduled group)
   std::string unavailable;        ///< why not, when the streams could not be made (then both null)
+  void* green = nullptr;          ///< the update stream's green context (CUgreenCtx)
 };
 
-/// The look-ahead streams of the current device, made on first use and kept for the process
-/// (green contexts are expensive to make). `unavailable` is set, and the streams null, where the
-/// driver lacks green contexts or the device cannot be split so that a 16-CTA cluster fits the
-/// panel's group (not compute capability 9.0, fewer than 32 SMs).
-const LookaheadStreams& lookahead_streams();
+/// Makes look-ahead streams on the current device with `panel_sms` (16 or 32) SMs left to the
+/// panel (SolverLibraries keeps them per context: green contexts are expensive to make).
+/// `unavailable` is set, and the streams null, where the driver lacks green contexts or the
+/// device cannot be split so that a 16-CTA cluster fits the panel's group (not compute
+/// capability 9.0, fewer than 32 SMs).
+LookaheadStreams make_lookahead_streams(unsigned panel_sms);
+
+/// Destroys what make_lookahead_streams made (nothing when unavailable); errors are dropped.
+void destroy_lookahead_streams(LookaheadStreams& streams) noexcept;
 
 }  // namespace tcsolve::cuda

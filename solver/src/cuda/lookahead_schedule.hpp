@@ -1,8 +1,7 @@
 // The look-ahead schedule's tools (blocked_lu.cpp, BlockedLu::run): Handover, the per-block
 // hand-over between the LU's two host threads (the panel thread and the update thread);
 // StreamEvent, the CUDA event that orders the panel and update streams (lookahead.hpp makes the
-// streams); OnStream, which binds the solver's cuBLAS and cuSOLVER handles and the thread's launch
-// stream to one of them. Internal to tcsolve::solver; host code built with CUDA only.
+// streams). Internal to tcsolve::solver; host code built with CUDA only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,7 +10,6 @@
 #include <exception>
 #include <mutex>
 
-#include "libraries.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -80,28 +78,6 @@ class StreamEvent {
 
  private:
   cudaEvent_t e_ = nullptr;
-};
-
-/// Binds the solver's cuBLAS and cuSOLVER handles and the thread's launch stream to `stream`
-/// while in scope (back to the default stream afterwards).
-class OnStream {
- public:
-  explicit OnStream(cudaStream_t stream) : launch_(stream) { bind(stream); }
-  ~OnStream() {
-    try {
-      bind(nullptr);
-    } catch (...) {  // destructors do not throw
-    }
-  }
-  OnStream(const OnStream&) = delete;
-  OnStream& operator=(const OnStream&) = delete;
-
- private:
-  static void bind(cudaStream_t stream) {
-    TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas(), stream));
-    TCSOLVE_CUSOLVER_CHECK(cusolverDnSetStream(dense(), stream));
-  }
-  LaunchStream launch_;
 };
 
 }  // namespace tcsolve::cuda

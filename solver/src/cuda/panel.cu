@@ -555,9 +555,10 @@ int cluster_size(const LeafKernel& k, int m) {
   return (m + rows - 1) / rows;
 }
 
-/// The launch of one cluster of `clusters` CTAs of this kernel on launch_stream(); the
+/// The launch of one cluster of `clusters` CTAs of this kernel on `stream`; the
 /// configuration points to `attribute`, which must outlive it.
-cudaLaunchConfig_t cluster_launch(const LeafKernel& k, int clusters, cudaLaunchAttribute& attribute) {
+cudaLaunchConfig_t cluster_launch(cudaStream_t stream, const LeafKernel& k, int clusters,
+                                  cudaLaunchAttribute& attribute) {
   attribute.id = cudaLaunchAttributeClusterDimension;
   attribute.val.clusterDim.x = static_cast<unsigned>(clusters);
   attribute.val.clusterDim.y = 1;
@@ -566,7 +567,7 @@ cudaLaunchConfig_t cluster_launch(const LeafKernel& k, int clusters, cudaLaunchA
   config.gridDim = dim3(static_cast<unsigned>(clusters));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = k.shared_bytes;
-  config.stream = launch_stream();
+  config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
   return config;
@@ -582,7 +583,7 @@ bool schedulable(const LeafKernel& k, int clusters) {
     return false;
   }
   cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_launch(k, clusters, attribute);
+  const cudaLaunchConfig_t config = cluster_launch(nullptr, k, clusters, attribute);
   int active = 0;
   if (cudaOccupancyMaxActiveClusters(&active, k.kernel, &config) != cudaSuccess) {
     cudaGetLastError();
@@ -593,13 +594,15 @@ bool schedulable(const LeafKernel& k, int clusters) {
 
 /// The first kernel, widest leaf first, whose cluster for m = n rows the device can run; null
 /// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered for
-/// the last n: the LU asks once per leaf.
-const LeafKernel* kernel_for(int n) {
+/// the last n and variant (a cache of a property of the device, guarded by a mutex): the LU asks
+/// once per leaf.
+const LeafKernel* kernel_for(int n, LeafVariant leaf) {
   // The 32-column leaf rotates its registers every 2 steps and posts column i + 1's candidate
   // before the rest of step i's update (session 6: leaves 37.7 -> 35.8-36.1 ms at n = 16384).
-  // To compare: TCSOLVE_SOLVER_LEAF_CHUNK=8, 4 or 1 (steps per rotation; 8 was session 5's, the
-  // code then twice as large: ncu found 15% of its stall samples to be instruction-cache
-  // misses) and TCSOLVE_SOLVER_LEAF_AHEAD=off (each step posts its own column's candidate).
+  // To compare (LeafVariant, the plan's leaf_chunk and leaf_ahead): 8, 4 or 1 steps per
+  // rotation (8 was session 5's, the code then twice as large: ncu found 15% of its stall
+  // samples to be instruction-cache misses) and no look-ahead (each step posts its own
+  // column's candidate).
   static const LeafKernel variants[8][3] = {
       {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
       {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
@@ -609,10 +612,10 @@ const LeafKernel* kernel_for(int n) {
       {leaf_kernel_of<32, 4, 8>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
       {leaf_kernel_of<32, 4, 4>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
       {leaf_kernel_of<32, 4, 1>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()}};
-  const char* chunk = std::getenv("TCSOLVE_SOLVER_LEAF_CHUNK");  // read per call: tests switch
-  const char* ahead = std::getenv("TCSOLVE_SOLVER_LEAF_AHEAD");
-  const std::string c = chunk ? chunk : "";
-  const int variant = (c == "8" ? 1 : c == "4" ? 2 : c == "1" ? 3 : 0) + (ahead && std::string(ahead) == "off" ? 4 : 0);
+  const int c = leaf.chunk;
+  if (c != 2 && c != 8 && c != 4 && c != 1)
+    throw InvalidInput("leaf kernel: registers rotate every 1, 2, 4 or 8 steps, got " + std::to_string(c));
+  const int variant = (c == 8 ? 1 : c == 4 ? 2 : c == 1 ? 3 : 0) + (leaf.ahead ? 0 : 4);
   const LeafKernel* kernels = variants[variant];
   static std::mutex mutex;
   static int cached_n = -1, cached_device = -1, cached_variant = -1;
@@ -640,19 +643,19 @@ const LeafKernel* kernel_for(int n) {
 
 }  // namespace
 
-int leaf_width(int n) {
-  const LeafKernel* k = kernel_for(n);
+int leaf_width(int n, LeafVariant leaf) {
+  const LeafKernel* k = kernel_for(n, leaf);
   return k ? k->width : 0;
 }
 
-void factor_leaf(float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo, int block_hi,
+void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo, int block_hi,
                  int* origin) {
-  const LeafKernel* k = kernel_for(n);
+  const LeafKernel* k = kernel_for(n, leaf);
   if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
     throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " of n = " + std::to_string(n) + " is not a leaf this device can factor");
   cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_launch(*k, cluster_size(*k, n - c0), attribute);
+  const cudaLaunchConfig_t config = cluster_launch(stream, *k, cluster_size(*k, n - c0), attribute);
   if (origin != nullptr && (block_lo < 0 || block_lo > c0 || c0 + w > block_hi || block_hi > n))
     throw InvalidInput("factor_leaf: leaf c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " not inside the block [" + std::to_string(block_lo) + ", " +

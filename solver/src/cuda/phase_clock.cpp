@@ -2,7 +2,6 @@
 #include "phase_clock.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "tcsolve/gemm/cuda_check.hpp"
 
@@ -59,12 +58,10 @@ std::vector<std::pair<std::string, double>> PhaseClock::totals() {
   return sums;
 }
 
-void HostTimes::print() const {
+void HostTimes::report(PhaseClock& clock, const std::string& prefix) const {
   if (!on_) return;
-  static const char* names[] = {"leaf", "swap", "join", "trsm", "update", "marks"};
-  std::fprintf(stderr, "lu host ms:");
-  for (int k = 0; k < kinds; ++k) std::fprintf(stderr, " %s %.2f", names[k], 1e3 * seconds_[k]);
-  std::fprintf(stderr, "\n");
+  static const char* const names[] = {"leaf", "swap", "join", "trsm", "update", "marks"};
+  for (int k = 0; k < kinds; ++k) clock.add(prefix + names[k], seconds_[k]);
 }
 
 }  // namespace tcsolve::cuda

@@ -1,6 +1,6 @@
 // Times of the cuda path's phases (SolveTimes.phases): PhaseClock, device times of named phases
 // from CUDA events; HostTimes, the host's seconds spent enqueueing the LU's kinds of work
-// (TCSOLVE_SOLVER_HOST_TIME=on). Factorization and refinement as a whole are timed by the host
+// (CudaLuPlan::host_times). Factorization and refinement as a whole are timed by the host
 // clock around device-synchronized phases (host_clock.hpp, solver_cuda.cpp). Internal to
 // tcsolve::solver; host code built with CUDA only.
 #pragma once
@@ -13,16 +13,17 @@
 #include <vector>
 
 #include "../host_clock.hpp"
-#include "env.hpp"
 
 namespace tcsolve::cuda {
 
-/// Device times of named phases: mark("panel") records an event on the default stream that
+/// Device times of named phases: mark("panel") records an event on its stream that
 /// closes the open phase and opens "panel"; mark(nullptr) closes it. totals() waits for the
 /// last event and sums the segments per name, in the order the names first appeared.
 class PhaseClock {
  public:
-  PhaseClock() = default;
+  /// enabled false (CudaLuPlan::Phases::off): no events at all (to see what the marks cost the
+  /// host); `stream`: where the marks go until set_stream().
+  PhaseClock(bool enabled, cudaStream_t stream) : enabled_(enabled), stream_(stream) {}
   PhaseClock(const PhaseClock&) = delete;
   PhaseClock& operator=(const PhaseClock&) = delete;
   ~PhaseClock();
@@ -34,9 +35,12 @@ class PhaseClock {
 
   void mark(const char* next);
 
-  /// The stream of the following marks (nullptr: the default stream). A phase must open and
-  /// close on the same stream: mark(nullptr) before switching.
+  /// The stream of the following marks. A phase must open and close on the same stream:
+  /// mark(nullptr) before switching.
   void set_stream(cudaStream_t stream) { stream_ = stream; }
+
+  /// Whether marks record events (false: CudaLuPlan::Phases::off).
+  bool enabled() const { return enabled_; }
 
   /// Adds `seconds` to the phase `name` of totals() (phases measured elsewhere).
   void add(const std::string& name, double seconds) { added_.emplace_back(name, seconds); }
@@ -48,18 +52,17 @@ class PhaseClock {
     std::string name;
     std::size_t from, to;
   };
-  /// TCSOLVE_SOLVER_PHASES=off: no events at all (to see what the marks cost the host).
-  bool enabled_ = !env_is("TCSOLVE_SOLVER_PHASES", "off");
+  bool enabled_;
   std::vector<cudaEvent_t> events_, spare_;
   std::vector<Segment> segments_;
   std::vector<std::pair<std::string, double>> added_;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_;
   long open_ = -1;
   std::string open_name_;
 };
 
-/// TCSOLVE_SOLVER_HOST_TIME=on: host seconds spent enqueueing each kind of LU work, printed to
-/// stderr at the end of the LU (to see whether the host or the device sets the pace).
+/// CudaLuPlan::host_times: host seconds spent enqueueing each kind of LU work, returned as phases
+/// (to see whether the host or the device sets the pace).
 class HostTimes {
  public:
   struct Scope {
@@ -71,11 +74,14 @@ class HostTimes {
     }
   };
   enum Kind { leaf, swap, join, trsm, update, marks, kinds };
+  /// on: CudaLuPlan::host_times.
+  explicit HostTimes(bool on) : on_(on) {}
   Scope time(Kind k) { return Scope{*this, k}; }
-  void print() const;
+  /// Adds the times as phases "<prefix>leaf", ... (seconds) to `clock` (nothing when off).
+  void report(PhaseClock& clock, const std::string& prefix) const;
 
  private:
-  bool on_ = env_is("TCSOLVE_SOLVER_HOST_TIME", "on");
+  bool on_;
   double seconds_[kinds] = {};
 };
 

@@ -33,12 +33,12 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void gaussian_fill(double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream) {
+void gaussian_fill(CUstream_st* on, double* x, std::size_t count, std::uint64_t seed, std::uint32_t stream) {
   if (count == 0) return;
   const std::uint64_t pairs = (static_cast<std::uint64_t>(count) + 1) / 2;
   const unsigned blocks =
       static_cast<unsigned>(std::min<std::uint64_t>(ceil_div<std::uint64_t>(pairs, kThreads), kMaxBlocks));
-  gaussian_kernel<<<blocks, kThreads>>>(x, count, seed, stream);
+  gaussian_kernel<<<blocks, kThreads, 0, on>>>(x, count, seed, stream);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

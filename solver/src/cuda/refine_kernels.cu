@@ -118,38 +118,38 @@ dim3 grid(int n, int cols) {
 
 }  // namespace
 
-void column_max_abs(const double* x, int ld, int rows, int cols, const double* scale, double* out,
+void column_max_abs(CUstream_st* stream, const double* x, int ld, int rows, int cols, const double* scale, double* out,
                     int* exponent) {
-  column_max_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads>>>(x, ld, rows, cols, scale, out,
+  column_max_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads, 0, stream>>>(x, ld, rows, cols, scale, out,
                                                                                 exponent);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void scale_copy(const double* a, int n, const double* row_scale, const double* col_scale, double* a_s) {
-  scale_copy_kernel<<<grid(n, n), kThreads>>>(a, n, row_scale, col_scale, a_s);
+void scale_copy(CUstream_st* stream, const double* a, int n, const double* row_scale, const double* col_scale, double* a_s) {
+  scale_copy_kernel<<<grid(n, n), kThreads, 0, stream>>>(a, n, row_scale, col_scale, a_s);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void scale_permute_to_fp32(const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
+void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
                            const int* exponent, float* y) {
-  to_fp32_kernel<<<grid(n, cols), kThreads>>>(r, ld, n, cols, row_scale, perm, exponent, y);
+  to_fp32_kernel<<<grid(n, cols), kThreads, 0, stream>>>(r, ld, n, cols, row_scale, perm, exponent, y);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void unscale_to_fp64(const float* y, int n, int cols, const double* col_scale, const int* exponent,
+void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const double* col_scale, const int* exponent,
                      double* d) {
-  to_fp64_kernel<<<grid(n, cols), kThreads>>>(y, n, cols, col_scale, exponent, d);
+  to_fp64_kernel<<<grid(n, cols), kThreads, 0, stream>>>(y, n, cols, col_scale, exponent, d);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void masked_add(double* x, const double* d, int n, int cols, const int* mask) {
-  masked_add_kernel<<<grid(n, cols), kThreads>>>(x, d, n, cols, mask);
+void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask) {
+  masked_add_kernel<<<grid(n, cols), kThreads, 0, stream>>>(x, d, n, cols, mask);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void divide(const double* x, int n, double s, double* y) {
+void divide(CUstream_st* stream, const double* x, int n, double s, double* y) {
   if (n <= 0) return;
-  divide_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads>>>(x, n, s, y);
+  divide_kernel<<<static_cast<unsigned>(ceil_div(n, kThreads)), kThreads, 0, stream>>>(x, n, s, y);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -13,13 +13,14 @@
 
 namespace tcsolve::cuda {
 
-DeviceRefinement::DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a,
-                                   Refinement method, PhaseClock& clock)
-    : s_(s),
+DeviceRefinement::DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f,
+                                   detail::ScaledNorm norm_a, Refinement method, PhaseClock& clock)
+    : run_(run),
+      s_(s),
       f_(f),
       method_(method),
       clock_(clock),
-      checker_(s, norm_a),
+      checker_(run, s, norm_a),
       x_(elements(s.n, s.nrhs)),
       best_(elements(s.n, s.nrhs)),
       d_(elements(s.n, s.nrhs)),
@@ -57,52 +58,52 @@ std::vector<double> DeviceRefinement::correct(const std::vector<bool>& done) {
     lu_apply(checker_.r(), d_.data(), k);
   } else {
     clock_.mark("gmres");
-    device_memset(d_.data(), 0, d_.size() * sizeof(double));  // the columns done keep d = 0
+    device_memset(d_.data(), 0, d_.size() * sizeof(double), run_.stream);  // the columns done keep d = 0
     for (int j = 0; j < k; ++j)
       if (!done[static_cast<std::size_t>(j)])
         inner_iterations_ += gmres(checker_.r() + elements(n, j), d_.data() + elements(n, j));
   }
-  kernels::column_max_abs(d_.data(), n, n, k, nullptr, scratch_.data(), nullptr);
+  kernels::column_max_abs(run_.stream, d_.data(), n, n, k, nullptr, scratch_.data(), nullptr);
   clock_.mark(nullptr);
-  return scratch_.download();
+  return scratch_.download(run_.stream);
 }
 
 void DeviceRefinement::apply(const std::vector<bool>& done) {
   std::vector<int> mask(done.size());
   for (std::size_t j = 0; j < done.size(); ++j) mask[j] = done[j] ? 0 : 1;
-  mask_.upload(mask);
-  kernels::masked_add(x_.data(), d_.data(), s_.n, s_.nrhs, mask_.data());
+  mask_.upload(mask, run_.stream);
+  kernels::masked_add(run_.stream, x_.data(), d_.data(), s_.n, s_.nrhs, mask_.data());
 }
 
 Eigen::MatrixXd DeviceRefinement::best() const {
   Eigen::MatrixXd x(s_.n, s_.nrhs);
-  copy_to_host(x.data(), best_.data(), best_.size() * sizeof(double));
+  copy_to_host(x.data(), best_.data(), best_.size() * sizeof(double), run_.stream);
   return x;
 }
 
 void DeviceRefinement::lu_apply(const double* rhs, double* out, int cols) {
   const int n = s_.n;
-  kernels::column_max_abs(rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
-  kernels::scale_permute_to_fp32(rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
+  kernels::column_max_abs(run_.stream, rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
+  kernels::scale_permute_to_fp32(run_.stream, rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
                                  y_.data());
   if (cublas_solves_) {
     // The row-major LU is T = (LU)^T in cuBLAS's terms: L y = r is T's unit upper part
     // transposed, U y = r its lower part transposed.
     const float one = 1.0f;
-    cublasHandle_t h = blas();
+    cublasHandle_t h = run_.blas();
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
                                      CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                      CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
   } else {
-    kernels::lu_solve(f_.lu.data(), n, n, y_.data(), cols, solve_scratch_.data());
+    kernels::lu_solve(run_.stream, f_.lu.data(), n, n, y_.data(), cols, solve_scratch_.data());
   }
-  kernels::unscale_to_fp64(y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
+  kernels::unscale_to_fp64(run_.stream, y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
 }
 
 double DeviceRefinement::norm2(const double* v) {
   double norm = 0;
-  TCSOLVE_CUBLAS_CHECK(cublasDnrm2(blas(), s_.n, v, 1, &norm));
+  TCSOLVE_CUBLAS_CHECK(cublasDnrm2(run_.blas(), s_.n, v, 1, &norm));
   return norm;
 }
 
@@ -113,13 +114,13 @@ int DeviceRefinement::gmres(const double* r, double* d) {
   if (!(beta > 0) || !std::isfinite(beta)) return 0;  // d = z: r == 0 gives 0; non-finite propagates
   double* v = basis_.data();                          // n x (m + 1), leading dimension n
   auto column = [&](int i) { return v + elements(n, i); };
-  kernels::divide(d, n, beta, column(0));  // v_0 = z / beta
+  kernels::divide(run_.stream, d, n, beta, column(0));  // v_0 = z / beta
   double* h1 = coefficients_.data();
   double* h2 = coefficients_.data() + (m + 1);
   std::vector<double> host(2 * static_cast<std::size_t>(m + 1));
   std::vector<double> h(static_cast<std::size_t>(m + 1));
   const double one = 1.0, zero = 0.0, minus_one = -1.0;
-  cublasHandle_t handle = blas();
+  cublasHandle_t handle = run_.blas();
   detail::GmresLeastSquares ls(m, beta);
   while (ls.size() < m) {
     const int k = ls.size();
@@ -134,16 +135,16 @@ int DeviceRefinement::gmres(const double* r, double* d) {
           cublasDgemv(handle, CUBLAS_OP_N, n, k + 1, &minus_one, v, n, hp, 1, &one, w, 1));  // w -= V hp
     }
     const double h_next = norm2(w);
-    copy_to_host(host.data(), coefficients_.data(), host.size() * sizeof(double));
+    copy_to_host(host.data(), coefficients_.data(), host.size() * sizeof(double), run_.stream);
     for (int i = 0; i <= k; ++i)
       h[static_cast<std::size_t>(i)] =
           host[static_cast<std::size_t>(i)] + host[static_cast<std::size_t>(m + 1 + i)];
-    if (h_next > 0) kernels::divide(w, n, h_next, w);
+    if (h_next > 0) kernels::divide(run_.stream, w, n, h_next, w);
     if (ls.add_column(h.data(), h_next)) break;
   }
   const int k = ls.size();
   const Eigen::VectorXd y = ls.solve();
-  copy_to_device(solution_.data(), y.data(), static_cast<std::size_t>(k) * sizeof(double));
+  copy_to_device(solution_.data(), y.data(), static_cast<std::size_t>(k) * sizeof(double), run_.stream);
   TCSOLVE_CUBLAS_CHECK(
       cublasDgemv(handle, CUBLAS_OP_N, n, k, &one, v, n, solution_.data(), 1, &zero, d, 1));  // d = V y
   return k;

@@ -20,7 +20,6 @@
 
 #include "blocked_lu.hpp"
 #include "device_system.hpp"
-#include "env.hpp"
 #include "phase_clock.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/solver/solver.hpp"
@@ -31,8 +30,8 @@ namespace tcsolve::cuda {
 /// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below).
 class DeviceRefinement {
  public:
-  DeviceRefinement(const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a, Refinement method,
-                   PhaseClock& clock);
+  DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a,
+                   Refinement method, PhaseClock& clock);
 
   /// x = LU^-1 b: the initial solve (both methods).
   void initial_solve();
@@ -43,7 +42,7 @@ class DeviceRefinement {
 
   void apply(const std::vector<bool>& done);
 
-  void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double)); }
+  void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double), run_.stream); }
 
   /// The iterate buffer, for a solution computed elsewhere (the FP64 fallback) or zeroed.
   double* x() { return x_.data(); }
@@ -74,6 +73,7 @@ class DeviceRefinement {
   /// the inner iterations done. r and d are device columns of n doubles (r is not changed).
   int gmres(const double* r, double* d);
 
+  const DeviceRun& run_;
   const DeviceSystem& s_;
   const DeviceLu& f_;
   Refinement method_;
@@ -82,8 +82,8 @@ class DeviceRefinement {
   DeviceBuffer<double> x_, best_, d_;
   DeviceBuffer<float> y_;
   /// The triangular solves: triangular.cu's sync-free row-block solves, or cuBLAS's strsm with
-  /// TCSOLVE_SOLVER_TRSV=cublas (to compare).
-  bool cublas_solves_ = env_is("TCSOLVE_SOLVER_TRSV", "cublas");
+  /// CudaLuPlan::Trsv::cublas (to compare).
+  bool cublas_solves_ = run_.plan.trsv == CudaLuPlan::Trsv::cublas;
   DeviceBuffer<int> solve_scratch_;
   DeviceBuffer<double> scratch_;
   DeviceBuffer<int> exponent_, mask_;

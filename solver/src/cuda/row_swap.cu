@@ -22,7 +22,7 @@
 //                    time (move_columns_slowly). Where the slices of min(2w, n - j) rows cannot
 //                    fit in shared memory, gather_scatter_kernel moves them through a temporary
 //                    device buffer instead (two launches).
-// Every launcher enqueues on tcsolve::cuda::launch_stream() and never synchronizes.
+// Every launcher enqueues on the stream it is given and never synchronizes.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -273,28 +273,28 @@ __global__ void gather_scatter_kernel(float* __restrict__ a, int ld, int n, int 
 
 }  // namespace
 
-void compose_interchanges(const int* ipiv, int j, int w, int n, int* pairs) {
+void compose_interchanges(CUstream_st* stream, const int* ipiv, int j, int w, int n, int* pairs) {
   if (w < 1 || w > kMaxLeafWidth || j < 0 || j + w > n)
     throw InvalidInput("compose_interchanges: panel j = " + std::to_string(j) + ", w = " + std::to_string(w) +
                        " outside n = " + std::to_string(n) + " or wider than " +
                        std::to_string(kMaxLeafWidth));
-  compose_kernel<<<1, kComposeThreads, 5 * static_cast<std::size_t>(w) * sizeof(int), launch_stream()>>>(
+  compose_kernel<<<1, kComposeThreads, 5 * static_cast<std::size_t>(w) * sizeof(int), stream>>>(
       ipiv, j, w, n, pairs);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void apply_row_pairs(float* a, int ld, int n, int c0, int w, const int* pairs, int* perm) {
+void apply_row_pairs(CUstream_st* stream, float* a, int ld, int n, int c0, int w, const int* pairs, int* perm) {
   if (w < 1 || w > kMaxLeafWidth || c0 < 0 || c0 + w > n)
     throw InvalidInput("apply_row_pairs: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " outside n = " + std::to_string(n) + " or wider than " +
                        std::to_string(kMaxLeafWidth));
   const int columns = n - w;
   const unsigned blocks = static_cast<unsigned>((columns + kPairsThreads - 1) / kPairsThreads) + 1;
-  pairs_kernel<<<blocks, kPairsThreads, 0, launch_stream()>>>(a, ld, 0, n, c0, w, pairs, perm);
+  pairs_kernel<<<blocks, kPairsThreads, 0, stream>>>(a, ld, 0, n, c0, w, pairs, perm);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
+void apply_row_pairs_in_block(CUstream_st* stream, float* a, int ld, int c0, int w, int block_lo, int block_hi, const int* pairs,
                               int* origin) {
   if (w < 1 || w > kMaxLeafWidth || block_lo < 0 || c0 < block_lo || c0 + w > block_hi)
     throw InvalidInput("apply_row_pairs_in_block: leaf c0 = " + std::to_string(c0) +
@@ -302,18 +302,18 @@ void apply_row_pairs_in_block(float* a, int ld, int c0, int w, int block_lo, int
                        ", " + std::to_string(block_hi) + ") or wider than " + std::to_string(kMaxLeafWidth));
   const int columns = block_hi - block_lo - w;
   const unsigned blocks = static_cast<unsigned>((columns + kPairsThreads - 1) / kPairsThreads) + 1;
-  pairs_kernel<<<blocks, kPairsThreads, 0, launch_stream()>>>(a, ld, block_lo, block_hi, c0, w, pairs,
+  pairs_kernel<<<blocks, kPairsThreads, 0, stream>>>(a, ld, block_lo, block_hi, c0, w, pairs,
                                                               origin);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void reset_origin(int* origin, int j, int n) {
+void reset_origin(CUstream_st* stream, int* origin, int j, int n) {
   if (j < 0 || j > n)
     throw InvalidInput("reset_origin: j = " + std::to_string(j) + " outside n = " + std::to_string(n));
   if (j == n) return;  // no row
   constexpr int threads = 256;
   reset_origin_kernel<<<static_cast<unsigned>((n - j + threads - 1) / threads), threads, 0,
-                        launch_stream()>>>(origin, j, n);
+                        stream>>>(origin, j, n);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -322,7 +322,7 @@ std::size_t block_permutation_scratch_ints(int n) { return 1 + 3 * static_cast<s
 namespace {
 
 template <int S>
-bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, const int* scratch, int oc_lo,
+bool move_through_shared(cudaStream_t stream, float* a, int ld, int n, int j, int w, int max_moved, const int* scratch, int oc_lo,
                          int oc_hi) {
   constexpr std::size_t kBudget = 96 * 1024;  // two blocks per SM
   const std::size_t bytes = static_cast<std::size_t>(max_moved) * (S * sizeof(float) + 2 * sizeof(int));
@@ -335,22 +335,21 @@ bool move_through_shared(float* a, int ld, int n, int j, int w, int max_moved, c
   }();
   static_cast<void>(configured);
   const unsigned blocks = static_cast<unsigned>((oc_hi - oc_lo + S - 1) / S);
-  move_kernel<S><<<blocks, kMoveThreads, bytes, launch_stream()>>>(a, ld, n, j, w, max_moved, scratch, oc_lo,
+  move_kernel<S><<<blocks, kMoveThreads, bytes, stream>>>(a, ld, n, j, w, max_moved, scratch, oc_lo,
                                                                     oc_hi);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return true;
 }
 
 /// The moves of the compacted rows (scratch) in the outside columns [oc_lo, oc_hi).
-void move_outside_columns(float* a, int ld, int n, int j, int w, const int* scratch, int oc_lo, int oc_hi) {
+void move_outside_columns(cudaStream_t stream, float* a, int ld, int n, int j, int w, const int* scratch, int oc_lo, int oc_hi) {
   if (oc_hi <= oc_lo) return;
   // Partial pivoting moves at most 2w rows: each of the w steps exchanges two.
   const int max_moved = std::min(2 * w, n - j);
-  if (move_through_shared<16>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
-      move_through_shared<8>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
-      move_through_shared<4>(a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi))
+  if (move_through_shared<16>(stream, a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
+      move_through_shared<8>(stream, a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi) ||
+      move_through_shared<4>(stream, a, ld, n, j, w, max_moved, scratch, oc_lo, oc_hi))
     return;
-  cudaStream_t stream = launch_stream();
   const int width = oc_hi - oc_lo;
   float* tmp = nullptr;
   TCSOLVE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&tmp),
@@ -371,31 +370,31 @@ void check_block(const char* who, int ld, int n, int j, int w) {
 
 }  // namespace
 
-void apply_block_permutation(float* a, int ld, int n, int j, int w, const int* origin, int* perm, int* scratch,
+void apply_block_permutation(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* origin, int* perm, int* scratch,
                              bool right_only, int right_end) {
   check_block("apply_block_permutation", ld, n, j, w);
   if (right_end < 0) right_end = n;
   if (right_end < j + w || right_end > n)
     throw InvalidInput("apply_block_permutation: right_end = " + std::to_string(right_end) + " outside [" +
                        std::to_string(j + w) + ", " + std::to_string(n) + "]");
-  compact_kernel<<<1, kCompactThreads, 0, launch_stream()>>>(origin, j, n, perm, scratch);
+  compact_kernel<<<1, kCompactThreads, 0, stream>>>(origin, j, n, perm, scratch);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   // outside column oc: column oc for oc < j (left of the block), oc + w from j on (right of it)
-  move_outside_columns(a, ld, n, j, w, scratch, right_only ? j : 0, right_end - w);
+  move_outside_columns(stream, a, ld, n, j, w, scratch, right_only ? j : 0, right_end - w);
 }
 
-void move_block_permutation_columns(float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1) {
+void move_block_permutation_columns(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* scratch, int c0, int c1) {
   check_block("move_block_permutation_columns", ld, n, j, w);
   const bool left = 0 <= c0 && c1 <= j, right = j + w <= c0 && c1 <= n;
   if (c0 > c1 || !(left || right))
     throw InvalidInput("move_block_permutation_columns: columns [" + std::to_string(c0) + ", " +
                        std::to_string(c1) + ") not all outside the block [" + std::to_string(j) + ", " +
                        std::to_string(j + w) + ") of n = " + std::to_string(n));
-  move_outside_columns(a, ld, n, j, w, scratch, left ? c0 : c0 - w, left ? c1 : c1 - w);
+  move_outside_columns(stream, a, ld, n, j, w, scratch, left ? c0 : c0 - w, left ? c1 : c1 - w);
 }
 
-void move_block_permutation_left(float* a, int ld, int n, int j, int w, const int* scratch) {
-  move_block_permutation_columns(a, ld, n, j, w, scratch, 0, j);
+void move_block_permutation_left(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* scratch) {
+  move_block_permutation_columns(stream, a, ld, n, j, w, scratch, 0, j);
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -16,8 +16,10 @@
 // (A already on the device); the finer phases (SolveTimes.phases) by CUDA events (phase_clock.hpp).
 // Baselines: baselines_cuda.cpp.
 //
-// Everything but the LU's look-ahead runs on the default stream: cuBLAS and cuSOLVER handles of
-// the solver (libraries.hpp), the gemm library's kernels and the copies are ordered by it.
+// Everything runs in the caller's context (SolveOptions::cuda_context, or one made for the solve)
+// and is ordered on its stream, except the LU's look-ahead, which joins back (blocked_lu.cpp):
+// the solver's cuBLAS and cuSOLVER handles in that context (libraries.hpp), the gemm library's
+// kernels and the copies. The solve returns with the stream idle.
 #include "../solver_cuda.hpp"
 
 #include <cstddef>
@@ -31,6 +33,7 @@
 #include "../refinement_rules.hpp"
 #include "blocked_lu.hpp"
 #include "condition_cuda.hpp"
+#include "device_run.hpp"
 #include "device_system.hpp"
 #include "fp64_lu.hpp"
 #include "libraries.hpp"
@@ -55,36 +58,40 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   check_variant(options.variant);
   SolveResult res;
   res.backend = Backend::cuda;
-  PhaseClock clock;
+  ContextFor ctx(options.cuda_context);
+  DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
+  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
 
   auto t = Clock::now();
-  const DeviceSystem s = upload(sys);
+  const DeviceSystem s = upload(run, sys);
   double transfer = seconds(t, Clock::now());
 
   clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
-  device_synchronize();
+  run.synchronize();
   const auto t_start = Clock::now();
-  const DeviceLu f = factorize(s, options.variant, options.block_size, options.gemm, clock);
-  const auto t_factored = Clock::now();  // factorize() ends with a read-back: the device is idle
+  const DeviceLu f = factorize(run, s, options.variant, options.block_size, clock);
+  const auto t_factored = Clock::now();  // factorize() ends with a read-back: the stream is idle
   res.resolved_variant = f.resolved;
+  res.cuda_plan = run.plan;
+  res.gemm_kernels = f.kernels;
 
   std::optional<HostScales> host_scales;  // read back when the fallback or the estimate needs them
   auto scales = [&]() -> const HostScales& {
-    if (!host_scales) host_scales.emplace(f);
+    if (!host_scales) host_scales.emplace(run, f);
     return *host_scales;
   };
-  DeviceRefinement refinement(s, f, safe_norm(f.norm_a, sys.A, true), options.refinement, clock);
+  DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, sys.A, true), options.refinement, clock);
   // The FP64 LU of A_s, made at most once: for the fallback, or for the condition estimate.
   std::optional<DeviceFp64Lu> lu64;
   auto fp64 = [&]() -> DeviceFp64Lu& {
-    if (!lu64) lu64.emplace(sys, s, f);
+    if (!lu64) lu64.emplace(run, sys, s, f);
     return *lu64;
   };
   // The fallback's x = C A_s^-1 R b (the scalings on the host), into the iterate buffer.
   auto fallback_solution = [&]() {
     Eigen::MatrixXd x = sys.b;
     fp64().inverse(scales()).apply(x);
-    copy_to_device(refinement.x(), x.data(), elements(s.n, s.nrhs) * sizeof(double));
+    copy_to_device(refinement.x(), x.data(), elements(s.n, s.nrhs) * sizeof(double), run.stream);
   };
 
   if (f.zero_pivot >= 0) {
@@ -96,7 +103,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     if (options.fallback)
       fallback_solution();
     else
-      device_memset(refinement.x(), 0, elements(s.n, s.nrhs) * sizeof(double));
+      device_memset(refinement.x(), 0, elements(s.n, s.nrhs) * sizeof(double), run.stream);
     clock.mark(nullptr);
     const detail::Assessment a = refinement.assess();
     refinement.keep_best();
@@ -124,9 +131,9 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 
   if (options.estimate_condition) {
     clock.mark("condition");
-    const detail::ScaledNorm norm1 = norm_1(f.col_sum, sys.A);
+    const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, sys.A);
     if (!lu64) {
-      DeviceConditionOps ops(s, f);
+      DeviceConditionOps ops(run, s, f);
       const detail::ConditionEstimate c = detail::estimate_condition(
           norm1, ops.inverse(scales()), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
       if (c.resolved)
@@ -137,7 +144,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64().inverse(scales())).estimate;
     clock.mark(nullptr);
   }
-  device_synchronize();
+  run.synchronize();
   const auto t_end = Clock::now();
   res.time_s.factorization = seconds(t_start, t_factored);
   res.time_s.refinement = seconds(t_factored, t_end);
@@ -154,25 +161,27 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 }
 
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
-                             const GemmOptions& gemm) {
+                             const GemmOptions& gemm, const CudaLuPlan& plan, Context* context) {
   require_device("the cuda LU factorization");
   check_variant(variant);
   LinearSystem sys;
   sys.A = A;
   sys.b = Eigen::MatrixXd::Zero(A.rows(), 1);
-  const DeviceSystem s = upload(sys);
-  PhaseClock clock;
-  const DeviceLu f = factorize(s, variant, block_size, gemm, clock);
+  ContextFor ctx(context);
+  DeviceRun run(ctx.get(), plan, gemm);
+  const DeviceSystem s = upload(run, sys);
+  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
+  const DeviceLu f = factorize(run, s, variant, block_size, clock);
   if (f.zero_pivot >= 0) throw InvalidInput(detail::zero_pivot_message(f.zero_pivot));
   LuFactorization out;
   const int n = s.n;
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major(n, n);
-  copy_to_host(row_major.data(), f.lu.data(), f.lu.size() * sizeof(float));
+  copy_to_host(row_major.data(), f.lu.data(), f.lu.size() * sizeof(float), run.stream);
   out.lu = row_major;
   out.row_scale.resize(n);
   out.col_scale.resize(n);
-  copy_to_host(out.row_scale.data(), f.row_scale.data(), static_cast<std::size_t>(n) * sizeof(double));
-  copy_to_host(out.col_scale.data(), f.col_scale.data(), static_cast<std::size_t>(n) * sizeof(double));
+  copy_to_host(out.row_scale.data(), f.row_scale.data(), static_cast<std::size_t>(n) * sizeof(double), run.stream);
+  copy_to_host(out.col_scale.data(), f.col_scale.data(), static_cast<std::size_t>(n) * sizeof(double), run.stream);
   out.perm = f.perm_host;
   out.resolved_variant = f.resolved;
   return out;

@@ -437,34 +437,34 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
 }
 
 template <bool Upper, int NC, int VEC>
-void launch(const Problem& p) {
+void launch(cudaStream_t stream, const Problem& p) {
   const auto kernel = solve_kernel<Upper, NC, VEC>;
   TCSOLVE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
-  kernel<<<static_cast<unsigned>(p.blocks), kThreads, sizeof(Shared)>>>(p);
+  kernel<<<static_cast<unsigned>(p.blocks), kThreads, sizeof(Shared), stream>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 template <bool Upper, int VEC>
-void launch_columns(const Problem& p, int cols) {
+void launch_columns(cudaStream_t stream, const Problem& p, int cols) {
   switch (cols) {
     case 1:
-      return launch<Upper, 1, VEC>(p);
+      return launch<Upper, 1, VEC>(stream, p);
     case 2:
-      return launch<Upper, 2, VEC>(p);
+      return launch<Upper, 2, VEC>(stream, p);
     case 3:
-      return launch<Upper, 3, VEC>(p);
+      return launch<Upper, 3, VEC>(stream, p);
     default:
-      return launch<Upper, 4, VEC>(p);
+      return launch<Upper, 4, VEC>(stream, p);
   }
 }
 
 template <bool Upper>
-void launch_solve(const Problem& p, int cols, bool vectorized) {
+void launch_solve(cudaStream_t stream, const Problem& p, int cols, bool vectorized) {
   if (vectorized)
-    launch_columns<Upper, 4>(p, cols);
+    launch_columns<Upper, 4>(stream, p, cols);
   else
-    launch_columns<Upper, 1>(p, cols);
+    launch_columns<Upper, 1>(stream, p, cols);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -506,11 +506,11 @@ std::size_t lu_solve_scratch_ints(int n, int cols) {
   return 2 * chunks + static_cast<std::size_t>(ceil_div(n, kBlock)) + 1 + 2 * words;
 }
 
-void lu_solve(const float* lu, int ld, int n, float* y, int cols, int* scratch) {
+void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch) {
   if (n < 1 || cols < 1 || ld < n)
     throw InvalidInput("lu_solve: n = " + std::to_string(n) + ", ld = " + std::to_string(ld) +
                        ", cols = " + std::to_string(cols) + " (need n >= 1, ld >= n, cols >= 1)");
-  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(scratch, 0, lu_solve_scratch_ints(n, cols) * sizeof(int)));
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(scratch, 0, lu_solve_scratch_ints(n, cols) * sizeof(int), stream));
   const Scratch parts = split_scratch(scratch, n, cols);
   // float4 loads need 16-byte rows of the LU and columns of y; n % 4 also keeps the last
   // (partial) column block of the backward sweep whole vectors.
@@ -518,10 +518,10 @@ void lu_solve(const float* lu, int ld, int n, float* y, int cols, int* scratch) 
   for (int chunk = 0; chunk * kMaxCols < cols; ++chunk) {
     const int width = std::min(kMaxCols, cols - chunk * kMaxCols);
     Problem p = forward_problem(lu, ld, n, y, parts, chunk);
-    launch_solve<false>(p, width, vectorized);
+    launch_solve<false>(stream, p, width, vectorized);
     p.ticket += 1;  // the backward launch: its own ticket counter, the next tag
     p.tag += 1;
-    launch_solve<true>(p, width, vectorized);
+    launch_solve<true>(stream, p, width, vectorized);
   }
 }
 

@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace
 
-bool trsm_lower_unit(const float* l, float* b, int ld, int w, int cols) {
+bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int w, int cols) {
   if (w < 1 || cols < 1) return true;
   if (w > kTrsmMaxRows || ld < w || ld < cols) return false;
   const bool vec = reinterpret_cast<std::uintptr_t>(l) % 16 == 0 && ld % 4 == 0;
@@ -217,9 +217,9 @@ bool trsm_lower_unit(const float* l, float* b, int ld, int w, int cols) {
   });
   const unsigned grid = static_cast<unsigned>((cols + kCols - 1) / kCols);
   if (vec)
-    trsm_lower_unit_kernel<true><<<grid, kThreads, bytes, launch_stream()>>>(l, b, ld, w, cols);
+    trsm_lower_unit_kernel<true><<<grid, kThreads, bytes, stream>>>(l, b, ld, w, cols);
   else
-    trsm_lower_unit_kernel<false><<<grid, kThreads, bytes, launch_stream()>>>(l, b, ld, w, cols);
+    trsm_lower_unit_kernel<false><<<grid, kThreads, bytes, stream>>>(l, b, ld, w, cols);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return true;
 }

@@ -14,11 +14,11 @@ namespace {
 
 SolveResult solve(const LinearSystem&, const SolveOptions&) { not_built("the cuda solver"); }
 
-LuFactorization lu_factorize(const Eigen::MatrixXd&, Variant, int, const GemmOptions&) {
+LuFactorization lu_factorize(const Eigen::MatrixXd&, Variant, int, const GemmOptions&, const CudaLuPlan&, Context*) {
   not_built("the cuda LU factorization");
 }
 
-SolveResult solve_baseline(const LinearSystem&, std::string_view method) {
+SolveResult solve_baseline(const LinearSystem&, std::string_view method, Context*) {
   not_built("baseline " + std::string(method));
 }
 

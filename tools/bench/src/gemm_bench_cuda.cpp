@@ -60,7 +60,8 @@ class CudaGemmBench final : public GemmBench {
       C0_ = cuda::DeviceBuffer<float>(size_c_);
       cuda::copy_to_device(C0_.data(), p.C0.data(), size_c_ * sizeof(float));
     }
-    cuda::reference_product_device(Op::n, Op::n, m_, n_, k_, A_.data(), m_, B_.data(), k_, C64_.data(), alpha_,
+    context_.set_time_phases(p.time_phases);
+    cuda::reference_product_device(context_, Op::n, Op::n, m_, n_, k_, A_.data(), m_, B_.data(), k_, C64_.data(), alpha_,
                                    C0_.size() ? C0_.data() : nullptr, beta_);
     cuda::device_synchronize();
   }
@@ -99,7 +100,7 @@ class CudaGemmBench final : public GemmBench {
   }
 
   GemmInfo run(Variant v, std::size_t slot) {
-    return cuda::gemm(v, Op::n, Op::n, m_, n_, k_, alpha_, A_.data() + slot * stride_a_, m_,
+    return cuda::gemm(context_, v, Op::n, Op::n, m_, n_, k_, alpha_, A_.data() + slot * stride_a_, m_,
                       B_.data() + slot * stride_b_, k_, beta_, C_.data() + slot * stride_c_, m_, options_);
   }
 
@@ -109,6 +110,7 @@ class CudaGemmBench final : public GemmBench {
       cuda::copy_device_to_device(C_.data() + slot * stride_c_, C0_.data(), size_c_ * sizeof(float));
   }
 
+  cuda::Context context_;  ///< first: outlives the buffers' last use (the legacy default stream)
   int m_, n_, k_;
   float alpha_, beta_;
   GemmOptions options_;

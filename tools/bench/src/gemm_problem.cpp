@@ -16,6 +16,7 @@ GemmProblem make_gemm_problem(const GemmSetup& setup) {
   fill(setup.dist, rng, p.A.data(), p.A.size());
   fill(setup.dist_b, rng, p.B.data(), p.B.size());
   p.options = setup.options;
+  p.time_phases = setup.time_phases;
   if (setup.update) {
     p.C0.resize(static_cast<std::size_t>(p.m) * p.n);
     fill(setup.dist, rng, p.C0.data(), p.C0.size());

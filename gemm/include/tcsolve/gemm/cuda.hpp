@@ -10,9 +10,10 @@
 // never throw, do nothing and return 0). device_available(), device_name(),
 // gemm() and implements() are declared in gemm.hpp.
 //
-// All pointers named d_* are device memory. Kernels run on the default stream (gemm() on
-// launch_stream(), below): a function returns once its kernel is enqueued (launch errors are
-// thrown at once), and copy_to_host / device_synchronize wait for it.
+// All pointers named d_* are device memory. Work runs on the stream given (nullptr: the legacy
+// default stream; gemm() and the reference product on their Context's stream): a function
+// returns once its kernel is enqueued (launch errors are thrown at once); copies to or from the
+// host wait for their stream, and device_synchronize waits for the whole device.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/convert.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -36,16 +38,17 @@ namespace tcsolve::cuda {
 
 /// For i < n: (d_hi[i], d_lo[i]) = tcsolve::split(kind, d_src[i]). All three are device arrays
 /// of n floats; d_hi and d_lo must not overlap d_src.
-void split(SplitKind kind, const float* d_src, float* d_hi, float* d_lo, std::size_t n);
+void split(SplitKind kind, const float* d_src, float* d_hi, float* d_lo, std::size_t n,
+           CUstream_st* stream = nullptr);
 
 /// For i < n: d_dst[i] = tcsolve::fp32_to_fp16_value(d_src[i], mode), the FP16 bit pattern
 /// (RFC 0007 rules, see convert.hpp). Device arrays of n elements.
 void fp32_to_fp16(const float* d_src, std::uint16_t* d_dst, std::size_t n,
-                  Fp16Mode mode = Fp16Mode::saturate);
+                  Fp16Mode mode = Fp16Mode::saturate, CUstream_st* stream = nullptr);
 
 /// For i < n: d_dst[i] = tcsolve::fp16_value(d_src[i]), the exact FP32 value of FP16 bits.
 /// Device arrays of n elements.
-void fp16_to_fp32(const std::uint16_t* d_src, float* d_dst, std::size_t n);
+void fp16_to_fp32(const std::uint16_t* d_src, float* d_dst, std::size_t n, CUstream_st* stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // Shared rounding helpers against the hardware conversions, over all 2^32 FP32 patterns
@@ -105,29 +108,6 @@ struct ConversionCheck {
 ConversionCheck compare_with_hardware();
 
 // ---------------------------------------------------------------------------------------------
-// The stream of this thread's work
-// ---------------------------------------------------------------------------------------------
-
-/// The stream on which this thread enqueues the cuda backend's GEMM work (kernels, cuBLAS calls,
-/// workspace memsets) and the solver its LU kernels: nullptr (the legacy default stream) unless
-/// a LaunchStream is in scope. The solver's blocked LU runs its panels and its trailing updates
-/// on two streams at once (look-ahead); everything else uses the default stream.
-inline thread_local CUstream_st* current_launch_stream = nullptr;
-inline CUstream_st* launch_stream() { return current_launch_stream; }
-
-/// Sets launch_stream() of this thread to `stream` while in scope (restores the previous one).
-class LaunchStream {
- public:
-  explicit LaunchStream(CUstream_st* stream) : previous_(current_launch_stream) { current_launch_stream = stream; }
-  ~LaunchStream() { current_launch_stream = previous_; }
-  LaunchStream(const LaunchStream&) = delete;
-  LaunchStream& operator=(const LaunchStream&) = delete;
-
- private:
-  CUstream_st* previous_;
-};
-
-// ---------------------------------------------------------------------------------------------
 // Device memory
 // ---------------------------------------------------------------------------------------------
 
@@ -135,14 +115,16 @@ class LaunchStream {
 void* device_alloc(std::size_t bytes);
 /// cudaFree; nullptr is ignored. Never throws (errors are dropped: it runs in destructors).
 void device_free(void* d_ptr) noexcept;
-/// Copies `bytes` bytes from host h_src to device d_dst (synchronous).
-void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes);
-/// Copies `bytes` bytes from device d_src to host h_dst; waits for preceding kernels.
-void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes);
-/// Copies `bytes` bytes from device d_src to device d_dst (ordered on the default stream).
-void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes);
-/// cudaMemset of `bytes` bytes of d_ptr to `value`.
-void device_memset(void* d_ptr, int value, std::size_t bytes);
+/// Copies `bytes` bytes from host h_src to device d_dst, ordered on `stream`; returns when the
+/// copy is done (h_src may then be reused).
+void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes, CUstream_st* stream = nullptr);
+/// Copies `bytes` bytes from device d_src to host h_dst after the work enqueued on `stream`;
+/// returns when the copy is done.
+void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes, CUstream_st* stream = nullptr);
+/// Copies `bytes` bytes from device d_src to device d_dst, enqueued on `stream`.
+void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes, CUstream_st* stream = nullptr);
+/// Sets `bytes` bytes of d_ptr to `value`, enqueued on `stream`.
+void device_memset(void* d_ptr, int value, std::size_t bytes, CUstream_st* stream = nullptr);
 /// Waits for all work on the device; throws CudaError if a kernel failed.
 void device_synchronize();
 
@@ -175,15 +157,15 @@ class DeviceBuffer {
   const T* data() const { return data_; }
   std::size_t size() const { return size_; }
 
-  /// Copies host[0..size()) to the device; host.size() must equal size().
-  void upload(const std::vector<T>& host) {
+  /// Copies host[0..size()) to the device, ordered on `stream`; host.size() must equal size().
+  void upload(const std::vector<T>& host, CUstream_st* stream = nullptr) {
     if (host.size() != size_) throw InvalidInput("DeviceBuffer::upload: size mismatch");
-    copy_to_device(data_, host.data(), size_ * sizeof(T));
+    copy_to_device(data_, host.data(), size_ * sizeof(T), stream);
   }
-  /// Host copy of the whole array (waits for preceding kernels).
-  std::vector<T> download() const {
+  /// Host copy of the whole array after the work enqueued on `stream`.
+  std::vector<T> download(CUstream_st* stream = nullptr) const {
     std::vector<T> host(size_);
-    copy_to_host(host.data(), data_, size_ * sizeof(T));
+    copy_to_host(host.data(), data_, size_ * sizeof(T), stream);
     return host;
   }
 
@@ -203,13 +185,14 @@ int compute_capability();
 /// Size of the current device's L2 cache in bytes; throws CudaError when it cannot be read.
 std::size_t l2_cache_bytes();
 
-/// Device-side stopwatch: a pair of CUDA events recorded on the default stream.
+/// Device-side stopwatch: a pair of CUDA events recorded on one stream.
 ///   timer.start(); <enqueue work>; const float ms = timer.stop_ms();
 /// measures the device time between the two records. Move-only.
 class EventTimer {
  public:
-  /// Creates the two events; throws CudaError (Unavailable without CUDA).
-  EventTimer();
+  /// Creates the two events, recorded on `stream` (nullptr: the legacy default stream); throws
+  /// CudaError (Unavailable without CUDA).
+  explicit EventTimer(CUstream_st* stream = nullptr);
   ~EventTimer();
   EventTimer(EventTimer&&) noexcept;
   EventTimer& operator=(EventTimer&&) noexcept;
@@ -230,9 +213,10 @@ class EventTimer {
 /// d_C64 (m x n, column-major, leading dimension m, FP64 device array) = op(A) * op(B) computed
 /// in FP64 (cuBLAS DGEMM on FP64 copies of the FP32 inputs): the reference C64 of
 /// ARCHITECTURE.md on the device. d_A, d_B: device FP32, stored column-major with lda, ldb
-/// (op(A) is m x k, op(B) is k x n). Returns once enqueued.
+/// (op(A) is m x k, op(B) is k x n). Enqueued on ctx's stream with its cuBLAS handle and FP64
+/// workspace; returns once enqueued.
 /// With d_C0 (m x n FP32, leading dimension m): d_C64 = alpha op(A) op(B) + beta C0 in FP64.
-void reference_product_device(Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
+void reference_product_device(Context& ctx, Op ta, Op tb, int m, int n, int k, const float* d_A, int lda,
                               const float* d_B, int ldb, double* d_C64, double alpha = 1.0,
                               const float* d_C0 = nullptr, double beta = 0.0);
 
@@ -245,8 +229,10 @@ struct ErrorMetrics {
 /// relative_residual() and max_relative_error() of metrics.hpp for device arrays d_C (m x n,
 /// FP32, leading dimension ldc) and d_C64 (m x n, FP64, leading dimension m), with the same
 /// special cases: max_relative_error is NaN when the first (column-major) entry that is NaN or
-/// has C64 == 0 != C is a NaN, inf when it is the latter. One reduction kernel; synchronizes.
-/// Sums are taken in a different order than on the host, so the last bits may differ.
-ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n);
+/// has C64 == 0 != C is a NaN, inf when it is the latter. One reduction kernel on `stream`;
+/// waits for it. Sums are taken in a different order than on the host, so the last bits may
+/// differ.
+ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n,
+                                  CUstream_st* stream = nullptr);
 
 }  // namespace tcsolve::cuda

@@ -3,7 +3,11 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
+#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/rounding.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
@@ -25,6 +29,11 @@ struct TcModel {
   Rounding fp16_output_rounding = Rounding::rn;
 };
 
+/// The kernel family of the cuda backend's tensor-core variants (GemmOptions::cuda_kernels).
+enum class CudaKernels { automatic, wgmma, mma };
+std::string_view to_string(CudaKernels k);  ///< "automatic", "wgmma", "mma"
+CudaKernels parse_cuda_kernels(std::string_view name);  ///< inverse of to_string; InvalidInput
+
 struct GemmOptions {
   TcModel model{};
   /// ec-fp16: number of k (a multiple of 16) over which lo*hi, hi*lo and hi*hi are accumulated
@@ -37,20 +46,24 @@ struct GemmOptions {
   /// their own accumulator): k (a multiple of 8) of hi*hi accumulated inside before the outside
   /// add. 32 is one k-tile of the Hopper kernel.
   int ec_chunk_k_tf32 = 32;
-  /// cuda: at most this many blocks of the persistent Hopper GEMM kernels (0: one per SM), so
-  /// that other work (the solver's panel factorization) finds free SMs while it runs.
-  int cuda_max_blocks = 0;
-  /// cuda, auto: choose between the FP16 and TF32 paths on the device, both launched and gated
-  /// by the device's flag, instead of reading the choice back (which waits for the stream). The
-  /// call then returns without synchronizing; GemmInfo.resolved is Variant::auto_ and the note
-  /// says the choice stayed on the device.
-  bool cuda_auto_on_device = false;
-  /// cuda, auto, with cuda_auto_on_device, on Hopper (the wgmma kernels): when not null, only
-  /// the FP16 path is launched (gated as above); a call whose flag chooses TF32 then leaves C as
-  /// it was and sets *cuda_auto_tf32_needed (device memory) to 1: the caller checks it and redoes
-  /// that work (the solver's LU factors again without it). Saves the gated TF32 split and
-  /// kernel launches of every call that stays on FP16. Elsewhere ignored (both paths run).
-  int* cuda_auto_tf32_needed = nullptr;
+  /// cuda: which kernels run the tensor-core variants. automatic (the production path): the
+  /// Hopper wgmma kernels where the device is sm_90 and the build carries sm_90a code, else the
+  /// mma.sync kernels; mma: the mma.sync kernels everywhere (to compare; their accumulation
+  /// order differs, so results may differ in the last bits). Reported in GemmInfo::kernels.
+  CudaKernels cuda_kernels = CudaKernels::automatic;
+};
+
+/// cuda, auto: the FP16/TF32 choice of a call stays on the device (the solver's trailing
+/// updates). Both paths are launched, gated by the device's flag, instead of reading the choice
+/// back (which waits for the stream): the call returns without synchronizing, and
+/// GemmInfo::resolved is Variant::auto_ with a note saying so.
+struct DeviceAuto {
+  /// On Hopper (the wgmma kernels): when not null, only the FP16 path is launched (gated as
+  /// above); a call whose flag chooses TF32 then leaves C as it was and sets *tf32_needed
+  /// (device memory) to 1: the caller checks it and redoes that work (the solver's LU factors
+  /// again without it). Saves the gated TF32 split and kernel launches of every call that stays
+  /// on FP16. Elsewhere ignored (both paths run).
+  int* tf32_needed = nullptr;
 };
 
 /// What actually ran.
@@ -59,12 +72,20 @@ struct GemmInfo {
   Variant resolved = Variant::fp32_simt;  ///< differs for auto (ec-fp16 / ec-tf32) and fallbacks
   Backend backend = Backend::cpu;
   std::string note;  ///< fallback explanation, empty when none
+  /// cuda: the kernel family that ran the tensor-core part (wgmma or mma; automatic for the
+  /// cuBLAS and SIMT variants and on the cpu).
+  CudaKernels kernels = CudaKernels::automatic;
+  /// cuda with Context::time_phases(): the device seconds of the call's phases, in order.
+  std::vector<std::pair<std::string, double>> phases;
 };
 
 /// C (m x n) = alpha * op(A) * op(B) + beta * C, column-major as in BLAS: op(A) is m x k, op(B)
 /// is k x n; lda, ldb, ldc are the leading dimensions of the stored A, B, C. When beta == 0, C
 /// is not read. Pointers are host memory for the cpu backend and device memory for cuda.
-/// Backend::automatic means cuda when a usable GPU is present, else cpu.
+/// Backend::automatic means cuda when a usable GPU is present, else cpu. On cuda this makes a
+/// Context for the call (the default stream; handles and workspaces made and freed each time)
+/// and waits for it: convenient for one product; call cuda::gemm with your own Context for
+/// repeated ones.
 /// Throws InvalidInput for bad sizes or leading dimensions, Unavailable when `variant` has no
 /// implementation on the backend.
 GemmInfo gemm(Backend backend, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
@@ -104,10 +125,12 @@ struct DeviceMemory {
   std::size_t free = 0, total = 0;
 };
 DeviceMemory device_memory();
-/// Same contract as tcsolve::gemm with device pointers.
-GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
-              int lda, const float* B, int ldb, float beta, float* C, int ldc,
-              const GemmOptions& options = {});
+/// Same contract as tcsolve::gemm with device pointers, enqueued on ctx.stream() with ctx's
+/// handles, workspaces and SM budget. Returns once the work is enqueued, except for auto
+/// without `on_device`, which reads its FP16/TF32 choice back (waits for ctx.stream()).
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
 /// Whether the cuda backend implements `variant` in this build.
 bool implements(Variant variant);
 }  // namespace cuda

@@ -51,6 +51,62 @@ inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
 /// kDefaultBlockSizeCuda for cuda, else kDefaultBlockSizeCpu (automatic resolves first).
 int default_block_size(Backend backend);
 
+/// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
+/// production path; the other values exist to compare (README, "Code paths"). Every field
+/// except `phases` and `host_times` gives bitwise the same factors. SolveResult::cuda_plan
+/// says what ran (a request the device cannot serve is reported as what replaced it).
+struct CudaLuPlan {
+  /// The 32-column leaves of the recursive panels: the thread-block-cluster kernel (Hopper; where
+  /// it cannot run, cuSOLVER's), or cuSOLVER sgetrf on a transposed copy.
+  enum class Leaf { cluster, cusolver };
+  Leaf leaf = Leaf::cluster;
+  /// The cluster leaf kernel's register columns rotate every leaf_chunk steps: 2, or 8, 4, 1.
+  int leaf_chunk = 2;
+  /// The cluster leaf kernel posts the next column's pivot candidate before the rest of a step's
+  /// update (false: after it).
+  bool leaf_ahead = true;
+  /// The next block's panel factored beside the rest of the trailing update, on two streams (a
+  /// green context holding all SMs but panel_sms for the update); false: one stream, one step
+  /// after the other. Needs compute capability 9.0 and the driver's green contexts.
+  bool lookahead = true;
+  /// SMs the look-ahead leaves to the panel: 16 (one cluster) or 32.
+  int panel_sms = 16;
+  /// U12 = L11^-1 A12 and the panels' joins: mixed (trsm.cu's kernel for the next block's
+  /// columns and the joins, a recursive TRSM on cublasStrsm + SGEMM for the rest of U12), kernel
+  /// (trsm.cu's kernel for all of U12), cublas (one cublasStrsm per part).
+  enum class Trsm { mixed, kernel, cublas };
+  Trsm trsm = Trsm::mixed;
+  /// The refinement's triangular solves: lu_solve (triangular.cu's sync-free row-block solve)
+  /// or cublas (cublasStrsm).
+  enum class Trsv { lu_solve, cublas };
+  Trsv trsv = Trsv::lu_solve;
+  /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
+  /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
+  /// paths every time; retry behaves as fp16_first and repeats the LU as if TF32 had been
+  /// chosen (tests).
+  enum class AutoPaths { fp16_first, both, retry };
+  AutoPaths auto_paths = AutoPaths::fp16_first;
+  /// Phase events: blocks (one mark per step of each block), detail (marks around every leaf
+  /// and join: "panel" and "panel_update" apart; about 1.5 ms of GPU time at n = 16384), off
+  /// (none; the phases are then not reported).
+  enum class Phases { blocks, detail, off };
+  Phases phases = Phases::blocks;
+  /// Host seconds spent enqueueing each kind of LU work, returned as phases "host_*" (to see
+  /// whether the host or the device sets the pace). Synchronizes the LU's streams at its end.
+  bool host_times = false;
+};
+
+std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver"
+std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
+std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "cublas"
+std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
+std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
+/// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
+std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
+/// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
+/// the field and the accepted values otherwise.
+void set_plan_field(CudaLuPlan& plan, std::string_view name, std::string_view value);
+
 struct SolveOptions {
   Variant variant = Variant::auto_;
   Backend backend = Backend::automatic;
@@ -69,6 +125,12 @@ struct SolveOptions {
   /// null-space component in x.
   bool estimate_condition = true;
   GemmOptions gemm{};
+  /// cuda: the LU's and the refinement's code path.
+  CudaLuPlan cuda_plan{};
+  /// cuda: the context the solve runs in (stream, handles, workspaces; the solver adds its
+  /// cuSOLVER handle and look-ahead streams to it). nullptr: a context made for this solve on
+  /// the default stream. The solve is ordered on its stream and returns with it idle.
+  cuda::Context* cuda_context = nullptr;
 };
 
 struct SolveTimes {
@@ -83,7 +145,7 @@ struct SolveTimes {
   ///                       kernel, or cuSOLVER sgetrf);
   ///   "swap"              every leaf's row interchanges applied to the other columns;
   ///   "panel_update"      TRSM and FP32 SGEMM inside the recursive panels
-  ///                       (TCSOLVE_SOLVER_PHASES=detail; else part of "panel");
+  ///                       (CudaLuPlan::Phases::detail; else part of "panel");
   ///   "trsm"              U12 of the blocks (with look-ahead: of the next block's columns);
   ///   "trsm_rest"         with look-ahead, the rest of U12, on the update stream;
   ///   "update_next"       with look-ahead, the next block's trailing update, on the panel's stream;
@@ -126,6 +188,11 @@ struct SolveResult {
   /// value; from the FP32 factors where they resolve A^-1, else from an FP64 LU (then about
   /// 1/eps64 or more for a numerically singular A); inf when it overflows.
   int block_size = 0;                  ///< the nb the LU ran with (SolveOptions::block_size resolved)
+  /// cuda: the plan that ran (SolveOptions::cuda_plan with what the device could not serve
+  /// replaced: cusolver leaves, no look-ahead); nullopt on the cpu.
+  std::optional<CudaLuPlan> cuda_plan;
+  /// cuda: the GEMM kernel family of the trailing updates (GemmInfo::kernels of the first).
+  std::optional<CudaKernels> gemm_kernels;
   std::optional<double> condition_estimate;
   /// Human-readable warnings, no trailing period, returned as data (the library prints nothing):
   /// cond_1(A) eps64 >= 1e-3 (the forward error cannot be trusted, with the estimate); with the
@@ -161,7 +228,8 @@ struct LuFactorization {
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm = {});
 
-/// The same factorization on `backend` (automatic resolves). cuda: R and C computed on the device
+/// The same factorization on `backend` (automatic resolves), with `plan` and `ctx` on cuda (as in
+/// SolveOptions). cuda: R and C computed on the device
 /// (bitwise the cpu's), the LU row-major on the device with recursive panels (leaves of 32
 /// columns by a thread-block-cluster kernel on Hopper, else cuSOLVER sgetrf), row interchanges by
 /// kernels, U12 by a recursive TRSM, trailing updates by tcsolve::gemm(cuda, variant) beside the
@@ -169,7 +237,8 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
 /// are copied back (column-major, as the cpu's). Throws
 /// as lu_factorize, and Unavailable without a usable device.
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
-                             const GemmOptions& gemm = {});
+                             const GemmOptions& gemm = {}, const CudaLuPlan& plan = {},
+                             cuda::Context* ctx = nullptr);
 
 /// x = A^{-1} r using the factorization (FP32 triangular solves of the scaled system, result
 /// in FP64): the correction step of refinement.
@@ -198,7 +267,8 @@ std::vector<std::string> baseline_methods(Backend backend);
 /// dgetrf is the factorization, dgetrs the refinement; an IRS call is counted whole as
 /// factorization (refinement 0). Throws InvalidInput for an unknown method or an exactly
 /// singular matrix ("zero pivot in column j"), Unavailable for a cuda method without a device.
-SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
+/// cuda methods run in `ctx` (nullptr: a context made for the call on the default stream).
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, cuda::Context* ctx = nullptr);
 
 /// Version of the HDF5 library the solver reads systems with ("1.10.8").
 std::string hdf5_library_version();

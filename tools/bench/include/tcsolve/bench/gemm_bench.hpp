@@ -9,6 +9,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tcsolve/bench/gemm_problem.hpp"
@@ -37,6 +39,8 @@ std::unique_ptr<GemmBench> make_gemm_bench(Backend backend, const GemmProblem& p
 /// One row of gemm-bench's output.
 struct GemmRow : VariantRow {
   double relative_residual = kNaN, max_relative_error = kNaN;
+  /// GemmSetup::time_phases: the last timed call's phases (name, device seconds).
+  std::vector<std::pair<std::string, double>> phases;
 };
 
 /// The rows of `variants` on `bench` (variant_rows.hpp): tflops counts 2 m n k flops per call.

@@ -19,7 +19,10 @@ struct GemmSetup {
   bool update = false;
   Distribution dist, dist_b;  ///< of A (and C0), of B
   std::uint64_t seed = 1;
-  GemmOptions options;  ///< what the variants run with (ec_chunk_k)
+  GemmOptions options;  ///< what the variants run with (ec_chunk_k, cuda_kernels)
+  /// cuda: the production GEMM times its phases (Context::set_time_phases; waits after each)
+  /// into GemmRow::phases.
+  bool time_phases = false;
 };
 
 /// The inputs, on the host.
@@ -30,6 +33,7 @@ struct GemmProblem {
   /// The update: the trailing matrix C0 (m x n) and C = C0 - A*B; otherwise empty, C = A*B.
   std::vector<float> C0;
   GemmOptions options;
+  bool time_phases = false;  ///< GemmSetup::time_phases
   float alpha() const { return C0.empty() ? 1.0f : -1.0f; }
   float beta() const { return C0.empty() ? 0.0f : 1.0f; }
 };

@@ -1,0 +1,68 @@
+// The TCSOLVE_* environment switches onto typed options (env_options.hpp).
+#include "env_options.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "tcsolve/gemm/error.hpp"
+
+namespace tcsolve::app {
+namespace {
+
+struct Switch {
+  const char* variable;
+  const char* field;  ///< CudaLuPlan field (plan_fields' name)
+};
+
+constexpr Switch kPlanSwitches[] = {
+    {"TCSOLVE_SOLVER_LEAF", "leaf"},           {"TCSOLVE_SOLVER_LEAF_CHUNK", "leaf_chunk"},
+    {"TCSOLVE_SOLVER_LEAF_AHEAD", "leaf_ahead"}, {"TCSOLVE_SOLVER_LOOKAHEAD", "lookahead"},
+    {"TCSOLVE_SOLVER_PANEL_SMS", "panel_sms"}, {"TCSOLVE_SOLVER_TRSM", "trsm"},
+    {"TCSOLVE_SOLVER_TRSV", "trsv"},           {"TCSOLVE_SOLVER_AUTO", "auto_paths"},
+    {"TCSOLVE_SOLVER_PHASES", "phases"},       {"TCSOLVE_SOLVER_HOST_TIME", "host_times"},
+};
+
+}  // namespace
+
+void apply_plan_environment(CudaLuPlan& plan) {
+  for (const Switch& s : kPlanSwitches) {
+    const char* value = std::getenv(s.variable);
+    if (value == nullptr || *value == '\0') continue;
+    try {
+      set_plan_field(plan, s.field, value);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string(s.variable) + "=" + value + ": " + e.what());
+    }
+  }
+}
+
+void apply_gemm_environment(GemmOptions& options) {
+  const char* value = std::getenv("TCSOLVE_GEMM_KERNEL");
+  if (value == nullptr || *value == '\0') return;
+  try {
+    options.cuda_kernels = parse_cuda_kernels(value);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(std::string("TCSOLVE_GEMM_KERNEL=") + value + ": " + e.what());
+  }
+}
+
+bool gemm_phases_requested() { return std::getenv("TCSOLVE_GEMM_PHASES") != nullptr; }
+
+void apply_plan_text(CudaLuPlan& plan, const std::string& text) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, end - start);
+    const std::size_t eq = part.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InvalidInput("--cuda-plan: '" + part + "' is not FIELD=VALUE");
+    try {
+      set_plan_field(plan, part.substr(0, eq), part.substr(eq + 1));
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("--cuda-plan: " + std::string(e.what()));
+    }
+    start = end + 1;
+  }
+}
+
+}  // namespace tcsolve::app

@@ -1,0 +1,73 @@
+// The device context of the cuda backend: everything CUDA work needs, owned by the caller.
+//
+// A Context holds the stream all its work is enqueued on (the caller's; nullptr is the legacy
+// default stream), the library handles (cuBLAS, created on first use), the device workspaces
+// of the GEMM kernels (grown on demand, freed with the context), the SM budget of the
+// persistent GEMM kernels, and state other tcsolve libraries attach to it (the solver's cuSOLVER
+// handle and look-ahead streams). Nothing of this is global: two contexts on two threads run
+// at the same time and give bitwise the results of running one after the other.
+//
+// Rules (as for a cuBLAS handle):
+//   - one thread uses a context at a time; give each thread its own;
+//   - work is ordered on stream(); a function that returns a host result (a GemmInfo's resolved
+//     auto choice, a download) waits for that stream only, never for the whole device;
+//   - set_stream() does not wait for the old stream: order the two yourself if they share data;
+//   - destroy a context only when its stream has finished the work it enqueued (the destructor
+//     frees the workspaces; cudaFree waits for the device).
+// Without CUDA in the build a Context can be made (its stream is nullptr) and every CUDA entry
+// point taking it throws Unavailable.
+#pragma once
+
+#include <memory>
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace tcsolve::cuda {
+
+class Context {
+ public:
+  /// A context on `stream` of the current device (nullptr: the legacy default stream). Makes
+  /// nothing on the device until it is used, so it never throws for a missing device here.
+  explicit Context(CUstream_st* stream = nullptr);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  /// The stream this context enqueues on.
+  CUstream_st* stream() const;
+  /// Enqueues later work on `stream`; the handles are rebound on their next use.
+  void set_stream(CUstream_st* stream);
+
+  /// SM budget: at most this many blocks of the persistent (Hopper) GEMM kernels, so that work
+  /// on another stream finds free SMs (the solver's panels). 0, the default: one block per SM.
+  int max_blocks() const;
+  void set_max_blocks(int blocks);
+
+  /// Diagnostics for benchmarks: the production GEMM times its phases (scaling, split, main
+  /// kernel) with events, waiting after each, into GemmInfo::phases. Off by default.
+  bool time_phases() const;
+  void set_time_phases(bool on);
+
+  /// Waits for the work enqueued on stream() so far; throws CudaError if some of it failed.
+  void synchronize() const;
+
+  /// State another library keeps per context, made on its first use and destroyed with the
+  /// context (before the context's own handles and workspaces). `key` is the address of
+  /// something the owner defines once.
+  struct Attachment {
+    virtual ~Attachment() = default;
+  };
+  /// The attachment under `key`, or nullptr.
+  Attachment* attachment(const void* key) const;
+  /// Stores `value` under `key` (replacing any) and returns it.
+  Attachment& attach(const void* key, std::unique_ptr<Attachment> value);
+
+  /// The backend's own state (handles, workspaces); defined in gemm/src/cuda.
+  struct Impl;
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tcsolve::cuda

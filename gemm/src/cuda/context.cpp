@@ -1,0 +1,71 @@
+// tcsolve::cuda::Context of a build with CUDA (context.hpp, context_impl.hpp).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "context_impl.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+
+namespace tcsolve::cuda {
+
+Scratch::~Scratch() {
+  if (data_ != nullptr) cudaFree(data_);  // errors dropped: a destructor
+}
+
+void* Scratch::get(std::size_t bytes) {
+  if (bytes > capacity_) {
+    if (data_ != nullptr) TCSOLVE_CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    capacity_ = 0;
+    TCSOLVE_CUDA_CHECK(cudaMalloc(&data_, bytes));
+    capacity_ = bytes;
+  }
+  return data_;
+}
+
+cublasHandle_t Context::Impl::blas() {
+  if (blas_ == nullptr) {
+    TCSOLVE_CUBLAS_CHECK(cublasCreate(&blas_));
+    TCSOLVE_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));
+    TCSOLVE_CUBLAS_CHECK(cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST));
+    TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_, stream));
+    blas_stream_ = stream;
+  } else if (blas_stream_ != stream) {
+    TCSOLVE_CUBLAS_CHECK(cublasSetStream(blas_, stream));
+    blas_stream_ = stream;
+  }
+  return blas_;
+}
+
+int Context::Impl::sm_count() {
+  if (sm_count_ == 0) {
+    int device = 0;
+    TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
+    TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+  }
+  return sm_count_;
+}
+
+Context::Impl::~Impl() {
+  attachments.clear();  // they may use the handle below
+  if (blas_ != nullptr) cublasDestroy(blas_);
+}
+
+Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
+Context::~Context() = default;
+
+CUstream_st* Context::stream() const { return impl_->stream; }
+void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
+int Context::max_blocks() const { return impl_->max_blocks; }
+void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
+
+bool Context::time_phases() const { return impl_->time_phases; }
+void Context::set_time_phases(bool on) { impl_->time_phases = on; }
+
+void Context::synchronize() const { TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
+
+Context::Attachment* Context::attachment(const void* key) const { return impl_->attachments.find(key); }
+Context::Attachment& Context::attach(const void* key, std::unique_ptr<Attachment> value) {
+  return impl_->attachments.put(key, std::move(value));
+}
+
+}  // namespace tcsolve::cuda

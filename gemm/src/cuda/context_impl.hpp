@@ -1,0 +1,63 @@
+// The cuda backend's state inside a tcsolve::cuda::Context (context.hpp): the stream, the SM
+// budget, the cuBLAS handle and the device workspaces of the GEMM kernels. Internal to
+// tcsolve::gemm (and the solver's cuda path, which reads the stream through Context::stream()).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../context_attachments.hpp"
+#include "tcsolve/gemm/context.hpp"
+
+namespace tcsolve::cuda {
+
+/// A device array that only grows; its contents do not survive a growth. Growing frees the
+/// old array (cudaFree waits for the device, so kernels still reading it finish first).
+class Scratch {
+ public:
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch();
+  /// At least `bytes` bytes, 256-byte aligned.
+  void* get(std::size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+struct Context::Impl {
+  cudaStream_t stream = nullptr;
+  int max_blocks = 0;
+  /// Owned by the context (nothing else sees it): made on first use in the default math mode
+  /// (no TF32) and host pointer mode, bound to `stream` whenever that changed.
+  cublasHandle_t blas();
+
+  Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
+  Scratch split;    ///< the Hopper kernels' split operands
+  Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
+
+  /// Context::set_time_phases: the phases of a call (name, seconds), moved into its GemmInfo.
+  bool time_phases = false;
+  std::vector<std::pair<std::string, double>> phases;
+
+  /// Multiprocessors of the current device (read on first use).
+  int sm_count();
+
+  detail::Attachments attachments;
+
+  ~Impl();
+
+ private:
+  cublasHandle_t blas_ = nullptr;
+  cudaStream_t blas_stream_ = nullptr;
+  int sm_count_ = 0;
+};
+
+}  // namespace tcsolve::cuda

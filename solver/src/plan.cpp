@@ -1,0 +1,107 @@
+// The names of CudaLuPlan's values and the plan as text fields (solver.hpp): what the JSON
+// prints and what the app's environment switches and tests set.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve {
+namespace {
+
+template <typename E, std::size_t N>
+E parse_value(std::string_view field, std::string_view value, const E (&values)[N]) {
+  std::string accepted;
+  for (E v : values) {
+    if (value == to_string(v)) return v;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(to_string(v));
+  }
+  throw InvalidInput("CUDA LU plan: " + std::string(field) + " '" + std::string(value) + "' is not one of " +
+                     accepted);
+}
+
+bool parse_bool(std::string_view field, std::string_view value) {
+  if (value == "on" || value == "true" || value == "1") return true;
+  if (value == "off" || value == "false" || value == "0") return false;
+  throw InvalidInput("CUDA LU plan: " + std::string(field) + " '" + std::string(value) + "' is not on or off");
+}
+
+int parse_choice(std::string_view field, std::string_view value, std::initializer_list<int> allowed) {
+  std::string accepted;
+  for (int a : allowed) {
+    if (value == std::to_string(a)) return a;
+    accepted += (accepted.empty() ? "" : ", ") + std::to_string(a);
+  }
+  throw InvalidInput("CUDA LU plan: " + std::string(field) + " '" + std::string(value) + "' is not one of " +
+                     accepted);
+}
+
+std::string on_off(bool b) { return b ? "on" : "off"; }
+
+}  // namespace
+
+std::string_view to_string(CudaLuPlan::Leaf v) { return v == CudaLuPlan::Leaf::cluster ? "cluster" : "cusolver"; }
+
+std::string_view to_string(CudaLuPlan::Trsm v) {
+  switch (v) {
+    case CudaLuPlan::Trsm::mixed: return "mixed";
+    case CudaLuPlan::Trsm::kernel: return "kernel";
+    case CudaLuPlan::Trsm::cublas: return "cublas";
+  }
+  return "?";
+}
+
+std::string_view to_string(CudaLuPlan::Trsv v) { return v == CudaLuPlan::Trsv::lu_solve ? "lu_solve" : "cublas"; }
+
+std::string_view to_string(CudaLuPlan::AutoPaths v) {
+  switch (v) {
+    case CudaLuPlan::AutoPaths::fp16_first: return "fp16_first";
+    case CudaLuPlan::AutoPaths::both: return "both";
+    case CudaLuPlan::AutoPaths::retry: return "retry";
+  }
+  return "?";
+}
+
+std::string_view to_string(CudaLuPlan::Phases v) {
+  switch (v) {
+    case CudaLuPlan::Phases::blocks: return "blocks";
+    case CudaLuPlan::Phases::detail: return "detail";
+    case CudaLuPlan::Phases::off: return "off";
+  }
+  return "?";
+}
+
+std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p) {
+  return {{"leaf", std::string(to_string(p.leaf))},
+          {"leaf_chunk", std::to_string(p.leaf_chunk)},
+          {"leaf_ahead", on_off(p.leaf_ahead)},
+          {"lookahead", on_off(p.lookahead)},
+          {"panel_sms", std::to_string(p.panel_sms)},
+          {"trsm", std::string(to_string(p.trsm))},
+          {"trsv", std::string(to_string(p.trsv))},
+          {"auto_paths", std::string(to_string(p.auto_paths))},
+          {"phases", std::string(to_string(p.phases))},
+          {"host_times", on_off(p.host_times)}};
+}
+
+void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value) {
+  using P = CudaLuPlan;
+  if (name == "leaf") p.leaf = parse_value(name, value, {P::Leaf::cluster, P::Leaf::cusolver});
+  else if (name == "leaf_chunk") p.leaf_chunk = parse_choice(name, value, {2, 8, 4, 1});
+  else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
+  else if (name == "lookahead") p.lookahead = parse_bool(name, value);
+  else if (name == "panel_sms") p.panel_sms = parse_choice(name, value, {16, 32});
+  else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
+  else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::cublas});
+  else if (name == "auto_paths")
+    p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
+  else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});
+  else if (name == "host_times") p.host_times = parse_bool(name, value);
+  else
+    throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
+                       "' (leaf, leaf_chunk, leaf_ahead, lookahead, panel_sms, trsm, trsv, auto_paths, phases, "
+                       "host_times)");
+}
+
+}  // namespace tcsolve
