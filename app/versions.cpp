@@ -2,6 +2,7 @@
 #include "versions.hpp"
 
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/hdf5_version.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::app {

@@ -47,8 +47,6 @@
 //              row-major (A transposed).
 #include "tcsolve/solver/solver.hpp"
 
-#include <hdf5.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -759,12 +757,6 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method) {
                        "cusolver-dbgesv, cusolver-dxgesv)");
   check_system(sys);
   return cuda::solve_baseline(sys, method);
-}
-
-std::string hdf5_library_version() {
-  unsigned major = 0, minor = 0, release = 0;
-  H5get_libversion(&major, &minor, &release);
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
 }  // namespace tcsolve

@@ -200,7 +200,4 @@ std::vector<std::string> baseline_methods(Backend backend);
 /// singular matrix ("zero pivot in column j"), Unavailable for a cuda method without a device.
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method);
 
-/// Version of the HDF5 library the solver reads systems with ("1.10.8").
-std::string hdf5_library_version();
-
 }  // namespace tcsolve

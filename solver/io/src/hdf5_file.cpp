@@ -1,5 +1,5 @@
 // HDF5 file helpers (hdf5_file.hpp).
-#include "tcsolve/solver/hdf5_file.hpp"
+#include "hdf5_file.hpp"
 
 #include <cstdint>
 #include <string>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/io/hdf5_version.hpp"
 
 namespace tcsolve::hdf5 {
 
@@ -66,3 +67,13 @@ void write_string_attribute(hid_t loc, const std::string& path, const char* name
 }
 
 }  // namespace tcsolve::hdf5
+
+namespace tcsolve {
+
+std::string hdf5_library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
+}  // namespace tcsolve
