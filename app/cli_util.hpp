@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tcsolve/gemm/variant.hpp"
-#include "tcsolve/solver/output_file.hpp"
+#include "tcsolve/io/output_file.hpp"
 
 namespace tcsolve::app {
 
@@ -47,7 +47,7 @@ std::string csv_field(std::string_view s);
 /// %.17g, or an empty field for NaN.
 std::string csv_number(double x);
 
-/// The output rule's options for one of a command's files (tcsolve/solver/output_file.hpp):
+/// The output rule's options for one of a command's files (tcsolve/io/output_file.hpp):
 /// `force` (its --force), the command's input files, and the app's registry of temporaries
 /// (signals.hpp), so that SIGINT or SIGTERM leaves none behind.
 OutputOptions output_options(bool force, std::vector<std::string> inputs);

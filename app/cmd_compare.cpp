@@ -1,7 +1,7 @@
 // `tcsolve compare`: solves one system with every selected GEMM variant and the baseline
 // methods, and prints one table (ARCHITECTURE.md, "Solver", "JSON": compare). --csv writes the
 // rows, --plot a PNG of backward error against iteration (through gnuplot), both by the output
-// rule (tcsolve/solver/output_file.hpp).
+// rule (tcsolve/io/output_file.hpp).
 // Exit 0 whether or not each method converged: non-convergence is a row of the table.
 #include <fcntl.h>
 #include <spawn.h>
@@ -29,7 +29,7 @@
 #include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/solver.hpp"
-#include "tcsolve/solver/system.hpp"
+#include "tcsolve/io/system_file.hpp"
 
 extern char** environ;
 

@@ -15,8 +15,8 @@
 #include "progress.hpp"
 #include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/generate.hpp"
-#include "tcsolve/solver/system.hpp"
 
 namespace tcsolve::app {
 namespace {

@@ -1,5 +1,5 @@
 // `tcsolve import`: a Matrix Market matrix turned into an HDF5 system with a known solution,
-// x = ones or U(-1,1) and b = A x (tcsolve/solver/generate.hpp, import_matrix_market).
+// x = ones or U(-1,1) and b = A x (tcsolve/io/matrix_market.hpp, import_matrix_market).
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -11,8 +11,8 @@
 #include "progress.hpp"
 #include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/generate.hpp"
-#include "tcsolve/solver/system.hpp"
+#include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/io/system_file.hpp"
 
 namespace tcsolve::app {
 

@@ -28,6 +28,7 @@
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/io/kmeans_file.hpp"
 
 namespace tcsolve::app {
 namespace {
@@ -231,9 +232,9 @@ int run_kmeans(int argc, char** argv) {
 
   // Data and start.
   Run run;
-  demos::KmeansData data;
+  KmeansData data;
   if (!c.input.empty()) {
-    data = demos::read_kmeans_data(c.input, [&](std::int64_t points, std::int64_t dim) {
+    data = read_kmeans_data(c.input, [&](std::int64_t points, std::int64_t dim) {
       // Cheap contradictions and the memory, from X's shape, before its data is read.
       if (c.k && *c.k > points)
         throw InvalidInput(c.input + ": X: " + std::to_string(points) + " points, fewer than --k " +
@@ -305,12 +306,12 @@ int run_kmeans(int argc, char** argv) {
   }
 
   if (!c.output.empty()) {
-    demos::KmeansOutputAttributes attributes;
+    KmeansOutputAttributes attributes;
     attributes.inertia = run.result.inertia;
     attributes.variant = c.variant_name;
     attributes.backend = to_string(run.result.backend);
     attributes.iterations = run.result.iterations;
-    demos::write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
+    write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
                                output_rule);
   }
   const std::string device = device_description(run.result.backend);

@@ -14,8 +14,8 @@
 #include "solve_report.hpp"
 #include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/solver.hpp"
-#include "tcsolve/solver/system.hpp"
 
 namespace tcsolve::app {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
-#include "tcsolve/solver/generate.hpp"
+#include "tcsolve/io/matrix_market.hpp"
 
 namespace tcsolve::app {
 

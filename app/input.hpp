@@ -8,7 +8,7 @@
 
 #include "cli_util.hpp"
 #include "progress.hpp"
-#include "tcsolve/solver/system.hpp"
+#include "tcsolve/io/system_file.hpp"
 
 namespace tcsolve::app {
 

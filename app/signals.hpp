@@ -1,9 +1,9 @@
 // SIGINT, SIGTERM and SIGHUP while files are being written: the app's one registry of live
-// temporary files (tcsolve/solver/output_file.hpp), emptied by the signal handlers before the
+// temporary files (tcsolve/io/output_file.hpp), emptied by the signal handlers before the
 // process dies of the signal, so that nothing is left behind.
 #pragma once
 
-#include "tcsolve/solver/output_file.hpp"
+#include "tcsolve/io/output_file.hpp"
 
 namespace tcsolve::app {
 

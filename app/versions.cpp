@@ -2,13 +2,15 @@
 #include "versions.hpp"
 
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/hdf5_version.hpp"
 #include "tcsolve/solver/solver.hpp"
+#include "tcsolve/version.h"
 
 namespace tcsolve::app {
 
 Versions versions() {
   Versions v;
-  v.tcsolve = TCSOLVE_VERSION;
+  v.tcsolve = TCSOLVE_VERSION_STRING;
   v.commit = build_commit();
   const cuda::RuntimeVersions cuda = cuda::runtime_versions();
   v.cuda_runtime = cuda.runtime;

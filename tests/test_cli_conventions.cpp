@@ -16,7 +16,7 @@
 #include "cli_test_util.hpp"
 #include "temp_dir.hpp"
 #include "tcsolve/gemm/gemm.hpp"
-#include "tcsolve/solver/system.hpp"
+#include "tcsolve/io/system_file.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include "cli_test_util.hpp"
 #include "temp_dir.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/solver.hpp"
-#include "tcsolve/solver/system.hpp"
 
 namespace {
 

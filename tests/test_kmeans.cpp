@@ -30,6 +30,7 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/io/kmeans_file.hpp"
 
 namespace {
 
@@ -53,15 +54,15 @@ constexpr int kIrisK = 3;
 
 std::string input(const std::string& name) { return tcsolve::test::test_data_path("inputs/" + name); }
 
-const demos::KmeansData& dataset(const std::string& name) {
-  static std::vector<std::pair<std::string, demos::KmeansData>> cache;
+const tcsolve::KmeansData& dataset(const std::string& name) {
+  static std::vector<std::pair<std::string, tcsolve::KmeansData>> cache;
   for (const auto& e : cache)
     if (e.first == name) return e.second;
-  cache.emplace_back(name, demos::read_kmeans_data(input(name)));
+  cache.emplace_back(name, tcsolve::read_kmeans_data(input(name)));
   return cache.back().second;
 }
 
-demos::KmeansResult run(const demos::KmeansData& d, const std::vector<float>& start, Variant v,
+demos::KmeansResult run(const tcsolve::KmeansData& d, const std::vector<float>& start, Variant v,
                         Backend backend = Backend::cpu, int max_iter = 300) {
   demos::KmeansOptions o;
   o.variant = v;
@@ -92,7 +93,7 @@ void write_h5(
 
 /// The iris points as float64 in C order (points x dim), for hand-made files.
 std::vector<double> iris_values() {
-  const demos::KmeansData& d = dataset("iris.h5");
+  const tcsolve::KmeansData& d = dataset("iris.h5");
   return std::vector<double>(d.X.begin(), d.X.end());
 }
 
@@ -104,7 +105,7 @@ struct Row {
 
 /// Every variant in `variants` from the k-means++ start (seed 1) against fp64 from the same start.
 std::vector<Row> agreement_table(const std::string& file, int k, const std::vector<Variant>& variants) {
-  const demos::KmeansData& d = dataset(file);
+  const tcsolve::KmeansData& d = dataset(file);
   const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 1);
   const demos::KmeansResult ref = run(d, start, Variant::fp64, Backend::cpu, kTableMaxIter);
   std::vector<Row> rows;
@@ -139,7 +140,7 @@ const Row& row(const std::vector<Row>& rows, const std::string& name) {
 TEST_CASE(
     "kmeans with fp64, fp32-simt and ootomo-fp16 from the same start converge to the same labels on iris",
     "[kmeans]") {
-  const demos::KmeansData& d = dataset("iris.h5");
+  const tcsolve::KmeansData& d = dataset("iris.h5");
   REQUIRE(d.points == 150);
   REQUIRE(d.dim == 4);
   for (std::uint64_t seed : {1, 2, 3}) {
@@ -180,8 +181,8 @@ TEST_CASE(
     "variants keep them",
     "[kmeans]") {
   // iris_shifted is iris + 100: the same clusters (the same distances), ||x||^2 ~ 4e4.
-  const demos::KmeansData& plain = dataset("iris.h5");
-  const demos::KmeansData& shifted = dataset("iris_shifted.h5");
+  const tcsolve::KmeansData& plain = dataset("iris.h5");
+  const tcsolve::KmeansData& shifted = dataset("iris_shifted.h5");
   REQUIRE(shifted.points == plain.points);
   for (std::size_t e = 0; e < plain.X.size(); ++e)
     REQUIRE(std::abs(static_cast<double>(shifted.X[e]) - (plain.X[e] + 100.0)) <=
@@ -205,7 +206,7 @@ TEST_CASE(
 // --- the documented rules ---------------------------------------------------------------------
 
 TEST_CASE("ties go to the lowest index; an empty cluster keeps its centroid", "[kmeans]") {
-  const demos::KmeansData& d = dataset("iris.h5");
+  const tcsolve::KmeansData& d = dataset("iris.h5");
   // Centroids 0 and 1 identical (every point ties between them), centroid 2 far from every point.
   std::vector<float> start(3 * 4);
   for (int c = 0; c < 4; ++c) start[c] = start[4 + c] = d.X[c];
@@ -229,7 +230,7 @@ TEST_CASE("ties go to the lowest index; an empty cluster keeps its centroid", "[
 
 TEST_CASE("kmeans stops on unchanged labels, on tol, or at max_iterations, and reports every iteration",
           "[kmeans]") {
-  const demos::KmeansData& d = dataset("iris.h5");
+  const tcsolve::KmeansData& d = dataset("iris.h5");
   const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
   demos::KmeansOptions o;
   o.variant = Variant::fp32_simt;
@@ -260,7 +261,7 @@ TEST_CASE("kmeans stops on unchanged labels, on tol, or at max_iterations, and r
 }
 
 TEST_CASE("processing the points in chunks of G gives the same labels as one GEMM", "[kmeans]") {
-  const demos::KmeansData& d = dataset("wine.h5");
+  const tcsolve::KmeansData& d = dataset("wine.h5");
   const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 7);
   demos::KmeansOptions o;
   o.variant = Variant::ec_fp16;
@@ -274,7 +275,7 @@ TEST_CASE("processing the points in chunks of G gives the same labels as one GEM
 }
 
 TEST_CASE("k-means++ is reproducible for a seed and picks k distinct data points", "[kmeans]") {
-  const demos::KmeansData& d = dataset("wine.h5");
+  const tcsolve::KmeansData& d = dataset("wine.h5");
   const int k = 8;
   const std::vector<float> a = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42);
   CHECK(a == demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42));
@@ -366,7 +367,7 @@ TEST_CASE("tcsolve kmeans --json: the ARCHITECTURE.md fields; --output writes la
     H5Dclose(ds);
   }
   H5Fclose(f);
-  const demos::KmeansOutput o = demos::read_kmeans_output(out);
+  const tcsolve::KmeansOutput o = tcsolve::read_kmeans_output(out);
   CHECK(o.labels.size() == 150);
   CHECK(o.k == 3);
   CHECK(o.dim == 4);
@@ -476,7 +477,7 @@ TEST_CASE(
   // 2^-24 * 2 |x||c| ~ 5e-3) is well below the smallest score gap at convergence (0.06, measured
   // in FP64), and the fp32-simt run on the cpu matches fp64 there.
   for (const char* file : {"iris.h5", "iris_shifted.h5"}) {
-    const demos::KmeansData& d = dataset(file);
+    const tcsolve::KmeansData& d = dataset(file);
     const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
     for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
       INFO(file << ": " << tcsolve::to_string(v));

@@ -1,4 +1,4 @@
-// The output rule (tcsolve/solver/output_file.hpp) as the executable applies it to every file it
+// The output rule (tcsolve/io/output_file.hpp) as the executable applies it to every file it
 // writes: solve --output, compare --csv and --plot, generate --output, import --output, kmeans
 // --output. Each case runs the real `tcsolve` in a fresh directory and checks that the input is
 // byte for byte untouched and that no temporary is left there; a few library cases check the
@@ -26,9 +26,9 @@
 #include "cli_test_util.hpp"
 #include "temp_dir.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/io/output_file.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/generate.hpp"
-#include "tcsolve/solver/output_file.hpp"
-#include "tcsolve/solver/system.hpp"
 
 extern char** environ;
 

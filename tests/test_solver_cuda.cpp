@@ -21,9 +21,9 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
-#include "tcsolve/solver/system.hpp"
 
 namespace {
 

@@ -27,9 +27,10 @@
 #include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/philox.hpp"
-#include "tcsolve/solver/system.hpp"
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/io/kmeans_file.hpp"
 
 int main(int argc, char** argv) try {
   namespace demos = tcsolve::demos;
@@ -15,7 +16,7 @@ int main(int argc, char** argv) try {
   const int k = 3;
 
   // X is points x dim in the file, dim x points (one point per column) in memory: same bytes.
-  const demos::KmeansData data = demos::read_kmeans_data(path);
+  const tcsolve::KmeansData data = tcsolve::read_kmeans_data(path);
   const std::vector<float> start =
       demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, k, /*seed=*/1);
 

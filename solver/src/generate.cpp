@@ -23,10 +23,10 @@
 #include <utility>
 #include <vector>
 
-#include "sampling.hpp"
 #include "solver_cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/sampling.hpp"
 
 namespace tcsolve {
 namespace {

@@ -79,6 +79,8 @@ void device_memset(void*, int, std::size_t, CUstream_st*) { not_built(); }
 
 void device_synchronize() { not_built(); }
 
+void scale_matrix(Context&, int, int, float, float*, int) { not_built(); }
+
 int compute_capability() { return 0; }
 
 std::size_t l2_cache_bytes() { not_built(); }

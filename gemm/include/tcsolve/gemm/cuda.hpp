@@ -125,6 +125,10 @@ void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes, CUstream_st
 void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes, CUstream_st* stream = nullptr);
 /// Sets `bytes` bytes of d_ptr to `value`, enqueued on `stream`.
 void device_memset(void* d_ptr, int value, std::size_t bytes, CUstream_st* stream = nullptr);
+/// C = beta C for the m x n column-major d_C (leading dimension ldc >= max(1, m)) on ctx's
+/// stream, as BLAS leaves C when k = 0 or alpha = 0: beta == 0 sets C to 0 without reading it,
+/// beta == 1 does nothing. Returns once enqueued.
+void scale_matrix(Context& ctx, int m, int n, float beta, float* d_C, int ldc);
 /// Waits for all work on the device; throws CudaError if a kernel failed.
 void device_synchronize();
 

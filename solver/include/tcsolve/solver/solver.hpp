@@ -270,7 +270,4 @@ std::vector<std::string> baseline_methods(Backend backend);
 /// cuda methods run in `ctx` (nullptr: a context made for the call on the default stream).
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, cuda::Context* ctx = nullptr);
 
-/// Version of the HDF5 library the solver reads systems with ("1.10.8").
-std::string hdf5_library_version();
-
 }  // namespace tcsolve

@@ -1,5 +1,5 @@
-// HDF5 file helpers (hdf5_file.hpp), and the HDF5 library's version (solver.hpp).
-#include "tcsolve/solver/hdf5_file.hpp"
+// HDF5 file helpers (hdf5_file.hpp).
+#include "hdf5_file.hpp"
 
 #include <cstdint>
 #include <string>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/solver.hpp"
+#include "tcsolve/io/hdf5_version.hpp"
 
 namespace tcsolve::hdf5 {
 

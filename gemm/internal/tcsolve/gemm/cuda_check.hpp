@@ -3,7 +3,8 @@
 // expression, the library's error name and text, the file and the line when it fails.
 //
 // Only for code built with CUDA (TCSOLVE_HAVE_CUDA defined: the .cu files of the cuda
-// backend); in a build without CUDA this header defines nothing.
+// backend); in a build without CUDA this header defines nothing. Internal to the build tree
+// (gemm/internal/ is not installed: the installed headers include no CUDA header).
 #pragma once
 
 #if defined(TCSOLVE_HAVE_CUDA)

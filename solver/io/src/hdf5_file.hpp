@@ -1,6 +1,6 @@
-// HDF5 file helpers shared by the solver's system files and the demos' data files: identifier
-// ownership, the in-memory output file written by the output rule (output_file.hpp), and the
-// one-line errors "<file>: <problem>" / "<file>: <dataset>: <problem>" (InvalidInput).
+// HDF5 file helpers shared by the system files and the K-means data files, internal to
+// tcsolve::io (the one target that sees HDF5): identifier ownership, the in-memory output file
+// written by the output rule (tcsolve/io/output_file.hpp), and the one-line errors "<file>: <problem>" / "<file>: <dataset>: <problem>" (InvalidInput).
 #pragma once
 
 #include <hdf5.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "tcsolve/solver/output_file.hpp"
+#include "tcsolve/io/output_file.hpp"
 
 namespace tcsolve::hdf5 {
 

@@ -9,6 +9,8 @@
 //   value                           (array: column by column; symmetric: lower triangle only)
 //
 // Errors name the file and the 1-based line: "<file>:<line>: <problem>".
+#include "tcsolve/io/matrix_market.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -19,9 +21,8 @@
 #include <system_error>
 #include <vector>
 
-#include "sampling.hpp"
 #include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/generate.hpp"
+#include "tcsolve/solver/sampling.hpp"
 
 namespace tcsolve {
 namespace {

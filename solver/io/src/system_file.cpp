@@ -15,7 +15,7 @@
 // Writing. HDF5 builds the file in memory; its bytes are written by the output rule
 // (output_file.hpp): a temporary "<name>.tcsolve-tmp-<pid>-<k>" beside the target, published
 // only when complete and synced; on any failure the temporary file is removed (OutputFile).
-#include "tcsolve/solver/system.hpp"
+#include "tcsolve/io/system_file.hpp"
 
 #include <algorithm>
 #include <fcntl.h>
@@ -34,9 +34,9 @@
 #include <utility>
 #include <vector>
 
+#include "hdf5_file.hpp"
 #include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/generate.hpp"
-#include "tcsolve/solver/hdf5_file.hpp"
+#include "tcsolve/io/matrix_market.hpp"
 
 namespace tcsolve {
 namespace {

@@ -1,6 +1,6 @@
 // The output rule, the registry of live temporaries and the search for stale ones
 // (output_file.hpp).
-#include "tcsolve/solver/output_file.hpp"
+#include "tcsolve/io/output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

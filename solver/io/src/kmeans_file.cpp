@@ -1,11 +1,13 @@
 // K-means data and output files (ARCHITECTURE.md, "HDF5 files": X, optional init; labels,
 // centroids, attribute inertia) through the HDF5 C API, with the conventions of
-// solver/src/system.cpp, whose helpers it shares (tcsolve/solver/hdf5_file.hpp):
+// system_file.cpp, whose helpers it shares (hdf5_file.hpp):
 //   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the
 //     column-major dim x points array the demo uses, so no transposition is needed;
 //   - HDF5's own error printing off; every failure one InvalidInput "<file>: <dataset>: <problem>";
 //   - output built in memory (HDF5 core driver), written by the output rule
-//     (tcsolve/solver/output_file.hpp); nothing is left behind on failure.
+//     (tcsolve/io/output_file.hpp); nothing is left behind on failure.
+#include "tcsolve/io/kmeans_file.hpp"
+
 #include <fcntl.h>
 #include <hdf5.h>
 #include <unistd.h>
@@ -25,12 +27,11 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/demos/kmeans.hpp"
+#include "hdf5_file.hpp"
 #include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/generate.hpp"
-#include "tcsolve/solver/hdf5_file.hpp"
+#include "tcsolve/io/matrix_market.hpp"
 
-namespace tcsolve::demos {
+namespace tcsolve {
 namespace {
 
 namespace fs = std::filesystem;
@@ -234,4 +235,4 @@ KmeansOutput read_kmeans_output(const std::string& path) {
   return r;
 }
 
-}  // namespace tcsolve::demos
+}  // namespace tcsolve

@@ -1,6 +1,6 @@
 // Random samples for the generated systems, written out so that a seed names the same numbers
 // with any standard library on one platform (std::*_distribution algorithms are unspecified).
-// Internal to tcsolve::solver.
+// Shared by tcsolve::solver (generate_system) and tcsolve::io (import_matrix_market).
 #pragma once
 
 #include <cmath>

@@ -1,0 +1,124 @@
+/* tcsolve's C API (ARCHITECTURE.md, "C API"): error-corrected tensor-core SGEMM and the
+ * mixed-precision linear solver behind a handle bound to a backend, in C99, like cuBLAS and
+ * cuSOLVER. No exception crosses it: every function returns a status, and the handle keeps the
+ * message of its last failure (tcsolveGetLastErrorMessage). Matrices are column-major as in BLAS
+ * (tcsolveDgesv also takes row-major, C order). On a cpu handle pointers are host memory; on a
+ * cuda handle tcsolveSgemm takes device pointers and tcsolveDgesv host or device pointers.
+ *
+ *   tcsolveHandle_t h;
+ *   if (tcsolveCreate(&h, TCSOLVE_BACKEND_AUTO) != TCSOLVE_STATUS_SUCCESS) ...
+ *   int v;  tcsolveVariantFromName("ec-fp16", &v);
+ *   float one = 1, zero = 0;
+ *   tcsolveSgemm(h, v, TCSOLVE_OP_N, TCSOLVE_OP_N, m, n, k, &one, A, m, B, k, &zero, C, m);
+ *   tcsolveDestroy(h);
+ *
+ * Link with -ltcsolve (pkg-config tcsolve; CMake: find_package(tcsolve), tcsolve::tcsolve). */
+#ifndef TCSOLVE_H
+#define TCSOLVE_H
+
+#include <stdint.h>
+
+#include "tcsolve/version.h" /* TCSOLVE_VERSION_MAJOR, _MINOR, _PATCH, TCSOLVE_VERSION_STRING */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tcsolveContext* tcsolveHandle_t;
+
+/* 0-4 as the CLI's exit codes. */
+typedef enum {
+  TCSOLVE_STATUS_SUCCESS = 0,
+  TCSOLVE_STATUS_INTERNAL_ERROR = 1,
+  TCSOLVE_STATUS_INVALID_VALUE = 2, /* a bad argument (the message names it); nothing touched */
+  TCSOLVE_STATUS_NOT_CONVERGED = 3, /* tcsolveDgesv: X is the best iterate, info filled */
+  TCSOLVE_STATUS_NOT_SUPPORTED = 4, /* backend, variant or option unavailable here */
+  TCSOLVE_STATUS_ALLOC_FAILED = 5,
+  TCSOLVE_STATUS_CUDA_ERROR = 6
+} tcsolveStatus_t;
+
+/* AUTO resolves when the handle is created: CUDA when a usable GPU is present, else CPU. */
+typedef enum { TCSOLVE_BACKEND_AUTO = 0, TCSOLVE_BACKEND_CPU = 1, TCSOLVE_BACKEND_CUDA = 2 } tcsolveBackend_t;
+
+typedef enum { TCSOLVE_OP_N = 0, TCSOLVE_OP_T = 1 } tcsolveOperation_t;
+
+/* Creates a handle on `backend`. CUDA (or AUTO resolving to it) without a usable device, or in
+ * a build without CUDA: TCSOLVE_STATUS_NOT_SUPPORTED, *handle set to NULL and the message kept
+ * for tcsolveGetLastErrorMessage(NULL). */
+tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend);
+/* Destroys the handle (NULL: nothing to do, SUCCESS). */
+tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle);
+/* The cudaStream_t the handle's work is launched on (NULL: the legacy default stream). Stored
+ * on a cpu handle too, where it has no effect. */
+tcsolveStatus_t tcsolveSetStream(tcsolveHandle_t handle, void* cuda_stream);
+/* Extension: the stream set by tcsolveSetStream (NULL by default). */
+tcsolveStatus_t tcsolveGetStream(tcsolveHandle_t handle, void** cuda_stream);
+/* Extension: the handle's backend, AUTO resolved (TCSOLVE_BACKEND_CPU or _CUDA). */
+tcsolveStatus_t tcsolveGetBackend(tcsolveHandle_t handle, tcsolveBackend_t* backend);
+
+/* A static string naming the status ("TCSOLVE_STATUS_INVALID_VALUE: ..."); never NULL. */
+const char* tcsolveGetStatusString(tcsolveStatus_t status);
+/* The message of the handle's last failed call ("" when none failed yet; valid until another
+ * call on the handle fails). NULL handle: the last failure on this thread of a call made without a handle
+ * (tcsolveCreate, tcsolveVariantFromName, any call given a NULL handle). */
+const char* tcsolveGetLastErrorMessage(tcsolveHandle_t handle);
+/* TCSOLVE_VERSION_STRING of the library ("0.2.0"). */
+const char* tcsolveGetVersion(void);
+
+/* The variant named `name` ("ec-fp16", "auto", ...: `tcsolve variants`): *variant is the value
+ * of tcsolve::Variant. Unknown name: TCSOLVE_STATUS_INVALID_VALUE listing the valid ones. */
+tcsolveStatus_t tcsolveVariantFromName(const char* name, int* variant);
+/* Extension: the name of `variant` (a static string), NULL when it is none. */
+const char* tcsolveVariantName(int variant);
+
+/* C = alpha op(A) op(B) + beta C, column-major, BLAS semantics: op(A) m x k, op(B) k x n; m or
+ * n = 0: quick return; k = 0 or alpha = 0: C = beta C (beta = 0: C set to 0, not read); A and
+ * B are read only when k > 0 and alpha != 0, C only when beta != 0. alpha and beta are host
+ * pointers. Host A, B, C on a cpu handle; device pointers on a cuda handle, launched on the
+ * handle's stream. TCSOLVE_STATUS_INVALID_VALUE (naming the argument, nothing touched) for an
+ * unknown variant or operation, a negative size, lda < max(1, rows of A), ldb < max(1, rows of
+ * B), ldc < max(1, m), a NULL pointer that would be read or written; NOT_SUPPORTED for sizes
+ * beyond 2^31 - 1 or a variant the backend does not implement. */
+tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t transa, tcsolveOperation_t transb,
+                             int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
+                             const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc);
+
+typedef struct {
+  int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
+  int refinement;     /* 0 classical, 1 gmres, 2 auto (not implemented yet: NOT_SUPPORTED) */
+  int pivoting;       /* 0 partial, 1 rbt, 2 auto (rbt and auto not implemented yet: NOT_SUPPORTED) */
+  int max_iterations; /* refinement steps, >= 0; default 30 */
+  int fallback;       /* 1: FP64 LU when refinement fails (default) */
+  int block_size;     /* LU block size nb; 0: the backend's default (128 cpu, 512 cuda) */
+  int row_major;      /* 1: A, B, X row-major (C order), ld* their row strides */
+} tcsolveSolveParams_t;
+
+/* variant auto, classical, partial pivoting, max_iterations 30, fallback 1, block_size 0,
+ * row_major 0 (NULL: nothing). */
+void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params);
+
+typedef struct {
+  int converged;             /* LAPACK dsgesv's test holds for X */
+  int iterations;            /* refinement steps applied */
+  int fallback_used;         /* the FP64 LU ran */
+  int resolved_variant;      /* what the trailing updates ran (auto resolved) */
+  double backward_error;     /* max over columns of ||b - A x||_inf / (||A||_inf ||x||_inf + ||b||_inf) */
+  double condition_estimate; /* cond_1(A) estimated from the LU; -1 when not computed */
+} tcsolveSolveInfo_t;
+
+/* Solves A X = B (A n x n, B and X n x nrhs) to FP64 accuracy: the solver of `tcsolve solve`
+ * (same options, bitwise the same X). Column-major unless params->row_major; lda, ldb, ldx >=
+ * max(1, n) (column-major) or >= max(1, n), max(1, nrhs), max(1, nrhs) (row-major). params NULL:
+ * the defaults; info may be NULL. Host pointers on a cpu handle, host or device pointers on a
+ * cuda handle. n = 0 or nrhs = 0: quick return. NOT_CONVERGED (X the best iterate, info
+ * filled) when refinement and fallback fail; INVALID_VALUE for bad arguments and for a matrix
+ * that is exactly singular or holds NaN or inf (X untouched). */
+tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,
+                             const double* A, int64_t lda, const double* B, int64_t ldb, double* X, int64_t ldx,
+                             tcsolveSolveInfo_t* info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCSOLVE_H */

@@ -1,0 +1,82 @@
+// The C API on a cuda handle (cuda_path.hpp): the only file of capi/ that uses CUDA.
+//
+// The handle owns a tcsolve::cuda::Context (its stream, the cuBLAS/cuSOLVER handles and the
+// workspaces): every product and solve of the handle runs in it, ordered on its stream.
+#include "cuda_path.hpp"
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+
+namespace tcsolve::capi {
+namespace {
+
+/// Whether `p` is device (or managed) memory; host memory, registered or not, is not.
+bool on_device(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // older runtimes fail for unregistered host memory
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+/// A strided device matrix packed into host memory (ld = inner), in stream order.
+std::vector<double> to_host(cudaStream_t stream, const double* d_src, Strided s) {
+  std::vector<double> host(static_cast<std::size_t>(s.inner * s.outer));
+  const std::size_t width = static_cast<std::size_t>(s.inner) * sizeof(double);
+  TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(host.data(), width, d_src, static_cast<std::size_t>(s.ld) * sizeof(double),
+                                       width, static_cast<std::size_t>(s.outer), cudaMemcpyDeviceToHost, stream));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+}  // namespace
+
+void cuda_gemm(cuda::Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+               const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  const DeviceAuto on_device;  // auto: the choice stays on the device (no wait for the stream)
+  cuda::gemm(ctx, variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, GemmOptions{},
+             variant == Variant::auto_ ? &on_device : nullptr);
+}
+
+void cuda_scale(cuda::Context& ctx, int m, int n, float beta, float* C, int ldc) {
+  cuda::scale_matrix(ctx, m, n, beta, C, ldc);
+}
+
+SolveResult cuda_dgesv(cuda::Context& ctx, HostDgesv solve_host, const SolveOptions& options, bool row_major,
+                       std::int64_t n, std::int64_t nrhs, const double* A, Strided a, const double* B, Strided b,
+                       double* X, Strided x) {
+  const cudaStream_t s = ctx.stream();
+  // Device pointers are copied to the host and X back, and the solver runs on the host copies
+  // with Backend::cuda in the handle's context (which copies them to the device again): the
+  // solver takes host systems only so far (issue 15's note: a device-input solve is left).
+  std::vector<double> a_host, b_host;
+  if (on_device(A)) {
+    a_host = to_host(s, A, a);
+    A = a_host.data();
+    a.ld = a.inner;
+  } else {
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(s));  // host data: earlier work on the stream first
+  }
+  if (on_device(B)) {
+    b_host = to_host(s, B, b);
+    B = b_host.data();
+    b.ld = b.inner;
+  }
+  if (!on_device(X)) return solve_host(options, row_major, n, nrhs, A, a.ld, B, b.ld, X, x.ld);
+
+  std::vector<double> x_host(static_cast<std::size_t>(x.inner * x.outer));
+  SolveResult r = solve_host(options, row_major, n, nrhs, A, a.ld, B, b.ld, x_host.data(), x.inner);
+  const std::size_t width = static_cast<std::size_t>(x.inner) * sizeof(double);
+  TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(X, static_cast<std::size_t>(x.ld) * sizeof(double), x_host.data(), width,
+                                       width, static_cast<std::size_t>(x.outer), cudaMemcpyHostToDevice, s));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(s));
+  return r;
+}
+
+}  // namespace tcsolve::capi

@@ -1,0 +1,345 @@
+// The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: argument
+// checks in BLAS's manner (the message names the argument; nothing is touched), the cpu path on
+// host pointers, the cuda path through cuda_path.hpp. Every entry point returns a status; no
+// exception leaves this file (context.hpp, guarded).
+#include "tcsolve.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "context.hpp"
+#include "cuda_path.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/solver.hpp"
+#include "tcsolve/version.h"
+
+namespace tcsolve::capi {
+
+std::string& message_without_handle() {
+  thread_local std::string message;
+  return message;
+}
+
+namespace {
+
+// The int variant values of the C API are tcsolve::Variant's: the table lists them in order.
+constexpr bool variants_in_order() {
+  for (std::size_t i = 0; i < kVariants.size(); ++i)
+    if (static_cast<std::size_t>(kVariants[i].variant) != i) return false;
+  return true;
+}
+static_assert(variants_in_order(), "kVariants must list tcsolve::Variant in enum order");
+
+std::string text(std::int64_t v) { return std::to_string(v); }
+
+Variant variant_argument(const char* name, int value) {
+  if (value < 0 || static_cast<std::size_t>(value) >= kVariants.size())
+    throw InvalidInput(std::string(name) + ": " + std::to_string(value) + " is not a tcsolve variant (0 to " +
+                       std::to_string(kVariants.size() - 1) + ", see tcsolveVariantFromName)");
+  return static_cast<Variant>(value);
+}
+
+Op operation_argument(const char* name, tcsolveOperation_t op) {
+  if (op == TCSOLVE_OP_N) return Op::n;
+  if (op == TCSOLVE_OP_T) return Op::t;
+  throw InvalidInput(std::string(name) + ": " + std::to_string(static_cast<int>(op)) +
+                     " is not TCSOLVE_OP_N or TCSOLVE_OP_T");
+}
+
+void nonnegative(const char* name, std::int64_t v) {
+  if (v < 0) throw InvalidInput(std::string(name) + ": " + text(v) + " < 0");
+}
+
+/// ld >= max(1, rows), BLAS's rule for a leading dimension.
+void leading_dimension(const char* name, std::int64_t ld, std::int64_t rows, const char* what) {
+  const std::int64_t least = std::max<std::int64_t>(1, rows);
+  if (ld < least)
+    throw InvalidInput(std::string(name) + ": " + text(ld) + " < max(1, " + what + ") = " + text(least));
+}
+
+void not_null(const char* name, const void* p) {
+  if (!p) throw InvalidInput(std::string(name) + ": NULL pointer");
+}
+
+/// The libraries index with int: larger sizes are valid BLAS arguments they cannot take.
+int as_int(const char* name, std::int64_t v) {
+  if (v > std::numeric_limits<int>::max())
+    throw Unavailable(std::string(name) + ": " + text(v) + " exceeds the library's 32-bit sizes (2^31 - 1)");
+  return static_cast<int>(v);
+}
+
+/// A NULL handle: INVALID_VALUE, the message kept for tcsolveGetLastErrorMessage(NULL).
+tcsolveStatus_t null_handle(const char* function) {
+  return fail(nullptr, TCSOLVE_STATUS_INVALID_VALUE, function, "handle: NULL (create one with tcsolveCreate)");
+}
+
+/// C = beta C on the host (beta == 0: C set to 0, not read; beta == 1: untouched).
+void host_scale(int m, int n, float beta, float* C, int ldc) {
+  if (beta == 1.0f) return;
+  for (int j = 0; j < n; ++j) {
+    float* c = C + static_cast<std::ptrdiff_t>(j) * ldc;
+    for (int i = 0; i < m; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
+  }
+}
+
+/// Element (i, j) of a dense matrix stored column-major (ld between columns) or row-major (ld
+/// between rows).
+std::int64_t offset(bool row_major, std::int64_t i, std::int64_t j, std::int64_t ld) {
+  return row_major ? i * ld + j : j * ld + i;
+}
+
+/// tcsolveDgesv on host pointers: the system copied into FP64 column-major matrices, solved by
+/// tcsolve::solve (as `tcsolve solve` does), X written back.
+SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t n, std::int64_t nrhs,
+                       const double* A, std::int64_t lda, const double* B, std::int64_t ldb, double* X,
+                       std::int64_t ldx) {
+  LinearSystem sys;
+  sys.A.resize(n, n);
+  sys.b.resize(n, nrhs);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (std::int64_t i = 0; i < n; ++i) sys.A(i, j) = A[offset(row_major, i, j, lda)];
+  for (std::int64_t j = 0; j < nrhs; ++j)
+    for (std::int64_t i = 0; i < n; ++i) sys.b(i, j) = B[offset(row_major, i, j, ldb)];
+  sys.b_is_vector = nrhs == 1;
+  SolveResult r = solve(sys, options);
+  for (std::int64_t j = 0; j < nrhs; ++j)
+    for (std::int64_t i = 0; i < n; ++i) X[offset(row_major, i, j, ldx)] = r.x(i, j);
+  return r;
+}
+
+/// The solver's options from the C parameters; NOT_SUPPORTED for the choices the library does
+/// not implement yet (refinement auto, pivoting rbt and auto).
+SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
+  SolveOptions o;
+  o.backend = backend;
+  o.variant = variant_argument("params->variant", p.variant);
+  switch (p.refinement) {
+    case 0: o.refinement = Refinement::classical; break;
+    case 1: o.refinement = Refinement::gmres; break;
+    case 2: throw Unavailable("params->refinement: 2 (auto) is not implemented in the library yet");
+    default:
+      throw InvalidInput("params->refinement: " + std::to_string(p.refinement) +
+                         " is not 0 (classical), 1 (gmres) or 2 (auto)");
+  }
+  if (p.pivoting == 1 || p.pivoting == 2)
+    throw Unavailable("params->pivoting: " + std::string(p.pivoting == 1 ? "1 (rbt)" : "2 (auto)") +
+                      " is not implemented in the library yet (0, partial, is)");
+  if (p.pivoting != 0)
+    throw InvalidInput("params->pivoting: " + std::to_string(p.pivoting) + " is not 0 (partial), 1 (rbt) or 2 (auto)");
+  nonnegative("params->max_iterations", p.max_iterations);
+  o.max_iterations = p.max_iterations;
+  if (p.fallback != 0 && p.fallback != 1)
+    throw InvalidInput("params->fallback: " + std::to_string(p.fallback) + " is not 0 or 1");
+  o.fallback = p.fallback == 1;
+  nonnegative("params->block_size", p.block_size);
+  o.block_size = p.block_size;
+  if (p.row_major != 0 && p.row_major != 1)
+    throw InvalidInput("params->row_major: " + std::to_string(p.row_major) + " is not 0 or 1");
+  return o;
+}
+
+}  // namespace
+}  // namespace tcsolve::capi
+
+using namespace tcsolve;
+using namespace tcsolve::capi;
+
+extern "C" {
+
+tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend) {
+  return guarded(nullptr, "tcsolveCreate", [&] {
+    not_null("handle", handle);
+    *handle = nullptr;
+    Backend b = Backend::automatic;
+    switch (backend) {
+      case TCSOLVE_BACKEND_AUTO: b = resolve_backend(Backend::automatic); break;
+      case TCSOLVE_BACKEND_CPU: b = Backend::cpu; break;
+      case TCSOLVE_BACKEND_CUDA: b = Backend::cuda; break;
+      default:
+        throw InvalidInput("backend: " + std::to_string(static_cast<int>(backend)) +
+                           " is not TCSOLVE_BACKEND_AUTO, _CPU or _CUDA");
+    }
+    if (b == Backend::cuda && !cuda::device_available()) {
+#if defined(TCSOLVE_HAVE_CUDA)
+      throw Unavailable("backend cuda: no usable CUDA device (compute capability 7.0 or newer) is present");
+#else
+      throw Unavailable("backend cuda: this build of tcsolve has no CUDA backend");
+#endif
+    }
+    tcsolveContext* h = new tcsolveContext;
+    h->backend = b;
+    *handle = h;
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle) {
+  delete handle;
+  return TCSOLVE_STATUS_SUCCESS;
+}
+
+tcsolveStatus_t tcsolveSetStream(tcsolveHandle_t handle, void* cuda_stream) {
+  if (!handle) return null_handle("tcsolveSetStream");
+  handle->context.set_stream(static_cast<CUstream_st*>(cuda_stream));
+  return TCSOLVE_STATUS_SUCCESS;
+}
+
+tcsolveStatus_t tcsolveGetStream(tcsolveHandle_t handle, void** cuda_stream) {
+  if (!handle) return null_handle("tcsolveGetStream");
+  if (!cuda_stream) return fail(handle, TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetStream", "cuda_stream: NULL pointer");
+  *cuda_stream = handle->context.stream();
+  return TCSOLVE_STATUS_SUCCESS;
+}
+
+tcsolveStatus_t tcsolveGetBackend(tcsolveHandle_t handle, tcsolveBackend_t* backend) {
+  if (!handle) return null_handle("tcsolveGetBackend");
+  if (!backend) return fail(handle, TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetBackend", "backend: NULL pointer");
+  *backend = handle->backend == Backend::cuda ? TCSOLVE_BACKEND_CUDA : TCSOLVE_BACKEND_CPU;
+  return TCSOLVE_STATUS_SUCCESS;
+}
+
+const char* tcsolveGetStatusString(tcsolveStatus_t status) {
+  switch (status) {
+    case TCSOLVE_STATUS_SUCCESS: return "TCSOLVE_STATUS_SUCCESS: success";
+    case TCSOLVE_STATUS_INTERNAL_ERROR: return "TCSOLVE_STATUS_INTERNAL_ERROR: internal error";
+    case TCSOLVE_STATUS_INVALID_VALUE: return "TCSOLVE_STATUS_INVALID_VALUE: invalid argument or input";
+    case TCSOLVE_STATUS_NOT_CONVERGED: return "TCSOLVE_STATUS_NOT_CONVERGED: the solve did not converge";
+    case TCSOLVE_STATUS_NOT_SUPPORTED: return "TCSOLVE_STATUS_NOT_SUPPORTED: not available in this build or on this machine";
+    case TCSOLVE_STATUS_ALLOC_FAILED: return "TCSOLVE_STATUS_ALLOC_FAILED: memory allocation failed";
+    case TCSOLVE_STATUS_CUDA_ERROR: return "TCSOLVE_STATUS_CUDA_ERROR: a CUDA call failed";
+  }
+  return "unknown tcsolveStatus_t value";
+}
+
+const char* tcsolveGetLastErrorMessage(tcsolveHandle_t handle) {
+  return handle ? handle->last_error.c_str() : message_without_handle().c_str();
+}
+
+const char* tcsolveGetVersion(void) { return TCSOLVE_VERSION_STRING; }
+
+tcsolveStatus_t tcsolveVariantFromName(const char* name, int* variant) {
+  return guarded(nullptr, "tcsolveVariantFromName", [&] {
+    not_null("name", name);
+    not_null("variant", variant);
+    *variant = static_cast<int>(parse_variant(name));
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+const char* tcsolveVariantName(int variant) {
+  if (variant < 0 || static_cast<std::size_t>(variant) >= kVariants.size()) return nullptr;
+  return kVariants[static_cast<std::size_t>(variant)].name.data();  // string literals: NUL-terminated
+}
+
+tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t transa, tcsolveOperation_t transb,
+                             int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
+                             const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc) {
+  if (!h) return null_handle("tcsolveSgemm");
+  return guarded(h, "tcsolveSgemm", [&] {
+    const Variant v = variant_argument("variant", variant);
+    const Op ta = operation_argument("transa", transa), tb = operation_argument("transb", transb);
+    nonnegative("m", m);
+    nonnegative("n", n);
+    nonnegative("k", k);
+    leading_dimension("lda", lda, ta == Op::n ? m : k, ta == Op::n ? "m" : "k");
+    leading_dimension("ldb", ldb, tb == Op::n ? k : n, tb == Op::n ? "k" : "n");
+    leading_dimension("ldc", ldc, m, "m");
+    not_null("alpha", alpha);
+    not_null("beta", beta);
+    if (m == 0 || n == 0) return TCSOLVE_STATUS_SUCCESS;
+    if (*beta != 1.0f || (k > 0 && *alpha != 0.0f)) not_null("C", C);
+    const bool product = k > 0 && *alpha != 0.0f;
+    if (product) {
+      not_null("A", A);
+      not_null("B", B);
+    }
+    const int mi = as_int("m", m), ni = as_int("n", n), ki = as_int("k", k);
+    const int ldai = as_int("lda", lda), ldbi = as_int("ldb", ldb), ldci = as_int("ldc", ldc);
+    const bool on_cuda = h->backend == Backend::cuda;
+    if (!product) {
+      if (on_cuda) {
+        if (*beta != 1.0f) cuda_scale(h->context, mi, ni, *beta, C, ldci);
+      } else {
+        host_scale(mi, ni, *beta, C, ldci);
+      }
+      return TCSOLVE_STATUS_SUCCESS;
+    }
+    if (!available(v, h->backend))
+      throw Unavailable("variant " + std::string(to_string(v)) + " is not implemented on the " +
+                        std::string(to_string(h->backend)) + " backend");
+    if (on_cuda)
+      cuda_gemm(h->context, v, ta, tb, mi, ni, ki, *alpha, A, ldai, B, ldbi, *beta, C, ldci);
+    else
+      cpu::gemm(v, ta, tb, mi, ni, ki, *alpha, A, ldai, B, ldbi, *beta, C, ldci);
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
+  if (!params) return;
+  params->variant = static_cast<int>(Variant::auto_);
+  params->refinement = 0;
+  params->pivoting = 0;
+  params->max_iterations = 30;
+  params->fallback = 1;
+  params->block_size = 0;
+  params->row_major = 0;
+}
+
+tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,
+                             const double* A, int64_t lda, const double* B, int64_t ldb, double* X, int64_t ldx,
+                             tcsolveSolveInfo_t* info) {
+  if (!h) return null_handle("tcsolveDgesv");
+  return guarded(h, "tcsolveDgesv", [&] {
+    tcsolveSolveParams_t p;
+    tcsolveSolveParamsDefault(&p);
+    if (params) p = *params;
+    SolveOptions options = solve_options(p, h->backend);
+    options.cuda_context = &h->context;
+    const bool row_major = p.row_major == 1;
+    nonnegative("n", n);
+    nonnegative("nrhs", nrhs);
+    leading_dimension("lda", lda, n, "n");
+    leading_dimension("ldb", ldb, row_major ? nrhs : n, row_major ? "nrhs" : "n");
+    leading_dimension("ldx", ldx, row_major ? nrhs : n, row_major ? "nrhs" : "n");
+    if (n == 0 || nrhs == 0) {
+      if (info) *info = tcsolveSolveInfo_t{1, 0, 0, p.variant, 0.0, -1.0};
+      return TCSOLVE_STATUS_SUCCESS;
+    }
+    not_null("A", A);
+    not_null("B", B);
+    not_null("X", X);
+    as_int("n", n);
+    as_int("nrhs", nrhs);
+
+    SolveResult r;
+    if (h->backend == Backend::cuda) {
+      const Strided a{n, n, lda};
+      const Strided b = row_major ? Strided{nrhs, n, ldb} : Strided{n, nrhs, ldb};
+      const Strided x = row_major ? Strided{nrhs, n, ldx} : Strided{n, nrhs, ldx};
+      r = cuda_dgesv(h->context, solve_host, options, row_major, n, nrhs, A, a, B, b, X, x);
+    } else {
+      r = solve_host(options, row_major, n, nrhs, A, lda, B, ldb, X, ldx);
+    }
+    if (info) {
+      info->converged = r.converged ? 1 : 0;
+      info->iterations = r.iterations;
+      info->fallback_used = r.fallback_used ? 1 : 0;
+      info->resolved_variant = static_cast<int>(r.resolved_variant);
+      info->backward_error = r.backward_error;
+      info->condition_estimate = r.condition_estimate.value_or(-1.0);
+    }
+    if (!r.converged) {
+      const std::string why = "did not converge (backward error " + std::to_string(r.backward_error) + ")" +
+                              (r.note.empty() ? "" : ": " + r.note);
+      return fail(h, TCSOLVE_STATUS_NOT_CONVERGED, "tcsolveDgesv", why.c_str());
+    }
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+}  // extern "C"

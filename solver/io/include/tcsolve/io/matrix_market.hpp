@@ -1,0 +1,54 @@
+// Matrix Market files (NIST's exchange format) read as dense square matrices, and turned into
+// systems with a known solution (`tcsolve import`).
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tcsolve/solver/system.hpp"
+
+namespace tcsolve {
+
+enum class RhsKind { ones, random };
+
+/// "ones" | "random"; throws InvalidInput otherwise.
+RhsKind parse_rhs_kind(std::string_view name);
+std::string_view to_string(RhsKind kind);
+
+/// A Matrix Market file read as a dense matrix (import_matrix_market's first step).
+struct MatrixMarketMatrix {
+  Eigen::MatrixXd A;          ///< n x n, column-major, symmetric parts expanded
+  std::string format;         ///< "coordinate" | "array"
+  std::string field;          ///< "real" | "integer"
+  std::string symmetry;       ///< "general" | "symmetric" | "skew-symmetric"
+  long long stored_entries = 0;  ///< entries in the file (the size line's count for coordinate)
+};
+
+/// Largest order read_matrix_market accepts: n^2 < 2^31, the 32-bit element indices of the GPU
+/// kernels (held dense: 16 GiB; whether it fits in memory is the caller's check).
+constexpr int kMaxMatrixMarketOrder = 46340;
+
+/// Whether `path` starts with a %%MatrixMarket banner (case-insensitive): the readers of HDF5
+/// files name such a file as what it is, and solve/compare import it.
+bool is_matrix_market_file(const std::string& path);
+
+/// Parses a Matrix Market file: the %%MatrixMarket banner (object matrix; coordinate or array;
+/// real or integer; general, symmetric or skew-symmetric; pattern, complex and hermitian are
+/// rejected), % comments and blank lines, the size line, then the entries with 1-based indices
+/// (coordinate: "i j value", duplicates summed; array: values column by column, the lower
+/// triangle only for symmetric and the strictly lower one for skew-symmetric). Symmetric files
+/// are mirrored (A(j, i) = A(i, j)), skew-symmetric ones negated across the diagonal. Throws
+/// InvalidInput "<file>:<line>: <problem>" for malformed input, an index out of range, a wrong
+/// entry count, a non-finite value or a matrix that is not square; "<file>: <problem>" when it
+/// cannot be read.
+MatrixMarketMatrix read_matrix_market(const std::string& path);
+
+/// Reads a Matrix Market file (coordinate or array; real or integer; general, symmetric or
+/// skew-symmetric; symmetric files expanded) as a dense square matrix, and builds the system
+/// with x_true = ones or U(-1,1) (seeded) and b = A x_true. Throws InvalidInput naming the file
+/// and the line for malformed input, and for non-square or complex/pattern matrices.
+LinearSystem import_matrix_market(const std::string& path, RhsKind rhs, std::uint64_t seed);
+
+}  // namespace tcsolve
