@@ -45,9 +45,8 @@ GemmInfo cublas_gemm(Variant variant, const GemmArgs& args);
 /// sequential accumulation). half_gemm.cu.
 GemmInfo half_gemm(const GemmArgs& args);
 
-/// Every tensor-core variant with its own mma.sync kernel (fp16-tc, tf32-tc, fp16-fp16acc,
-/// fp16-twostage, markidis, ootomo-fp16, ootomo-tf32, legemm, ec-fp16, ec-tf32, auto).
-/// mma_gemm.cu.
-GemmInfo mma_gemm(Variant variant, const GemmArgs& args, const GemmOptions& options);
+/// The ec path: ec-fp16, ec-tf32 and auto with their scaling, on the wgmma kernels (Hopper) or
+/// mma.sync. ec_gemm.cu. (The research tensor-core variants: wgmma_gemm.hpp, mma_gemm.hpp.)
+GemmInfo ec_gemm(Variant variant, const GemmArgs& args, const GemmOptions& options);
 
 }  // namespace tcsolve::cuda::detail

@@ -1,5 +1,6 @@
 // cuda backend: tcsolve::cuda::gemm and implements(), the one switch from a variant to its
-// kernel family (backend.hpp), and RFC 0007's fallback for devices that lack the hardware a
+// kernels (cuBLAS: cublas_gemm.cu; fp16-simt: half_gemm.cu; the research tensor-core variants:
+// wgmma_gemm.cu on Hopper, else mma_gemm.cu; the ec path: ec_gemm.cu), and RFC 0007's fallback for devices that lack the hardware a
 // variant needs ("Unsupported GPU: fall back to FP32 kernel"):
 //   - tensor-core variants need sm_80 (mma.sync m16n8k16 FP16 and m16n8k8 TF32 with FP32
 //     accumulation; TF32 first appears there);
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "backend.hpp"
+#include "mma_gemm.hpp"
 #include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -75,6 +77,23 @@ bool use_wgmma(CudaKernels kernels) {
 
 GemmInfo run(Variant variant, const detail::GemmArgs& args, const GemmOptions& options);
 
+/// A research variant on the wgmma kernels (args.wgmma) or on mma.sync.
+GemmInfo tensor_cores(Variant variant, const detail::GemmArgs& args, detail::WgmmaScheme scheme, bool tf32,
+                      detail::MmaKernel kernel) {
+  GemmInfo info{variant, variant, Backend::cuda, {}, args.wgmma ? CudaKernels::wgmma : CudaKernels::mma};
+  if (args.wgmma)
+    detail::wgmma_gemm(scheme, tf32, args, 1, nullptr, nullptr, nullptr);
+  else
+    detail::mma_gemm(kernel, args);
+  return info;
+}
+
+/// A variant only the mma.sync kernels serve (FP16 accumulation).
+GemmInfo mma_only(Variant variant, const detail::GemmArgs& args, detail::MmaKernel kernel) {
+  detail::mma_gemm(kernel, args);
+  return GemmInfo{variant, variant, Backend::cuda, {}, CudaKernels::mma};
+}
+
 }  // namespace
 
 GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
@@ -112,12 +131,30 @@ GemmInfo run(Variant variant, const detail::GemmArgs& args, const GemmOptions& o
     return info;
   }
 
-  switch (f) {
-    case Family::cublas: return detail::cublas_gemm(variant, args);
-    case Family::half: return detail::half_gemm(args);
-    case Family::mma: return detail::mma_gemm(variant, args, options);
+  // The one switch from a variant to its kernels: one kernel family per file (backend.hpp).
+  using detail::MmaKernel;
+  using detail::WgmmaScheme;
+  switch (variant) {
+    case Variant::fp64:
+    case Variant::fp32_simt:
+    case Variant::cublas_tf32:
+    case Variant::cublas_fp16: return detail::cublas_gemm(variant, args);
+    case Variant::fp16_simt: return detail::half_gemm(args);
+    case Variant::fp16_tc: return tensor_cores(variant, args, WgmmaScheme::single, false, MmaKernel::fp16_single);
+    case Variant::tf32_tc: return tensor_cores(variant, args, WgmmaScheme::single, true, MmaKernel::tf32_single);
+    case Variant::fp16_fp16acc: return mma_only(variant, args, MmaKernel::fp16_accumulate);
+    case Variant::fp16_twostage: return mma_only(variant, args, MmaKernel::fp16_two_stage);
+    case Variant::markidis: return tensor_cores(variant, args, WgmmaScheme::markidis, false, MmaKernel::markidis);
+    case Variant::ootomo_fp16:
+      return tensor_cores(variant, args, WgmmaScheme::halfhalf, false, MmaKernel::halfhalf_fp16);
+    case Variant::ootomo_tf32:
+      return tensor_cores(variant, args, WgmmaScheme::halfhalf, true, MmaKernel::halfhalf_tf32);
+    case Variant::legemm: return tensor_cores(variant, args, WgmmaScheme::legemm, false, MmaKernel::legemm);
+    case Variant::ec_fp16:
+    case Variant::ec_tf32:
+    case Variant::auto_: return detail::ec_gemm(variant, args, options);
   }
-  throw Error("cuda::gemm: unknown variant family");
+  throw Error("cuda::gemm: unknown variant");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Tensor-core GEMMs of the research variants and the mma.sync production path, one kernel
-// family with each paper's accumulation scheme as a policy:
+// The mma.sync kernel family (mma_gemm.hpp): tensor-core GEMMs with each paper's accumulation
+// scheme as a policy, for GPUs without wgmma and the variants wgmma does not serve (FP16
+// accumulation). gemm_cuda.cu chooses the kernel; ec_gemm.cu drives the ec variants:
 //   Single    fp16-tc, tf32-tc   one rounded product chained inside the tensor core
 //   Fp16Acc   fp16-fp16acc       FP16 accumulator chained inside (two-stage blog baseline)
 //   TwoStage  fp16-twostage      FP16-accumulating mma from zero per k-step, added outside in FP32
@@ -14,22 +15,20 @@
 //                    double-buffered FP16 hi/lo shared tiles, fragments by ldmatrix;
 //   mma_tf32_kernel  mma.sync.m16n8k8: FP32 tiles staged by cp.async, split per warp in registers.
 // The splits use the hardware conversions that the [gpu] sweep proved bitwise equal to the
-// shared helpers of split.hpp, so the operands are exactly those of the CPU emulation. The ec
-// variants multiply rows of op(A) and columns of op(B) by exact powers of two computed on the
-// device (scaling.hpp) while splitting, and unscale in the epilogue.
+// shared helpers of split.hpp, so the operands are exactly those of the CPU emulation. With
+// MmaScaling's shifts (the ec variants) rows of op(A) and columns of op(B) are multiplied by
+// exact powers of two while splitting and unscaled in the epilogue.
 #include <cuda_fp16.h>
 
 #include <climits>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "backend.hpp"
 #include "tc_split.cuh"
-#include "wgmma_gemm.hpp"
+#include "mma_gemm.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/scaling.hpp"
@@ -597,92 +596,6 @@ __global__ void __launch_bounds__(kThreads, P::min_blocks) mma_fp16_kernel(Param
 // ---------------------------------------------------------------------------------------------
 
 /// Vectors v < count of X whose elements are X[v * vstride + q * estride], q < len: folds
-/// exponent_of(x) of the nonzero finite elements into emax[v] / emin[v] (atomics; initialised
-/// to INT_MIN / INT_MAX). Threads map to consecutive v when estride != 1 (coalesced when the
-/// vectors interleave) and the length is split over gridDim.y.
-/// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
-/// loads in flight per thread (the loop is latency-bound otherwise).
-__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0, int q1,
-                                           int step, int& hi, int& lo) {
-  int q = q0;
-  for (; q + 7 * step < q1; q += 8 * step) {
-    float x[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) x[u] = X[base + static_cast<std::size_t>(q + u * step) * estride];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) fold_exponent(x[u], hi, lo);
-  }
-  for (; q < q1; q += step) fold_exponent(X[base + static_cast<std::size_t>(q) * estride], hi, lo);
-}
-
-__global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::size_t estride, int count,
-                                      int len, int* emax, int* emin) {
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v >= count) return;
-  const int per = ceil_div(len, static_cast<int>(gridDim.y));
-  const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
-  int hi = INT_MIN, lo = INT_MAX;
-  fold_range(X, v * vstride, estride, q0, q1, 1, hi, lo);
-  if (hi != INT_MIN) {
-    atomicMax(emax + v, hi);
-    atomicMin(emin + v, lo);
-  }
-}
-
-/// The same for vectors stored contiguously (estride 1): one warp per vector.
-__global__ void exponent_range_contiguous_kernel(const float* X, std::size_t vstride, int count, int len,
-                                                 int* emax, int* emin) {
-  const int v = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-  if (v >= count) return;
-  int hi = INT_MIN, lo = INT_MAX;
-  fold_range(X, v * vstride, 1, threadIdx.x % 32, len, 32, hi, lo);
-  for (int off = 16; off > 0; off /= 2) {
-    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
-    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
-  }
-  if (threadIdx.x % 32 == 0 && hi != INT_MIN) emax[v] = hi, emin[v] = lo;
-}
-
-/// shift[v] = scale_exponent(...) for every vector, and the largest range into *max_range[which].
-__global__ void finish_scaling_kernel(const int* emax, const int* emin, int count, int* shift, int* max_range) {
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v >= count) return;
-  const bool any = emax[v] != INT_MIN;
-  shift[v] = scale_exponent(any, emax[v]);
-  if (any) atomicMax(max_range, emax[v] - emin[v]);
-}
-
-__global__ void init_ranges_kernel(int* emax, int* emin, int count, int* max_range) {
-  const int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < count) emax[v] = INT_MIN, emin[v] = INT_MAX;
-  if (v < 2) max_range[v] = 0;
-}
-
-__global__ void auto_choice_kernel(const int* max_range, int* use_fp16) {
-  *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
-}
-
-/// Fills shift_a[0..m), shift_b[0..n) and max_range[0..2) (ranges of op(A) rows, op(B) columns).
-void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int* shift_b, int* max_range) {
-  const int total = g.m + g.n;
-  init_ranges_kernel<<<ceil_div(total, 256), 256, 0, g.stream()>>>(emax, emin, total, max_range);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  auto ranges = [&](const float* X, int ld, bool contiguous, int count, int len, int* hi, int* lo) {
-    if (contiguous) {  // vector v at X + v*ld, elements adjacent
-      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, g.stream()>>>(X, ld, count, len, hi, lo);
-    } else {  // vector v at X + v, elements ld apart
-      const int split = std::max(1, std::min(64, len / 64));
-      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, g.stream()>>>(X, 1, ld, count, len, hi, lo);
-    }
-    TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  };
-  ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);                 // rows of op(A)
-  ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);     // columns of op(B)
-  finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, g.stream()>>>(emax, emin, g.m, shift_a, max_range);
-  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, g.stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-}
-
 template <typename P>
 void launch(cudaStream_t stream, const Params& p) {
   constexpr bool fp16 = P::Mma::ks == 16;
@@ -699,111 +612,22 @@ void launch(cudaStream_t stream, const Params& p) {
 
 }  // namespace
 
-GemmInfo mma_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options) {
-  Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1, nullptr, nullptr, nullptr, 0};
-  GemmInfo info{variant, variant, Backend::cuda, {}, CudaKernels::mma};
-  const bool hopper = g.wgmma;  // the sm_90a wgmma kernels (GemmOptions::cuda_kernels)
-  auto wgmma = [&](auto&&... args) {  // wgmma_gemm, reported in GemmInfo::kernels
-    info.kernels = CudaKernels::wgmma;
-    wgmma_gemm(args...);
-  };
-  switch (variant) {
-    case Variant::fp16_tc:
-      if (hopper) wgmma(WgmmaScheme::single, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Single<Fp16Mma>>(g.stream(), p);
-      break;
-    case Variant::tf32_tc:
-      if (hopper) wgmma(WgmmaScheme::single, true, g, 1, nullptr, nullptr, nullptr);
-      else launch<Single<Tf32Mma>>(g.stream(), p);
-      break;
-    case Variant::fp16_fp16acc: launch<Fp16Accumulate<false>>(g.stream(), p); break;
-    case Variant::fp16_twostage: launch<Fp16Accumulate<true>>(g.stream(), p); break;
-    case Variant::markidis:
-      if (hopper) wgmma(WgmmaScheme::markidis, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Markidis>(g.stream(), p);
-      break;
-    case Variant::ootomo_fp16:
-      if (hopper) wgmma(WgmmaScheme::halfhalf, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Halfhalf<Fp16Mma>>(g.stream(), p);
-      break;
-    case Variant::ootomo_tf32:
-      if (hopper) wgmma(WgmmaScheme::halfhalf, true, g, 1, nullptr, nullptr, nullptr);
-      else launch<Halfhalf<Tf32Mma>>(g.stream(), p);
-      break;
-    case Variant::legemm:
-      if (hopper) wgmma(WgmmaScheme::legemm, false, g, 1, nullptr, nullptr, nullptr);
-      else launch<Legemm>(g.stream(), p);
-      break;
-    case Variant::ec_fp16:
-    case Variant::ec_tf32:
-    case Variant::auto_: {
-      if (options.ec_chunk_k < 16 || options.ec_chunk_k % 16 != 0)
-        throw InvalidInput("ec_chunk_k must be a positive multiple of 16, got " + std::to_string(options.ec_chunk_k));
-      if (options.ec_chunk_k_tf32 < 8 || options.ec_chunk_k_tf32 % 8 != 0)
-        throw InvalidInput("ec_chunk_k_tf32 must be a positive multiple of 8, got " +
-                           std::to_string(options.ec_chunk_k_tf32));
-      const int total = g.m + g.n;
-      int* ws = static_cast<int*>(g.ctx->scaling.get((3 * static_cast<std::size_t>(total) + 3) * sizeof(int)));
-      int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
-      if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
-        info.kernels = CudaKernels::wgmma;
-        const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / Tf32Mma::ks, shift, max_range, flag);
-        if (variant == Variant::auto_) {
-          if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
-          else info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-        }
-        break;
-      }
-      {
-        PhaseTimer phases(g);
-        phases.mark("scaling");
-        compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
-      }
-      p.shift_a = shift, p.shift_b = shift + g.m;
-      Params p16 = p, p32 = p;
-      p16.chunk_steps = options.ec_chunk_k / Fp16Mma::ks;
-      p32.chunk_steps = options.ec_chunk_k_tf32 / Tf32Mma::ks;
-      // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
-      auto fp16_path = [&](const int* flag_or_null) {
-        if (hopper && p16.chunk_steps == 2) wgmma(WgmmaScheme::ec, false, g, 2, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Fp16Mma, true>>(g.stream(), p16);
-      };
-      // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
-      auto tf32_path = [&](const int* flag_or_null) {
-        if (hopper && p32.chunk_steps % 4 == 0)
-          wgmma(WgmmaScheme::halfhalf_tiles, true, g, p32.chunk_steps, p.shift_a, p.shift_b, flag_or_null);
-        else launch<Halfhalf<Tf32Mma>>(g.stream(), p32);
-      };
-      if (variant == Variant::ec_fp16) {
-        fp16_path(nullptr);
-      } else if (variant == Variant::ec_tf32) {
-        tf32_path(nullptr);
-      } else {
-        // auto: the choice is made on the device; both kernels are queued and the one not
-        // chosen returns at its first instruction. The flag is read back for GemmInfo (unless
-        // g.auto_on_device: no synchronisation).
-        auto_choice_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag);
-        TCSOLVE_CUDA_CHECK(cudaGetLastError());
-        p16.use_fp16 = p32.use_fp16 = flag;
-        p16.want_fp16 = 1, p32.want_fp16 = 0;
-        fp16_path(flag);
-        tf32_path(flag);
-        if (g.auto_on_device) {
-          info.note = "auto: FP16/TF32 chosen on the device";
-        } else {
-          int chose_fp16 = 0;
-          TCSOLVE_CUDA_CHECK(
-              cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, g.stream()));
-          TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
-          info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-        }
-      }
-      break;
-    }
-    default:
-      throw Unavailable("variant " + std::string(to_string(variant)) + " has no mma.sync kernel");
+void mma_gemm(MmaKernel kernel, const GemmArgs& g, const MmaScaling& scaling) {
+  Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc,
+           scaling.chunk_steps, scaling.shift_a, scaling.shift_b, scaling.use_fp16, scaling.want_fp16};
+  const cudaStream_t stream = g.stream();
+  switch (kernel) {
+    case MmaKernel::fp16_single: return launch<Single<Fp16Mma>>(stream, p);
+    case MmaKernel::tf32_single: return launch<Single<Tf32Mma>>(stream, p);
+    case MmaKernel::fp16_accumulate: return launch<Fp16Accumulate<false>>(stream, p);
+    case MmaKernel::fp16_two_stage: return launch<Fp16Accumulate<true>>(stream, p);
+    case MmaKernel::markidis: return launch<Markidis>(stream, p);
+    case MmaKernel::halfhalf_fp16: return launch<Halfhalf<Fp16Mma>>(stream, p);
+    case MmaKernel::halfhalf_tf32: return launch<Halfhalf<Tf32Mma>>(stream, p);
+    case MmaKernel::halfhalf_fp16_shared: return launch<Halfhalf<Fp16Mma, true>>(stream, p);
+    case MmaKernel::legemm: return launch<Legemm>(stream, p);
   }
-  return info;
+  throw Error("mma_gemm: unknown kernel");
 }
 
 }  // namespace tcsolve::cuda::detail

@@ -1,6 +1,6 @@
-// Hopper wgmma kernels of the FP16 and TF32 tensor-core variants (wgmma_gemm.cu); mma_gemm.cu
-// uses them on compute capability 9.0 and keeps its mma.sync kernels for other GPUs and for the
-// variants these do not serve (FP16 accumulation).
+// Hopper wgmma kernels of the FP16 and TF32 tensor-core variants (wgmma_gemm.cu): gemm_cuda.cu
+// and ec_gemm.cu run them on compute capability 9.0; the mma.sync kernels (mma_gemm.hpp) serve
+// other GPUs and the variants these do not (FP16 accumulation).
 #pragma once
 
 #include "backend.hpp"

@@ -1,0 +1,186 @@
+// The ec path (ec-fp16, ec-tf32, auto: the project's production GEMM) on the cuda backend: the
+// exact power-of-two scaling of rows of op(A) and columns of op(B) (scaling.hpp) computed on the
+// device, auto's FP16/TF32 choice (kept on the device with DeviceAuto), and the kernels that
+// run the scaled products:
+//   Hopper, ec_chunk_k 32   wgmma_production (wgmma_gemm.cu): the scaling fused into the split;
+//   otherwise               the scaling kernels below, then the FP16 path (the wgmma ec scheme
+//                           for chunks of 2 k-steps, else mma.sync halfhalf_fp16_shared) and/or
+//                           the TF32 path (the wgmma halfhalf_tiles scheme for whole k-tiles,
+//                           else mma.sync halfhalf_tf32); auto queues both, gated by its flag.
+// The workspace (exponent ranges, shifts, the flag) is the context's `scaling` scratch.
+#include <climits>
+#include <cstddef>
+#include <string>
+
+#include "backend.hpp"
+#include "mma_gemm.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/scaling.hpp"
+#include "wgmma_gemm.hpp"
+
+namespace tcsolve::cuda::detail {
+namespace {
+
+constexpr int kFp16Steps = 16, kTf32Steps = 8;  ///< k of one mma k-step: FP16, TF32
+
+/// exponent_of(x) of the nonzero finite elements into emax[v] / emin[v] (atomics; initialised
+/// to INT_MIN / INT_MAX). Threads map to consecutive v when estride != 1 (coalesced when the
+/// vectors interleave) and the length is split over gridDim.y.
+/// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
+/// loads in flight per thread (the loop is latency-bound otherwise).
+__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0, int q1,
+                                           int step, int& hi, int& lo) {
+  int q = q0;
+  for (; q + 7 * step < q1; q += 8 * step) {
+    float x[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) x[u] = X[base + static_cast<std::size_t>(q + u * step) * estride];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) fold_exponent(x[u], hi, lo);
+  }
+  for (; q < q1; q += step) fold_exponent(X[base + static_cast<std::size_t>(q) * estride], hi, lo);
+}
+
+__global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::size_t estride, int count,
+                                      int len, int* emax, int* emin) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= count) return;
+  const int per = ceil_div(len, static_cast<int>(gridDim.y));
+  const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
+  int hi = INT_MIN, lo = INT_MAX;
+  fold_range(X, v * vstride, estride, q0, q1, 1, hi, lo);
+  if (hi != INT_MIN) {
+    atomicMax(emax + v, hi);
+    atomicMin(emin + v, lo);
+  }
+}
+
+/// The same for vectors stored contiguously (estride 1): one warp per vector.
+__global__ void exponent_range_contiguous_kernel(const float* X, std::size_t vstride, int count, int len,
+                                                 int* emax, int* emin) {
+  const int v = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  if (v >= count) return;
+  int hi = INT_MIN, lo = INT_MAX;
+  fold_range(X, v * vstride, 1, threadIdx.x % 32, len, 32, hi, lo);
+  for (int off = 16; off > 0; off /= 2) {
+    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
+    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
+  }
+  if (threadIdx.x % 32 == 0 && hi != INT_MIN) emax[v] = hi, emin[v] = lo;
+}
+
+/// shift[v] = scale_exponent(...) for every vector, and the largest range into *max_range[which].
+__global__ void finish_scaling_kernel(const int* emax, const int* emin, int count, int* shift, int* max_range) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= count) return;
+  const bool any = emax[v] != INT_MIN;
+  shift[v] = scale_exponent(any, emax[v]);
+  if (any) atomicMax(max_range, emax[v] - emin[v]);
+}
+
+__global__ void init_ranges_kernel(int* emax, int* emin, int count, int* max_range) {
+  const int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v < count) emax[v] = INT_MIN, emin[v] = INT_MAX;
+  if (v < 2) max_range[v] = 0;
+}
+
+__global__ void auto_choice_kernel(const int* max_range, int* use_fp16) {
+  *use_fp16 = auto_uses_fp16(max_range[0], max_range[1]) ? 1 : 0;
+}
+
+/// Fills shift_a[0..m), shift_b[0..n) and max_range[0..2) (ranges of op(A) rows, op(B) columns).
+void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int* shift_b, int* max_range) {
+  const int total = g.m + g.n;
+  init_ranges_kernel<<<ceil_div(total, 256), 256, 0, g.stream()>>>(emax, emin, total, max_range);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  auto ranges = [&](const float* X, int ld, bool contiguous, int count, int len, int* hi, int* lo) {
+    if (contiguous) {  // vector v at X + v*ld, elements adjacent
+      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, g.stream()>>>(X, ld, count, len, hi, lo);
+    } else {  // vector v at X + v, elements ld apart
+      const int split = std::max(1, std::min(64, len / 64));
+      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, g.stream()>>>(X, 1, ld, count, len, hi, lo);
+    }
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  };
+  ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);                 // rows of op(A)
+  ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);     // columns of op(B)
+  finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, g.stream()>>>(emax, emin, g.m, shift_a, max_range);
+  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, g.stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options) {
+  if (options.ec_chunk_k < 16 || options.ec_chunk_k % 16 != 0)
+    throw InvalidInput("ec_chunk_k must be a positive multiple of 16, got " + std::to_string(options.ec_chunk_k));
+  if (options.ec_chunk_k_tf32 < 8 || options.ec_chunk_k_tf32 % 8 != 0)
+    throw InvalidInput("ec_chunk_k_tf32 must be a positive multiple of 8, got " +
+                       std::to_string(options.ec_chunk_k_tf32));
+  GemmInfo info{variant, variant, Backend::cuda, {}, CudaKernels::mma};
+  const bool hopper = g.wgmma;  // the sm_90a wgmma kernels (GemmOptions::cuda_kernels)
+  auto wgmma = [&](auto&&... args) {  // wgmma_gemm, reported in GemmInfo::kernels
+    info.kernels = CudaKernels::wgmma;
+    wgmma_gemm(args...);
+  };
+  const int total = g.m + g.n;
+  int* ws = static_cast<int*>(g.ctx->scaling.get((3 * static_cast<std::size_t>(total) + 3) * sizeof(int)));
+  int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
+  if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
+    info.kernels = CudaKernels::wgmma;
+    const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range, flag);
+    if (variant == Variant::auto_) {
+      if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
+      else info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+    }
+    return info;
+  }
+  {
+    PhaseTimer phases(g);
+    phases.mark("scaling");
+    compute_scaling(g, emax, emin, shift, shift + g.m, max_range);
+  }
+  MmaScaling s16, s32;
+  s16.shift_a = s32.shift_a = shift;
+  s16.shift_b = s32.shift_b = shift + g.m;
+  s16.chunk_steps = options.ec_chunk_k / kFp16Steps;
+  s32.chunk_steps = options.ec_chunk_k_tf32 / kTf32Steps;
+  // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
+  auto fp16_path = [&](const int* flag_or_null) {
+    if (hopper && s16.chunk_steps == 2) wgmma(WgmmaScheme::ec, false, g, 2, s16.shift_a, s16.shift_b, flag_or_null);
+    else mma_gemm(MmaKernel::halfhalf_fp16_shared, g, s16);
+  };
+  // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
+  auto tf32_path = [&](const int* flag_or_null) {
+    if (hopper && s32.chunk_steps % 4 == 0)
+      wgmma(WgmmaScheme::halfhalf_tiles, true, g, s32.chunk_steps, s32.shift_a, s32.shift_b, flag_or_null);
+    else mma_gemm(MmaKernel::halfhalf_tf32, g, s32);
+  };
+  if (variant == Variant::ec_fp16) {
+    fp16_path(nullptr);
+  } else if (variant == Variant::ec_tf32) {
+    tf32_path(nullptr);
+  } else {
+    // auto: the choice is made on the device; both kernels are queued and the one not chosen
+    // returns at its first instruction. The flag is read back for GemmInfo (unless
+    // g.auto_on_device: no synchronisation).
+    auto_choice_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag);
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    s16.use_fp16 = s32.use_fp16 = flag;
+    s16.want_fp16 = 1, s32.want_fp16 = 0;
+    fp16_path(flag);
+    tf32_path(flag);
+    if (g.auto_on_device) {
+      info.note = "auto: FP16/TF32 chosen on the device";
+    } else {
+      int chose_fp16 = 0;
+      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, g.stream()));
+      TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
+      info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+    }
+  }
+  return info;
+}
+
+}  // namespace tcsolve::cuda::detail
