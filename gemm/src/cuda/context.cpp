@@ -1,4 +1,5 @@
-// tcsolve::cuda::Context of a build with CUDA (context.hpp, context_impl.hpp).
+// tcsolve::cuda::Context of a build with CUDA (context.hpp, context_impl.hpp): the handles, the
+// workspaces and the stream sync; the settings and attachments are in ../context.cpp.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -53,19 +54,6 @@ Context::Impl::~Impl() {
 Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
 Context::~Context() = default;
 
-CUstream_st* Context::stream() const { return impl_->stream; }
-void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
-int Context::max_blocks() const { return impl_->max_blocks; }
-void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
-
-bool Context::time_phases() const { return impl_->time_phases; }
-void Context::set_time_phases(bool on) { impl_->time_phases = on; }
-
 void Context::synchronize() const { TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
-
-Context::Attachment* Context::attachment(const void* key) const { return impl_->attachments.find(key); }
-Context::Attachment& Context::attach(const void* key, std::unique_ptr<Attachment> value) {
-  return impl_->attachments.put(key, std::move(value));
-}
 
 }  // namespace tcsolve::cuda

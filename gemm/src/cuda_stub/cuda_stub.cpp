@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "../context_attachments.hpp"
+#include "context_impl.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/probe.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -33,27 +33,9 @@ GemmInfo gemm(Context&, Variant, Op, Op, int, int, int, float, const float*, int
   not_built();
 }
 
-// A Context without CUDA: its settings and attachments, nothing on a device.
-struct Context::Impl {
-  CUstream_st* stream = nullptr;
-  int max_blocks = 0;
-  bool time_phases = false;
-  detail::Attachments attachments;
-};
-
 Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
 Context::~Context() = default;
-CUstream_st* Context::stream() const { return impl_->stream; }
-void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
-int Context::max_blocks() const { return impl_->max_blocks; }
-void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
-bool Context::time_phases() const { return impl_->time_phases; }
-void Context::set_time_phases(bool on) { impl_->time_phases = on; }
 void Context::synchronize() const { not_built(); }
-Context::Attachment* Context::attachment(const void* key) const { return impl_->attachments.find(key); }
-Context::Attachment& Context::attach(const void* key, std::unique_ptr<Attachment> value) {
-  return impl_->attachments.put(key, std::move(value));
-}
 
 void split(SplitKind, const float*, float*, float*, std::size_t, CUstream_st*) { not_built(); }
 

@@ -1,0 +1,26 @@
+// The settings and attachments of a tcsolve::cuda::Context (context.hpp), the same in builds with
+// and without CUDA; the CUDA build's handles and workspaces are in cuda/context.cpp.
+#if defined(TCSOLVE_HAVE_CUDA)
+#include "cuda/context_impl.hpp"
+#else
+#include "cuda_stub/context_impl.hpp"
+#endif
+
+#include <memory>
+#include <utility>
+
+namespace tcsolve::cuda {
+
+CUstream_st* Context::stream() const { return impl_->stream; }
+void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
+int Context::max_blocks() const { return impl_->max_blocks; }
+void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
+bool Context::time_phases() const { return impl_->time_phases; }
+void Context::set_time_phases(bool on) { impl_->time_phases = on; }
+
+Context::Attachment* Context::attachment(const void* key) const { return impl_->attachments.find(key); }
+Context::Attachment& Context::attach(const void* key, std::unique_ptr<Attachment> value) {
+  return impl_->attachments.put(key, std::move(value));
+}
+
+}  // namespace tcsolve::cuda

@@ -1,0 +1,21 @@
+// The state inside a tcsolve::cuda::Context (context.hpp) in a build without CUDA: its settings
+// and attachments, nothing on a device (cuda/context_impl.hpp is the CUDA build's).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../context_attachments.hpp"
+#include "tcsolve/gemm/context.hpp"
+
+namespace tcsolve::cuda {
+
+struct Context::Impl {
+  CUstream_st* stream = nullptr;
+  int max_blocks = 0;
+  bool time_phases = false;
+  detail::Attachments attachments;
+};
+
+}  // namespace tcsolve::cuda
