@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gemm_test_util.hpp"
@@ -72,7 +73,8 @@ TEST_CASE("the C API's tcsolveSgemm on device pointers and a non-blocking stream
   CHECK(C.download(handle.stream) == std::vector<float>(C.size(), -3.0f));
 }
 
-TEST_CASE("the C API's tcsolveDgesv on device pointers and a non-blocking stream is bitwise tcsolve::solve",
+TEST_CASE("the C API's tcsolveDgesv on device pointers (column- and row-major) and a non-blocking stream is "
+          "bitwise tcsolve::solve, and refuses a zero column as it does",
           "[gpu]") {
   TCSOLVE_CAPI_SKIP_WITHOUT_GPU("the C API's cuda Dgesv");
   const int n = 1500, nrhs = 2;
@@ -101,4 +103,28 @@ TEST_CASE("the C API's tcsolveDgesv on device pointers and a non-blocking stream
   REQUIRE(tcsolveDgesv(handle.h, &params, n, nrhs, a.data(), n, b.data(), n, x_host.data(), n, &info) ==
           TCSOLVE_STATUS_SUCCESS);
   CHECK(x_host == x);
+  // Row-major device data (A^T stored, B and X row-major): the same x.
+  std::vector<double> at(a.size()), bt(b.size());
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) at[static_cast<std::size_t>(i) * n + j] = sys.A(i, j);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < nrhs; ++j) bt[static_cast<std::size_t>(i) * nrhs + j] = sys.b(i, j);
+  const cuda::DeviceBuffer<double> dAt(at), dBt(bt);
+  cuda::DeviceBuffer<double> dXt(bt.size());
+  params.row_major = 1;
+  REQUIRE(tcsolveDgesv(handle.h, &params, n, nrhs, dAt.data(), n, dBt.data(), nrhs, dXt.data(), nrhs, &info) ==
+          TCSOLVE_STATUS_SUCCESS);
+  const std::vector<double> xt = dXt.download(handle.stream);
+  std::size_t differing = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < nrhs; ++j) differing += xt[static_cast<std::size_t>(i) * nrhs + j] != want.x(i, j);
+  CHECK(differing == 0);
+  // A zero column on the device: refused before any LU, with the host path's message.
+  std::vector<double> singular = a;
+  for (int i = 0; i < n; ++i) singular[static_cast<std::size_t>(7) * n + i] = 0.0;
+  const cuda::DeviceBuffer<double> dS(singular);
+  params.row_major = 0;
+  CHECK(tcsolveDgesv(handle.h, &params, n, nrhs, dS.data(), n, dB.data(), n, dX.data(), n, &info) ==
+        TCSOLVE_STATUS_INVALID_VALUE);
+  CHECK(std::string(tcsolveGetLastErrorMessage(handle.h)).find("column 8 (1-based) is zero") != std::string::npos);
 }

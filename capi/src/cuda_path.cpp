@@ -52,9 +52,19 @@ SolveResult cuda_dgesv(cuda::Context& ctx, HostDgesv solve_host, const SolveOpti
                        std::int64_t n, std::int64_t nrhs, const double* A, Strided a, const double* B, Strided b,
                        double* X, Strided x) {
   const cudaStream_t s = ctx.stream();
-  // Device pointers are copied to the host and X back, and the solver runs on the host copies
-  // with Backend::cuda in the handle's context (which copies them to the device again): the
-  // solver takes host systems only so far (issue 15's note: a device-input solve is left).
+  if (on_device(A) && on_device(B) && on_device(X)) {  // the system stays on the device
+    DeviceSystemView view;
+    view.n = static_cast<int>(n);
+    view.nrhs = static_cast<int>(nrhs);
+    view.A = A;
+    view.lda = static_cast<int>(a.ld);
+    view.B = B;
+    view.ldb = static_cast<int>(b.ld);
+    view.row_major = row_major;
+    return solve_device(view, X, static_cast<int>(x.ld), options);
+  }
+  // Host and device pointers mixed: the device ones are copied to the host (and X back), and
+  // the solver runs on the host copies with Backend::cuda in the handle's context.
   std::vector<double> a_host, b_host;
   if (on_device(A)) {
     a_host = to_host(s, A, a);

@@ -80,6 +80,28 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   return cpu::solve(sys, options, t_start);
 }
 
+SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const SolveOptions& requested) {
+  detail::check_solve_options(requested);
+  if (resolve_backend(requested.backend) != Backend::cuda)
+    throw Unavailable("solve_device: the system is on a CUDA device, but the backend is " +
+                      std::string(to_string(resolve_backend(requested.backend))));
+  if (v.n < 1 || v.nrhs < 1)
+    throw InvalidInput("A must be square and non-empty and b have a column, got n = " + std::to_string(v.n) +
+                       ", nrhs = " + std::to_string(v.nrhs));
+  const int b_rows = v.row_major ? v.nrhs : v.n;  // the leading dimension's minimum of B and X
+  if (v.lda < v.n || v.ldb < b_rows || ldx < b_rows)
+    throw InvalidInput("leading dimensions lda = " + std::to_string(v.lda) + ", ldb = " + std::to_string(v.ldb) +
+                       ", ldx = " + std::to_string(ldx) + " too small for n = " + std::to_string(v.n) +
+                       ", nrhs = " + std::to_string(v.nrhs));
+  if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
+  SolveOptions options = requested;
+  options.backend = Backend::cuda;
+  if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda);
+  SolveResult r = cuda::solve_device(v, X, ldx, options);
+  r.block_size = options.block_size;
+  return r;
+}
+
 std::vector<std::string> baseline_methods(Backend backend) {
   if (resolve_backend(backend) == Backend::cuda)
     return {"cusolver-dgetrf", "cusolver-dsgesv", "cusolver-dhgesv", "cusolver-dbgesv", "cusolver-dxgesv"};

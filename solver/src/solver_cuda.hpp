@@ -15,6 +15,9 @@ namespace tcsolve::cuda {
 /// device, the variant on cuda and the refinement method.
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
+/// solve_device() (solver.hpp): the caller has checked the options and the view's sizes.
+SolveResult solve_device(const DeviceSystemView& system, double* X, int ldx, const SolveOptions& options);
+
 /// lu_factorize() on the device, the factors copied back. A is checked by the caller.
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm, const CudaLuPlan& plan, Context* ctx);

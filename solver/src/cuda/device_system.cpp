@@ -3,11 +3,15 @@
 
 #include <cublas_v2.h>
 
+#include <cuda_runtime.h>
+
 #include <cmath>
+#include <string>
 
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::cuda {
 
@@ -23,19 +27,64 @@ DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys) {
   return d;
 }
 
-detail::ScaledNorm safe_norm(double sum, const Eigen::MatrixXd& A, bool rows) {
-  if (std::isfinite(sum) && sum >= 0x1p-900 && sum <= 0x1p900) return detail::scaled_norm(sum);
-  return rows ? detail::norm_inf(A) : detail::norm_1(A);
+DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v) {
+  DeviceSystem d;
+  d.n = v.n;
+  d.nrhs = v.nrhs;
+  const int n = v.n, k = v.nrhs;
+  d.a = DeviceBuffer<double>(elements(n, n));
+  d.b = DeviceBuffer<double>(elements(n, k));
+  const double one = 1.0, zero = 0.0;
+  if (v.row_major) {  // the stored data is A^T (B^T): transposed into column-major copies
+    cublasHandle_t h = run.blas();
+    TCSOLVE_CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, &one, v.A, v.lda, &zero, d.a.data(), n,
+                                     d.a.data(), n));
+    TCSOLVE_CUBLAS_CHECK(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, k, &one, v.B, v.ldb, &zero, d.b.data(), n,
+                                     d.b.data(), n));
+  } else {
+    const std::size_t width = static_cast<std::size_t>(n) * sizeof(double);
+    TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(d.a.data(), width, v.A, static_cast<std::size_t>(v.lda) * sizeof(double),
+                                         width, static_cast<std::size_t>(n), cudaMemcpyDeviceToDevice, run.stream));
+    TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(d.b.data(), width, v.B, static_cast<std::size_t>(v.ldb) * sizeof(double),
+                                         width, static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, run.stream));
+  }
+  // detail::check_system's checks, in its order, from n + n + nrhs numbers read back.
+  DeviceBuffer<double> col_max(static_cast<std::size_t>(n)), b_max(static_cast<std::size_t>(k));
+  DeviceBuffer<int> row_nonzero(static_cast<std::size_t>(n));
+  kernels::column_max_abs(run.stream, d.a.data(), n, n, n, nullptr, col_max.data(), nullptr);
+  kernels::column_max_abs(run.stream, d.b.data(), n, n, k, nullptr, b_max.data(), nullptr);
+  kernels::mark_nonzero_rows(run.stream, d.a.data(), n, n, row_nonzero.data());
+  const std::vector<double> cols = col_max.download(run.stream);
+  d.b_norm = b_max.download(run.stream);
+  const std::vector<int> rows = row_nonzero.download(run.stream);
+  auto finite = [](const std::vector<double>& v) {
+    for (const double x : v)
+      if (!std::isfinite(x)) return false;
+    return true;
+  };
+  if (!finite(cols) || !finite(d.b_norm)) throw InvalidInput("A or b has NaN or infinite entries");
+  for (int j = 0; j < n; ++j)
+    if (cols[static_cast<std::size_t>(j)] == 0)
+      throw InvalidInput("matrix is exactly singular: column " + std::to_string(j + 1) + " (1-based) is zero");
+  for (int i = 0; i < n; ++i)
+    if (rows[static_cast<std::size_t>(i)] == 0)
+      throw InvalidInput("matrix is exactly singular: row " + std::to_string(i + 1) + " (1-based) is zero");
+  return d;
 }
 
-detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const Eigen::MatrixXd& A) {
+detail::ScaledNorm safe_norm(double sum, const HostMatrix& A, bool rows) {
+  if (std::isfinite(sum) && sum >= 0x1p-900 && sum <= 0x1p900) return detail::scaled_norm(sum);
+  return rows ? detail::norm_inf(A()) : detail::norm_1(A());
+}
+
+detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const HostMatrix& A) {
   DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(s.n));
   DeviceBuffer<double> norm(1);
   kernels::norm_inf(run.stream, s.a.data(), s.n, norm.data(), workspace.data());
   return safe_norm(norm.download(run.stream)[0], A, true);
 }
 
-detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A) {
+detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const HostMatrix& A) {
   double largest = 0;
   for (const double v : col_sum.download(run.stream)) largest = std::isnan(v) || v > largest ? v : largest;
   return safe_norm(largest, A, false);

@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "../refinement_rules.hpp"
@@ -32,17 +33,28 @@ struct DeviceSystem {
 /// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
 DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys);
 
+/// A system already on the device, packed into a DeviceSystem by device copies (row-major: a
+/// cuBLAS transposition) and checked as detail::check_system checks a host system (non-finite
+/// entries, zero columns, zero rows: the same messages) from column maxima and row flags read
+/// back, never a host copy of A.
+DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& view);
+
+/// The host A (or b) for the rare paths that need it (norms beyond 2^+-900, the search for rows
+/// equal up to a power of two before an FP64 LU, the fallback's b): the caller's matrix, or a
+/// device system's downloaded on first use.
+using HostMatrix = std::function<const Eigen::MatrixXd&()>;
+
 /// A norm of A summed on the device (`sum`, unscaled) as detail::norm_inf / norm_1 define it:
 /// the device's sum where it lies in [2^-900, 2^900] (then so does the largest |a_ij| within a
 /// factor n, and no sum overflowed), else the host's scaled sum of sys.A (rare: A near
 /// overflow or underflow).
-detail::ScaledNorm safe_norm(double sum, const Eigen::MatrixXd& A, bool rows);
+detail::ScaledNorm safe_norm(double sum, const HostMatrix& A, bool rows);
 
 /// ||A||_inf of the device A (a fixed summation order; the cpu's may differ in the last bits).
-detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const Eigen::MatrixXd& A);
+detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const HostMatrix& A);
 
 /// ||A||_1: the maximum of the column sums the equilibration left in col_sum (device), on the host.
-detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const Eigen::MatrixXd& A);
+detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const HostMatrix& A);
 
 /// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
 class DeviceChecker {

@@ -51,9 +51,9 @@ Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, 
   return out;
 }
 
-DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f)
+DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, const DeviceLu& f)
     : run_(run), n_(s.n), lu_(elements(s.n, s.n)), ipiv_(static_cast<std::size_t>(s.n)), info_(1) {
-  if (const auto why = detail::exact_singularity(sys.A)) throw InvalidInput(*why);
+  if (const auto why = detail::exact_singularity(A())) throw InvalidInput(*why);
   kernels::scale_copy(run.stream, s.a.data(), n_, f.row_scale.data(), f.col_scale.data(), lu_.data());
   cusolverDnHandle_t solver = run.dense();
   int lwork = 0;

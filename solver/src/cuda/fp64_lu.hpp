@@ -33,7 +33,9 @@ Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, 
 /// host's A, before the LU), then dgetrf's info or a non-finite diagonal entry of U.
 class DeviceFp64Lu {
  public:
-  DeviceFp64Lu(const DeviceRun& run, const LinearSystem& sys, const DeviceSystem& s, const DeviceLu& f);
+  /// A: the host A for the search for equal rows and columns before the LU (downloaded there
+  /// for a system given on the device).
+  DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, const DeviceLu& f);
 
   /// W := A_s^-1 W (transpose: A_s^-T W) by dgetrs, through the device.
   void solve(Eigen::MatrixXd& w, bool transpose);

@@ -155,6 +155,10 @@ void move_block_permutation_left(CUstream_st* stream, float* a, int ld, int n, i
 void column_max_abs(CUstream_st* stream, const double* x, int ld, int rows, int cols, const double* scale, double* out,
                     int* exponent);
 
+/// row_nonzero[i] = 1 if row i of the n x n a (leading dimension lda) has a nonzero entry, else
+/// 0 (a system already on the device: its zero rows, without a host copy of A).
+void mark_nonzero_rows(CUstream_st* stream, const double* a, int n, int lda, int* row_nonzero);
+
 /// a_s(i, j) = (row_scale[i] a(i, j)) col_scale[j] for the n x n FP64 a (leading dimension n;
 /// a_s likewise, not a): the equilibrated A_s in FP64, as the cpu path forms it.
 void scale_copy(CUstream_st* stream, const double* a, int n, const double* row_scale, const double* col_scale, double* a_s);

@@ -112,6 +112,21 @@ __global__ void __launch_bounds__(kThreads)
   if (i < n) y[i] = __ddiv_rn(x[i], s);
 }
 
+/// row_nonzero[i] = 1 when row i of the n x n a (leading dimension lda) has a nonzero entry in
+/// this block's slice of columns (blockIdx.y); untouched otherwise (every writer writes 1).
+__global__ void __launch_bounds__(kThreads)
+    row_nonzero_kernel(const double* __restrict__ a, int n, int lda, int* __restrict__ row_nonzero) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const int per = (n + gridDim.y - 1) / gridDim.y;
+  const int j0 = blockIdx.y * per, j1 = min(n, j0 + per);
+  for (int j = j0; j < j1; ++j)
+    if (a[i + static_cast<std::size_t>(j) * lda] != 0.0) {
+      row_nonzero[i] = 1;
+      return;
+    }
+}
+
 dim3 grid(int n, int cols) {
   return dim3(static_cast<unsigned>(ceil_div(n, kThreads)), static_cast<unsigned>(std::min(cols, kMaxGridY)));
 }
@@ -122,6 +137,13 @@ void column_max_abs(CUstream_st* stream, const double* x, int ld, int rows, int 
                     int* exponent) {
   column_max_kernel<<<static_cast<unsigned>(std::min(cols, 65535)), kThreads, 0, stream>>>(x, ld, rows, cols, scale, out,
                                                                                 exponent);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void mark_nonzero_rows(CUstream_st* stream, const double* a, int n, int lda, int* row_nonzero) {
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(row_nonzero, 0, static_cast<std::size_t>(n) * sizeof(int), stream));
+  const dim3 blocks(static_cast<unsigned>(ceil_div(n, kThreads)), static_cast<unsigned>(std::min(64, std::max(1, n / 256))));
+  row_nonzero_kernel<<<blocks, kThreads, 0, stream>>>(a, n, lda, row_nonzero);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -22,6 +22,8 @@
 // kernels and the copies. The solve returns with the stream idle.
 #include "../solver_cuda.hpp"
 
+#include <cuda_runtime.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -40,6 +42,7 @@
 #include "phase_clock.hpp"
 #include "refinement_cuda.hpp"
 #include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::cuda {
@@ -53,19 +56,16 @@ void check_variant(Variant variant) {
 
 }  // namespace
 
-SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
-  require_device("the cuda solver");
-  check_variant(options.variant);
+namespace {
+
+/// The story of a GPU solve of the system s already on the device. host_a, host_b: the host A
+/// and b for the rare paths that need them; meta: the system's x_true (for the forward error).
+/// `transfer`: the seconds the system took to reach the device.
+SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                            const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                            PhaseClock& clock) {
   SolveResult res;
   res.backend = Backend::cuda;
-  ContextFor ctx(options.cuda_context);
-  DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
-  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
-
-  auto t = Clock::now();
-  const DeviceSystem s = upload(run, sys);
-  double transfer = seconds(t, Clock::now());
-
   clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
   run.synchronize();
   const auto t_start = Clock::now();
@@ -80,16 +80,16 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
     if (!host_scales) host_scales.emplace(run, f);
     return *host_scales;
   };
-  DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, sys.A, true), options.refinement, clock);
+  DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
   // The FP64 LU of A_s, made at most once: for the fallback, or for the condition estimate.
   std::optional<DeviceFp64Lu> lu64;
   auto fp64 = [&]() -> DeviceFp64Lu& {
-    if (!lu64) lu64.emplace(run, sys, s, f);
+    if (!lu64) lu64.emplace(run, host_a, s, f);
     return *lu64;
   };
   // The fallback's x = C A_s^-1 R b (the scalings on the host), into the iterate buffer.
   auto fallback_solution = [&]() {
-    Eigen::MatrixXd x = sys.b;
+    Eigen::MatrixXd x = host_b();
     fp64().inverse(scales()).apply(x);
     copy_to_device(refinement.x(), x.data(), elements(s.n, s.nrhs) * sizeof(double), run.stream);
   };
@@ -131,7 +131,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 
   if (options.estimate_condition) {
     clock.mark("condition");
-    const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, sys.A);
+    const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, host_a);
     if (!lu64) {
       DeviceConditionOps ops(run, s, f);
       const detail::ConditionEstimate c = detail::estimate_condition(
@@ -150,13 +150,70 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end);
 
-  t = Clock::now();
+  const auto t = Clock::now();
   res.x = refinement.best();
   transfer += seconds(t, Clock::now());
   res.time_s.phases.emplace_back("transfer", transfer);
   for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
   if (!f.note.empty()) res.note += "; " + f.note;
-  detail::finish_result(sys, res);
+  detail::finish_result(meta, res);
+  return res;
+}
+
+/// A device matrix n x cols (leading dimension n) copied to the host on the first call (a
+/// system given on the device: A or b for the rare paths that need them).
+HostMatrix downloaded(const DeviceRun& run, const DeviceBuffer<double>& d, int n, int cols,
+                      std::optional<Eigen::MatrixXd>& cache) {
+  return [&run, &d, n, cols, &cache]() -> const Eigen::MatrixXd& {
+    if (!cache) {
+      cache.emplace(n, cols);
+      copy_to_host(cache->data(), d.data(), elements(n, cols) * sizeof(double), run.stream);
+    }
+    return *cache;
+  };
+}
+
+}  // namespace
+
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
+  require_device("the cuda solver");
+  check_variant(options.variant);
+  ContextFor ctx(options.cuda_context);
+  DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
+  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
+  const auto t = Clock::now();
+  const DeviceSystem s = upload(run, sys);
+  const double transfer = seconds(t, Clock::now());
+  const HostMatrix host_a = [&sys]() -> const Eigen::MatrixXd& { return sys.A; };
+  const HostMatrix host_b = [&sys]() -> const Eigen::MatrixXd& { return sys.b; };
+  return solve_on_device(run, s, transfer, host_a, host_b, sys, options, clock);
+}
+
+SolveResult solve_device(const DeviceSystemView& view, double* X, int ldx, const SolveOptions& options) {
+  require_device("the cuda solver");
+  check_variant(options.variant);
+  ContextFor ctx(options.cuda_context);
+  DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
+  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
+  auto t = Clock::now();
+  const DeviceSystem s = upload(run, view);  // device copies and the input checks
+  double transfer = seconds(t, Clock::now());
+  std::optional<Eigen::MatrixXd> a_cache, b_cache;
+  LinearSystem meta;  // no x_true: no forward error
+  SolveResult res = solve_on_device(run, s, transfer, downloaded(run, s.a, s.n, s.n, a_cache),
+                                    downloaded(run, s.b, s.n, s.nrhs, b_cache), meta, options, clock);
+  // x to X: its host copy back (n x nrhs; row-major transposed on the host first)
+  t = Clock::now();
+  const int n = s.n, k = s.nrhs;
+  Eigen::MatrixXd packed = res.x;
+  if (view.row_major) packed = Eigen::MatrixXd(res.x.transpose());  // column-major k x n: X's rows
+  const int inner = view.row_major ? k : n, outer = view.row_major ? n : k;
+  const std::size_t width = static_cast<std::size_t>(inner) * sizeof(double);
+  TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(X, static_cast<std::size_t>(ldx) * sizeof(double), packed.data(), width,
+                                       width, static_cast<std::size_t>(outer), cudaMemcpyHostToDevice, run.stream));
+  run.synchronize();
+  for (auto& [name, seconds_] : res.time_s.phases)
+    if (name == "transfer") seconds_ += seconds(t, Clock::now());
   return res;
 }
 

@@ -14,6 +14,10 @@ namespace {
 
 SolveResult solve(const LinearSystem&, const SolveOptions&) { not_built("the cuda solver"); }
 
+SolveResult solve_device(const DeviceSystemView&, double*, int, const SolveOptions&) {
+  not_built("the cuda solver");
+}
+
 LuFactorization lu_factorize(const Eigen::MatrixXd&, Variant, int, const GemmOptions&, const CudaLuPlan&, Context*) {
   not_built("the cuda LU factorization");
 }

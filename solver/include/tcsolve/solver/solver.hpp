@@ -214,6 +214,27 @@ struct SolveResult {
 /// the build has no CUDA).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
+/// A system already in device memory (cuda backend), FP64: A n x n, B n x nrhs, column-major
+/// with leading dimensions lda, ldb >= n, or with row_major both row-major (C order) with
+/// lda >= n, ldb >= nrhs.
+struct DeviceSystemView {
+  int n = 0, nrhs = 1;
+  const double* A = nullptr;
+  int lda = 0;
+  const double* B = nullptr;
+  int ldb = 0;
+  bool row_major = false;
+};
+
+/// solve() of a system on the device without a host copy of A: A and B are copied on the device
+/// (in options.cuda_context's stream order) and checked there (non-finite entries, zero rows and
+/// columns: the messages of solve()); x is written to X (device; ldx >= n, or >= nrhs with
+/// row_major) and returned in SolveResult::x as well (n x nrhs on the host). A comes to the host
+/// only on the rare paths that need it (norms beyond 2^+-900, the search for equal rows or
+/// columns before an FP64 LU). options.backend must be cuda or automatic with a usable device;
+/// throws as solve().
+SolveResult solve_device(const DeviceSystemView& system, double* X, int ldx, const SolveOptions& options);
+
 /// The FP32 LU of the equilibrated matrix: P (R A C) = L U, L unit lower and U upper packed in
 /// `lu` (column-major n x n), `perm[i]` the original row at position i.
 struct LuFactorization {
