@@ -1,9 +1,12 @@
 // The C API (tcsolve.h) on a cuda handle with device pointers and a non-blocking stream gives
 // bitwise what the C++ API gives: tcsolveSgemm against tcsolve::cuda::gemm, tcsolveDgesv against
 // tcsolve::solve. [gpu]: skipped with a warning without a device.
+#include <catch2/catch.hpp>
+
+#if defined(TCSOLVE_HAVE_CUDA)
+
 #include <cuda_runtime.h>
 
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -128,3 +131,9 @@ TEST_CASE("the C API's tcsolveDgesv on device pointers (column- and row-major) a
         TCSOLVE_STATUS_INVALID_VALUE);
   CHECK(std::string(tcsolveGetLastErrorMessage(handle.h)).find("column 8 (1-based) is zero") != std::string::npos);
 }
+
+#else  // a build without CUDA: the tests run with a GPU only
+
+TEST_CASE("the C API cuda tests (built without CUDA)", "[gpu]") { WARN("tcsolve was built without CUDA: skipping the C API cuda tests"); }
+
+#endif  // TCSOLVE_HAVE_CUDA

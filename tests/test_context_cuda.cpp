@@ -2,10 +2,13 @@
 // non-blocking stream gives bitwise the results of the default stream; two contexts on two
 // threads at once give bitwise the results of running one after the other; the GEMM returns
 // without waiting for its stream. [gpu]: skipped with a warning without a device.
+#include <catch2/catch.hpp>
+
+#if defined(TCSOLVE_HAVE_CUDA)
+
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -153,3 +156,9 @@ TEST_CASE("a solve in a context on a non-blocking stream, and two solves on two 
     }
   }
 }
+
+#else  // a build without CUDA: the tests run with a GPU only
+
+TEST_CASE("the explicit device context tests (built without CUDA)", "[gpu]") { WARN("tcsolve was built without CUDA: skipping the explicit device context tests"); }
+
+#endif  // TCSOLVE_HAVE_CUDA
