@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_util.hpp"
 #include "gemm_test_util.hpp"
 #include "tcsolve.h"
 #include "tcsolve/gemm/context.hpp"
@@ -23,32 +24,23 @@ namespace {
 
 using namespace tcsolve;
 
-#define TCSOLVE_CAPI_SKIP_WITHOUT_GPU(what)                                             \
-  if (!tcsolve::cuda::device_available()) {                                             \
-    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
-    return;                                                                             \
-  }
-
 /// A cuda handle on a non-blocking stream of its own.
 struct CudaHandle {
-  CudaHandle() {
-    REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  CudaHandle() : stream(own.get()) {
     REQUIRE(tcsolveCreate(&h, TCSOLVE_BACKEND_CUDA) == TCSOLVE_STATUS_SUCCESS);
     REQUIRE(tcsolveSetStream(h, stream) == TCSOLVE_STATUS_SUCCESS);
   }
-  ~CudaHandle() {
-    tcsolveDestroy(h);
-    cudaStreamDestroy(stream);
-  }
+  ~CudaHandle() { tcsolveDestroy(h); }
+  test::Stream own;  ///< destroyed after the handle
+  cudaStream_t stream;
   tcsolveHandle_t h = nullptr;
-  cudaStream_t stream = nullptr;
 };
 
 }  // namespace
 
 TEST_CASE("the C API's tcsolveSgemm on device pointers and a non-blocking stream is bitwise cuda::gemm",
           "[gpu]") {
-  TCSOLVE_CAPI_SKIP_WITHOUT_GPU("the C API's cuda Sgemm");
+  TCSOLVE_SKIP_WITHOUT_GPU("the C API's cuda Sgemm");
   const test::Problem p = test::make_problem(300, 200, 260, "exp_rand:-8:8", "urand", 71);
   CudaHandle handle;
   const cuda::DeviceBuffer<float> A(p.A), B(p.B);
@@ -79,7 +71,7 @@ TEST_CASE("the C API's tcsolveSgemm on device pointers and a non-blocking stream
 TEST_CASE("the C API's tcsolveDgesv on device pointers (column- and row-major) and a non-blocking stream is "
           "bitwise tcsolve::solve, and refuses a zero column as it does",
           "[gpu]") {
-  TCSOLVE_CAPI_SKIP_WITHOUT_GPU("the C API's cuda Dgesv");
+  TCSOLVE_SKIP_WITHOUT_GPU("the C API's cuda Dgesv");
   const int n = 1500, nrhs = 2;
   const LinearSystem sys = generate_system(n, 1e4, SpectrumMode::geometric, 72, nrhs);
   SolveOptions o;

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_test_util.hpp"
 #include "gemm_test_util.hpp"
 #include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/cuda.hpp"
@@ -24,24 +25,7 @@ namespace {
 
 using namespace tcsolve;
 
-#define TCSOLVE_CONTEXT_SKIP_WITHOUT_GPU(what)                                          \
-  if (!tcsolve::cuda::device_available()) {                                             \
-    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
-    return;                                                                             \
-  }
-
-/// A non-blocking stream, destroyed at the end of the scope.
-class Stream {
- public:
-  Stream() { REQUIRE(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking) == cudaSuccess); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
+using test::Stream;
 
 /// C = A B (m = n = k = size) through `v` in `ctx`, on the host afterwards.
 std::vector<float> product(cuda::Context& ctx, Variant v, const test::Problem& p) {
@@ -65,7 +49,7 @@ SolveOptions cuda_options(Variant v, cuda::Context* ctx) {
 
 TEST_CASE("two GEMM contexts on two threads and streams give bitwise the products of one after the other",
           "[gpu]") {
-  TCSOLVE_CONTEXT_SKIP_WITHOUT_GPU("the concurrent GEMM contexts");
+  TCSOLVE_SKIP_WITHOUT_GPU("the concurrent GEMM contexts");
   const test::Problem p1 = test::make_problem(1000, 1000, 1000, "urand", "urand", 11);
   const test::Problem p2 = test::make_problem(1000, 1000, 1000, "exp_rand:-30:14", "urand", 12);
   for (Variant v : {Variant::ec_fp16, Variant::auto_, Variant::ec_tf32, Variant::fp32_simt}) {
@@ -91,7 +75,7 @@ TEST_CASE("two GEMM contexts on two threads and streams give bitwise the product
 }
 
 TEST_CASE("cuda::gemm returns without waiting for its stream (ec-fp16, and auto with DeviceAuto)", "[gpu]") {
-  TCSOLVE_CONTEXT_SKIP_WITHOUT_GPU("the non-synchronizing GEMM");
+  TCSOLVE_SKIP_WITHOUT_GPU("the non-synchronizing GEMM");
   // A host function holds the stream for up to 3 s (until released): a GEMM that waited for
   // the stream would return only after it.
   const test::Problem p = test::make_problem(512, 512, 512, "urand", "urand", 13);
@@ -128,7 +112,7 @@ TEST_CASE("cuda::gemm returns without waiting for its stream (ec-fp16, and auto 
 TEST_CASE("a solve in a context on a non-blocking stream, and two solves on two threads at once, give "
           "bitwise the x of solves one after the other on the default stream",
           "[gpu]") {
-  TCSOLVE_CONTEXT_SKIP_WITHOUT_GPU("the concurrent solver contexts");
+  TCSOLVE_SKIP_WITHOUT_GPU("the concurrent solver contexts");
   // n = 1800 with nb = 512: look-ahead on four blocks, a ragged last one.
   const LinearSystem sys1 = generate_system(1800, 1e3, SpectrumMode::geometric, 41);
   const LinearSystem sys2 = generate_system(1800, 1e5, SpectrumMode::arithmetic, 42, 2);

@@ -2,11 +2,14 @@
 #include "hdf5_file.hpp"
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/io/matrix_market.hpp"
 #include "tcsolve/io/hdf5_version.hpp"
 
 namespace tcsolve::hdf5 {
@@ -64,6 +67,20 @@ void write_string_attribute(hid_t loc, const std::string& path, const char* name
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
   const char* text = value.c_str();
   write_attribute(loc, path, name, type.get(), type.get(), &text);
+}
+
+Handle open_for_reading(const std::string& path, const std::string& matrix_market_hint) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(st)) fail(path, "no such file");
+  if (std::filesystem::is_directory(st)) fail(path, "is a directory");
+  if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    fail(path, is_matrix_market_file(path) ? "a Matrix Market file, not HDF5 (" + matrix_market_hint + ")"
+                                           : std::string("not an HDF5 file"));
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
+  return file;
 }
 
 }  // namespace tcsolve::hdf5

@@ -70,6 +70,11 @@ class OutputFile {
   hid_t file_ = H5I_INVALID_HID;
 };
 
+/// The file `path` opened read-only, after checking that it exists, is a regular readable file
+/// and is HDF5; a Matrix Market file is named as such, with `matrix_market_hint` (what the
+/// reader wants instead) in the message. Throws InvalidInput.
+Handle open_for_reading(const std::string& path, const std::string& matrix_market_hint);
+
 /// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.
 void write_attribute(hid_t loc, const std::string& path, const char* name, hid_t file_type, hid_t mem_type,
                      const void* value);

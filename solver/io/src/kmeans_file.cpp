@@ -19,8 +19,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <string>
@@ -34,7 +32,6 @@
 namespace tcsolve {
 namespace {
 
-namespace fs = std::filesystem;
 using hdf5::fail;
 using hdf5::Handle;
 using hdf5::OutputFile;
@@ -52,19 +49,8 @@ std::string shape_text(const std::vector<hsize_t>& dims) {
 }
 
 Handle open_for_reading(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) fail(path, "no such file");
-  if (fs::is_directory(st)) fail(path, "is a directory");
-  if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    fail(path, is_matrix_market_file(path) ? "a Matrix Market file, not HDF5 (K-means reads datasets X and "
-                                          "optionally init from an HDF5 file, as h5py writes them)"
-                                        : "not an HDF5 file");
-  }
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
-  return file;
+  return hdf5::open_for_reading(
+      path, "K-means reads datasets X and optionally init from an HDF5 file, as h5py writes them");
 }
 
 /// A dataset of `file`, opened after checking it exists and is one; nullopt when absent and not

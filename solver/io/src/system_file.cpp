@@ -27,8 +27,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,7 +39,6 @@
 namespace tcsolve {
 namespace {
 
-namespace fs = std::filesystem;
 using hdf5::fail;
 using hdf5::Handle;
 using hdf5::OutputFile;
@@ -97,22 +94,8 @@ std::string type_text(hid_t type) {
   }
 }
 
-/// The file opened read-only, after checking it exists, is a file and is HDF5.
 Handle open_for_reading(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (!fs::exists(st)) fail(path, "no such file");
-  if (fs::is_directory(st)) fail(path, "is a directory");
-  if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    if (is_matrix_market_file(path))
-      fail(path, "a Matrix Market file, not HDF5 (solve and compare read it directly; `tcsolve import` "
-                 "turns it into a system file)");
-    fail(path, "not an HDF5 file");
-  }
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
-  return file;
+  return hdf5::open_for_reading(path, "solve and compare read it directly; `tcsolve import` turns it into a system file");
 }
 
 /// A floating-point dataset, opened; its data read on demand as FP64 in file (row-major) order.
