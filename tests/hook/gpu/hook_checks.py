@@ -199,7 +199,8 @@ def check_status(criteria):
 
 
 def children_criterion(runs):
-    """Every child exited 0 with a result, the hook loaded exactly in the preloaded ones."""
+    """Every child exited 0 with a result, the hook loaded exactly in the preloaded ones, and
+    every line of their hook logs (as run_log read them) is JSON."""
     problems = []
     for run in runs:
         label = f"{run['child']}/{run['mode']}"
@@ -208,8 +209,17 @@ def children_criterion(runs):
         elif run["result"].get("hook_loaded") != run["preload"]:
             problems.append(f"{label}: hook loaded = {run['result'].get('hook_loaded')} "
                             f"with preload = {run['preload']}")
-    return criterion("children ran (exit 0), hook loaded exactly where preloaded", not problems,
-                     "; ".join(problems) or f"{len(runs)} children")
+        if run.get("log_malformed_lines"):
+            problems.append(f"{label}: {run['log_malformed_lines']} hook log lines are not JSON")
+    return criterion("children ran (exit 0), hook loaded exactly where preloaded, log lines JSON",
+                     not problems, "; ".join(problems) or f"{len(runs)} children")
+
+
+def run_log(run):
+    """A child's whole hook log; its count of malformed lines goes into the run record."""
+    records, bad = read_log(run["hook_log"])
+    run["log_malformed_lines"] = bad
+    return records
 
 
 def result_of(run):
@@ -615,15 +625,15 @@ def shape_operands(torch, gen, form, m, n, k, batch):
     def rand(*shape):
         return torch.rand(*shape, generator=gen, device="cuda") * 2 - 1
 
-    def odd_ld(rows):                        # an odd leading dimension > rows
-        return rows + 1 if rows % 2 == 0 else rows + 2
+    def odd_ld(extent):                      # an odd leading dimension > extent
+        return extent + 1 if extent % 2 == 0 else extent + 2
     if form == "At":
         return rand(k, m).T, rand(k, n), None, 1.0, 0.0
     if form == "Bt":
         return rand(m, k), rand(n, k).T, None, 1.0, 0.0
     if form == "AtBt":
         return rand(k, m).T, rand(n, k).T, None, 1.0, 0.0
-    if form == "slice":                      # odd row strides, starts 1 row + 3 elements in
+    if form == "slice":                      # leading dimensions k + 5, n + 5; start 1 row + 3 in
         return rand(m + 2, k + 5)[1:, 3:][:m, :k], rand(k + 2, n + 5)[1:, 3:][:k, :n], None, 1.0, 0.0
     if form == "strided":                    # row-major A and column-major B, odd strides and offsets
         lda, ldb = odd_ld(k), odd_ld(k)
@@ -924,7 +934,7 @@ class Parent:
         with open(stderr_log, "w") as err:
             try:
                 proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
-                                      timeout=self.timeout)
+                                      errors="replace", timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 run["error"] = f"timed out after {self.timeout} s"
                 proc = None
@@ -951,7 +961,7 @@ class Parent:
         """Log lines of the child's log_window (the whole log if the window is empty but the log is
         not, e.g. a hook that buffers lines) and which of the two it is."""
         window = result_of(run).get("log_window")
-        records, _ = read_log(run["hook_log"])
+        records = run_log(run)
         if not window:
             return records, "whole log: the child recorded no section"
         section, _ = read_log(run["hook_log"], *window)
@@ -968,7 +978,9 @@ class Parent:
         data = self.data_dir(check)
         bitwise = {dist: files_equal(os.path.join(data, f"C-off-{dist}.npy"),
                                      os.path.join(data, f"C-nohook-{dist}.npy")) for dist in DISTS}
-        records, _ = read_log(runs["hook"]["hook_log"])
+        records = run_log(runs["hook"])
+        for mode in ("nohook", "off"):
+            run_log(runs[mode])
         return runs.values(), judge_gemm(runs, records, n, bitwise, self.quick)
 
     def check_a(self):
@@ -980,26 +992,24 @@ class Parent:
     def check_c(self):
         run = self.run_child("c", "shapes", "hook", True,
                              {"TCSOLVE_HOOK_MIN_FLOPS": "0", "TCSOLVE_HOOK_MIN_DIM": "0"})
-        records, _ = read_log(run["hook_log"])
-        return [run], judge_shapes(run, records)
+        return [run], judge_shapes(run, run_log(run))
 
     def check_d(self):
         run = self.run_child("d", "graph", "hook", True)
+        run_log(run)
         window = result_of(run).get("log_window") or [0, 0]
         records, _ = read_log(run["hook_log"], *window)
         return [run], judge_graph(run, records, SIZES[self.quick]["graph_n"])
 
     def check_e(self):
         run = self.run_child("e", "streams", "hook", True)
-        records, _ = read_log(run["hook_log"])
-        return [run], judge_streams(run, records, SIZES[self.quick]["stream_n"])
+        return [run], judge_streams(run, run_log(run), SIZES[self.quick]["stream_n"])
 
     def check_f(self):
         linear = self.run_child("f", "linear", "hook", True)
         jax = self.run_child("f", "jax", "hook", True, other_env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
         section, scope = self.log_section(linear)
-        jax_records, _ = read_log(jax["hook_log"])
-        return [linear, jax], judge_linear(linear, section, scope, jax, jax_records)
+        return [linear, jax], judge_linear(linear, section, scope, jax, run_log(jax))
 
     def check_g(self):
         runs = {"fp64": self.run_child("g", "transformer", "fp64", False),
@@ -1149,6 +1159,9 @@ class SelfTest(unittest.TestCase):
         self.assertTrue(children_criterion([fake_run("c", "hook", True, {"hook_loaded": True})])["ok"])
         self.assertFalse(children_criterion([fake_run("c", "hook", True, {"hook_loaded": False})])["ok"])
         self.assertFalse(children_criterion([fake_run("c", "hook", True, None, exit_code=-11)])["ok"])
+        run = dict(fake_run("c", "hook", True, {"hook_loaded": True}), hook_log=self.log)
+        self.assertEqual(len(run_log(run)), 4)
+        self.assertIn("1 hook log lines are not JSON", children_criterion([run])["detail"])
 
     def test_judge_transformer_and_linear(self):
         runs = {mode: fake_run("transformer", mode, mode == "hook",
