@@ -1,7 +1,9 @@
 // The explicit device context (tcsolve/gemm/context.hpp) on the GPU: work on a caller's
 // non-blocking stream gives bitwise the results of the default stream; two contexts on two
 // threads at once give bitwise the results of running one after the other; the GEMM returns
-// without waiting for its stream. [gpu]: skipped with a warning without a device.
+// without waiting for its stream; stream-ordered workspaces and device scalars (what the cuBLAS
+// drop-in uses) give bitwise the products of cached workspaces and host scalars, also replayed
+// from a captured CUDA graph. [gpu]: skipped with a warning without a device.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -10,6 +12,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -106,6 +110,85 @@ TEST_CASE("cuda::gemm returns without waiting for its stream (ec-fp16, and auto 
     CHECK(seconds < 1.5);
     CHECK(busy);
     if (v == Variant::auto_) CHECK(info.resolved == Variant::auto_);  // the choice stayed on the device
+  }
+}
+
+TEST_CASE("stream-ordered workspaces and device scalars give bitwise the cached, host-scalar products, "
+          "also from a captured CUDA graph", "[gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the stream-ordered workspaces");
+  const int m = 1000, n = 777, k = 613;  // not multiples of any tile
+  const test::Problem p = test::make_problem(m, n, k, "urand", "exp_rand:-8:8", 21);
+  std::vector<float> C0(static_cast<std::size_t>(m) * n);
+  for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = static_cast<float>((i * 7919) % 1000) / 500.0f - 1.0f;
+  Stream stream;
+  const cudaStream_t s = stream.get();
+  cuda::DeviceBuffer<float> A(p.A), B(p.B), C(C0), scalars(std::vector<float>{1.5f, -0.75f});
+  const DeviceAuto on_device;
+  for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+    INFO(to_string(v));
+    const DeviceAuto* gated = v == Variant::auto_ ? &on_device : nullptr;
+    auto run = [&](cuda::Context& ctx, bool device_scalars) {
+      C.upload(C0, s);
+      if (device_scalars)
+        cuda::gemm(ctx, v, Op::t, Op::n, m, n, k, cuda::DeviceScalars{scalars.data(), scalars.data() + 1}, A.data(),
+                   k, B.data(), k, C.data(), m, {}, gated);
+      else
+        cuda::gemm(ctx, v, Op::t, Op::n, m, n, k, 1.5f, A.data(), k, B.data(), k, -0.75f, C.data(), m, {}, gated);
+      return C.download(s);
+    };
+    cuda::Context cached(s);
+    const std::vector<float> want = run(cached, false);
+    cuda::Context ordered(s);
+    ordered.set_workspaces(cuda::Context::Workspaces::stream_ordered);
+    CHECK(run(ordered, false) == want);
+    CHECK(run(ordered, true) == want);
+    cudaMemPool_t pool = nullptr;
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    REQUIRE(cudaGetDevice(&props.location.id) == cudaSuccess);
+    REQUIRE(cudaMemPoolCreate(&pool, &props) == cudaSuccess);
+    ordered.set_memory_pool(pool);
+    CHECK(run(ordered, true) == want);
+    // captured (the workspaces become the graph's own allocations), replayed three times
+    C.upload(C0, s);
+    cudaGraph_t graph = nullptr;
+    REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    cuda::gemm(ordered, v, Op::t, Op::n, m, n, k, cuda::DeviceScalars{scalars.data(), scalars.data() + 1}, A.data(),
+               k, B.data(), k, C.data(), m, {}, gated);
+    REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    for (int replay = 0; replay < 3; ++replay) {
+      C.upload(C0, s);
+      REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+      CHECK(C.download(s) == want);
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    ordered.synchronize();
+    cudaMemPoolDestroy(pool);
+  }
+}
+
+TEST_CASE("scale_matrix with a device beta is bitwise the host beta's, and beta = 0 does not read C", "[gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("scale_matrix with a device beta");
+  const int m = 300, n = 7, ldc = 301;
+  std::vector<float> C0(static_cast<std::size_t>(ldc) * n);
+  for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = static_cast<float>(i % 97) * 0.37f - 11.0f;
+  C0[5] = std::numeric_limits<float>::quiet_NaN();
+  cuda::Context ctx;
+  cuda::DeviceBuffer<float> C(C0), beta(std::vector<float>{0.3f, 0.0f});
+  for (int which : {0, 1}) {
+    const float host_beta = which == 0 ? 0.3f : 0.0f;
+    C.upload(C0);
+    cuda::scale_matrix(ctx, m, n, host_beta, C.data(), ldc);
+    const std::vector<float> want = C.download();
+    C.upload(C0);
+    cuda::scale_matrix(ctx, m, n, beta.data() + which, C.data(), ldc);
+    const std::vector<float> got = C.download();
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);  // NaN compares bitwise
+    if (which == 1) CHECK(got[5] == 0.0f);
   }
 }
 

@@ -17,6 +17,10 @@ int Context::max_blocks() const { return impl_->max_blocks; }
 void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
 bool Context::time_phases() const { return impl_->time_phases; }
 void Context::set_time_phases(bool on) { impl_->time_phases = on; }
+Context::Workspaces Context::workspaces() const { return impl_->workspaces; }
+void Context::set_workspaces(Workspaces mode) { impl_->workspaces = mode; }
+CUmemPoolHandle_st* Context::memory_pool() const { return impl_->pool; }
+void Context::set_memory_pool(CUmemPoolHandle_st* pool) { impl_->pool = pool; }
 
 Context::Attachment* Context::attachment(const void* key) const { return impl_->attachments.find(key); }
 Context::Attachment& Context::attach(const void* key, std::unique_ptr<Attachment> value) {

@@ -1,40 +1,11 @@
-// The one switch between backends, argument checks shared by both, and the names of the cuda
-// kernel families.
+// The one switch between backends (tcsolve::gemm with a Backend, resolve_backend, available);
+// the argument checks both share are in arguments.cpp.
 #include <string>
 
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 
 namespace tcsolve {
-
-void check_gemm_arguments(Op ta, Op tb, int m, int n, int k, int lda, int ldb, int ldc) {
-  auto positive = [](int v, const char* what) {
-    if (v < 1) throw InvalidInput(std::string("gemm: ") + what + " must be >= 1, got " + std::to_string(v));
-  };
-  positive(m, "m");
-  positive(n, "n");
-  positive(k, "k");
-  const int a_rows = ta == Op::n ? m : k;  // rows of the stored A
-  const int b_rows = tb == Op::n ? k : n;
-  if (lda < a_rows) throw InvalidInput("gemm: lda " + std::to_string(lda) + " < rows of A " + std::to_string(a_rows));
-  if (ldb < b_rows) throw InvalidInput("gemm: ldb " + std::to_string(ldb) + " < rows of B " + std::to_string(b_rows));
-  if (ldc < m) throw InvalidInput("gemm: ldc " + std::to_string(ldc) + " < m " + std::to_string(m));
-}
-
-std::string_view to_string(CudaKernels k) {
-  switch (k) {
-    case CudaKernels::automatic: return "automatic";
-    case CudaKernels::wgmma: return "wgmma";
-    case CudaKernels::mma: return "mma";
-  }
-  return "?";
-}
-
-CudaKernels parse_cuda_kernels(std::string_view name) {
-  for (CudaKernels k : {CudaKernels::automatic, CudaKernels::wgmma, CudaKernels::mma})
-    if (name == to_string(k)) return k;
-  throw InvalidInput("unknown GEMM kernel family '" + std::string(name) + "' (automatic, wgmma, mma)");
-}
 
 Backend resolve_backend(Backend requested) {
   if (requested != Backend::automatic) return requested;

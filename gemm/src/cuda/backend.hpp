@@ -33,6 +33,10 @@ struct GemmArgs {
   int* auto_tf32_needed = nullptr;
   /// GemmOptions::cuda_kernels resolved: the wgmma kernels serve the tensor-core variants.
   bool wgmma = false;
+  /// DeviceScalars: alpha and beta read by the kernels from device memory (nullptr: the values
+  /// above). Only the ec path's kernels take them.
+  const float* alpha_device = nullptr;
+  const float* beta_device = nullptr;
 
   cudaStream_t stream() const { return ctx->stream; }
 };

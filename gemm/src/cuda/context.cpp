@@ -23,6 +23,25 @@ void* Scratch::get(std::size_t bytes) {
   return data_;
 }
 
+void* Context::Impl::take(Scratch& cached, std::size_t bytes) {
+  if (workspaces == Context::Workspaces::cached) return cached.get(bytes);
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  TCSOLVE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  void* data = nullptr;
+  call_workspaces_.reserve(call_workspaces_.size() + 1);  // no throw after the allocation
+  if (pool != nullptr && capture == cudaStreamCaptureStatusNone)
+    TCSOLVE_CUDA_CHECK(cudaMallocFromPoolAsync(&data, bytes, pool, stream));
+  else  // a capture takes the graph's own memory from the current pool
+    TCSOLVE_CUDA_CHECK(cudaMallocAsync(&data, bytes, stream));
+  call_workspaces_.push_back(data);
+  return data;
+}
+
+void Context::Impl::end_call() noexcept {
+  for (void* data : call_workspaces_) cudaFreeAsync(data, stream);  // errors dropped: cleanup
+  call_workspaces_.clear();
+}
+
 cublasHandle_t Context::Impl::blas() {
   if (blas_ == nullptr) {
     TCSOLVE_CUBLAS_CHECK(cublasCreate(&blas_));
@@ -47,6 +66,7 @@ int Context::Impl::sm_count() {
 }
 
 Context::Impl::~Impl() {
+  end_call();
   attachments.clear();  // they may use the handle below
   if (blas_ != nullptr) cublasDestroy(blas_);
 }

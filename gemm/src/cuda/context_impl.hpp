@@ -35,6 +35,8 @@ class Scratch {
 struct Context::Impl {
   cudaStream_t stream = nullptr;
   int max_blocks = 0;
+  Context::Workspaces workspaces = Context::Workspaces::cached;
+  cudaMemPool_t pool = nullptr;
   /// Owned by the context (nothing else sees it): made on first use in the default math mode
   /// (no TF32) and host pointer mode, bound to `stream` whenever that changed.
   cublasHandle_t blas();
@@ -42,6 +44,12 @@ struct Context::Impl {
   Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
   Scratch split;    ///< the Hopper kernels' split operands
   Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
+
+  /// A workspace of at least `bytes` bytes for the current call: `cached`'s growing array
+  /// (Context::Workspaces), or a stream-ordered allocation on `stream` that end_call() frees.
+  void* take(Scratch& cached, std::size_t bytes);
+  /// Frees the call's stream-ordered workspaces on `stream` (after its kernels). Never throws.
+  void end_call() noexcept;
 
   /// Context::set_time_phases: the phases of a call (name, seconds), moved into its GemmInfo.
   bool time_phases = false;
@@ -55,9 +63,22 @@ struct Context::Impl {
   ~Impl();
 
  private:
+  std::vector<void*> call_workspaces_;  ///< stream_ordered: this call's allocations
   cublasHandle_t blas_ = nullptr;
   cudaStream_t blas_stream_ = nullptr;
   int sm_count_ = 0;
+};
+
+/// The scope of one call: frees its stream-ordered workspaces when it ends (Impl::end_call).
+class CallWorkspaces {
+ public:
+  explicit CallWorkspaces(Context::Impl& ctx) : ctx_(ctx) {}
+  ~CallWorkspaces() { ctx_.end_call(); }
+  CallWorkspaces(const CallWorkspaces&) = delete;
+  CallWorkspaces& operator=(const CallWorkspaces&) = delete;
+
+ private:
+  Context::Impl& ctx_;
 };
 
 }  // namespace tcsolve::cuda

@@ -98,7 +98,7 @@ Fp64Copies fp64_copies(const GemmArgs& a, std::size_t extra) {
   const int rb = stored_rows_b(a), cb = stored_cols_b(a);
   const std::size_t size_a = slice(static_cast<std::size_t>(ra) * ca);
   const std::size_t size_b = slice(static_cast<std::size_t>(rb) * cb);
-  double* base = static_cast<double*>(a.ctx->fp64.get((size_a + size_b + slice(extra)) * sizeof(double)));
+  double* base = static_cast<double*>(a.ctx->take(a.ctx->fp64, (size_a + size_b + slice(extra)) * sizeof(double)));
   const Fp64Copies c{base, base + size_a, extra == 0 ? nullptr : base + size_a + size_b};
   widen(a.stream(), a.A, a.lda, c.a64, ra, ca);
   widen(a.stream(), a.B, a.ldb, c.b64, rb, cb);
@@ -159,6 +159,7 @@ void reference_product_device(Context& ctx, Op ta, Op tb, int m, int n, int k, c
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, m);
   detail::GemmArgs args{ta, tb, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
   args.ctx = &ctx.impl();
+  const CallWorkspaces workspaces(ctx.impl());
   const detail::Fp64Copies c = detail::fp64_copies(args, 0);
   const bool with_c = d_C0 != nullptr && beta != 0.0;
   if (with_c) detail::widen(args.stream(), d_C0, m, d_C64, m, n);

@@ -96,23 +96,51 @@ GemmInfo mma_only(Variant variant, const detail::GemmArgs& args, detail::MmaKern
 
 }  // namespace
 
-GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
-              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
-              const GemmOptions& options, const DeviceAuto* on_device) {
-  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+namespace {
+
+GemmInfo run_call(Context& ctx, Variant variant, detail::GemmArgs& args, const GemmOptions& options,
+                  const DeviceAuto* on_device) {
   if (!device_available())
     throw Unavailable("variant " + std::string(to_string(variant)) +
                       ": no usable CUDA device (" + device_name() + ")");
-  detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
   args.ctx = &ctx.impl();
   args.auto_on_device = on_device != nullptr;
   args.auto_tf32_needed = on_device != nullptr ? on_device->tf32_needed : nullptr;
   args.wgmma = use_wgmma(options.cuda_kernels);
+  const CallWorkspaces workspaces(ctx.impl());
   args.ctx->phases.clear();
   GemmInfo info = run(variant, args, options);
   info.phases = std::move(args.ctx->phases);
   args.ctx->phases.clear();
   return info;
+}
+
+}  // namespace
+
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options, const DeviceAuto* on_device) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+  return run_call(ctx, variant, args, options, on_device);
+}
+
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
+              const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+              const GemmOptions& options, const DeviceAuto* on_device) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  if (variant != Variant::ec_fp16 && variant != Variant::ec_tf32 && variant != Variant::auto_)
+    throw InvalidInput("cuda::gemm with device scalars: the ec variants only, not " +
+                       std::string(to_string(variant)));
+  if (scalars.alpha == nullptr || scalars.beta == nullptr)
+    throw InvalidInput("cuda::gemm with device scalars: alpha and beta must not be null");
+  if (compute_capability() < kMmaCapability)
+    throw Unavailable("cuda::gemm with device scalars: " + device_name() + " lacks the tensor cores of " +
+                      std::string(to_string(variant)));
+  detail::GemmArgs args{ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 1.0f, C, ldc};
+  args.alpha_device = scalars.alpha;
+  args.beta_device = scalars.beta;
+  return run_call(ctx, variant, args, options, on_device);
 }
 
 namespace {

@@ -56,6 +56,8 @@ struct Params {
   const int* shift_b;     // ec: per column of op(B)
   const int* use_fp16;    // auto: device flag, the kernel of the other format returns at once
   int want_fp16;
+  const float* alpha_ptr; // device scalars (cuBLAS's device pointer mode); nullptr: alpha, beta
+  const float* beta_ptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -315,6 +317,8 @@ __device__ __forceinline__ float col_scale(const Params& p, int gj) {
 /// alpha * v + beta * C in FP32 without contraction.
 template <typename P>
 __device__ __forceinline__ void epilogue(const Params& p, const TileCoords& c, const P& policy) {
+  const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
+  const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
 #pragma unroll
   for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
@@ -327,7 +331,7 @@ __device__ __forceinline__ void epilogue(const Params& p, const TileCoords& c, c
         float v = policy.value(mi, ni, r);
         if (p.shift_a != nullptr) v = ldexpf(v, -(p.shift_a[gi] + p.shift_b[gj]));
         float& out = p.C[gi + static_cast<std::size_t>(gj) * p.ldc];
-        out = p.beta == 0.0f ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, out));
+        out = beta == 0.0f ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, out));
       }
 }
 
@@ -614,7 +618,8 @@ void launch(cudaStream_t stream, const Params& p) {
 
 void mma_gemm(MmaKernel kernel, const GemmArgs& g, const MmaScaling& scaling) {
   Params p{g.ta, g.tb, g.m, g.n, g.k, g.alpha, g.beta, g.A, g.lda, g.B, g.ldb, g.C, g.ldc,
-           scaling.chunk_steps, scaling.shift_a, scaling.shift_b, scaling.use_fp16, scaling.want_fp16};
+           scaling.chunk_steps, scaling.shift_a, scaling.shift_b, scaling.use_fp16, scaling.want_fp16,
+           g.alpha_device, g.beta_device};
   const cudaStream_t stream = g.stream();
   switch (kernel) {
     case MmaKernel::fp16_single: return launch<Single<Fp16Mma>>(stream, p);

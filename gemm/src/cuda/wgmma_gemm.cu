@@ -74,6 +74,8 @@ struct MainParams {
   // the column-major C: 8-byte loads and stores (vec_c: C and ldc allow them).
   int trans_c;
   int vec_c;
+  const float* alpha_ptr;  // device scalars (cuBLAS's device pointer mode); nullptr: alpha, beta
+  const float* beta_ptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -539,7 +541,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      const bool beta0 = p.beta == 0.0f;
+      const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
+      const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
+      const bool beta0 = beta == 0.0f;
       // element (gi, gj) of D: C[gi + gj ldc], or C[gj + gi ldc] when trans_c
       const std::size_t si = p.trans_c ? static_cast<std::size_t>(p.ldc) : 1;
       const std::size_t sj = p.trans_c ? 1 : static_cast<std::size_t>(p.ldc);
@@ -563,8 +567,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
             if (gi >= p.m || gj >= p.n) continue;
             float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
-            float2 v = make_float2(__fmul_rn(p.alpha, r.acc[i]), __fmul_rn(p.alpha, r.acc[i + 1]));
-            if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(p.beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(p.beta, old[q].y)));
+            float2 v = make_float2(__fmul_rn(alpha, r.acc[i]), __fmul_rn(alpha, r.acc[i + 1]));
+            if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(beta, old[q].y)));
             if (gj + 1 < p.n) *reinterpret_cast<float2*>(c) = v;
             else c[0] = v.x;
           }
@@ -587,7 +591,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (gi >= p.m || gj >= p.n) continue;
           const float v = r.acc[i];
           p.C[gi * si + gj * sj] =
-              beta0 ? __fmul_rn(p.alpha, v) : __fadd_rn(__fmul_rn(p.alpha, v), __fmul_rn(p.beta, old[i - h]));
+              beta0 ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, old[i - h]));
         }
       }
     }
@@ -694,7 +698,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   constexpr int elem = kTf32 ? 4 : 2;
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * elem;  // hi and lo
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->split.get(bytes));
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, bytes));
   PhaseTimer phases(g);
   phases.mark(kTf32 ? "split-tf32" : "split-fp16");
   switch (scheme) {
@@ -711,7 +715,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   }
   phases.mark(kTf32 ? "main-tf32" : "main-fp16");
   const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
-                     g.ldc, chunk_steps, shift_a, shift_b, use_fp16};
+                     g.ldc, chunk_steps, shift_a, shift_b, use_fp16, 0, 0, g.alpha_device, g.beta_device};
   switch (scheme) {
     case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(g, mp, np, kp, ws, p); break;
     case WgmmaScheme::markidis:
@@ -736,7 +740,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->split.get(2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, 2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
   if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
@@ -752,7 +756,8 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   };
   const int* shift_a = shift;
   const int* shift_b = shift + g.m;
-  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr};
+  MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr,
+               0, 0, g.alpha_device, g.beta_device};
   // auto: the FP16 operands are made while the ranges are found; the choice is read back then
   // (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,

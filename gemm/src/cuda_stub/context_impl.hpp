@@ -15,6 +15,8 @@ struct Context::Impl {
   CUstream_st* stream = nullptr;
   int max_blocks = 0;
   bool time_phases = false;
+  Context::Workspaces workspaces = Context::Workspaces::cached;
+  CUmemPoolHandle_st* pool = nullptr;
   detail::Attachments attachments;
 };
 

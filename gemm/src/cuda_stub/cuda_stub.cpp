@@ -33,6 +33,11 @@ GemmInfo gemm(Context&, Variant, Op, Op, int, int, int, float, const float*, int
   not_built();
 }
 
+GemmInfo gemm(Context&, Variant, Op, Op, int, int, int, const DeviceScalars&, const float*, int, const float*,
+              int, float*, int, const GemmOptions&, const DeviceAuto*) {
+  not_built();
+}
+
 Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
 Context::~Context() = default;
 void Context::synchronize() const { not_built(); }
@@ -62,6 +67,8 @@ void device_memset(void*, int, std::size_t, CUstream_st*) { not_built(); }
 void device_synchronize() { not_built(); }
 
 void scale_matrix(Context&, int, int, float, float*, int) { not_built(); }
+
+void scale_matrix(Context&, int, int, const float*, float*, int) { not_built(); }
 
 int compute_capability() { return 0; }
 

@@ -2,7 +2,8 @@
 //
 // A Context holds the stream all its work is enqueued on (the caller's; nullptr is the legacy
 // default stream), the library handles (cuBLAS, created on first use), the device workspaces
-// of the GEMM kernels (grown on demand, freed with the context), the SM budget of the
+// of the GEMM kernels (cached and grown on demand, or stream-ordered per call: Workspaces), the
+// SM budget of the
 // persistent GEMM kernels, and state other tcsolve libraries attach to it (the solver's cuSOLVER
 // handle and look-ahead streams). Nothing of this is global: two contexts on two threads run
 // at the same time and give bitwise the results of running one after the other.
@@ -20,7 +21,8 @@
 
 #include <memory>
 
-struct CUstream_st;  // cudaStream_t is CUstream_st*
+struct CUstream_st;           // cudaStream_t is CUstream_st*
+struct CUmemPoolHandle_st;   // cudaMemPool_t is CUmemPoolHandle_st*
 
 namespace tcsolve::cuda {
 
@@ -47,6 +49,26 @@ class Context {
   /// kernel) with events, waiting after each, into GemmInfo::phases. Off by default.
   bool time_phases() const;
   void set_time_phases(bool on);
+
+  /// Where the GEMM workspaces (split operands, scaling exponents, FP64 copies) come from.
+  enum class Workspaces {
+    /// The default: device arrays kept by the context and grown with cudaMalloc when a call
+    /// needs more (cudaFree of the smaller one waits for the device). Fastest for a program
+    /// that owns the device.
+    cached,
+    /// Per call, stream-ordered: cudaMallocAsync on stream() before the call's kernels and
+    /// cudaFreeAsync after them. No cudaMalloc, cudaFree or host wait, so calls may be captured
+    /// into a CUDA graph (the allocations become the graph's own) and run beside another
+    /// program's allocations (the cuBLAS drop-in). Outside a capture they come from
+    /// memory_pool() when one is set, else from the device's current pool.
+    stream_ordered,
+  };
+  Workspaces workspaces() const;
+  void set_workspaces(Workspaces mode);
+  /// The pool stream-ordered workspaces come from outside a capture (nullptr, the default: the
+  /// device's current pool). Not owned: it must outlive the context's work.
+  CUmemPoolHandle_st* memory_pool() const;
+  void set_memory_pool(CUmemPoolHandle_st* pool);
 
   /// Waits for the work enqueued on stream() so far; throws CudaError if some of it failed.
   void synchronize() const;

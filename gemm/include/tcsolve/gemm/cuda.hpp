@@ -129,6 +129,8 @@ void device_memset(void* d_ptr, int value, std::size_t bytes, CUstream_st* strea
 /// stream, as BLAS leaves C when k = 0 or alpha = 0: beta == 0 sets C to 0 without reading it,
 /// beta == 1 does nothing. Returns once enqueued.
 void scale_matrix(Context& ctx, int m, int n, float beta, float* d_C, int ldc);
+/// The same with beta in device memory (cuBLAS's device pointer mode), read by the kernel.
+void scale_matrix(Context& ctx, int m, int n, const float* d_beta, float* d_C, int ldc);
 /// Waits for all work on the device; throws CudaError if a kernel failed.
 void device_synchronize();
 

@@ -131,6 +131,18 @@ DeviceMemory device_memory();
 GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
               const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
               const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
+/// alpha and beta in device memory (cuBLAS's device pointer mode): the kernels read them, the
+/// host never does. beta's value decides in the kernel whether C is read (0: not read).
+struct DeviceScalars {
+  const float* alpha = nullptr;
+  const float* beta = nullptr;
+};
+/// The same with device scalars; the ec variants only (ec-fp16, ec-tf32, auto): InvalidInput
+/// for the others and Unavailable on a device without their tensor cores. For k = 0 (BLAS: C =
+/// beta C) use scale_matrix with the device beta.
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
+              const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+              const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
 /// Whether the cuda backend implements `variant` in this build.
 bool implements(Variant variant);
 }  // namespace cuda

@@ -1,0 +1,30 @@
+// The drop-in's configuration from its environment (the only way into a preloaded library):
+//   TCSOLVE_HOOK_VARIANT=auto|ec-fp16|ec-tf32|off   what runs instead of SGEMM (default auto)
+//   TCSOLVE_HOOK_TF32=respect|replace               TF32 requests pass (default) or are replaced
+//   TCSOLVE_HOOK_MIN_FLOPS=N                        smaller products (2mnk per matrix) pass
+//   TCSOLVE_HOOK_MIN_DIM=N                          products with min(m, n, k) < N pass
+//   TCSOLVE_HOOK_LOG=FILE                           one JSON line per call (appended)
+//   TCSOLVE_HOOK_REPORT=1                           a summary on stderr at exit
+// A value that does not parse leaves the default and is named in `problems` (the hook writes
+// them to stderr once): a typo must not silently change what runs.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "policy.hpp"
+
+namespace tcsolve::hook {
+
+struct Config {
+  Settings policy;
+  std::string log_path;  ///< empty: no log
+  bool report = false;
+  std::vector<std::string> problems;
+};
+
+/// The configuration from `lookup` (getenv in the hook; a map in the tests): nullptr for unset.
+Config parse_config(const std::function<const char*(const char*)>& lookup);
+
+}  // namespace tcsolve::hook

@@ -1,0 +1,186 @@
+// The cuBLAS drop-in's policy, settings and log format (hook/src/policy.hpp, settings.hpp,
+// journal.hpp) on the CPU: which products it intercepts and which it passes through, with the
+// reason the log names. [hook]
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "journal.hpp"
+#include "policy.hpp"
+#include "settings.hpp"
+
+namespace {
+
+using namespace tcsolve::hook;
+
+/// An FP32 product cuBLAS would run in its default math mode: the case the hook is for.
+Request square(std::int64_t n) {
+  Request r;
+  r.m = r.n = r.k = n;
+  r.lda = r.ldb = r.ldc = n;
+  return r;
+}
+
+Config from(const std::map<std::string, std::string>& env) {
+  return parse_config([&](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  });
+}
+
+}  // namespace
+
+TEST_CASE("the hook intercepts a large FP32 product asked for in default or pedantic math mode", "[hook]") {
+  const Settings s;
+  for (MathMode math : {MathMode::default_math, MathMode::pedantic}) {
+    Request r = square(4096);
+    r.math = math;
+    const Decision d = decide(r, s);
+    CHECK(d.intercept);
+    CHECK(d.variant == HookVariant::auto_);
+    CHECK(d.reason.empty());
+  }
+  for (Compute c : {Compute::f32, Compute::f32_pedantic}) {
+    Request r = square(4096);
+    r.entry = Entry::gemm_ex;
+    r.compute = c;
+    CHECK(decide(r, s).intercept);
+  }
+}
+
+TEST_CASE("TF32 requests pass through unless TCSOLVE_HOOK_TF32=replace", "[hook]") {
+  Request math = square(4096);
+  math.math = MathMode::tf32;
+  Request compute = square(4096);
+  compute.compute = Compute::f32_fast_tf32;
+  Settings s;
+  CHECK(decide(math, s).reason == "tf32 math mode");
+  CHECK(decide(compute, s).reason == "compute type 32F_FAST_TF32");
+  s.tf32_replace = true;
+  CHECK(decide(math, s).intercept);
+  CHECK(decide(compute, s).intercept);
+  // other reduced precisions and emulations are never replaced
+  Request fast16 = square(4096);
+  fast16.compute = Compute::f32_fast_16f;
+  CHECK(decide(fast16, s).reason == "compute type 32F_FAST_16F");
+  Request bf16x9 = square(4096);
+  bf16x9.math = MathMode::emulated_bf16x9;
+  CHECK(decide(bf16x9, s).reason == "bf16x9 math mode");
+}
+
+TEST_CASE("the hook passes through what it does not serve, naming the reason", "[hook]") {
+  const Settings s;
+  auto reason = [&](const Request& r) { return decide(r, s).reason; };
+  Request r = square(4096);
+  r.fp32_types = false;
+  CHECK(reason(r) == "data type");
+  r = square(4096), r.compute = Compute::other;
+  CHECK(reason(r) == "compute type not 32F");
+  r = square(4096), r.pointers = Pointers::vector;
+  CHECK(reason(r) == "pointer mode vector");
+  r = square(4096), r.unsupported = "epilogue 512";
+  CHECK(reason(r) == "epilogue 512");
+  r = square(4096), r.k = 0;
+  CHECK(reason(r) == "k = 0");
+  r = square(4096), r.m = 0;
+  CHECK(reason(r) == "empty");
+  r = square(4096), r.batch = 0;
+  CHECK(reason(r) == "empty");
+  r = square(4096), r.alpha = 0.0f;
+  CHECK(reason(r) == "alpha = 0");
+  r = square(4096), r.pointers = Pointers::device, r.alpha = 0.0f;  // alpha unread on the host
+  CHECK(decide(r, s).intercept);
+  r = square(4096), r.lda = 4095;
+  CHECK(reason(r) == "leading dimension");
+  r = square(4096), r.ta = 'T', r.k = 100, r.lda = 100;  // A is k x m: lda >= k suffices
+  CHECK(decide(r, s).intercept);
+  r = square(4096), r.tb = 'T', r.ldb = 4095;
+  CHECK(reason(r) == "leading dimension");
+  r = square(4096), r.n = 3000000000LL, r.ldc = 4096;
+  CHECK(reason(r) == "size beyond int");
+  r = square(4096), r.reentrant = true;
+  CHECK(reason(r) == "reentrant");
+}
+
+TEST_CASE("small and thin products pass through at the thresholds, and the thresholds can be lowered", "[hook]") {
+  Settings s;
+  s.min_flops = 2.0 * 512 * 512 * 512;
+  s.min_dim = 64;
+  CHECK(decide(square(512), s).intercept);
+  CHECK(decide(square(511), s).reason == "below min flops");
+  Request thin = square(8192);
+  thin.k = 63;
+  CHECK(decide(thin, s).reason == "below min dim");
+  // the flops threshold is per matrix: a batch of small products stays with cuBLAS
+  Request batched = square(256);
+  batched.batch = 1000;
+  CHECK(decide(batched, s).reason == "below min flops");
+  s.min_flops = 0, s.min_dim = 0;
+  CHECK(decide(square(1), s).intercept);
+  CHECK(decide(batched, s).intercept);
+}
+
+TEST_CASE("variant off passes everything, before any other rule", "[hook]") {
+  Settings s;
+  s.variant = HookVariant::off;
+  Request r = square(4096);
+  r.fp32_types = false;
+  CHECK(decide(r, s).reason == "variant off");
+  CHECK(decide(square(4096), s).reason == "variant off");
+}
+
+TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and is named", "[hook]") {
+  const Config defaults = from({});
+  CHECK(defaults.policy.variant == HookVariant::auto_);
+  CHECK_FALSE(defaults.policy.tf32_replace);
+  CHECK(defaults.policy.min_flops > 0);
+  CHECK(defaults.log_path.empty());
+  CHECK_FALSE(defaults.report);
+  CHECK(defaults.problems.empty());
+
+  const Config c = from({{"TCSOLVE_HOOK_VARIANT", "ec-tf32"},
+                         {"TCSOLVE_HOOK_TF32", "replace"},
+                         {"TCSOLVE_HOOK_MIN_FLOPS", "1e6"},
+                         {"TCSOLVE_HOOK_MIN_DIM", "0"},
+                         {"TCSOLVE_HOOK_LOG", "/tmp/x.jsonl"},
+                         {"TCSOLVE_HOOK_REPORT", "1"}});
+  CHECK(c.policy.variant == HookVariant::ec_tf32);
+  CHECK(c.policy.tf32_replace);
+  CHECK(c.policy.min_flops == 1e6);
+  CHECK(c.policy.min_dim == 0);
+  CHECK(c.log_path == "/tmp/x.jsonl");
+  CHECK(c.report);
+  CHECK(c.problems.empty());
+
+  for (const auto& [name, value] : std::map<std::string, std::string>{{"TCSOLVE_HOOK_VARIANT", "ec_fp16"},
+                                                                        {"TCSOLVE_HOOK_TF32", "yes"},
+                                                                        {"TCSOLVE_HOOK_MIN_FLOPS", "-1"},
+                                                                        {"TCSOLVE_HOOK_MIN_DIM", "2.5"},
+                                                                        {"TCSOLVE_HOOK_REPORT", "on"}}) {
+    const Config bad = from({{name, value}});
+    REQUIRE(bad.problems.size() == 1);
+    CHECK(bad.problems[0].find(name + "='" + value + "'") != std::string::npos);
+    CHECK(bad.policy.variant == defaults.policy.variant);
+    CHECK(bad.policy.min_flops == defaults.policy.min_flops);
+    CHECK(bad.policy.min_dim == defaults.policy.min_dim);
+  }
+}
+
+TEST_CASE("a log line is one JSON object with the call, the action and the variant or the reason", "[hook]") {
+  CallRecord r;
+  r.function = entry_name(Entry::sgemm_strided_batched, true);
+  r.ta = 'T', r.tb = 'N';
+  r.m = 7, r.n = 61, r.k = 68, r.batch = 16;
+  r.flops = 2.0 * 7 * 61 * 68 * 16;
+  r.intercepted = true;
+  r.variant = "auto";
+  CHECK(json_line(r) ==
+        "{\"function\":\"cublasSgemmStridedBatched_64\",\"ops\":\"TN\",\"m\":7,\"n\":61,\"k\":68,\"batch\":16,"
+        "\"flops\":929152,\"action\":\"intercept\",\"variant\":\"auto\"}");
+  r.intercepted = false;
+  r.reason = "error: say \"no\"\n";
+  CHECK(json_line(r).find(",\"action\":\"pass\",\"reason\":\"error: say \\\"no\\\" \"}") != std::string::npos);
+  CHECK(entry_name(Entry::lt_matmul, false) == "cublasLtMatmul");
+  CHECK(entry_name(Entry::sgemm, false) == "cublasSgemm_v2");
+}
