@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""The drop-in's size crossover on the lent GPU: torch.mm of n x n x n FP32 (allow_tf32 off)
+timed without the hook and with it forced on every size (TCSOLVE_HOOK_MIN_FLOPS=0,
+TCSOLVE_HOOK_MIN_DIM=0), each in its own process; prints a Markdown table and writes JSON.
+
+    python3 tests/hook/gpu/crossover.py HOOK_SO OUT.json [--variant auto]
+
+The smallest n from which the hook is faster at every larger n measured sets the default
+TCSOLVE_HOOK_MIN_FLOPS (2 n^3) in hook/src/policy.hpp (docs/BENCHMARKS.md)."""
+import json
+import os
+import subprocess
+import sys
+
+SIZES = [128, 192, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1536, 2048, 4096]
+
+
+def child():
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    g = torch.Generator(device="cuda").manual_seed(1)
+    out = {}
+    for n in SIZES:
+        a = torch.rand(n, n, device="cuda", generator=g) * 2 - 1
+        b = torch.rand(n, n, device="cuda", generator=g) * 2 - 1
+        c = torch.empty(n, n, device="cuda")
+        reps = max(10, min(200, int(2e11 / (2 * n**3))))
+        for _ in range(5):
+            torch.mm(a, b, out=c)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(3):
+            start.record()
+            for _ in range(reps):
+                torch.mm(a, b, out=c)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop) / reps)
+        out[n] = sorted(times)[1]
+    print("CROSSOVER " + json.dumps(out))
+
+
+def run(env):
+    r = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True, timeout=300)
+    line = [l for l in r.stdout.splitlines() if l.startswith("CROSSOVER ")]
+    if r.returncode != 0 or not line:
+        sys.exit(f"crossover child failed ({r.returncode}): {r.stderr[-2000:]}")
+    return {int(k): v for k, v in json.loads(line[0][10:]).items()}
+
+
+def main():
+    if sys.argv[1:] == ["--child"]:
+        return child()
+    hook, out = sys.argv[1], sys.argv[2]
+    variant = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--variant" else "auto"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("TCSOLVE_HOOK_")}
+    plain = run(base)
+    hooked = run(dict(base, LD_PRELOAD=hook, TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0",
+                      TCSOLVE_HOOK_VARIANT=variant))
+    rows = [{"n": n, "cublas_ms": plain[n], "hook_ms": hooked[n], "speedup": plain[n] / hooked[n]} for n in SIZES]
+    faster_from = None
+    for i, r in enumerate(rows):
+        if all(x["speedup"] > 1 for x in rows[i:]):
+            faster_from = r["n"]
+            break
+    json.dump({"variant": variant, "rows": rows, "hook_faster_from_n": faster_from}, open(out, "w"), indent=1)
+    print(f"| n | cuBLAS SGEMM ms | hook ({variant}) ms | speedup |\n| --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r['n']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
+    print(f"hook faster from n = {faster_from} at every larger size measured")
+
+
+if __name__ == "__main__":
+    main()
