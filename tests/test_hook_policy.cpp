@@ -93,7 +93,7 @@ TEST_CASE("the hook passes through what it does not serve, naming the reason", "
   CHECK(decide(r, s).intercept);
   r = square(4096), r.lda = 4095;
   CHECK(reason(r) == "leading dimension");
-  r = square(4096), r.ta = 'T', r.k = 100, r.lda = 100;  // A is k x m: lda >= k suffices
+  r = square(4096), r.ta = 'T', r.k = 1000, r.lda = 1000;  // A is k x m: lda >= k suffices
   CHECK(decide(r, s).intercept);
   r = square(4096), r.tb = 'T', r.ldb = 4095;
   CHECK(reason(r) == "leading dimension");

@@ -46,9 +46,10 @@ enum class Pointers { host, device, vector };
 struct Settings {
   HookVariant variant = HookVariant::auto_;
   bool tf32_replace = false;  ///< TCSOLVE_HOOK_TF32=replace: TF32 requests are intercepted too
-  /// Products with fewer flops (2 m n k per matrix) pass through: the measured crossover below
-  /// which cuBLAS SGEMM is faster on an H100 (docs/BENCHMARKS.md, the hook's crossover).
-  double min_flops = 2.0 * 512 * 512 * 512;
+  /// Products with fewer flops (2 m n k per matrix) pass through: the measured crossover on an
+  /// H100 (docs/BENCHMARKS.md, "the drop-in's crossover"): square torch.mm through the hook took
+  /// 0.81x cuBLAS SGEMM's speed at n = 1024 and 1.24x at 1536, faster at every larger n.
+  double min_flops = 2.0 * 1536 * 1536 * 1536;
   /// Products with min(m, n, k) below this pass through (thin products gain nothing).
   std::int64_t min_dim = 64;
 };

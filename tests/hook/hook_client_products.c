@@ -1,5 +1,5 @@
 /* The products the drop-in's CPU tests run (run-hook-cpu), linked to libcublas.so.13 (the fake):
-   a 3x3x3 product and a 520x520x520 one (above the hook's default 2*512^3 flops), each
+   a 3x3x3 product and a 520x520x520 one (below and above the TCSOLVE_HOOK_MIN_FLOPS the test sets), each
    C = 1.5 A B^T + 0.5 C checked against a double loop within FP32 rounding. Prints "ok <calls
    the fake saw>" and returns 0 when both are right. Built twice: hook_client_direct (with
    HOOK_CLIENT_MAIN, a program) and libhook_client_local.so (run_products() for hook_client). */
