@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The drop-in's size crossover on the lent GPU: torch.mm of n x n x n FP32 (allow_tf32 off)
-timed without the hook and with it forced on every size (TCSOLVE_HOOK_MIN_FLOPS=0,
+"""The drop-in's size crossover on the lent GPU: torch.mm of n x n x n FP32 (allow_tf32 off), and
+torch.bmm of a few batched shapes, timed without the hook and with it forced on every size (TCSOLVE_HOOK_MIN_FLOPS=0,
 TCSOLVE_HOOK_MIN_DIM=0), each in its own process; prints a Markdown table and writes JSON.
 
     python3 tests/hook/gpu/crossover.py HOOK_SO OUT.json [--variant auto]
@@ -13,6 +13,25 @@ import subprocess
 import sys
 
 SIZES = [128, 192, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1536, 2048, 4096]
+# torch.bmm (batch, m, n, k): the attention products of a TransformerEncoderLayer (d_model 1024,
+# 16 heads, 8 x 2048 tokens) and a batch of square ones
+BATCHED = [(128, 2048, 2048, 64), (128, 2048, 64, 2048), (16, 1024, 1024, 1024), (16, 2048, 2048, 2048)]
+
+
+def timed(torch, fn, flops):
+    reps = max(10, min(200, int(2e11 / flops)))
+    for _ in range(5):
+        fn()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(3):
+        start.record()
+        for _ in range(reps):
+            fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / reps)
+    return sorted(times)[1]
 
 
 def child():
@@ -25,19 +44,12 @@ def child():
         a = torch.rand(n, n, device="cuda", generator=g) * 2 - 1
         b = torch.rand(n, n, device="cuda", generator=g) * 2 - 1
         c = torch.empty(n, n, device="cuda")
-        reps = max(10, min(200, int(2e11 / (2 * n**3))))
-        for _ in range(5):
-            torch.mm(a, b, out=c)
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(3):
-            start.record()
-            for _ in range(reps):
-                torch.mm(a, b, out=c)
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) / reps)
-        out[n] = sorted(times)[1]
+        out[n] = timed(torch, lambda: torch.mm(a, b, out=c), 2 * n**3)
+    for batch, m, n, k in BATCHED:
+        a = torch.rand(batch, m, k, device="cuda", generator=g) * 2 - 1
+        b = torch.rand(batch, k, n, device="cuda", generator=g) * 2 - 1
+        c = torch.empty(batch, m, n, device="cuda")
+        out[f"{batch}x{m}x{n}x{k}"] = timed(torch, lambda: torch.bmm(a, b, out=c), 2 * batch * m * n * k)
     print("CROSSOVER " + json.dumps(out))
 
 
@@ -46,7 +58,7 @@ def run(env):
     line = [l for l in r.stdout.splitlines() if l.startswith("CROSSOVER ")]
     if r.returncode != 0 or not line:
         sys.exit(f"crossover child failed ({r.returncode}): {r.stderr[-2000:]}")
-    return {int(k): v for k, v in json.loads(line[0][10:]).items()}
+    return {(int(k) if k.isdigit() else k): v for k, v in json.loads(line[0][10:]).items()}
 
 
 def main():
@@ -64,11 +76,17 @@ def main():
         if all(x["speedup"] > 1 for x in rows[i:]):
             faster_from = r["n"]
             break
-    json.dump({"variant": variant, "rows": rows, "hook_faster_from_n": faster_from}, open(out, "w"), indent=1)
+    batched = [{"bmm": key, "cublas_ms": plain[key], "hook_ms": hooked[key], "speedup": plain[key] / hooked[key]}
+               for key in (f"{b}x{m}x{n}x{k}" for b, m, n, k in BATCHED)]
+    json.dump({"variant": variant, "rows": rows, "hook_faster_from_n": faster_from, "bmm": batched},
+              open(out, "w"), indent=1)
     print(f"| n | cuBLAS SGEMM ms | hook ({variant}) ms | speedup |\n| --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['n']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
-    print(f"hook faster from n = {faster_from} at every larger size measured")
+    print(f"hook faster from n = {faster_from} at every larger size measured\n")
+    print(f"| torch.bmm batch x m x n x k | cuBLAS ms | hook ({variant}) ms | speedup |\n| --- | --- | --- | --- |")
+    for r in batched:
+        print(f"| {r['bmm']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
 
 
 if __name__ == "__main__":
