@@ -15,6 +15,9 @@ import sys
 SIZES = [128, 192, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1536, 2048, 4096]
 # torch.bmm (batch, m, n, k): the attention products of a TransformerEncoderLayer (d_model 1024,
 # 16 heads, 8 x 2048 tokens) and a batch of square ones
+# torch.mm (m, n, k) of other shapes: few output tiles (128 x 128) with a long k, a short k
+SHAPES = [(1024, 1024, 16384), (1024, 4096, 16384), (2048, 128, 16384), (256, 256, 65536), (8192, 8192, 64),
+          (8192, 8192, 128), (16384, 128, 16384), (4096, 1024, 4096)]
 BATCHED = [(128, 2048, 2048, 64), (128, 2048, 64, 2048), (16, 1024, 1024, 1024), (16, 2048, 2048, 2048)]
 
 
@@ -45,6 +48,11 @@ def child():
         b = torch.rand(n, n, device="cuda", generator=g) * 2 - 1
         c = torch.empty(n, n, device="cuda")
         out[n] = timed(torch, lambda: torch.mm(a, b, out=c), 2 * n**3)
+    for m, n, k in SHAPES:
+        a = torch.rand(m, k, device="cuda", generator=g) * 2 - 1
+        b = torch.rand(k, n, device="cuda", generator=g) * 2 - 1
+        c = torch.empty(m, n, device="cuda")
+        out[f"{m}x{n}x{k}"] = timed(torch, lambda: torch.mm(a, b, out=c), 2 * m * n * k)
     for batch, m, n, k in BATCHED:
         a = torch.rand(batch, m, k, device="cuda", generator=g) * 2 - 1
         b = torch.rand(batch, k, n, device="cuda", generator=g) * 2 - 1
@@ -78,12 +86,19 @@ def main():
             break
     batched = [{"bmm": key, "cublas_ms": plain[key], "hook_ms": hooked[key], "speedup": plain[key] / hooked[key]}
                for key in (f"{b}x{m}x{n}x{k}" for b, m, n, k in BATCHED)]
-    json.dump({"variant": variant, "rows": rows, "hook_faster_from_n": faster_from, "bmm": batched},
+    shapes = [{"mm": key, "tiles": -(-m // 128) * -(-n // 128), "cublas_ms": plain[key], "hook_ms": hooked[key],
+               "speedup": plain[key] / hooked[key]} for key, m, n in ((f"{m}x{n}x{k}", m, n) for m, n, k in SHAPES)]
+    json.dump({"variant": variant, "rows": rows, "hook_faster_from_n": faster_from, "mm": shapes, "bmm": batched},
               open(out, "w"), indent=1)
     print(f"| n | cuBLAS SGEMM ms | hook ({variant}) ms | speedup |\n| --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['n']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
     print(f"hook faster from n = {faster_from} at every larger size measured\n")
+    print(f"| torch.mm m x n x k | 128^2 output tiles | cuBLAS ms | hook ({variant}) ms | speedup |\n"
+          "| --- | --- | --- | --- | --- |")
+    for r in shapes:
+        print(f"| {r['mm']} | {r['tiles']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
+    print()
     print(f"| torch.bmm batch x m x n x k | cuBLAS ms | hook ({variant}) ms | speedup |\n| --- | --- | --- | --- |")
     for r in batched:
         print(f"| {r['bmm']} | {r['cublas_ms']:.4f} | {r['hook_ms']:.4f} | {r['speedup']:.2f} |")
