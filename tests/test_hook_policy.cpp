@@ -103,10 +103,11 @@ TEST_CASE("the hook passes through what it does not serve, naming the reason", "
   CHECK(reason(r) == "reentrant");
 }
 
-TEST_CASE("small and thin products pass through at the thresholds, and the thresholds can be lowered", "[hook]") {
+TEST_CASE("small, thin and few-tile products pass through at the thresholds, which can be lowered", "[hook]") {
   Settings s;
   s.min_flops = 2.0 * 512 * 512 * 512;
   s.min_dim = 64;
+  s.min_tiles = 0;
   CHECK(decide(square(512), s).intercept);
   CHECK(decide(square(511), s).reason == "below min flops");
   Request thin = square(8192);
@@ -116,9 +117,20 @@ TEST_CASE("small and thin products pass through at the thresholds, and the thres
   Request batched = square(256);
   batched.batch = 1000;
   CHECK(decide(batched, s).reason == "below min flops");
-  s.min_flops = 0, s.min_dim = 0;
+  // output tiles of 128 x 128: 12 x 12 = 144 at 1536 (and 1409), 11 x 12 at 1408 x 1536
+  s.min_tiles = 144;
+  CHECK(decide(square(1536), s).intercept);
+  CHECK(decide(square(1409), s).intercept);
+  Request few = square(1536);
+  few.m = 1408;
+  CHECK(decide(few, s).reason == "few output tiles");
+  Request long_k = square(128);  // one tile, a long k: many flops, one multiprocessor
+  long_k.k = long_k.lda = long_k.ldb = 1 << 20;
+  CHECK(decide(long_k, s).reason == "few output tiles");
+  s.min_flops = 0, s.min_dim = 0, s.min_tiles = 0;
   CHECK(decide(square(1), s).intercept);
   CHECK(decide(batched, s).intercept);
+  CHECK(decide(long_k, s).intercept);
 }
 
 TEST_CASE("variant off passes everything, before any other rule", "[hook]") {
@@ -143,12 +155,14 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
                          {"TCSOLVE_HOOK_TF32", "replace"},
                          {"TCSOLVE_HOOK_MIN_FLOPS", "1e6"},
                          {"TCSOLVE_HOOK_MIN_DIM", "0"},
+                         {"TCSOLVE_HOOK_MIN_TILES", "7"},
                          {"TCSOLVE_HOOK_LOG", "/tmp/x.jsonl"},
                          {"TCSOLVE_HOOK_REPORT", "1"}});
   CHECK(c.policy.variant == HookVariant::ec_tf32);
   CHECK(c.policy.tf32_replace);
   CHECK(c.policy.min_flops == 1e6);
   CHECK(c.policy.min_dim == 0);
+  CHECK(c.policy.min_tiles == 7);
   CHECK(c.log_path == "/tmp/x.jsonl");
   CHECK(c.report);
   CHECK(c.problems.empty());
@@ -157,6 +171,7 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
                                                                         {"TCSOLVE_HOOK_TF32", "yes"},
                                                                         {"TCSOLVE_HOOK_MIN_FLOPS", "-1"},
                                                                         {"TCSOLVE_HOOK_MIN_DIM", "2.5"},
+                                                                        {"TCSOLVE_HOOK_MIN_TILES", "x"},
                                                                         {"TCSOLVE_HOOK_REPORT", "on"}}) {
     const Config bad = from({{name, value}});
     REQUIRE(bad.problems.size() == 1);
@@ -164,6 +179,7 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
     CHECK(bad.policy.variant == defaults.policy.variant);
     CHECK(bad.policy.min_flops == defaults.policy.min_flops);
     CHECK(bad.policy.min_dim == defaults.policy.min_dim);
+    CHECK(bad.policy.min_tiles == defaults.policy.min_tiles);
   }
 }
 

@@ -72,6 +72,8 @@ Decision decide(const Request& r, const Settings& s) {
     if (beyond_int(v)) return pass("size beyond int");
   if (flops(r) / static_cast<double>(std::max<std::int64_t>(r.batch, 1)) < s.min_flops) return pass("below min flops");
   if (std::min({r.m, r.n, r.k}) < s.min_dim) return pass("below min dim");
+  const std::int64_t tiles = ((r.m + 127) / 128) * ((r.n + 127) / 128);
+  if (tiles < s.min_tiles) return pass("few output tiles");
   return Decision{true, s.variant, {}};
 }
 

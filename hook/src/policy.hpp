@@ -18,6 +18,7 @@
 //   - sizes: empty or k = 0 (cuBLAS applies BLAS's C = beta C), host alpha = 0, a dimension or
 //     leading dimension beyond int, leading dimensions cuBLAS rejects -> pass
 //   - fewer flops than min_flops, or min(m, n, k) < min_dim -> pass "below min flops" / "below min dim"
+//   - fewer 128 x 128 output tiles than min_tiles            -> pass "few output tiles"
 //   - otherwise intercept with the configured variant.
 #pragma once
 
@@ -46,10 +47,15 @@ enum class Pointers { host, device, vector };
 struct Settings {
   HookVariant variant = HookVariant::auto_;
   bool tf32_replace = false;  ///< TCSOLVE_HOOK_TF32=replace: TF32 requests are intercepted too
-  /// Products with fewer flops (2 m n k per matrix) pass through: the measured crossover on an
-  /// H100 (docs/BENCHMARKS.md, "the drop-in's crossover"): square torch.mm through the hook took
-  /// 0.81x cuBLAS SGEMM's speed at n = 1024 and 1.24x at 1536, faster at every larger n.
-  double min_flops = 2.0 * 1536 * 1536 * 1536;
+  /// Products with fewer flops (2 m n k per matrix) pass through: the hook's fixed cost per
+  /// product (about 45 us of launches and allocations on an H100 against SGEMM's 20 us) is not
+  /// repaid below about 2.5e9 flops (docs/BENCHMARKS.md, "the drop-in's crossover").
+  double min_flops = 4.0e9;
+  /// Products with fewer 128 x 128 output tiles (per matrix) pass through: the ec kernel computes
+  /// each tile over the whole k on one multiprocessor, so fewer tiles than about one wave of an
+  /// H100 (132 SMs) leave it idle where cuBLAS splits k. Measured: 0.67x cuBLAS at 128 tiles
+  /// (16384 x 128 x 16384), 0.55x at 64, 1.23x at 144 (1536^2), 1.6x at 256.
+  std::int64_t min_tiles = 144;
   /// Products with min(m, n, k) below this pass through (thin products gain nothing).
   std::int64_t min_dim = 64;
 };

@@ -44,11 +44,15 @@ Config parse_config(const std::function<const char*(const char*)>& lookup) {
     if (parse_number(v, x)) c.policy.min_flops = x;
     else bad("TCSOLVE_HOOK_MIN_FLOPS", v, "a number >= 0");
   }
-  if (const char* v = lookup("TCSOLVE_HOOK_MIN_DIM")) {
-    double x = 0;
-    if (parse_number(v, x) && x == std::floor(x) && x < 9.0e18) c.policy.min_dim = static_cast<std::int64_t>(x);
-    else bad("TCSOLVE_HOOK_MIN_DIM", v, "a whole number >= 0");
-  }
+  auto whole = [&](const char* name, std::int64_t& out) {
+    if (const char* v = lookup(name)) {
+      double x = 0;
+      if (parse_number(v, x) && x == std::floor(x) && x < 9.0e18) out = static_cast<std::int64_t>(x);
+      else bad(name, v, "a whole number >= 0");
+    }
+  };
+  whole("TCSOLVE_HOOK_MIN_DIM", c.policy.min_dim);
+  whole("TCSOLVE_HOOK_MIN_TILES", c.policy.min_tiles);
   if (const char* v = lookup("TCSOLVE_HOOK_LOG")) c.log_path = v;
   if (const char* v = lookup("TCSOLVE_HOOK_REPORT")) {
     const std::string_view s(v);

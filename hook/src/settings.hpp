@@ -3,6 +3,7 @@
 //   TCSOLVE_HOOK_TF32=respect|replace               TF32 requests pass (default) or are replaced
 //   TCSOLVE_HOOK_MIN_FLOPS=N                        smaller products (2mnk per matrix) pass
 //   TCSOLVE_HOOK_MIN_DIM=N                          products with min(m, n, k) < N pass
+//   TCSOLVE_HOOK_MIN_TILES=N                        products with fewer 128^2 output tiles pass
 //   TCSOLVE_HOOK_LOG=FILE                           one JSON line per call (appended)
 //   TCSOLVE_HOOK_REPORT=1                           a summary on stderr at exit
 // A value that does not parse leaves the default and is named in `problems` (the hook writes

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The drop-in's size crossover on the lent GPU: torch.mm of n x n x n FP32 (allow_tf32 off), and
-torch.bmm of a few batched shapes, timed without the hook and with it forced on every size (TCSOLVE_HOOK_MIN_FLOPS=0,
-TCSOLVE_HOOK_MIN_DIM=0), each in its own process; prints a Markdown table and writes JSON.
+torch.mm and torch.bmm of a few other shapes, timed without the hook and with it forced on every
+size (TCSOLVE_HOOK_MIN_FLOPS=0, TCSOLVE_HOOK_MIN_DIM=0, TCSOLVE_HOOK_MIN_TILES=0), each in its
+own process; prints Markdown tables and writes JSON.
 
     python3 tests/hook/gpu/crossover.py HOOK_SO OUT.json [--variant auto]
 
-The smallest n from which the hook is faster at every larger n measured sets the default
-TCSOLVE_HOOK_MIN_FLOPS (2 n^3) in hook/src/policy.hpp (docs/BENCHMARKS.md)."""
+The defaults of TCSOLVE_HOOK_MIN_FLOPS and TCSOLVE_HOOK_MIN_TILES in hook/src/policy.hpp come
+from these tables (docs/BENCHMARKS.md)."""
 import json
 import os
 import subprocess
@@ -77,7 +78,7 @@ def main():
     base = {k: v for k, v in os.environ.items() if not k.startswith("TCSOLVE_HOOK_")}
     plain = run(base)
     hooked = run(dict(base, LD_PRELOAD=hook, TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0",
-                      TCSOLVE_HOOK_VARIANT=variant))
+                      TCSOLVE_HOOK_MIN_TILES="0", TCSOLVE_HOOK_VARIANT=variant))
     rows = [{"n": n, "cublas_ms": plain[n], "hook_ms": hooked[n], "speedup": plain[n] / hooked[n]} for n in SIZES]
     faster_from = None
     for i, r in enumerate(rows):

@@ -31,7 +31,7 @@ Conventions of every check:
     operand representation 3 2^-22 (SPLIT_TERM); the worst err / (2 (k + 2) u bound), the plain
     FP32 bound, is reported too, with the k where it occurs;
   * with --quick (a smoke test) the sizes are small, every preloaded child gets
-    TCSOLVE_HOOK_MIN_FLOPS=0 and TCSOLVE_HOOK_MIN_DIM=0 so that small products are intercepted,
+    TCSOLVE_HOOK_MIN_FLOPS=0, TCSOLVE_HOOK_MIN_DIM=0 and TCSOLVE_HOOK_MIN_TILES=0 so that small products are intercepted,
     and the 3x speed criterion of (a)/(b) is not judged.
 The hook must write each log line as it happens (not buffered to exit): (d), (f) and (g) read the
 log's size before and after a section to attribute lines to it.
@@ -89,7 +89,7 @@ SIZES = {
 CHECK_TITLES = {
     "a": "PyTorch matmul, square",
     "b": "CuPy matmul, square",
-    "c": "Shapes and operand forms (MIN_FLOPS=0, MIN_DIM=0)",
+    "c": "Shapes and operand forms (MIN_FLOPS=0, MIN_DIM=0, MIN_TILES=0)",
     "d": "CUDA graph capture and replay",
     "e": "Two threads on two streams",
     "f": "nn.Linear forward/backward; JAX",
@@ -935,7 +935,8 @@ class Parent:
             env["LD_PRELOAD"] = self.hook
             tcsolve = {"TCSOLVE_HOOK_LOG": hook_log, "TCSOLVE_HOOK_REPORT": "1"}
             if self.quick:
-                tcsolve.update(TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0")
+                tcsolve.update(TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0",
+                               TCSOLVE_HOOK_MIN_TILES="0")
             tcsolve.update(tcsolve_env or {})
         env.update(tcsolve)
         env.update(other_env or {})
@@ -1005,7 +1006,8 @@ class Parent:
 
     def check_c(self):
         run = self.run_child("c", "shapes", "hook", True,
-                             {"TCSOLVE_HOOK_MIN_FLOPS": "0", "TCSOLVE_HOOK_MIN_DIM": "0"})
+                             {"TCSOLVE_HOOK_MIN_FLOPS": "0", "TCSOLVE_HOOK_MIN_DIM": "0",
+                              "TCSOLVE_HOOK_MIN_TILES": "0"})
         return [run], judge_shapes(run, run_log(run))
 
     def check_d(self):
