@@ -3,12 +3,17 @@
 // reason the log names. [hook]
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "journal.hpp"
 #include "policy.hpp"
 #include "settings.hpp"
+#include "test_data.hpp"
 
 namespace {
 
@@ -199,4 +204,41 @@ TEST_CASE("a log line is one JSON object with the call, the action and the varia
   CHECK(json_line(r).find(",\"action\":\"pass\",\"reason\":\"error: say \\\"no\\\" \"}") != std::string::npos);
   CHECK(entry_name(Entry::lt_matmul, false) == "cublasLtMatmul");
   CHECK(entry_name(Entry::sgemm, false) == "cublasSgemm_v2");
+}
+
+TEST_CASE("README's table of the drop-in's variables names every one the hook reads, with its true default",
+          "[hook]") {
+  std::ifstream in(tcsolve::test::test_data_path("README.md"));
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  // rows "| `TCSOLVE_HOOK_X` | default | meaning |"
+  const std::regex row(R"(\| `(TCSOLVE_HOOK_[A-Z_0-9]+)` \| ([^|]+?) \|)");
+  std::set<std::string> documented;
+  const Config defaults = from({});
+  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), row); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1], value = (*it)[2];
+    INFO(name << " = " << value);
+    documented.insert(name);
+    if (value == "(none)") continue;  // unset by default (the log file)
+    const Config c = from({{name, value}});
+    CHECK(c.problems.empty());
+    CHECK(c.policy.variant == defaults.policy.variant);
+    CHECK(c.policy.tf32_replace == defaults.policy.tf32_replace);
+    CHECK(c.policy.min_flops == defaults.policy.min_flops);
+    CHECK(c.policy.min_tiles == defaults.policy.min_tiles);
+    CHECK(c.policy.min_dim == defaults.policy.min_dim);
+    CHECK(c.report == defaults.report);
+  }
+  CHECK(documented == std::set<std::string>(kVariables.begin(), kVariables.end()));
+  // and every listed variable is really read: a value it cannot take is named as a problem
+  for (const char* name : kVariables) {
+    if (std::string(name) == "TCSOLVE_HOOK_LOG") {
+      CHECK(from({{name, "/tmp/hook.jsonl"}}).log_path == "/tmp/hook.jsonl");
+      continue;
+    }
+    INFO(name);
+    CHECK(from({{name, "?"}}).problems.size() == 1);
+  }
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "real_cublas.hpp"
 #include "serve.hpp"
@@ -42,7 +43,7 @@ bool layout_attribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribu
 }
 
 struct Layout {
-  std::uint32_t type = 0;
+  std::uint32_t type = ~0u;  ///< unread: no data type (CUDA_R_32F is 0)
   std::int32_t order = 0, batch = 1;
   std::uint64_t rows = 0, cols = 0;
   std::int64_t ld = 0, stride = 0;
@@ -128,11 +129,12 @@ Call describe(cublasLtMatmulDesc_t desc, const void* alpha, const void* A, cubla
   Operands& o = call.operands;
   r.entry = Entry::lt_matmul;
   std::string why = read_desc(desc, r, o);
-  Layout a, b, c, d;
-  if (why.empty()) why = read_layout(Adesc, "A", a);
-  if (why.empty()) why = read_layout(Bdesc, "B", b);
-  if (why.empty()) why = read_layout(Cdesc, "C", c);
-  if (why.empty()) why = read_layout(Ddesc, "D", d);
+  Layout a, b, c, d;  // read even when the descriptor is unsupported: the log gives the sizes
+  for (auto [layout, name, l] : {std::tuple{Adesc, "A", &a}, std::tuple{Bdesc, "B", &b}, std::tuple{Cdesc, "C", &c},
+                                 std::tuple{Ddesc, "D", &d}}) {
+    const std::string w = read_layout(layout, name, *l);
+    if (why.empty()) why = w;
+  }
   r.fp32_types = a.type == CUDA_R_32F && b.type == CUDA_R_32F && c.type == CUDA_R_32F && d.type == CUDA_R_32F;
   r.m = static_cast<std::int64_t>(d.rows), r.n = static_cast<std::int64_t>(d.cols);
   r.k = static_cast<std::int64_t>(r.ta == 'N' ? a.cols : a.rows);

@@ -10,6 +10,7 @@
 // them to stderr once): a typo must not silently change what runs.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,6 +18,11 @@
 #include "policy.hpp"
 
 namespace tcsolve::hook {
+
+/// Every variable parse_config reads (README.md's table of them is tested against this list).
+inline constexpr std::array<const char*, 7> kVariables = {
+    "TCSOLVE_HOOK_VARIANT", "TCSOLVE_HOOK_TF32", "TCSOLVE_HOOK_MIN_FLOPS", "TCSOLVE_HOOK_MIN_TILES",
+    "TCSOLVE_HOOK_MIN_DIM",  "TCSOLVE_HOOK_LOG",  "TCSOLVE_HOOK_REPORT"};
 
 struct Config {
   Settings policy;
