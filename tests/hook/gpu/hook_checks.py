@@ -77,11 +77,11 @@ ENV_REMOVED = ("LD_PRELOAD", "NVIDIA_TF32_OVERRIDE", "CUPY_TF32", "TORCH_ALLOW_T
 SIZES = {
     False: {"gemm_n": 8192, "shape_dims": (1, 7, 61, 68, 1000, 4097), "bmm16": (16, 512, 256, 384),
             "graph_n": 4096, "stream_n": 4096, "stream_count": 20, "linear": (8192, 4096, 4096),
-            "jax_n": 2048,
+            "jax_n": 2048, "edge_n": 2048,
             "transformer": {"batch": 8, "seq": 2048, "d_model": 1024, "nhead": 16, "ff": 4096}},
     True: {"gemm_n": 2048, "shape_dims": (1, 7, 61, 68, 1000), "bmm16": (16, 64, 32, 48),
            "graph_n": 1024, "stream_n": 1024, "stream_count": 20, "linear": (2048, 1024, 1024),
-           "jax_n": 512,
+           "jax_n": 512, "edge_n": 256,
            "transformer": {"batch": 2, "seq": 256, "d_model": 256, "nhead": 4, "ff": 1024}},
 }
 # bmm16 = (batch, m, n, k): A is batch x m x k, B is batch x k x n.
@@ -94,6 +94,7 @@ CHECK_TITLES = {
     "e": "Two threads on two streams",
     "f": "nn.Linear forward/backward; JAX",
     "g": "TransformerEncoderLayer forward/backward",
+    "h": "BLAS semantics: device pointer mode, beta = 0 with NaN in C, k = 0",
 }
 
 
@@ -333,6 +334,33 @@ def judge_streams(run, records, n):
     return crit, figures
 
 
+def judge_edges(run, records, n):
+    """(h) from the edges child and its log: the device-pointer and NaN-C products intercepted
+    and within (c)'s bound, the k = 0 call answered by cuBLAS (C = beta C, bitwise)."""
+    result = result_of(run)
+    full = intercepts_of(records, n, n, n)
+    k0 = [r for r in records if r.get("k") == 0 and r.get("action") != "intercept"]
+    tf32 = [r for r in records if r.get("reason") == "tf32 math mode"]
+    figures = {"n": n, "intercept_lines": len(full), "k0_lines": len(k0),
+               "k0_reason": k0[0].get("reason") if k0 else None}
+    for key in ("device_pointers", "beta0_nan_c"):
+        figures[key] = result.get(key, {})
+    figures["k0_bitwise_beta_c"] = result.get("k0_bitwise_beta_c")
+    dev, nan = figures["device_pointers"], figures["beta0_nan_c"]
+    crit = [children_criterion([run]),
+            criterion("device pointer mode (alpha 1.5, beta -0.75 in device memory): within the bound, finite",
+                      bool(dev) and dev.get("finite") and dev.get("worst", math.inf) <= 1,
+                      f"worst err / bound {fmt(dev.get('worst'))}"),
+            criterion("beta = 0 with C full of NaN: C not read (finite, within the bound)",
+                      bool(nan) and nan.get("finite") and nan.get("worst", math.inf) <= 1,
+                      f"worst err / bound {fmt(nan.get('worst'))}"),
+            criterion("both full products intercepted", len(full) >= 2, f"{len(full)} intercept lines of m=n=k={n}"),
+            criterion("k = 0: passed to cuBLAS, C = beta C bitwise", bool(k0) and figures["k0_bitwise_beta_c"] is True,
+                      f"reason {figures['k0_reason']!r}"),
+            criterion("TF32 math mode on the handle: passed through", len(tf32) == 1, f"{len(tf32)} lines")]
+    return crit, figures
+
+
 def judge_linear(linear_run, linear_records, scope, jax_run, jax_records):
     """(f) from the Linear child (its log section, `scope` says which, = the fp32 forward and
     backward) and the JAX child (whose log must stay empty)."""
@@ -470,7 +498,7 @@ def tables_transformer(f):
 
 
 TABLES = {"a": tables_gemm, "b": tables_gemm, "c": tables_shapes, "d": tables_pairs,
-          "e": tables_pairs, "f": tables_linear, "g": tables_transformer}
+          "e": tables_pairs, "f": tables_linear, "g": tables_transformer, "h": tables_pairs}
 
 
 def render_markdown(results):
@@ -653,6 +681,67 @@ def shape_operands(torch, gen, form, m, n, k, batch):
     if form == "bmm":
         return rand(batch, m, k), rand(batch, k, n), None, 1.0, 0.0
     return rand(m, k), rand(k, n), None, 1.0, 0.0
+
+
+def child_edges(args):
+    """(h) cuBLAS semantics through the hook, with CuPy's raw cuBLAS binding on CuPy's handle:
+    C = alpha A B + beta C with alpha and beta in device memory (pointer mode device); beta = 0
+    with C full of NaN (host pointers: C must not be read); k = 0 with beta 0.5 (BLAS: C = beta C,
+    which the hook leaves to cuBLAS); a product in TF32 math mode (passes through). Bound as in
+    (c)."""
+    import cupy
+    import numpy as np
+    from cupy_backends.cuda.libs import cublas
+    n = SIZES[args.quick]["edge_n"]
+    rng = np.random.default_rng(SEED)
+    A = cupy.asarray(np.asfortranarray(rng.uniform(-1, 1, (n, n)).astype(np.float32)))
+    B = cupy.asarray(np.asfortranarray(rng.uniform(-1, 1, (n, n)).astype(np.float32)))
+    C0 = cupy.asarray(np.asfortranarray(rng.uniform(-1, 1, (n, n)).astype(np.float32)))
+    A64, B64, C064 = A.astype(cupy.float64), B.astype(cupy.float64), C0.astype(cupy.float64)
+    gamma = BOUND_C * (n + 2) * 2.0 ** -24 + SPLIT_TERM
+    handle = cupy.cuda.device.get_cublas_handle()
+    N = cublas.CUBLAS_OP_N
+
+    def judged(C, alpha, beta):
+        ref = alpha * (A64 @ B64) + (beta * C064 if beta != 0 else 0)
+        bound = gamma * (abs(alpha) * (cupy.abs(A64) @ cupy.abs(B64)) + abs(beta) * cupy.abs(C064))
+        err = cupy.abs(C.astype(cupy.float64) - ref)
+        return {"finite": bool(cupy.isfinite(C).all()), "worst": float((err / bound).max())}
+
+    out = {}
+    start = log_size()
+    scalars = cupy.asarray([1.5, -0.75], dtype=cupy.float32)
+    C = C0.copy(order="F")
+    mode = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_DEVICE)
+    try:
+        cublas.sgemm(handle, N, N, n, n, n, scalars.data.ptr, A.data.ptr, n, B.data.ptr, n,
+                     scalars.data.ptr + 4, C.data.ptr, n)
+    finally:
+        cublas.setPointerMode(handle, mode)
+    cupy.cuda.get_current_stream().synchronize()
+    out["device_pointers"] = judged(C, 1.5, -0.75)
+    one, zero, half = (np.array(v, dtype=np.float32) for v in (1.0, 0.0, 0.5))
+    C = cupy.full((n, n), cupy.nan, dtype=cupy.float32, order="F")
+    cublas.sgemm(handle, N, N, n, n, n, one.ctypes.data, A.data.ptr, n, B.data.ptr, n, zero.ctypes.data,
+                 C.data.ptr, n)
+    out["beta0_nan_c"] = judged(C, 1.0, 0.0)
+    C = C0.copy(order="F")
+    cublas.sgemm(handle, N, N, n, n, 0, one.ctypes.data, A.data.ptr, n, B.data.ptr, n, half.ctypes.data,
+                 C.data.ptr, n)
+    cupy.cuda.get_current_stream().synchronize()
+    out["k0_bitwise_beta_c"] = bool(cupy.array_equal(C, C0 * cupy.float32(0.5)))
+    # TF32 asked for through the handle's math mode: passes through (TCSOLVE_HOOK_TF32=respect)
+    math_mode = cublas.getMathMode(handle)
+    cublas.setMathMode(handle, cublas.CUBLAS_TF32_TENSOR_OP_MATH)
+    try:
+        cublas.sgemm(handle, N, N, n, n, n, one.ctypes.data, A.data.ptr, n, B.data.ptr, n, zero.ctypes.data,
+                     C.data.ptr, n)
+    finally:
+        cublas.setMathMode(handle, math_mode)
+    cupy.cuda.get_current_stream().synchronize()
+    out["log_window"] = [start, log_size()]
+    return out
 
 
 def child_shapes(args):
@@ -894,7 +983,7 @@ def child_versions(args):
 
 CHILDREN = {"torch_gemm": child_torch_gemm, "cupy_gemm": child_cupy_gemm, "shapes": child_shapes,
             "graph": child_graph, "streams": child_streams, "linear": child_linear, "jax": child_jax,
-            "transformer": child_transformer, "versions": child_versions}
+            "transformer": child_transformer, "versions": child_versions, "edges": child_edges}
 
 
 def child_main(args):
@@ -1026,6 +1115,13 @@ class Parent:
         jax = self.run_child("f", "jax", "hook", True, other_env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
         section, scope = self.log_section(linear)
         return [linear, jax], judge_linear(linear, section, scope, jax, run_log(jax))
+
+    def check_h(self):
+        run = self.run_child("h", "edges", "hook", True)
+        run_log(run)
+        window = result_of(run).get("log_window") or [0, 0]
+        records, _ = read_log(run["hook_log"], *window)
+        return [run], judge_edges(run, records, SIZES[self.quick]["edge_n"])
 
     def check_g(self):
         runs = {"fp64": self.run_child("g", "transformer", "fp64", False),
