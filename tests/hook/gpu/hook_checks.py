@@ -733,7 +733,7 @@ def child_edges(args):
     out["k0_bitwise_beta_c"] = bool(cupy.array_equal(C, C0 * cupy.float32(0.5)))
     # TF32 asked for through the handle's math mode: passes through (TCSOLVE_HOOK_TF32=respect)
     math_mode = cublas.getMathMode(handle)
-    cublas.setMathMode(handle, cublas.CUBLAS_TF32_TENSOR_OP_MATH)
+    cublas.setMathMode(handle, 3)  # CUBLAS_TF32_TENSOR_OP_MATH (CuPy names only the legacy modes)
     try:
         cublas.sgemm(handle, N, N, n, n, n, one.ctypes.data, A.data.ptr, n, B.data.ptr, n, zero.ctypes.data,
                      C.data.ptr, n)
