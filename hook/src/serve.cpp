@@ -15,6 +15,18 @@ cublasStatus_t missing(const char* function) {
   return CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
+namespace {
+
+/// The original call, marked as inside the hook: should the caller's cuBLAS reach one of our
+/// entry points from within (one exported function calling another), that call goes straight
+/// through, neither logged nor taken twice.
+cublasStatus_t forward_inside(const std::function<cublasStatus_t()>& forward) {
+  const InsideHook inside;
+  return forward();
+}
+
+}  // namespace
+
 cublasStatus_t serve(const void* handle, CUstream_st* stream, const Call& call,
                      const std::function<cublasStatus_t()>& forward) {
   if (InsideHook::active()) return forward();  // our own fallback: straight to cuBLAS
@@ -29,7 +41,7 @@ cublasStatus_t serve(const void* handle, CUstream_st* stream, const Call& call,
     if (!d.intercept) {
       record.reason = d.reason;
       journal().record(record);
-      return forward();
+      return forward_inside(forward);
     }
     {
       const InsideHook inside;
@@ -53,7 +65,7 @@ cublasStatus_t serve(const void* handle, CUstream_st* stream, const Call& call,
     journal().record(record);
   } catch (...) {
   }
-  return forward();
+  return forward_inside(forward);
 }
 
 }  // namespace tcsolve::hook
