@@ -150,6 +150,8 @@ def blas_layout(shape, strides):
     stride. When both fit (a vector, an empty array), "row" comes first."""
     r, c = shape
     s0, s1 = strides
+    if r == 0 or c == 0:  # no element: any layout, strides meaningless
+        return "row", max(1, c)
     if (c <= 1 or s1 == 1) and (r <= 1 or s0 >= max(1, c)):
         return "row", (s0 if r > 1 else max(1, c))
     if (r <= 1 or s0 == 1) and (c <= 1 or s1 >= max(1, r)):
@@ -161,6 +163,8 @@ def fits(shape, strides, layout):
     """The leading dimension when the 2-D array fits ``layout`` ("row" or "col"), else None."""
     r, c = shape
     s0, s1 = strides
+    if r == 0 or c == 0:
+        return max(1, c) if layout == "row" else max(1, r)
     if layout == "row" and (c <= 1 or s1 == 1) and (r <= 1 or s0 >= max(1, c)):
         return s0 if r > 1 else max(1, c)
     if layout == "col" and (r <= 1 or s0 == 1) and (c <= 1 or s1 >= max(1, r)):
