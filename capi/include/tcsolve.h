@@ -228,6 +228,14 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
                               const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
                               tcsolveKmeansInfo_t* info);
 
+/* The k-means++ start that tcsolveKmeans draws with params->init = 1 and this seed (Arthur and
+ * Vassilvitskii, on the host in FP64; the CLI's start without a file init): k rows of centers
+ * (row-major, ldc >= max(1, d)), each a copy of a point of X (n x d, row-major, ldx >= max(1, d)).
+ * Passing them back with init = 0 gives the run of init = 1. Host memory on both backends.
+ * INVALID_VALUE as tcsolveKmeans (nothing written). */
+tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,
+                                      uint64_t seed, float* centers, int64_t ldc);
+
 #ifdef __cplusplus
 }
 #endif

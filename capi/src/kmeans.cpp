@@ -44,6 +44,28 @@ std::vector<float> packed(const float* data, std::int64_t rows, std::int64_t col
   return out;
 }
 
+/// The shapes and pointers of tcsolveKmeans and tcsolveKmeansPlusPlus, checked; X packed when
+/// its rows are not (the demo reads dim x N, column-major, ld = dim), into `storage`.
+const float* checked_points(std::int64_t n, std::int64_t d, const float* X, std::int64_t ldx, std::int64_t k,
+                            const float* centers, std::int64_t ldc, std::vector<float>& storage) {
+  if (n < 1) throw InvalidInput("n: " + text(n) + " < 1 (no points)");
+  if (d < 1) throw InvalidInput("d: " + text(d) + " < 1");
+  if (k < 1) throw InvalidInput("k: " + text(k) + " < 1");
+  if (k > n) throw InvalidInput("k: " + text(k) + " exceeds the number of points n = " + text(n));
+  leading_dimension("ldx", ldx, d, "d");
+  leading_dimension("ldc", ldc, d, "d");
+  not_null("X", X);
+  not_null("centers", centers);
+  as_int("n", n);
+  as_int("d", d);
+  as_int("k", k);
+  as_int("n d", n * d);
+  as_int("k d", k * d);
+  if (ldx == d) return X;
+  storage = packed(X, n, d, ldx);
+  return storage.data();
+}
+
 int stop_code(demos::KmeansStop stop) {
   switch (stop) {
     case demos::KmeansStop::labels_unchanged: return 0;
@@ -79,25 +101,9 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     tcsolveKmeansParamsDefault(&p);
     if (params) p = *params;
     demos::KmeansOptions options = kmeans_options(p, h->backend);
-    if (n < 1) throw InvalidInput("n: " + text(n) + " < 1 (no points)");
-    if (d < 1) throw InvalidInput("d: " + text(d) + " < 1");
-    if (k < 1) throw InvalidInput("k: " + text(k) + " < 1");
-    if (k > n) throw InvalidInput("k: " + text(k) + " exceeds the number of points n = " + text(n));
-    leading_dimension("ldx", ldx, d, "d");
-    leading_dimension("ldc", ldc, d, "d");
-    not_null("X", X);
-    not_null("centers", centers);
-    const int points = as_int("n", n), dim = as_int("d", d), clusters = as_int("k", k);
-    as_int("n d", n * d);
-    as_int("k d", k * d);
-
-    // X packed only when its rows are not (the demo reads dim x N, column-major, ld = dim).
     std::vector<float> x_packed;
-    const float* x = X;
-    if (ldx != d) {
-      x_packed = packed(X, n, d, ldx);
-      x = x_packed.data();
-    }
+    const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
+    const int points = static_cast<int>(n), dim = static_cast<int>(d), clusters = static_cast<int>(k);
     tcsolveKmeansInfo_t out{};
     std::vector<float> start;
     if (p.init == 0) {
@@ -120,6 +126,19 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     out.time_s = r.time_s;
     out.time_per_iteration_s = r.time_per_iteration_s;
     if (info) *info = out;
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,
+                                      uint64_t seed, float* centers, int64_t ldc) {
+  if (!h) return null_handle("tcsolveKmeansPlusPlus");
+  return guarded(h, "tcsolveKmeansPlusPlus", [&] {
+    std::vector<float> x_packed;
+    const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
+    const std::vector<float> start =
+        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed);
+    for (std::int64_t j = 0; j < k; ++j) std::copy_n(start.begin() + j * d, d, centers + j * ldc);
     return TCSOLVE_STATUS_SUCCESS;
   });
 }

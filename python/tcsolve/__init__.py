@@ -16,7 +16,7 @@ library's version (tcsolveGetVersion).
 from ._errors import (AllocationError, CudaError, InternalError, InvalidInputError, NotConvergedWarning,
                       NotSupportedError, TcsolveError)
 from ._lib import library_path, version as _version
-from .kmeans import KMeans
+from .kmeans import KMeans, kmeans_plusplus
 from .matmul import matmul
 from .solve import SolveInfo, solve
 from .variants import Variant, variants
@@ -24,7 +24,7 @@ from .variants import Variant, variants
 __version__ = _version()
 
 __all__ = [
-    "solve", "SolveInfo", "matmul", "KMeans", "variants", "Variant", "library_path", "TcsolveError",
+    "solve", "SolveInfo", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
     "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError",
     "NotConvergedWarning", "__version__",
 ]

@@ -114,6 +114,8 @@ def _load():
         "tcsolveGetLastSolveWarningCount": (status, [handle, ctypes.POINTER(c_int64)]),
         "tcsolveGetLastSolveWarning": (c_char_p, [handle, c_int64]),
         "tcsolveKmeansParamsDefault": (None, [ctypes.POINTER(KmeansParams)]),
+        "tcsolveKmeansPlusPlus": (status, [handle, c_int64, c_int64, c_void_p, c_int64, c_int64, ctypes.c_uint64,
+                                           c_void_p, c_int64]),
         "tcsolveKmeans": (status, [handle, ctypes.POINTER(KmeansParams), c_int64, c_int64, c_void_p, c_int64, c_int64,
                                    c_void_p, c_int64, c_void_p, ctypes.POINTER(KmeansInfo)]),
     }

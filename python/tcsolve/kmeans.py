@@ -46,6 +46,38 @@ def _seed(random_state):
     raise InvalidInputError(f"random_state must be None, an int, a numpy RandomState or Generator, got {random_state!r}")
 
 
+def _host_points(X, name="X"):
+    """X (n_samples, n_features), float32 or float64, as a C-ordered float32 NumPy array (device
+    data copied to the host) and its Array."""
+    x = _arrays.wrap(X, name)
+    if x.ndim != 2:
+        raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
+    _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
+    return np.ascontiguousarray(_arrays.to_host(x), dtype=np.float32), x
+
+
+def kmeans_plusplus(X, n_clusters, random_state=None):
+    """The k-means++ start KMeans(n_clusters, random_state=...) begins from (tcsolveKmeansPlusPlus:
+    Arthur and Vassilvitskii on the host in FP64, the CLI's start for ``--seed``): an
+    (n_clusters, n_features) float32 array of X's kind, each row a point of X. Passing it as
+    ``init`` gives the same run as the seed, without drawing it again.
+
+    X : (n_samples, n_features) float32 or float64 array (NumPy, torch, CuPy; device data is
+        copied to the host, where the draw runs)
+    n_clusters : int
+    random_state : None (seed 1), int, numpy RandomState or Generator, as KMeans takes it
+    """
+    host, x = _host_points(X)
+    n, d = host.shape
+    if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool) or not 1 <= n_clusters <= n:
+        raise InvalidInputError(f"n_clusters must be an integer in [1, n_samples = {n}], got {n_clusters!r}")
+    centers = np.empty((int(n_clusters), d), dtype=np.float32)
+    h = _handles.get("cpu")
+    h.check(_lib.lib.tcsolveKmeansPlusPlus(h.raw, n, d, host.ctypes.data, d, centers.shape[0], _seed(random_state),
+                                           centers.ctypes.data, d))
+    return _arrays.from_host(x, centers)
+
+
 class KMeans:
     """K-means clustering with the distance step on a tcsolve GEMM variant.
 
@@ -177,10 +209,9 @@ class KMeans:
 
     def fit(self, X, y=None):
         """Runs K-means on X (n_samples, n_features); returns self. y is ignored."""
-        x = self._data(X)
+        host, x = _host_points(X)
         n, d = x.shape
         params, centers = self._params(n, d)
-        host = np.ascontiguousarray(_arrays.to_host(x), dtype=np.float32)
         labels = np.empty(n, dtype=np.int32)
         backend = "cuda" if x.on_device else self.backend
         if x.on_device and self.backend == "cpu":

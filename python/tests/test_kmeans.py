@@ -97,6 +97,20 @@ def test_explicit_start_is_rounded_to_float32_once(hdf5, inputs):
         tcsolve.KMeans(4, init=C0).fit(X)
 
 
+def test_kmeans_plusplus_is_the_seeded_start(hdf5, inputs):
+    X = points(hdf5, inputs, "wine")
+    for seed in (1, 7):
+        C0 = tcsolve.kmeans_plusplus(X, 3, random_state=seed)
+        assert C0.shape == (3, 13) and C0.dtype == np.float32
+        assert all((X == row).all(axis=1).any() for row in C0)  # each a point of X
+        a = tcsolve.KMeans(3, variant="ec-fp16", random_state=seed, tol=0).fit(X)
+        b = tcsolve.KMeans(3, variant="ec-fp16", init=C0, tol=0).fit(X)
+        assert np.array_equal(a.labels_, b.labels_) and a.inertia_ == b.inertia_ and a.n_iter_ == b.n_iter_
+    rng = np.random.RandomState(5)
+    assert np.array_equal(tcsolve.kmeans_plusplus(X, 3, random_state=np.random.RandomState(5)),
+                          tcsolve.kmeans_plusplus(X, 3, random_state=rng))
+
+
 def test_estimator_protocol_and_clone(hdf5, inputs):
     X = points(hdf5, inputs, "iris")
     km = tcsolve.KMeans(3, variant="ec-fp16", random_state=1)

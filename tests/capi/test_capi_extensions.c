@@ -3,7 +3,7 @@
  * the last solve's record (history, times, phases, block size, note, warnings: empty before a
  * solve and after a failed one, kept after SUCCESS and NOT_CONVERGED, copied no further than the
  * capacity given) and K-means (tcsolveKmeans: labels and centroids of separated blobs, the
- * k-means++ start reproducible for a seed, padded rows, every bad argument INVALID_VALUE naming
+ * k-means++ start reproducible for a seed and the same as tcsolveKmeansPlusPlus's, padded rows, every bad argument INVALID_VALUE naming
  * it with nothing written, an unavailable variant NOT_SUPPORTED). Prints one line per failed
  * check; exit status 1 when any failed. */
 #include <math.h>
@@ -234,6 +234,25 @@ static void test_kmeans(tcsolveHandle_t h) {
   CHECK_STATUS(h, tcsolveKmeans(h, &s, KN, KD, packed, KD, KK, c2, KD, l2, &i2), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(memcmp(c1, c2, sizeof c1) == 0 && memcmp(l1, l2, sizeof l1) == 0 && i1.inertia == i2.inertia);
   CHECK(i1.iterations == i2.iterations && l1[0] != l1[1]);
+  /* The k-means++ start on its own, passed back with init = 0: the run of init = 1. */
+  float start[KK * KLD];
+  for (int i = 0; i < KK * KLD; ++i) start[i] = -1;
+  CHECK_STATUS(h, tcsolveKmeansPlusPlus(h, KN, KD, KX, KLD, KK, 42, start, KLD), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int j = 0; j < KK; ++j) {
+    int found = 0; /* each centroid is a copy of a point */
+    for (int i = 0; i < KN; ++i) found |= memcmp(&start[j * KLD], &KX[i * KLD], KD * sizeof(float)) == 0;
+    CHECK(found && start[j * KLD + KD] == -1); /* and ldc's padding is untouched */
+  }
+  tcsolveKmeansParams_t given = s;
+  given.init = 0;
+  CHECK_STATUS(h, tcsolveKmeans(h, &given, KN, KD, KX, KLD, KK, start, KLD, l2, &i2), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int j = 0; j < KK; ++j) CHECK(memcmp(&start[j * KLD], &c1[j * KD], KD * sizeof(float)) == 0);
+  CHECK(memcmp(l1, l2, sizeof l1) == 0 && i1.inertia == i2.inertia && i1.iterations == i2.iterations);
+  CHECK(i2.seeding_time_s == 0);
+  CHECK_STATUS(h, tcsolveKmeansPlusPlus(h, KN, KD, KX, KLD, KN + 1, 42, start, KLD), TCSOLVE_STATUS_INVALID_VALUE,
+               "exceeds");
+  CHECK_STATUS(h, tcsolveKmeansPlusPlus(h, KN, KD, KX, KLD, KK, 42, NULL, KLD), TCSOLVE_STATUS_INVALID_VALUE,
+               "centers");
   /* labels may be NULL; the centers are still written. */
   CHECK_STATUS(h, tcsolveKmeans(h, &s, KN, KD, packed, KD, KK, c2, KD, NULL, NULL), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(memcmp(c1, c2, sizeof c1) == 0);
