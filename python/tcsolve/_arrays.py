@@ -4,12 +4,14 @@ device) that the C API calls are made from, without importing torch or CuPy unle
 arrays come from them.
 
 * NumPy: ``ndarray.ctypes.data`` and its strides; host memory.
-* CuPy arrays and torch CUDA tensors: ``__cuda_array_interface__`` (pointer, shape, strides,
-  typestr); device memory, used in place (no copy). Their stream is the array library's current
-  stream on the array's device: ``torch.cuda.current_stream(device).cuda_stream``,
-  ``cupy.cuda.get_current_stream().ptr``; the library's work is launched on it, so it is ordered
-  after the work that produced the array and before the work that reads the result.
-* torch CPU tensors: host memory (``data_ptr``, ``stride``), like NumPy.
+* CuPy arrays: ``__cuda_array_interface__`` (pointer, shape, strides, typestr); torch tensors:
+  ``data_ptr()``, ``stride()``, ``dtype`` (the same facts their __cuda_array_interface__ gives,
+  without its refusal of some dtypes and of tensors that require grad, which are detached). CUDA
+  ones are device memory, used in place (no copy); CPU tensors are host memory, like NumPy.
+  The stream of device arrays is the array library's current stream on the array's device:
+  ``torch.cuda.current_stream(device).cuda_stream``, ``cupy.cuda.get_current_stream().ptr``;
+  the library's work is launched on it, so it is ordered after the work that produced the array
+  and before the work that reads the result.
 
 Outputs are made by the input's own library (``empty``), on its device, in the layout asked for.
 BLAS layouts (``blas_layout``): a 2-D array is usable in place when one of its strides is 1 and
@@ -111,9 +113,7 @@ def wrap(x, name):
         if str(t.layout) != "torch.strided":
             raise InvalidInputError(f"{name}: a torch tensor with layout {t.layout}, expected a dense (strided) tensor")
         dtype = str(t.dtype).replace("torch.", "")
-        if t.is_cuda:
-            return _from_cai("torch", t, name, t.device.index)
-        return Array("torch", t, name, t.data_ptr(), t.shape, t.stride(), dtype, None)
+        return Array("torch", t, name, t.data_ptr(), t.shape, t.stride(), dtype, t.device.index if t.is_cuda else None)
     if is_cupy(x):
         return _from_cai("cupy", x, name, x.device.id)
     if hasattr(x, "__cuda_array_interface__") and not isinstance(x, np.ndarray):

@@ -277,10 +277,10 @@ class KMeans:
         rows = max(1, min(n, _CHUNK_BYTES["cpu"] // (4 * k)))
         labels = np.empty(n, dtype=np.int32)
         h = handle_for(x)
-        G = np.empty((k, rows), dtype=np.float32)  # G (rows x k) column-major
+        G = np.empty(k * rows, dtype=np.float32)
         for i0 in range(0, n, rows):
             r = min(rows, n - i0)
-            g = G[:, :r] if r == rows else np.empty((k, r), dtype=np.float32)
+            g = G[:k * r].reshape(k, r)  # G (r x k) column-major, ld r
             h.check(_lib.lib.tcsolveSgemm(h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d, ctypes.byref(ctypes.c_float(1)),
                                           x.ptr + 4 * i0 * ld, ld, C.ptr, d, ctypes.byref(ctypes.c_float(0)),
                                           g.ctypes.data, r))
@@ -301,10 +301,10 @@ class KMeans:
         with _arrays.device_scope(x):
             h = handle_for(x)
             cn = _arrays.from_host(x, cnorm)
-            G = _arrays.empty(x, (k, rows), "float32")
+            G = _arrays.empty(x, (k * rows,), "float32")
             for i0 in range(0, n, rows):
                 r = min(rows, n - i0)
-                g = G.obj[:, :r]
+                g = G.obj[:k * r].reshape(k, r)  # G (r x k) column-major, ld r
                 h.check(_lib.lib.tcsolveSgemm(h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d,
                                               ctypes.byref(ctypes.c_float(1)), x.ptr + 4 * i0 * ld, ld, C.ptr, d,
                                               ctypes.byref(ctypes.c_float(0)), G.ptr, r))

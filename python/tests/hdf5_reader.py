@@ -100,3 +100,24 @@ class Hdf5:
                 lib.H5Aclose(a)
         finally:
             lib.H5Fclose(f)
+
+
+def main(argv=None):
+    """python3 hdf5_reader.py FILE DATASET OUT.npy [--library LIBHDF5]: one dataset as float64
+    .npy (gpu_checks.py runs this in a child process whose library path holds a bundle's
+    libhdf5 and its dependencies, so that they never enter the process running torch)."""
+    import argparse
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("file")
+    parser.add_argument("dataset")
+    parser.add_argument("out")
+    parser.add_argument("--library")
+    args = parser.parse_args(argv)
+    data = Hdf5(args.library).read(args.file, args.dataset)
+    if data is None:
+        raise SystemExit(f"hdf5_reader: {args.file} has no dataset {args.dataset}")
+    np.save(args.out, data)
+
+
+if __name__ == "__main__":
+    main()

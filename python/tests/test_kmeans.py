@@ -111,6 +111,17 @@ def test_kmeans_plusplus_is_the_seeded_start(hdf5, inputs):
                           tcsolve.kmeans_plusplus(X, 3, random_state=rng))
 
 
+def test_predict_in_chunks_is_predict_at_once(hdf5, inputs, monkeypatch):
+    # The distance GEMM runs per chunk of points (the demo's chunking) and the scores per block:
+    # with tiny chunks (7 points, the last one partial) and blocks, the same labels.
+    X = points(hdf5, inputs, "iris")
+    km = tcsolve.KMeans(3, variant="fp64", random_state=2).fit(X)
+    whole = km.predict(X)
+    monkeypatch.setitem(tcsolve.kmeans._CHUNK_BYTES, "cpu", 4 * 3 * 7)
+    monkeypatch.setattr(tcsolve.kmeans, "_SCORE_BLOCK", 3 * 5)
+    assert np.array_equal(km.predict(X), whole)
+
+
 def test_estimator_protocol_and_clone(hdf5, inputs):
     X = points(hdf5, inputs, "iris")
     km = tcsolve.KMeans(3, variant="ec-fp16", random_state=1)
