@@ -117,6 +117,125 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
                              const double* A, int64_t lda, const double* B, int64_t ldb, double* X, int64_t ldx,
                              tcsolveSolveInfo_t* info);
 
+/* ---------------------------------------------------------------------------------------------
+ * Extension: the last solve. A handle keeps what its last tcsolveDgesv computed beyond
+ * tcsolveSolveInfo_t, until the next tcsolveDgesv on it: the backward error after each
+ * iteration, the times, the backend's finer phases, the note and the warnings. The record is
+ * that of a tcsolveDgesv that returned SUCCESS or NOT_CONVERGED; any other status (and n = 0 or
+ * nrhs = 0, and a handle that has not solved yet) leaves it empty: no history, no phases, no
+ * warnings, times 0, note "". Reading it fails only for a bad argument (then as every call:
+ * INVALID_VALUE, the message kept); reading an empty record is no failure. Strings returned stay
+ * valid until the next tcsolveDgesv on the handle or its destruction.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Seconds, as `tcsolve solve --json` reports them (time_s): factorization includes the
+ * equilibration, refinement includes the fallback and the condition estimate. cuda: device
+ * times with A and B on the device (host copies are the phase "transfer", outside total). */
+typedef struct {
+  double factorization;
+  double refinement;
+  double total;
+} tcsolveSolveTimes_t;
+
+/* The backward error of X after each iteration: entry i after i corrections (entry 0: the LU
+ * solve alone), as the CLI's history [{iteration, backward_error}]. *length is set to the
+ * number of entries; the first min(capacity, *length) are copied to backward_errors (NULL
+ * allowed when capacity is 0: ask for the length first). INVALID_VALUE for a NULL handle or
+ * length, a negative capacity, or a NULL backward_errors with capacity > 0. */
+tcsolveStatus_t tcsolveGetLastSolveHistory(tcsolveHandle_t handle, double* backward_errors, int64_t capacity,
+                                           int64_t* length);
+/* The times of the last solve (INVALID_VALUE for a NULL handle or times). */
+tcsolveStatus_t tcsolveGetLastSolveTimes(tcsolveHandle_t handle, tcsolveSolveTimes_t* times);
+/* The finer phases the backend measured (cuda: "transfer", "panel", "update", "residual", ...,
+ * snake_case, as time_s.phases of the CLI's JSON; none on the cpu): *count of them, and the
+ * name and seconds of phase `index` (0 <= index < count; INVALID_VALUE otherwise). */
+tcsolveStatus_t tcsolveGetLastSolvePhaseCount(tcsolveHandle_t handle, int64_t* count);
+tcsolveStatus_t tcsolveGetLastSolvePhase(tcsolveHandle_t handle, int64_t index, const char** name, double* seconds);
+/* The block size nb the LU ran with (params->block_size 0 resolved to the backend's default). */
+tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_size);
+/* Why the solve stopped, and the fallback's reason (the CLI's "note"); "" when none or for a
+ * NULL handle. */
+const char* tcsolveGetLastSolveNote(tcsolveHandle_t handle);
+/* The solver's warnings (cond_1(A) eps64 large, ...): *count of them, and warning `index` (NULL
+ * when index is out of range or the handle NULL). */
+tcsolveStatus_t tcsolveGetLastSolveWarningCount(tcsolveHandle_t handle, int64_t* count);
+const char* tcsolveGetLastSolveWarning(tcsolveHandle_t handle, int64_t index);
+
+/* ---------------------------------------------------------------------------------------------
+ * Extension: the variant table (`tcsolve variants`). Variant values run from 0 to
+ * tcsolveVariantCount() - 1 in the table's order; tcsolveVariantName gives their names.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The number of variants ("auto" and the vendor baselines included). */
+int tcsolveVariantCount(void);
+/* One line describing `variant` (a static string), NULL when it is none. */
+const char* tcsolveVariantDescription(int variant);
+/* The format its tensor cores (or CUDA cores) are fed ("fp16", "fp16x2", "tf32", ...; a static
+ * string), NULL when it is none. */
+const char* tcsolveVariantInputFormat(int variant);
+/* The unit roundoff expected of its products (2^-24 for fp32-simt; the test bounds' u), -1
+ * when it is none. */
+double tcsolveVariantUnitRoundoff(int variant);
+/* *available = 1 when `variant` runs on `backend` in this build on this machine (CUDA: a usable
+ * device is present and the variant has a cuda implementation; AUTO: on the backend AUTO
+ * resolves to), else 0. INVALID_VALUE for an unknown variant or backend, or a NULL available
+ * (the message for tcsolveGetLastErrorMessage(NULL)). */
+tcsolveStatus_t tcsolveVariantAvailable(int variant, tcsolveBackend_t backend, int* available);
+
+/* ---------------------------------------------------------------------------------------------
+ * Extension: K-means, the demo of `tcsolve kmeans` (tcsolve/demos/kmeans.hpp): Lloyd's algorithm
+ * whose distance step computes the cross terms x.c as one GEMM of the chosen variant, the
+ * scores ||c||^2 - 2 x.c and the update in FP64; stops when no label changes (from the second
+ * iteration), on tol, or after max_iterations. Bitwise the CLI's labels, centroids, inertia and
+ * iterations for the same data, start (init or seed), variant, backend, max_iterations and tol.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct {
+  int variant;        /* GEMM variant of the distance step (tcsolveVariantFromName); default "auto" */
+  int max_iterations; /* >= 1; default 300 (--max-iter) */
+  double tol;         /* >= 0; also stop when sum_j ||c_j moved||^2 <= tol * mean per-coordinate
+                         variance of X (scikit-learn's tol); 0 (default, as the CLI): off */
+  int init;           /* 0: centers holds the k starting centroids (the file's init); 1 (default):
+                         k-means++ drawn from X with `seed` (the CLI without init) */
+  uint64_t seed;      /* k-means++ seed; default 1 (--seed) */
+} tcsolveKmeansParams_t;
+
+/* variant auto, max_iterations 300, tol 0, init 1 (k-means++), seed 1 (NULL: nothing). */
+void tcsolveKmeansParamsDefault(tcsolveKmeansParams_t* params);
+
+typedef struct {
+  int iterations;              /* assignments done */
+  int stop;                    /* 0 no label changed, 1 tol, 2 max_iterations ("stop" of the JSON) */
+  int resolved_variant;        /* what the first distance GEMM ran (auto resolved) */
+  int empty_clusters;          /* clusters without points in the last assignment (centroid kept) */
+  double inertia;              /* sum_i ||x_i - c_label(i)||^2 in FP64 */
+  double time_s;               /* the iterations' wall time (no seeding, no transfers) */
+  double time_per_iteration_s; /* time_s / iterations */
+  double seeding_time_s;       /* k-means++ (0 when init = 0) */
+} tcsolveKmeansInfo_t;
+
+/* K-means of the n points X (n x d, row-major: point i is X[i ldx .. i ldx + d), ldx >= max(1, d),
+ * as NumPy's C order and the K-means files' X) into k clusters. centers (k x d, row-major, ldc >=
+ * max(1, d)): read as the starting centroids when params->init is 0, and written with the final
+ * centroids; labels (n, may be NULL): written with each point's cluster in [0, k). params NULL:
+ * the defaults; info may be NULL. X, centers and labels are host memory on both backends: on a
+ * cuda handle the demo copies X to the device itself and runs there (in a device context of its
+ * own on the default stream, not the handle's stream). INVALID_VALUE for n, d or k < 1, k > n,
+ * a bad leading dimension or parameter, a NULL pointer that is needed, a non-finite value in X
+ * or the starting centers; NOT_SUPPORTED when the variant is unavailable on the handle's backend
+ * or a size exceeds 2^31 - 1. Nothing is written on failure. */
+tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
+                              const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
+                              tcsolveKmeansInfo_t* info);
+
+/* The k-means++ start that tcsolveKmeans draws with params->init = 1 and this seed (Arthur and
+ * Vassilvitskii, on the host in FP64; the CLI's start without a file init): k rows of centers
+ * (row-major, ldc >= max(1, d)), each a copy of a point of X (n x d, row-major, ldx >= max(1, d)).
+ * Passing them back with init = 0 gives the run of init = 1. Host memory on both backends.
+ * INVALID_VALUE as tcsolveKmeans (nothing written). */
+tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,
+                                      uint64_t seed, float* centers, int64_t ldc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "last_solve.hpp"
 #include "tcsolve.h"
 #include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -13,11 +14,13 @@
 
 /// What a handle holds: its backend (resolved: cpu or cuda), the device context its cuda work
 /// runs in (the stream of tcsolveSetStream, nullptr by default: the legacy default stream; the
-/// library's handles and workspaces, made on first use), the message of its last failure.
+/// library's handles and workspaces, made on first use), the message of its last failure and
+/// the record of its last solve (last_solve.hpp).
 struct tcsolveContext {
   tcsolve::Backend backend = tcsolve::Backend::cpu;
   tcsolve::cuda::Context context;
   std::string last_error;
+  tcsolve::capi::LastSolve last_solve;
 };
 
 namespace tcsolve::capi {

@@ -1,7 +1,9 @@
-// The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: argument
-// checks in BLAS's manner (the message names the argument; nothing is touched), the cpu path on
+// The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: the
+// handle, status strings, variant names, tcsolveSgemm and tcsolveDgesv; argument checks in BLAS's
+// manner (arguments.hpp: the message names the argument; nothing is touched), the cpu path on
 // host pointers, the cuda path through cuda_path.hpp. Every entry point returns a status; no
-// exception leaves this file (context.hpp, guarded).
+// exception leaves this file (context.hpp, guarded). The extensions live beside it: the last
+// solve's record (last_solve.cpp), the variant table (variant_table.cpp), K-means (kmeans.cpp).
 #include "tcsolve.h"
 
 #include <Eigen/Dense>
@@ -11,6 +13,7 @@
 #include <limits>
 #include <string>
 
+#include "arguments.hpp"
 #include "context.hpp"
 #include "cuda_path.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -34,47 +37,11 @@ constexpr bool variants_in_order() {
 }
 static_assert(variants_in_order(), "kVariants must list tcsolve::Variant in enum order");
 
-std::string text(std::int64_t v) { return std::to_string(v); }
-
-Variant variant_argument(const char* name, int value) {
-  if (value < 0 || static_cast<std::size_t>(value) >= kVariants.size())
-    throw InvalidInput(std::string(name) + ": " + std::to_string(value) + " is not a tcsolve variant (0 to " +
-                       std::to_string(kVariants.size() - 1) + ", see tcsolveVariantFromName)");
-  return static_cast<Variant>(value);
-}
-
 Op operation_argument(const char* name, tcsolveOperation_t op) {
   if (op == TCSOLVE_OP_N) return Op::n;
   if (op == TCSOLVE_OP_T) return Op::t;
   throw InvalidInput(std::string(name) + ": " + std::to_string(static_cast<int>(op)) +
                      " is not TCSOLVE_OP_N or TCSOLVE_OP_T");
-}
-
-void nonnegative(const char* name, std::int64_t v) {
-  if (v < 0) throw InvalidInput(std::string(name) + ": " + text(v) + " < 0");
-}
-
-/// ld >= max(1, rows), BLAS's rule for a leading dimension.
-void leading_dimension(const char* name, std::int64_t ld, std::int64_t rows, const char* what) {
-  const std::int64_t least = std::max<std::int64_t>(1, rows);
-  if (ld < least)
-    throw InvalidInput(std::string(name) + ": " + text(ld) + " < max(1, " + what + ") = " + text(least));
-}
-
-void not_null(const char* name, const void* p) {
-  if (!p) throw InvalidInput(std::string(name) + ": NULL pointer");
-}
-
-/// The libraries index with int: larger sizes are valid BLAS arguments they cannot take.
-int as_int(const char* name, std::int64_t v) {
-  if (v > std::numeric_limits<int>::max())
-    throw Unavailable(std::string(name) + ": " + text(v) + " exceeds the library's 32-bit sizes (2^31 - 1)");
-  return static_cast<int>(v);
-}
-
-/// A NULL handle: INVALID_VALUE, the message kept for tcsolveGetLastErrorMessage(NULL).
-tcsolveStatus_t null_handle(const char* function) {
-  return fail(nullptr, TCSOLVE_STATUS_INVALID_VALUE, function, "handle: NULL (create one with tcsolveCreate)");
 }
 
 /// C = beta C on the host (beta == 0: C set to 0, not read; beta == 1: untouched).
@@ -294,6 +261,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
                              const double* A, int64_t lda, const double* B, int64_t ldb, double* X, int64_t ldx,
                              tcsolveSolveInfo_t* info) {
   if (!h) return null_handle("tcsolveDgesv");
+  h->last_solve = LastSolve{};  // a failure below leaves the record empty
   return guarded(h, "tcsolveDgesv", [&] {
     tcsolveSolveParams_t p;
     tcsolveSolveParamsDefault(&p);
@@ -325,6 +293,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
     } else {
       r = solve_host(options, row_major, n, nrhs, A, lda, B, ldb, X, ldx);
     }
+    h->last_solve = record_solve(r);
     if (info) {
       info->converged = r.converged ? 1 : 0;
       info->iterations = r.iterations;

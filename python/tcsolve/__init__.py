@@ -1,0 +1,30 @@
+"""tcsolve for Python: FP32-accurate tensor-core products, the mixed-precision linear solver and
+the K-means demo on NumPy arrays, CuPy arrays and torch tensors, over the C API (libtcsolve,
+tcsolve.h) through ctypes.
+
+    import numpy as np, tcsolve
+    x, info = tcsolve.solve(A, b)                 # A x = b to FP64 accuracy
+    C = tcsolve.matmul(a, b, variant="ec-fp16")   # FP32 product
+    km = tcsolve.KMeans(3, variant="ec-fp16").fit(X)
+
+NumPy arrays run on the host (solve on the backend ``auto`` picks, matmul on the CPU emulation);
+CuPy arrays and torch CUDA tensors run on their GPU without copies, on the array library's
+current stream. ``tcsolve.variants()`` lists the GEMM variants; ``tcsolve.__version__`` is the
+library's version (tcsolveGetVersion).
+"""
+
+from ._errors import (AllocationError, CudaError, InternalError, InvalidInputError, NotConvergedWarning,
+                      NotSupportedError, TcsolveError)
+from ._lib import library_path, version as _version
+from .kmeans import KMeans, kmeans_plusplus
+from .matmul import matmul
+from .solve import SolveInfo, solve
+from .variants import Variant, variants
+
+__version__ = _version()
+
+__all__ = [
+    "solve", "SolveInfo", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
+    "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError",
+    "NotConvergedWarning", "__version__",
+]

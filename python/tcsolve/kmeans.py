@@ -1,0 +1,340 @@
+"""``tcsolve.KMeans``: the project's K-means demo (``tcsolve kmeans``, tcsolve/demos/kmeans.hpp)
+in scikit-learn's estimator style, through tcsolveKmeans.
+
+``fit`` runs the demo: Lloyd's algorithm whose distance step computes the cross terms x.c as one
+GEMM of the variant, with the scores ||c||^2 - 2 x.c and the centroid update in FP64; for the same
+data, start (``init`` array, or k-means++ with ``random_state`` as the seed), variant, backend,
+``max_iter`` and ``tol`` its labels, centroids, inertia and iterations are bitwise the CLI's
+(``tcsolve kmeans --seed S --tol T``; note the CLI's --tol defaults to 0, this class's tol to
+scikit-learn's 1e-4).
+
+scikit-learn is not needed: ``get_params``/``set_params`` are implemented here, as
+``sklearn.base.clone`` expects them.
+"""
+
+import ctypes
+import inspect
+import numbers
+
+import numpy as np
+
+from . import _arrays, _handles, _lib
+from ._errors import InvalidInputError
+from .matmul import handle_for
+
+# Points per distance GEMM in predict: the demo's chunking (kDistanceChunkBytes, 512 MiB of G on
+# the cpu; kDistanceChunkBytesCuda, 4 GiB, on cuda), so that auto resolves per GEMM as in fit.
+_CHUNK_BYTES = {"cpu": 512 << 20, "cuda": 4 << 30}
+# Scores (FP64) formed per block of G in predict, in elements: bounds the temporary memory.
+_SCORE_BLOCK = 1 << 24
+_STOPS = {0: "labels_unchanged", 1: "tolerance", 2: "max_iterations"}
+
+
+def _seed(random_state):
+    """The k-means++ seed: None -> 1 (the CLI's default: runs are reproducible), an int >= 0 as
+    given, a numpy RandomState or Generator -> one draw from it."""
+    if random_state is None:
+        return 1
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0 or random_state >= 2**64:
+            raise InvalidInputError(f"random_state must be an integer in [0, 2^64), got {random_state}")
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    raise InvalidInputError(f"random_state must be None, an int, a numpy RandomState or Generator, got {random_state!r}")
+
+
+def _host_points(X, name="X"):
+    """X (n_samples, n_features), float32 or float64, as a C-ordered float32 NumPy array (device
+    data copied to the host) and its Array."""
+    x = _arrays.wrap(X, name)
+    if x.ndim != 2:
+        raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
+    _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
+    return np.ascontiguousarray(_arrays.to_host(x), dtype=np.float32), x
+
+
+def kmeans_plusplus(X, n_clusters, random_state=None):
+    """The k-means++ start KMeans(n_clusters, random_state=...) begins from (tcsolveKmeansPlusPlus:
+    Arthur and Vassilvitskii on the host in FP64, the CLI's start for ``--seed``): an
+    (n_clusters, n_features) float32 array of X's kind, each row a point of X. Passing it as
+    ``init`` gives the same run as the seed, without drawing it again.
+
+    X : (n_samples, n_features) float32 or float64 array (NumPy, torch, CuPy; device data is
+        copied to the host, where the draw runs)
+    n_clusters : int
+    random_state : None (seed 1), int, numpy RandomState or Generator, as KMeans takes it
+    """
+    host, x = _host_points(X)
+    n, d = host.shape
+    if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool) or not 1 <= n_clusters <= n:
+        raise InvalidInputError(f"n_clusters must be an integer in [1, n_samples = {n}], got {n_clusters!r}")
+    centers = np.empty((int(n_clusters), d), dtype=np.float32)
+    h = _handles.get("cpu")
+    h.check(_lib.lib.tcsolveKmeansPlusPlus(h.raw, n, d, host.ctypes.data, d, centers.shape[0], _seed(random_state),
+                                           centers.ctypes.data, d))
+    return _arrays.from_host(x, centers)
+
+
+class KMeans:
+    """K-means clustering with the distance step on a tcsolve GEMM variant.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+        Number of clusters k.
+    variant : str, default "auto"
+        GEMM variant of the cross terms x.c (``tcsolve.variants()``): "fp64" is the FP64
+        reference, "ec-fp16"/"ec-tf32" the FP32-accurate tensor-core products, "fp16-tc" plain
+        FP16 tensor cores, ...
+    init : "k-means++" or array of shape (n_clusters, n_features), default "k-means++"
+        The start: k-means++ (drawn on the host in FP64 with ``random_state``, as the CLI) or
+        these centroids (rounded to float32).
+    max_iter : int, default 300
+        At most this many iterations (assignments).
+    tol : float, default 1e-4
+        Also stop when the centroids' total squared movement is at most tol times the mean
+        per-coordinate variance of X (scikit-learn's rule); 0: stop only when no label changes
+        or after max_iter.
+    random_state : None, int, numpy RandomState or Generator, default None
+        Seed of k-means++. None means seed 1 (the CLI's default), so runs are reproducible.
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Where host data runs: auto is cuda when a usable GPU is present, else cpu (the CLI's
+        --backend auto). Device data (torch CUDA, CuPy) runs on cuda.
+
+    Attributes (after fit)
+    ----------------------
+    cluster_centers_ : (n_clusters, n_features) float32, of X's kind and device
+    labels_ : (n_samples,) int32, of X's kind and device
+    inertia_ : float, sum of squared distances to the closest centroid, in FP64
+    n_iter_ : int, iterations (assignments) run
+    n_features_in_ : int
+    stop_reason_ : "labels_unchanged", "tolerance" or "max_iterations"
+    resolved_variant_ : what the first distance GEMM ran ("auto" resolved)
+    backend_ : "cpu" or "cuda"
+    empty_clusters_ : clusters without points in the last assignment (their centroid kept)
+    time_per_iteration_ : seconds per iteration (the library's wall time, no seeding or copies)
+
+    Data: X is float32 or float64 (float64 is rounded once to float32, as the CLI reads a file's
+    float64 X), NumPy, torch or CuPy. The demo library takes host data: device X is copied to the
+    host once for fit (the iterations then run on the GPU, which the demo copies X to), and the
+    attributes are copied back to X's device. predict and score on device X run on its GPU.
+    """
+
+    def __init__(self, n_clusters=8, *, variant="auto", init="k-means++", max_iter=300, tol=1e-4,
+                 random_state=None, backend="auto"):
+        self.n_clusters = n_clusters
+        self.variant = variant
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.backend = backend
+
+    # --- scikit-learn's estimator protocol ----------------------------------------------------
+
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(p.name for p in signature.parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD)
+
+    def get_params(self, deep=True):
+        """The constructor's parameters as a dict (``deep`` is accepted for scikit-learn; no
+        parameter is an estimator)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Sets constructor parameters by name; returns self. Unknown names: InvalidInputError."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise InvalidInputError(f"invalid parameter {name!r} for KMeans (valid: {', '.join(valid)})")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()}
+        changed = []
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            default = defaults.get(name)
+            same = value is default or (type(value) is type(default) and not isinstance(value, np.ndarray)
+                                        and value == default)
+            if not same:
+                changed.append(f"{name}={'array' + str(np.shape(value)) if hasattr(value, 'shape') else repr(value)}")
+        return f"KMeans({', '.join(changed)})"
+
+    # --- the work ----------------------------------------------------------------------------
+
+    def _data(self, X, name="X"):
+        x = _arrays.wrap(X, name)
+        if x.ndim != 2:
+            raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
+        _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
+        return x
+
+    def _params(self, n, d):
+        p = _lib.KmeansParams()
+        _lib.lib.tcsolveKmeansParamsDefault(ctypes.byref(p))
+        p.variant = _lib.variant_value(self.variant)
+        k = self.n_clusters
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise InvalidInputError(f"n_clusters must be an integer >= 1, got {k!r}")
+        if k > n:
+            raise InvalidInputError(f"n_clusters = {k} exceeds the number of samples ({n})")
+        if not isinstance(self.max_iter, numbers.Integral) or isinstance(self.max_iter, bool) or self.max_iter < 1:
+            raise InvalidInputError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
+        p.max_iterations = int(min(self.max_iter, 2**31 - 1))
+        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
+            raise InvalidInputError(f"tol must be a finite number >= 0, got {self.tol!r}")
+        p.tol = float(self.tol)
+        centers = np.empty((int(k), d), dtype=np.float32)
+        if isinstance(self.init, str):
+            if self.init != "k-means++":
+                raise InvalidInputError(f"init must be 'k-means++' or an array of shape ({k}, {d}), got {self.init!r}")
+            p.init = 1
+            p.seed = _seed(self.random_state)
+        else:
+            start = _arrays.to_host(self._data(self.init, "init"))
+            if start.shape != (k, d):
+                raise InvalidInputError(f"init has shape {start.shape}, expected (n_clusters, n_features) = ({k}, {d})")
+            centers[...] = start  # float64 rounded to float32 (RN), as the CLI reads a file's init
+            p.init = 0
+        if self.backend not in _lib.BACKENDS:
+            raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {self.backend!r}")
+        return p, centers
+
+    def fit(self, X, y=None):
+        """Runs K-means on X (n_samples, n_features); returns self. y is ignored."""
+        host, x = _host_points(X)
+        n, d = x.shape
+        params, centers = self._params(n, d)
+        labels = np.empty(n, dtype=np.int32)
+        backend = "cuda" if x.on_device else self.backend
+        if x.on_device and self.backend == "cpu":
+            raise InvalidInputError(f"backend='cpu' with X in device memory ({x.where()}): move it to the host")
+        info = _lib.KmeansInfo()
+        with _arrays.device_scope(x):
+            h = _handles.get(backend, x.device)
+            h.check(_lib.lib.tcsolveKmeans(h.raw, ctypes.byref(params), n, d, host.ctypes.data, d, centers.shape[0],
+                                           centers.ctypes.data, d, labels.ctypes.data, ctypes.byref(info)))
+        self._centers_host = centers
+        self.cluster_centers_ = _arrays.from_host(x, centers)
+        self.labels_ = _arrays.from_host(x, labels)
+        self.inertia_ = info.inertia
+        self.n_iter_ = info.iterations
+        self.n_features_in_ = d
+        self.stop_reason_ = _STOPS.get(info.stop, str(info.stop))
+        self.resolved_variant_ = _lib.variant_name(info.resolved_variant)
+        self.backend_ = h.backend
+        self.empty_clusters_ = info.empty_clusters
+        self.time_per_iteration_ = info.time_per_iteration_s
+        self.time_ = info.time_s
+        return self
+
+    def fit_predict(self, X, y=None):
+        """fit(X).labels_."""
+        return self.fit(X).labels_
+
+    def _fitted(self):
+        if not hasattr(self, "_centers_host"):
+            raise InvalidInputError("this KMeans is not fitted yet: call fit first")
+
+    def _points(self, X):
+        """X checked against the fit, as float32 with rows contiguous (a copy otherwise)."""
+        self._fitted()
+        x = self._data(X)
+        if x.shape[1] != self.n_features_in_:
+            raise InvalidInputError(f"X has {x.shape[1]} features, the fit had {self.n_features_in_}")
+        x = _arrays.astype(x, "float32")
+        if _arrays.fits(x.shape, x.strides, "row") is None:
+            x = _arrays.contiguous(x, "C")
+        return x
+
+    def predict(self, X):
+        """The closest centroid of each point, by the fit's assignment step: the cross terms by one
+        GEMM of the variant per chunk of points (the demo's call and chunking: X^T C with op T, N),
+        the scores ||c||^2 - 2 x.c in FP64, ties to the lowest index. So predict on the training
+        data gives labels_ when the fit stopped because no label changed. Host X runs on the cpu
+        backend (the emulation), device X on its GPU. Returns int32 labels of X's kind."""
+        x = self._points(X)
+        n, d = x.shape
+        k = self._centers_host.shape[0]
+        variant = _lib.variant_value(self.variant)
+        # ||c_j||^2 in FP64 with d ascending, as the demo (each addition rounded).
+        cnorm = np.zeros(k)
+        c64 = self._centers_host.astype(np.float64)
+        for j in range(d):
+            cnorm += c64[:, j] * c64[:, j]
+        if x.on_device:
+            return self._predict_device(x, variant, cnorm)
+        ld = _arrays.fits(x.shape, x.strides, "row")
+        centers = self._centers_host
+        C = _arrays.wrap(centers, "centers")
+        rows = max(1, min(n, _CHUNK_BYTES["cpu"] // (4 * k)))
+        labels = np.empty(n, dtype=np.int32)
+        h = handle_for(x)
+        G = np.empty(k * rows, dtype=np.float32)
+        for i0 in range(0, n, rows):
+            r = min(rows, n - i0)
+            g = G[:k * r].reshape(k, r)  # G (r x k) column-major, ld r
+            h.check(_lib.lib.tcsolveSgemm(h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d, ctypes.byref(ctypes.c_float(1)),
+                                          x.ptr + 4 * i0 * ld, ld, C.ptr, d, ctypes.byref(ctypes.c_float(0)),
+                                          g.ctypes.data, r))
+            for b0 in range(0, r, max(1, _SCORE_BLOCK // k)):
+                b1 = min(r, b0 + max(1, _SCORE_BLOCK // k))
+                s = cnorm[:, None] - 2.0 * g[:, b0:b1].astype(np.float64)
+                s[np.isnan(s)] = np.inf  # a NaN score never wins
+                labels[i0 + b0:i0 + b1] = np.argmin(s, axis=0)
+        return labels
+
+    def _predict_device(self, x, variant, cnorm):
+        n, d = x.shape
+        k = self._centers_host.shape[0]
+        ld = _arrays.fits(x.shape, x.strides, "row")
+        rows = max(1, min(n, _CHUNK_BYTES["cuda"] // (4 * k)))
+        C = _arrays.wrap(_arrays.from_host(x, self._centers_host), "centers")
+        out = _arrays.empty(x, (n,), "int32")
+        with _arrays.device_scope(x):
+            h = handle_for(x)
+            cn = _arrays.from_host(x, cnorm)
+            G = _arrays.empty(x, (k * rows,), "float32")
+            for i0 in range(0, n, rows):
+                r = min(rows, n - i0)
+                g = G.obj[:k * r].reshape(k, r)  # G (r x k) column-major, ld r
+                h.check(_lib.lib.tcsolveSgemm(h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d,
+                                              ctypes.byref(ctypes.c_float(1)), x.ptr + 4 * i0 * ld, ld, C.ptr, d,
+                                              ctypes.byref(ctypes.c_float(0)), G.ptr, r))
+                step = max(1, _SCORE_BLOCK // k)
+                for b0 in range(0, r, step):
+                    b1 = min(r, b0 + step)
+                    block = g[:, b0:b1]
+                    if x.kind == "torch":
+                        s = cn[:, None] - 2.0 * block.double()
+                        s = s.nan_to_num(nan=float("inf"), posinf=float("inf"))
+                        out.obj[i0 + b0:i0 + b1] = s.argmin(0).int()
+                    else:
+                        cp = _arrays._cupy()
+                        s = cn[:, None] - 2.0 * block.astype(cp.float64)
+                        s[cp.isnan(s)] = cp.inf
+                        out.obj[i0 + b0:i0 + b1] = cp.argmin(s, axis=0).astype(cp.int32)
+        return out.obj
+
+    def score(self, X, y=None):
+        """Minus the inertia of X for the fitted centroids: -sum_i ||x_i - c_predict(i)||^2,
+        computed in FP64 (scikit-learn's score). y is ignored."""
+        labels = self.predict(X)
+        x = self._points(X)
+        if not x.on_device:
+            diff = np.asarray(x.obj, dtype=np.float64) - self._centers_host.astype(np.float64)[labels]
+            return -float(np.einsum("ij,ij->", diff, diff))
+        with _arrays.device_scope(x):
+            centers = _arrays.from_host(x, self._centers_host.astype(np.float64))
+            if x.kind == "torch":
+                diff = x.obj.double() - centers[labels.long()]
+            else:
+                diff = x.obj.astype(_arrays._cupy().float64) - centers[labels]
+            return -float((diff * diff).sum())

@@ -1,0 +1,232 @@
+"""``tcsolve.solve``: A X = B to FP64 accuracy with the mixed-precision LU solver (tcsolveDgesv):
+FP32 LU whose trailing updates run on a GEMM variant, FP64 iterative refinement, FP64 fallback;
+the solver of ``tcsolve solve``, which gives bitwise its x for the same system and options.
+"""
+
+import ctypes
+import dataclasses
+import operator
+import warnings
+
+from . import _arrays, _handles, _lib
+from ._errors import InvalidInputError, NotConvergedWarning
+
+_REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
+
+
+@dataclasses.dataclass
+class SolveInfo:
+    """What a solve did (tcsolveSolveInfo_t and the handle's record of the last solve).
+
+    converged           LAPACK dsgesv's test ||b - A x||_inf <= sqrt(n) ||x||_inf ||A||_inf eps64
+                        holds for every right-hand side
+    iterations          refinement steps applied (GMRES-IR: outer steps)
+    fallback_used       the FP64 LU fallback ran
+    backward_error      max over columns of ||b - A x||_inf / (||A||_inf ||x||_inf + ||b||_inf)
+    history             [(iteration, backward_error)], iteration 0 being the LU solve alone (the
+                        CLI's JSON "history")
+    condition_estimate  cond_1(A) estimated from the LU, None when not computed
+    timings             {"factorization", "refinement", "total": seconds, "phases": {name: s}}
+                        (the CLI's time_s; cuda: device times, the phase "transfer" outside
+                        total; no phases on the cpu)
+    resolved_variant    what the trailing updates ran ("auto" resolved; the requested variant
+                        when n <= block size: one block, no trailing update)
+    variant             the variant asked for
+    backend             "cpu" or "cuda"
+    block_size          the LU's block size nb
+    note                why refinement stopped, the fallback's reason
+    warnings            the solver's warnings (ill-conditioning, ...)
+    """
+
+    converged: bool
+    iterations: int
+    fallback_used: bool
+    backward_error: float
+    history: list
+    condition_estimate: object
+    timings: dict
+    resolved_variant: str
+    variant: str
+    backend: str
+    block_size: int
+    note: str
+    warnings: list
+
+
+def _int_option(name, value, least):
+    """``value`` as an int in [least, 2^31 - 1] (Python or NumPy integers, not bool)."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidInputError(f"{name} must be an integer >= {least}, got {value!r}") from None
+    if value < least or value > 2**31 - 1:
+        raise InvalidInputError(f"{name} must be an integer in [{least}, 2^31 - 1], got {value}")
+    return value
+
+
+def _params(variant, refine, max_iter, fallback, block_size):
+    p = _lib.SolveParams()
+    _lib.lib.tcsolveSolveParamsDefault(ctypes.byref(p))
+    p.variant = _lib.variant_value(variant)
+    if refine not in _REFINEMENTS:
+        raise InvalidInputError(f"refine must be one of {', '.join(_REFINEMENTS)}, got {refine!r}")
+    p.refinement = _REFINEMENTS[refine]
+    p.max_iterations = _int_option("max_iter", max_iter, 0)
+    if not isinstance(fallback, bool):
+        raise InvalidInputError(f"fallback must be True or False, got {fallback!r}")
+    p.fallback = int(fallback)
+    p.block_size = 0 if block_size is None else _int_option("block_size", block_size, 1)
+    return p
+
+
+def _record(h, info, variant):
+    """SolveInfo from tcsolveSolveInfo_t and the handle's record of the last solve."""
+    raw, lib = h.raw, _lib.lib
+    length = ctypes.c_int64()
+    h.check(lib.tcsolveGetLastSolveHistory(raw, None, 0, ctypes.byref(length)))
+    history = (ctypes.c_double * max(1, length.value))()
+    h.check(lib.tcsolveGetLastSolveHistory(raw, history, length.value, ctypes.byref(length)))
+    times = _lib.SolveTimes()
+    h.check(lib.tcsolveGetLastSolveTimes(raw, ctypes.byref(times)))
+    count = ctypes.c_int64()
+    h.check(lib.tcsolveGetLastSolvePhaseCount(raw, ctypes.byref(count)))
+    phases = {}
+    for i in range(count.value):
+        name, seconds = ctypes.c_char_p(), ctypes.c_double()
+        h.check(lib.tcsolveGetLastSolvePhase(raw, i, ctypes.byref(name), ctypes.byref(seconds)))
+        phases[_lib.text(name.value)] = seconds.value
+    h.check(lib.tcsolveGetLastSolveWarningCount(raw, ctypes.byref(count)))
+    solver_warnings = [_lib.text(lib.tcsolveGetLastSolveWarning(raw, i)) for i in range(count.value)]
+    nb = ctypes.c_int()
+    h.check(lib.tcsolveGetLastSolveBlockSize(raw, ctypes.byref(nb)))
+    return SolveInfo(
+        converged=bool(info.converged),
+        iterations=info.iterations,
+        fallback_used=bool(info.fallback_used),
+        backward_error=info.backward_error,
+        history=[(i, history[i]) for i in range(length.value)],
+        condition_estimate=None if info.condition_estimate < 0 else info.condition_estimate,
+        timings={"factorization": times.factorization, "refinement": times.refinement, "total": times.total,
+                 "phases": phases},
+        resolved_variant=_lib.variant_name(info.resolved_variant),
+        variant=variant,
+        backend=h.backend,
+        block_size=nb.value,
+        note=_lib.text(lib.tcsolveGetLastSolveNote(raw)),
+        warnings=solver_warnings,
+    )
+
+
+def _system(A, b):
+    """The checked Arrays of A and b (FP64, same library and device), b as given (1-D or 2-D)."""
+    a, bb = _arrays.wrap(A, "A"), _arrays.wrap(b, "b")
+    _arrays.same_place(a, bb)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise InvalidInputError(f"A must be a square matrix (n x n), got shape {a.shape}")
+    n = a.shape[0]
+    if bb.ndim not in (1, 2):
+        raise InvalidInputError(f"b must be a vector (n) or a matrix (n x nrhs), got shape {bb.shape}")
+    if bb.shape[0] != n:
+        raise InvalidInputError(f"b has {bb.shape[0]} rows but A is {n} x {n} (shapes {bb.shape} and {a.shape})")
+    hint = "float64, or float32 (converted to float64)"
+    _arrays.require_dtype(a, ("float64", "float32"), hint)
+    _arrays.require_dtype(bb, ("float64", "float32"), hint)
+    return _arrays.astype(a, "float64"), _arrays.astype(bb, "float64")
+
+
+def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
+          backend="auto"):
+    """Solves A x = b to FP64 accuracy; returns ``(x, info)``.
+
+    Parameters
+    ----------
+    A : (n, n) array, float64 or float32
+        NumPy (any array-like numpy.asarray takes), a torch tensor (CPU or CUDA) or a CuPy array.
+        float32 is converted to float64 (a copy in the array's own library), as the CLI holds
+        every system in FP64.
+    b : (n,) or (n, nrhs) array, float64 or float32
+        Of the same library and device as A. Several right-hand sides are solved together.
+    variant : str, default "auto"
+        GEMM variant of the LU's trailing updates (``tcsolve.variants()``; "auto": ec-fp16 when
+        the scaled inputs fit FP16, else ec-tf32).
+    refine : {"classical", "gmres", "auto"}, default "classical"
+        classical: x += LU^-1 r; gmres: GMRES-IR for ill-conditioned systems; auto is not in the
+        library yet (NotSupportedError).
+    max_iter : int, default 30
+        At most this many refinement steps (0: the LU solve alone).
+    fallback : bool, default True
+        Solve again with an FP64 LU when refinement fails.
+    block_size : int or None, default None
+        The LU's block size nb; None: the backend's default (128 cpu, 512 cuda).
+    backend : {"auto", "cpu", "cuda"}, default "auto"
+        Host arrays only: auto is "cuda" when a usable GPU is present, else "cpu" (the CLI's
+        --backend auto). Device arrays always run on their own GPU.
+
+    Returns
+    -------
+    x : array of b's kind and shape, float64
+        NumPy for host input, a torch CUDA tensor or CuPy array on A's device for device input
+        (solved there without a host copy of A, on the library's current stream).
+    info : SolveInfo
+        converged, iterations, fallback_used, backward_error, history, condition_estimate,
+        timings, resolved_variant, backend, ... (see SolveInfo).
+
+    A solve that does not converge is a result, not an exception: x is the best iterate,
+    ``info.converged`` is False, and a ``NotConvergedWarning`` carries the library's message.
+    Invalid input (wrong dtype or shape, NaN or inf in A, an exactly singular A) raises
+    ``InvalidInputError`` (a ValueError) with the library's message; an unavailable variant or
+    backend ``NotSupportedError`` and CUDA failures ``CudaError`` (RuntimeErrors).
+
+    Layout: C-ordered A (rows contiguous, any row stride >= n) is passed as row-major
+    (tcsolveSolveParams_t.row_major), F-ordered as column-major, without copies; b is copied
+    into A's order when it is not in it already, and x is made in A's order. Other strides are
+    copied into C order first.
+    """
+    params = _params(variant, refine, max_iter, fallback, block_size)
+    if backend not in _lib.BACKENDS:
+        raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {backend!r}")
+    a, bb = _system(A, b)
+    n = a.shape[0]
+    vector = bb.ndim == 1
+    nrhs = 1 if vector else bb.shape[1]
+
+    layout = _arrays.blas_layout(a.shape, a.strides)
+    if layout is None:
+        a = _arrays.contiguous(a, "C")
+        layout = _arrays.blas_layout(a.shape, a.strides)
+    order, lda = layout
+    if vector:  # B is n x 1: row-major with ld = b's stride, column-major when b is contiguous
+        step = bb.strides[0] if n > 1 else 1
+        if step < 1 or (order == "col" and step != 1):
+            bb = _arrays.contiguous(bb, "C")
+            step = 1
+        ldb = step if order == "row" else max(1, n)
+    else:
+        ldb = _arrays.fits(bb.shape, bb.strides, order)
+        if ldb is None:
+            bb = _arrays.contiguous(bb, "C" if order == "row" else "F")
+            ldb = _arrays.fits(bb.shape, bb.strides, order)
+    x = _arrays.empty(a, bb.shape, "float64", "C" if order == "row" else "F")
+    x.name = "x"
+    ldx = (1 if order == "row" else max(1, n)) if vector else _arrays.fits(x.shape, x.strides, order)
+    params.row_major = 1 if order == "row" else 0
+
+    if a.on_device:
+        if backend == "cpu":
+            raise InvalidInputError(f"backend='cpu' with A in device memory ({a.where()}): move it to the host")
+        resolved = "cuda"
+    else:
+        resolved = backend
+    info = _lib.SolveInfo()
+    with _arrays.device_scope(a):
+        h = _handles.get(resolved, a.device)
+        h.set_stream(_arrays.current_stream(a))
+        status = h.check(_lib.lib.tcsolveDgesv(h.raw, ctypes.byref(params), n, nrhs, a.ptr, lda, bb.ptr, ldb, x.ptr,
+                                               ldx, ctypes.byref(info)))
+        message = _lib.text(_lib.lib.tcsolveGetLastErrorMessage(h.raw)) if status == _lib.NOT_CONVERGED else ""
+        result = _record(h, info, variant)
+    if status == _lib.NOT_CONVERGED:
+        warnings.warn(message, NotConvergedWarning, stacklevel=2)
+    return x.obj, result

@@ -1,0 +1,146 @@
+"""tcsolve.solve on NumPy arrays: FP64 accuracy against numpy.linalg.solve on generated systems,
+bitwise the x of ``tcsolve solve`` on every committed system of inputs/ with the same options,
+layouts (C, F, slices, float32, several right-hand sides) that give bitwise one x, and the info
+it returns (history, timings, the record of the C API)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tcsolve
+
+EPS64 = 2.0**-53
+
+
+def randsvd(n, cond, rng):
+    """A = U diag(sigma) V^T, Haar-random orthogonal U and V, sigma geometric from 1 to 1/cond."""
+    u, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    v, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    sigma = cond ** (-np.arange(n) / max(1, n - 1))
+    return (u * sigma) @ v.T
+
+
+@pytest.mark.parametrize("n, cond, nrhs", [(100, 10.0, 1), (150, 1e4, 3), (200, 1e8, 1)])
+def test_solve_agrees_with_numpy_to_fp64_accuracy(n, cond, nrhs):
+    # Both solutions are backward stable: each is within cond(A) * c * n * eps64 (relative) of the
+    # true x, hence of the other. c = 2 per solver for the factor of the backward-error bound
+    # (LAPACK's dsgesv criterion is sqrt(n) eps64; getrf's growth for these matrices is O(1)), so
+    # ||x - x_np||_inf / ||x_np||_inf <= 4 n eps64 cond_2(A) (cond_2 from the singular values
+    # we put in).
+    rng = np.random.default_rng(n)
+    A = randsvd(n, cond, rng)
+    x_true = rng.uniform(-1, 1, (n, nrhs))
+    b = A @ x_true
+    if nrhs == 1:
+        b = b[:, 0]
+    x, info = tcsolve.solve(A, b)
+    x_np = np.linalg.solve(A, b)
+    assert info.converged and x.shape == b.shape and x.dtype == np.float64
+    bound = 4 * n * EPS64 * cond
+    assert np.abs(x - x_np).max() / np.abs(x_np).max() <= bound
+    # dsgesv's criterion, which converged states, for every right-hand side: ||r|| <= sqrt(n)
+    # ||x|| ||A|| eps64, plus n ||x|| ||A|| eps64 for the rounding of NumPy's own r = b - A x.
+    X, B = x.reshape(n, -1), b.reshape(n, -1)
+    a_norm = np.abs(A).sum(axis=1).max()
+    for j in range(nrhs):
+        r = B[:, j] - A @ X[:, j]
+        assert np.abs(r).max() <= (math.sqrt(n) + n) * np.abs(X[:, j]).max() * a_norm * EPS64
+
+
+def test_layouts_give_bitwise_one_x():
+    # Row-major (C order, and a row slice with a larger row stride), column-major (F order),
+    # float32 and a strided b: the same matrix, so the same solve and bitwise the same x.
+    rng = np.random.default_rng(7)
+    n = 90
+    A = rng.uniform(-1, 1, (n, n)).astype(np.float32).astype(np.float64)
+    b = rng.uniform(-1, 1, n)
+    x_c, info = tcsolve.solve(A, b)
+    assert info.converged
+    big = np.zeros((n, n + 13))
+    big[:, :n] = A
+    b_strided = np.zeros(2 * n)
+    b_strided[::2] = b
+    for a_view, b_view in [(np.asfortranarray(A), b), (big[:, :n], b), (A, b_strided[::2]),
+                           (A.astype(np.float32), b), (np.asfortranarray(A), b_strided[::2]), (A[:, ::-1][:, ::-1], b)]:
+        x, _ = tcsolve.solve(a_view, b_view)
+        assert np.array_equal(x, x_c)
+    X, _ = tcsolve.solve(A, np.stack([b, 2 * b, b], axis=1))
+    assert X.shape == (n, 3) and X.flags.c_contiguous
+    assert np.array_equal(X[:, 0], x_c) and np.array_equal(X[:, 2], x_c)
+    XF, _ = tcsolve.solve(np.asfortranarray(A), np.asfortranarray(np.stack([b, 2 * b, b], axis=1)))
+    assert XF.flags.f_contiguous and np.array_equal(XF, X)
+    XM, _ = tcsolve.solve(np.asfortranarray(A), np.stack([b, 2 * b, b], axis=1))  # b copied into F order
+    assert np.array_equal(XM, X)
+
+
+def test_info_carries_the_record_of_the_solve():
+    rng = np.random.default_rng(3)
+    n = 64
+    A = rng.uniform(-1, 1, (n, n)) + n * np.eye(n)
+    x, info = tcsolve.solve(A, rng.uniform(-1, 1, n), variant="ec-fp16", block_size=16)
+    assert info.converged and not info.fallback_used and info.backend in ("cpu", "cuda")
+    assert info.variant == "ec-fp16" and info.resolved_variant == "ec-fp16" and info.block_size == 16
+    assert [i for i, _ in info.history] == list(range(info.iterations + 1))
+    assert info.history[-1][1] == info.backward_error
+    assert info.condition_estimate is not None and info.condition_estimate >= 1
+    t = info.timings
+    assert t["total"] >= t["factorization"] >= 0 and t["refinement"] >= 0 and isinstance(t["phases"], dict)
+    assert "converged" in info.note
+
+
+def test_not_converged_is_a_result_with_a_warning():
+    # max_iter 0 and no fallback: the FP32 LU's solution alone, whose backward error (~u32) fails
+    # dsgesv's FP64 criterion: NOT_CONVERGED, returned as (x, info) with a warning.
+    rng = np.random.default_rng(5)
+    n = 40
+    A = rng.uniform(-1, 1, (n, n)) + n * np.eye(n)
+    with pytest.warns(tcsolve.NotConvergedWarning, match="did not converge"):
+        x, info = tcsolve.solve(A, rng.uniform(-1, 1, n), max_iter=0, fallback=False)
+    assert not info.converged and info.iterations == 0 and 0 < info.backward_error < 1e-5
+    assert np.all(np.isfinite(x))
+
+
+def systems(inputs):
+    """The committed systems of inputs/ (files with a dataset A)."""
+    return sorted(p for p in inputs.glob("*.h5") if p.stem not in ("iris", "iris_shifted", "wine"))
+
+
+# (CLI options, solve keywords): the same settings both ways.
+OPTIONS = [
+    ([], {}),
+    (["--variant", "ec-tf32", "--block-size", "64"], {"variant": "ec-tf32", "block_size": 64}),
+    (["--variant", "fp32-simt", "--refine", "gmres", "--max-iter", "5"],
+     {"variant": "fp32-simt", "refine": "gmres", "max_iter": 5}),
+    (["--variant", "fp16-tc", "--no-fallback", "--max-iter", "3"],
+     {"variant": "fp16-tc", "fallback": False, "max_iter": 3}),
+]
+
+
+def test_inputs_are_all_covered(inputs):
+    assert len(systems(inputs)) == 6
+
+
+@pytest.mark.parametrize("options, kwargs", OPTIONS, ids=["default", "ec-tf32-nb64", "gmres", "fp16-tc-nofallback"])
+def test_solve_is_bitwise_the_cli_on_inputs(cli, hdf5, inputs, tmp_path, options, kwargs):
+    # Every committed system with the default options; the other option sets on two of them
+    # (the CPU emulation of the variants is slow), all on the CLI's backend (auto).
+    files = systems(inputs) if not options else [inputs / "west0067.h5", inputs / "randsvd_n256_c1e4.h5"]
+    for path in files:
+        A, b = hdf5.read(path, "A"), hdf5.read(path, "b")
+        out = tmp_path / f"x_{path.stem}.h5"
+        report = cli("solve", "--input", path, "--output", out, *options)
+        assert report["_exit"] in (0, 3), report
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", tcsolve.NotConvergedWarning)
+            x, info = tcsolve.solve(A, b, **kwargs)
+        x_cli = hdf5.read(out, "x")
+        assert x.shape == x_cli.shape
+        assert np.array_equal(x.view(np.uint64), x_cli.view(np.uint64)), path.name
+        assert info.converged == report["converged"] and info.iterations == report["iterations"]
+        assert info.fallback_used == report["fallback"] and info.backward_error == report["backward_error"]
+        assert info.resolved_variant == report["resolved_variant"] and info.backend == report["backend"]
+        assert info.history == [(h["iteration"], h["backward_error"]) for h in report["history"]]
+        assert info.condition_estimate == report["condition_estimate"]
+        assert info.block_size == report["block_size"] and info.note == report["note"]
