@@ -13,34 +13,7 @@
 
 #include <tcsolve.h>
 
-static int failures = 0;
-
-/* Whether `message` contains `word` (NULL: nothing to look for). */
-static int names(const char* message, const char* word) { return word == NULL || strstr(message, word) != NULL; }
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      ++failures;                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                            \
-  } while (0)
-
-/* status == expected, and (for a failure) the message contains `word` (NULL: anything). */
-#define CHECK_STATUS(h, call, expected, word)                                                         \
-  do {                                                                                                \
-    tcsolveStatus_t s_ = (call);                                                                      \
-    const char* m_ = tcsolveGetLastErrorMessage(h);                                                   \
-    if (s_ != (expected)) {                                                                           \
-      ++failures;                                                                                     \
-      fprintf(stderr, "%s:%d: %s returned %d, expected %d: %s\n", __FILE__, __LINE__, #call, (int)s_, \
-              (int)(expected), m_);                                                                   \
-    } else if (!names(m_, (word))) {                                                                  \
-      ++failures;                                                                                     \
-      fprintf(stderr, "%s:%d: message of %s lacks \"%s\": %s\n", __FILE__, __LINE__, #call,           \
-              (const char*)(word), m_);                                                               \
-    }                                                                                                 \
-  } while (0)
+#include "capi_check.h"
 
 static int variant(const char* name) {
   int v = -1;

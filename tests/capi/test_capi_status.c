@@ -11,33 +11,7 @@
 
 #include <tcsolve.h>
 
-static int failures = 0;
-
-/* Whether `message` contains `word` (NULL: nothing to look for). */
-static int names(const char* message, const char* word) { return word == NULL || strstr(message, word) != NULL; }
-
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      ++failures;                                                       \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                   \
-  } while (0)
-
-/* status == expected, and (for a failure) the message names `word`. */
-#define CHECK_STATUS(h, call, expected, word)                                                     \
-  do {                                                                                            \
-    tcsolveStatus_t s_ = (call);                                                                  \
-    if (s_ != (expected)) {                                                                       \
-      ++failures;                                                                                 \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), expected %d: %s\n", __FILE__, __LINE__, #call, \
-              (int)s_, tcsolveGetStatusString(s_), (int)(expected), tcsolveGetLastErrorMessage(h)); \
-    } else if (!names(tcsolveGetLastErrorMessage(h), (word))) {                                  \
-      ++failures;                                                                                 \
-      fprintf(stderr, "%s:%d: message of %s lacks \"%s\": %s\n", __FILE__, __LINE__, #call,       \
-              (const char*)(word), tcsolveGetLastErrorMessage(h));                                \
-    }                                                                                             \
-  } while (0)
+#include "capi_check.h"
 
 #define U32 (1.0 / 16777216.0) /* 2^-24: FP32's unit roundoff */
 #define EPS64 (1.0 / 9007199254740992.0) /* 2^-53: dlamch('E') */
