@@ -90,7 +90,7 @@ int run_solve(int argc, char** argv) {
     print_usage(std::cout,
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
-                "                     [--refine classical|gmres] [--max-iter N] [--no-fallback]\n"
+                "                     [--refine classical|gmres|auto] [--max-iter N] [--no-fallback]\n"
                 "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
                 "                     [--progress auto|always|never] [--json]",
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"

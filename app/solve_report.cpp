@@ -22,7 +22,8 @@ void add_solver_options(po::options_description& options) {
        "block size nb of the LU (panel width, k of the trailing-update GEMMs)")
       ("refine", po::value<std::string>()->default_value("classical")->value_name("R"),
        "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
-       "ill-conditioned systems)")
+       "ill-conditioned systems); auto: classical, then GMRES-IR from the best iterate once a "
+       "step reduces the backward error by less than 10x (before any fallback)")
       ("max-iter", po::value<long long>()->default_value(kDefaultMaxIterations)->value_name("N"),
        "at most N refinement steps (gmres: outer steps, each at most 100 GMRES iterations); "
        "0: the LU solve alone")
@@ -99,6 +100,7 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
       .field("backward_error", s.backward_error);
   w.field_or_null("forward_error", s.forward_error.has_value(), s.forward_error.value_or(0.0));
   w.field_or_null("condition_estimate", s.condition_estimate.has_value(), s.condition_estimate.value_or(0.0));
+  w.field_or_null("gmres_from", s.gmres_from >= 0, s.gmres_from);
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

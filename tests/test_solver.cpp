@@ -208,6 +208,37 @@ TEST_CASE("GMRES-IR converges where classical refinement on fp16-tc does not", "
   }
 }
 
+TEST_CASE("refine auto converges with GMRES-IR where classical refinement needs the FP64 fallback, "
+          "and is classical refinement bitwise where that converges", "[solver]") {
+  for (double cond : {1e6, 1e8}) {
+    const LinearSystem sys = randsvd(96, cond, 7);
+    const SolveResult classical = solve(sys, cpu_options(Variant::fp16_tc));
+    const SolveResult automatic = solve(sys, cpu_options(Variant::fp16_tc, Refinement::auto_));
+    INFO("cond " << cond << ": classical: " << classical.note << " / auto: " << automatic.note);
+    CHECK_FALSE(classical.converged);  // it would need the FP64 fallback (off in these options)
+    CHECK(automatic.converged);
+    CHECK_FALSE(automatic.fallback_used);
+    CHECK(dsgesv_criterion(sys, automatic.x));
+    // it switched after a classical step that gained less than 10x, and says so
+    REQUIRE(automatic.gmres_from >= 1);
+    const std::size_t k = static_cast<std::size_t>(automatic.gmres_from);
+    REQUIRE(automatic.history.size() > k);
+    CHECK(automatic.note.find("refine auto: GMRES-IR from iteration " + std::to_string(k)) != std::string::npos);
+    CHECK(automatic.iterations <= classical.iterations + 10);
+  }
+  // a system classical refinement solves: auto never switches and gives its bits
+  const LinearSystem easy = randsvd(96, 1e2, 8);
+  const SolveResult classical = solve(easy, cpu_options(Variant::ec_fp16));
+  const SolveResult automatic = solve(easy, cpu_options(Variant::ec_fp16, Refinement::auto_));
+  REQUIRE(classical.converged);
+  CHECK(automatic.gmres_from == -1);
+  CHECK(automatic.iterations == classical.iterations);
+  CHECK(automatic.history == classical.history);
+  CHECK(automatic.x == classical.x);
+  CHECK(parse_refinement("auto") == Refinement::auto_);
+  CHECK(to_string(Refinement::auto_) == "auto");
+}
+
 TEST_CASE("an exactly singular matrix throws InvalidInput naming the column of the zero pivot", "[solver]") {
   LinearSystem sys = randsvd(40, 10, 2);
   sys.A.col(25).setZero();  // column 26, 1-based: its pivot is exactly zero

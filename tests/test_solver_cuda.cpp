@@ -326,6 +326,37 @@ TEST_CASE("the cuda solver: several right-hand sides, the FP64 fallback, max_ite
   CHECK_FALSE(lu_only.converged);
 }
 
+TEST_CASE("cuda refine auto switches to GMRES-IR and converges where classical does not, and is classical "
+          "refinement bitwise where that converges", "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("refine auto on the cuda backend");
+  // the systems of the GMRES-IR test below (fp16-tc updates: classical refinement cannot contract)
+  for (const double cond : {1e7, 1e8}) {
+    const LinearSystem sys = generate_system(128, cond, SpectrumMode::geometric, 7);
+    SolveOptions o = options(Backend::cuda, Variant::fp16_tc, 32);
+    const SolveResult classical = solve(sys, o);
+    o.refinement = Refinement::auto_;
+    const SolveResult r = solve(sys, o);
+    INFO("cond " << cond << ": auto: " << r.note << " / classical: " << classical.note);
+    CHECK_FALSE(classical.converged);
+    CHECK(r.converged);
+    CHECK_FALSE(r.fallback_used);
+    CHECK(dsgesv_criterion(sys, r.x));
+    CHECK(r.gmres_from >= 1);
+    CHECK(r.note.find("refine auto: GMRES-IR from iteration " + std::to_string(r.gmres_from)) != std::string::npos);
+    CHECK(r.history.size() == static_cast<std::size_t>(r.iterations) + 1);
+    CHECK(phase(r, "gmres") > 0);
+  }
+  const LinearSystem easy = generate_system(300, 1e2, SpectrumMode::geometric, 8);
+  SolveOptions o = options(Backend::cuda, Variant::ec_fp16, 64);
+  const SolveResult classical = solve(easy, o);
+  o.refinement = Refinement::auto_;
+  const SolveResult r = solve(easy, o);
+  REQUIRE(classical.converged);
+  CHECK(r.gmres_from == -1);
+  CHECK(r.history == classical.history);
+  CHECK(r.x == classical.x);
+}
+
 TEST_CASE("cuda GMRES-IR reaches dsgesv's criterion on fp16-tc randsvd cond 1e7 and 1e8, classical does not",
           "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("GMRES-IR on the cuda backend");

@@ -79,7 +79,7 @@ SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t
 }
 
 /// The solver's options from the C parameters; NOT_SUPPORTED for the choices the library does
-/// not implement yet (refinement auto, pivoting rbt and auto).
+/// not implement yet (pivoting rbt and auto).
 SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   SolveOptions o;
   o.backend = backend;
@@ -87,7 +87,7 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   switch (p.refinement) {
     case 0: o.refinement = Refinement::classical; break;
     case 1: o.refinement = Refinement::gmres; break;
-    case 2: throw Unavailable("params->refinement: 2 (auto) is not implemented in the library yet");
+    case 2: o.refinement = Refinement::auto_; break;
     default:
       throw InvalidInput("params->refinement: " + std::to_string(p.refinement) +
                          " is not 0 (classical), 1 (gmres) or 2 (auto)");

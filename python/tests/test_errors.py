@@ -62,7 +62,6 @@ def test_solve_singular_matrix_is_invalid_input():
     ({"fallback": "yes"}, ValueError, "fallback"),
     ({"block_size": 0}, ValueError, "block_size"),
     ({"backend": "tpu"}, ValueError, "backend"),
-    ({"refine": "auto"}, RuntimeError, "not implemented"),  # NOT_SUPPORTED by the library
 ])
 def test_solve_bad_options(kwargs, exception, message):
     A, b = system()

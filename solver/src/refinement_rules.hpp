@@ -223,22 +223,39 @@ class GmresLeastSquares {
   int k_ = 0;
 };
 
-/// The refinement loop of both paths and both methods (this file's opening comment states the
+/// The refinement loop of both paths and all methods (this file's opening comment states the
 /// rules). `ops` holds the iterate x and provides
 ///   Assessment assess()                              r = b - A x and its assessment;
 ///   std::vector<double> correct(const std::vector<bool>& done)
 ///                                                    d from the current r, returns ||d_j||_inf;
 ///   void apply(const std::vector<bool>& done)        x_j += d_j for the columns not done;
-///   void keep_best()                                 remember the current x as res.x.
-/// Fills res.history, res.backward_error, res.iterations, res.converged and res.note.
+///   void keep_best()                                 remember the current x as res.x;
+///   void switch_to_gmres()                           (auto_switch) x = the kept best iterate,
+///                                                    and GMRES-IR makes the corrections from now.
+/// With auto_switch (refine auto, classical corrections so far): a step whose iterate's backward
+/// error exceeds kAutoSwitchFactor times the previous one's, or a non-finite correction, switches
+/// once: x goes back to the best iterate, its residual is computed again (not a new history
+/// entry), res.gmres_from is the next iteration, and the stagnation window starts afresh.
+/// Fills res.history, res.backward_error, res.iterations, res.converged, res.gmres_from and res.note.
 template <typename Ops>
-void refinement_loop(int max_iterations, Ops& ops, SolveResult& res) {
+void refinement_loop(int max_iterations, Ops& ops, SolveResult& res, bool auto_switch = false) {
   Assessment a = ops.assess();
   res.history.push_back(a.backward_error);
   ops.keep_best();
   res.backward_error = a.backward_error;
-  std::vector<double> deltas;  // delta_k of every correction
+  std::vector<double> deltas;  // delta_k of every correction (since the switch)
   std::string why;
+  bool switchable = auto_switch;
+  std::string switched;  // the note's account of the switch
+  auto switch_to_gmres = [&](const char* reason) {
+    switchable = false;
+    ops.switch_to_gmres();
+    res.gmres_from = res.iterations + 1;
+    switched = std::string("refine auto: GMRES-IR from iteration ") + std::to_string(res.gmres_from) +
+                      " (" + reason + ")";
+    a = ops.assess();
+    deltas.clear();
+  };
   while (true) {
     if (a.all_done) {
       res.converged = true;
@@ -252,16 +269,29 @@ void refinement_loop(int max_iterations, Ops& ops, SolveResult& res) {
     const std::vector<double> d_norm = ops.correct(a.done);
     const double delta = correction_size(d_norm, a.x_norm, a.done);
     if (std::isnan(delta)) {
+      if (switchable) {
+        switch_to_gmres("a non-finite classical correction");
+        continue;
+      }
       why = "diverged: non-finite correction at iteration " + std::to_string(res.iterations + 1);
       break;
     }
     ops.apply(a.done);
     ++res.iterations;
+    const double previous = a.backward_error;
     a = ops.assess();
     res.history.push_back(a.backward_error);
     if (a.backward_error < res.backward_error || a.all_done) {
       ops.keep_best();
       res.backward_error = a.backward_error;
+    }
+    if (switchable && !a.all_done && !(a.backward_error <= kAutoSwitchFactor * previous)) {
+      if (res.iterations >= max_iterations) {
+        why = "not converged after max_iterations = " + std::to_string(max_iterations);
+        break;
+      }
+      switch_to_gmres("a classical step reduced the backward error by less than 10x");
+      continue;
     }
     deltas.push_back(delta);
     const std::size_t k = deltas.size() - 1;
@@ -275,7 +305,7 @@ void refinement_loop(int max_iterations, Ops& ops, SolveResult& res) {
       break;
     }
   }
-  res.note = why;
+  res.note = switched.empty() ? why : switched + "; " + why;
 }
 
 }  // namespace tcsolve::detail

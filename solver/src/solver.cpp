@@ -48,10 +48,18 @@ constexpr std::string_view kFp64Baseline = "fp64-lu";  ///< Eigen FP64 PartialPi
 Refinement parse_refinement(std::string_view name) {
   if (name == "classical") return Refinement::classical;
   if (name == "gmres") return Refinement::gmres;
-  throw InvalidInput("unknown refinement '" + std::string(name) + "' (valid: classical, gmres)");
+  if (name == "auto") return Refinement::auto_;
+  throw InvalidInput("unknown refinement '" + std::string(name) + "' (valid: classical, gmres, auto)");
 }
 
-std::string_view to_string(Refinement r) { return r == Refinement::gmres ? "gmres" : "classical"; }
+std::string_view to_string(Refinement r) {
+  switch (r) {
+    case Refinement::classical: return "classical";
+    case Refinement::gmres: return "gmres";
+    case Refinement::auto_: return "auto";
+  }
+  return "?";
+}
 
 LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant variant, int block_size,
                              const GemmOptions& gemm, const CudaLuPlan& plan, cuda::Context* ctx) {

@@ -269,8 +269,8 @@ static void test_dgesv(tcsolveHandle_t h) {
   q.pivoting = 7;
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "pivoting", &q, NS, R, A, LD, B, LD, X, LD, &info);
   q = p;
-  q.refinement = 2;
-  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "auto", &q, NS, R, A, LD, B, LD, X, LD, &info);
+  q.refinement = 3;
+  DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "refinement", &q, NS, R, A, LD, B, LD, X, LD, &info);
   q = p;
   q.pivoting = 1;
   DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "rbt", &q, NS, R, A, LD, B, LD, X, LD, &info);

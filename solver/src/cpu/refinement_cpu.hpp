@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <cstddef>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -49,13 +50,15 @@ class Checker {
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const Eigen::VectorXd& r, int cycle,
                       int& iterations);
 
+/// A correction: d from r (the columns not done are the ones that matter).
+using Correction = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& r, const std::vector<bool>& done)>;
+
 /// The host side of detail::refinement_loop: x, r, d as Eigen matrices; `correct` computes d
-/// from r (the columns not done are the ones that matter).
-template <typename Correct>
+/// from r; `then` (refine auto: GMRES-IR) replaces it at switch_to_gmres().
 class CpuRefinement {
  public:
-  CpuRefinement(const Checker& checker, Eigen::MatrixXd x0, SolveResult& res, Correct correct)
-      : checker_(checker), x_(std::move(x0)), res_(res), correct_(std::move(correct)) {}
+  CpuRefinement(const Checker& checker, Eigen::MatrixXd x0, SolveResult& res, Correction correct, Correction then)
+      : checker_(checker), x_(std::move(x0)), res_(res), correct_(std::move(correct)), then_(std::move(then)) {}
 
   detail::Assessment assess() { return checker_.assess(x_, r_); }
   std::vector<double> correct(const std::vector<bool>& done) {
@@ -67,19 +70,24 @@ class CpuRefinement {
       if (!done[static_cast<std::size_t>(j)]) x_.col(j) += d_.col(j);
   }
   void keep_best() { res_.x = x_; }
+  void switch_to_gmres() {
+    x_ = res_.x;
+    correct_ = then_;
+  }
 
  private:
   const Checker& checker_;
   Eigen::MatrixXd x_, r_, d_;
   SolveResult& res_;
-  Correct correct_;
+  Correction correct_, then_;
 };
 
-template <typename Correct>
-void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd x, SolveResult& res,
-            Correct correct) {
-  CpuRefinement<Correct> ops(checker, std::move(x), res, std::move(correct));
-  detail::refinement_loop(options.max_iterations, ops, res);
+/// Refines x with `correct`; with `then` (refine auto), switches to it as refinement_loop says.
+inline void refine(const SolveOptions& options, const Checker& checker, Eigen::MatrixXd x, SolveResult& res,
+                   Correction correct, Correction then = {}) {
+  const bool auto_switch = static_cast<bool>(then);
+  CpuRefinement ops(checker, std::move(x), res, std::move(correct), std::move(then));
+  detail::refinement_loop(options.max_iterations, ops, res, auto_switch);
 }
 
 }  // namespace tcsolve::cpu

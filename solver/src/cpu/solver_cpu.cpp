@@ -74,23 +74,25 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::t
     res.history.push_back(res.backward_error);
   } else {
     const Eigen::MatrixXd x0 = lu_apply(f, sys.b);
-    if (options.refinement == Refinement::classical) {
-      refine(options, checker, x0, res,
-             [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return lu_apply(f, r); });
-    } else {
-      long inner_total = 0;
-      refine(options, checker, x0, res, [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
-        Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
-        for (Eigen::Index j = 0; j < r.cols(); ++j) {
-          if (done[static_cast<std::size_t>(j)]) continue;
-          int inner = 0;
-          d.col(j) = gmres(sys.A, f, r.col(j), kGmresCycle, inner);
-          inner_total += inner;
-        }
-        return d;
-      });
-      res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
+    const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return lu_apply(f, r); };
+    long inner_total = 0;
+    const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
+      Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
+      for (Eigen::Index j = 0; j < r.cols(); ++j) {
+        if (done[static_cast<std::size_t>(j)]) continue;
+        int inner = 0;
+        d.col(j) = gmres(sys.A, f, r.col(j), kGmresCycle, inner);
+        inner_total += inner;
+      }
+      return d;
+    };
+    switch (options.refinement) {
+      case Refinement::classical: refine(options, checker, x0, res, classical); break;
+      case Refinement::gmres: refine(options, checker, x0, res, gmres_ir); break;
+      case Refinement::auto_: refine(options, checker, x0, res, classical, gmres_ir); break;
     }
+    if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
+      res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
     if (!res.converged && options.fallback) {
       Eigen::MatrixXd x = solve_with(fp64_inverse(fp64(), f), sys.b), r;
       detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });

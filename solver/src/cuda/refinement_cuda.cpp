@@ -18,7 +18,7 @@ DeviceRefinement::DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, 
     : run_(run),
       s_(s),
       f_(f),
-      method_(method),
+      method_(method == Refinement::gmres ? Refinement::gmres : Refinement::classical),  // auto: classical first
       clock_(clock),
       checker_(run, s, norm_a),
       x_(elements(s.n, s.nrhs)),
@@ -29,13 +29,22 @@ DeviceRefinement::DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, 
       scratch_(static_cast<std::size_t>(s.nrhs)),
       exponent_(static_cast<std::size_t>(s.nrhs)),
       mask_(static_cast<std::size_t>(s.nrhs)) {
-  if (method_ == Refinement::gmres) {
-    cycle_ = std::min(detail::kGmresCycle, s.n);
-    basis_ = DeviceBuffer<double>(elements(s.n, cycle_ + 1));
-    product_ = DeviceBuffer<double>(static_cast<std::size_t>(s.n));
-    coefficients_ = DeviceBuffer<double>(2 * static_cast<std::size_t>(cycle_ + 1));
-    solution_ = DeviceBuffer<double>(static_cast<std::size_t>(cycle_));
-  }
+  if (method_ == Refinement::gmres) allocate_gmres();
+}
+
+void DeviceRefinement::allocate_gmres() {
+  cycle_ = std::min(detail::kGmresCycle, s_.n);
+  basis_ = DeviceBuffer<double>(elements(s_.n, cycle_ + 1));
+  product_ = DeviceBuffer<double>(static_cast<std::size_t>(s_.n));
+  coefficients_ = DeviceBuffer<double>(2 * static_cast<std::size_t>(cycle_ + 1));
+  solution_ = DeviceBuffer<double>(static_cast<std::size_t>(cycle_));
+}
+
+void DeviceRefinement::switch_to_gmres() {
+  if (method_ == Refinement::gmres) return;
+  allocate_gmres();
+  copy_device_to_device(x_.data(), best_.data(), x_.size() * sizeof(double), run_.stream);
+  method_ = Refinement::gmres;
 }
 
 void DeviceRefinement::initial_solve() {

@@ -27,7 +27,8 @@
 namespace tcsolve::cuda {
 
 /// The device side of detail::refinement_loop (refinement_rules.hpp): classical refinement (d =
-/// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below).
+/// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below); refine auto starts
+/// classical and switch_to_gmres() changes the method once.
 class DeviceRefinement {
  public:
   DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a,
@@ -43,6 +44,10 @@ class DeviceRefinement {
   void apply(const std::vector<bool>& done);
 
   void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double), run_.stream); }
+
+  /// refine auto: x = the kept best iterate, and GMRES-IR makes the corrections from now on (its
+  /// buffers allocated here, once).
+  void switch_to_gmres();
 
   /// The iterate buffer, for a solution computed elsewhere (the FP64 fallback) or zeroed.
   double* x() { return x_.data(); }
@@ -72,6 +77,9 @@ class DeviceRefinement {
   /// (detail::GmresLeastSquares, shared with the cpu). At the end d = V(:, 0..k-1) y. Returns
   /// the inner iterations done. r and d are device columns of n doubles (r is not changed).
   int gmres(const double* r, double* d);
+
+  /// The Krylov basis and GMRES's other device arrays.
+  void allocate_gmres();
 
   const DeviceRun& run_;
   const DeviceSystem& s_;

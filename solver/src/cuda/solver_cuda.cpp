@@ -118,8 +118,8 @@ SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transf
     res.history.push_back(res.backward_error);
   } else {
     refinement.initial_solve();
-    detail::refinement_loop(options.max_iterations, refinement, res);
-    if (options.refinement == Refinement::gmres)
+    detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_);
+    if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
       res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
     if (!res.converged && options.fallback) {
       clock.mark("fallback");

@@ -40,8 +40,17 @@
 
 namespace tcsolve {
 
-enum class Refinement { classical, gmres };
-Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres"
+/// How x is refined: classical (d = LU^-1 r), GMRES-IR (d from GMRES on M^-1 A d = M^-1 r, M the
+/// LU), or auto: classical first, and GMRES-IR from the best iterate once a classical step
+/// reduces the backward error by less than kAutoSwitchFactor (or gives a non-finite correction),
+/// before any FP64 fallback; SolveResult::gmres_from says where it switched.
+enum class Refinement { classical, gmres, auto_ };
+/// refine auto switches when a classical step leaves the backward error above this fraction of
+/// the previous iterate's: a contraction slower than 10x per step needs more than 8 steps for
+/// the ~8 digits an FP32 LU leaves to gain, where GMRES-IR (Carson & Higham 2018) converges in a
+/// few outer steps up to cond ~ 1/eps32 and beyond.
+inline constexpr double kAutoSwitchFactor = 0.1;
+Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres" | "auto"
 std::string_view to_string(Refinement r);
 
 /// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; 512 on cuda, where
@@ -174,6 +183,10 @@ struct SolveResult {
                                        ///< (inf when x is not finite: converged is then false)
   std::optional<double> forward_error; ///< max over rhs of ||x - x_true||_inf / ||x_true||_inf, when known
   std::vector<double> history;         ///< backward error after each iteration (index 0: initial solve)
+  /// refine auto: the corrections from this iteration on were GMRES-IR's (history[gmres_from]
+  /// is the first iterate it made; the iterate before it is the best classical one it started
+  /// from); -1 when it stayed classical (and for classical and gmres).
+  int gmres_from = -1;
   SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
                                        ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device
