@@ -28,7 +28,10 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
   std::cout << "solve " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << '\n'
             << "  LU        FP32, block size " << s.block_size << ", trailing updates " << r.name;
   if (to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
-  std::cout << " on " << to_string(s.backend) << " (" << device << ")\n"
+  std::cout << " on " << to_string(s.backend) << " (" << device << ")";
+  if (s.pivoting == Pivoting::rbt || r.options.pivoting == Pivoting::rbt)
+    std::cout << ", pivoting " << to_string(s.pivoting);
+  std::cout << "\n"
             << "  refinement " << to_string(r.options.refinement) << ": "
             << (s.converged ? "converged" : "NOT CONVERGED") << " after " << s.iterations << " iteration(s)"
             << (s.fallback_used ? ", FP64 LU fallback used" : "") << '\n'
@@ -90,7 +93,8 @@ int run_solve(int argc, char** argv) {
     print_usage(std::cout,
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
-                "                     [--refine classical|gmres|auto] [--max-iter N] [--no-fallback]\n"
+                "                     [--refine classical|gmres|auto] [--pivoting partial|rbt]\n"
+                "                     [--max-iter N] [--no-fallback]\n"
                 "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
                 "                     [--progress auto|always|never] [--json]",
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"

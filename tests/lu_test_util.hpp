@@ -1,15 +1,31 @@
-// The LU reconstruction check shared by the cpu ([solver]) and cuda ([gpu]) solver tests.
+// The LU reconstruction check and dsgesv's test, shared by the cpu ([solver]) and cuda ([gpu])
+// solver tests.
 #pragma once
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <vector>
 
 #include "tcsolve/solver/solver.hpp"
+#include "tcsolve/solver/system.hpp"
 
 namespace tcsolve::test {
+
+/// dsgesv's test for every column, ||r_j||_inf <= sqrt(n) ||x_j||_inf ||A||_inf eps64 (eps64 =
+/// 2^-53, LAPACK dlamch('E')), recomputed here independently of the solver.
+inline bool dsgesv_criterion(const LinearSystem& sys, const Eigen::MatrixXd& x) {
+  constexpr double eps64 = 0x1p-53;
+  const double norm_a = sys.A.cwiseAbs().rowwise().sum().maxCoeff();
+  const Eigen::MatrixXd r = sys.b - sys.A * x;
+  for (Eigen::Index j = 0; j < x.cols(); ++j)
+    if (!(r.col(j).lpNorm<Eigen::Infinity>() <=
+          std::sqrt(static_cast<double>(sys.n())) * x.col(j).lpNorm<Eigen::Infinity>() * norm_a * eps64))
+      return false;
+  return true;
+}
 
 struct LuResidual {
   double residual;  ///< ||P R A C - L U||_F

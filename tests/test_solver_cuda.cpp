@@ -38,16 +38,7 @@ using namespace tcsolve::test;
 
 constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
 
-/// dsgesv's test for every column, recomputed here independently of the solver.
-bool dsgesv_criterion(const LinearSystem& sys, const Eigen::MatrixXd& x) {
-  const double norm_a = sys.A.cwiseAbs().rowwise().sum().maxCoeff();
-  const Eigen::MatrixXd r = sys.b - sys.A * x;
-  for (Eigen::Index j = 0; j < x.cols(); ++j)
-    if (!(r.col(j).lpNorm<Eigen::Infinity>() <=
-          std::sqrt(static_cast<double>(sys.n())) * x.col(j).lpNorm<Eigen::Infinity>() * norm_a * kEps64))
-      return false;
-  return true;
-}
+using test::dsgesv_criterion;
 
 SolveOptions options(Backend backend, Variant v, int block_size) {
   SolveOptions o;

@@ -92,10 +92,11 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
       throw InvalidInput("params->refinement: " + std::to_string(p.refinement) +
                          " is not 0 (classical), 1 (gmres) or 2 (auto)");
   }
-  if (p.pivoting == 1 || p.pivoting == 2)
-    throw Unavailable("params->pivoting: " + std::string(p.pivoting == 1 ? "1 (rbt)" : "2 (auto)") +
-                      " is not implemented in the library yet (0, partial, is)");
-  if (p.pivoting != 0)
+  if (p.pivoting == 1) o.pivoting = Pivoting::rbt;  // the cpu backend only so far (cuda: NOT_SUPPORTED)
+  if (p.pivoting == 2)
+    throw Unavailable(std::string("params->pivoting: 2 (auto)") +
+                      " is not implemented in the library yet (0, partial, and 1, rbt, are)");
+  if (p.pivoting < 0 || p.pivoting > 2)
     throw InvalidInput("params->pivoting: " + std::to_string(p.pivoting) + " is not 0 (partial), 1 (rbt) or 2 (auto)");
   nonnegative("params->max_iterations", p.max_iterations);
   o.max_iterations = p.max_iterations;

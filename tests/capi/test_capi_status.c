@@ -272,8 +272,6 @@ static void test_dgesv(tcsolveHandle_t h) {
   q.refinement = 3;
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "refinement", &q, NS, R, A, LD, B, LD, X, LD, &info);
   q = p;
-  q.pivoting = 1;
-  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "rbt", &q, NS, R, A, LD, B, LD, X, LD, &info);
   q.pivoting = 2;
   DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "auto", &q, NS, R, A, LD, B, LD, X, LD, &info);
   /* An exactly singular matrix (a zero column) and a NaN: INVALID_VALUE, X untouched. */

@@ -18,10 +18,7 @@
 
 namespace tcsolve {
 namespace cpu {
-namespace {
 
-/// R and C of A_s = R A C (LAPACK dgeequ with powers of two): rows first, then the columns of
-/// the row-scaled matrix.
 void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::VectorXd& col_scale) {
   const Eigen::Index n = A.rows();
   row_scale.resize(n);
@@ -35,12 +32,15 @@ void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::Ve
   }
 }
 
-/// Blocked right-looking LU with partial pivoting of `a` (n x n, column-major FP32) in place;
-/// `perm` starts as the identity and follows the row swaps. Returns the zero-based column of
-/// the first exactly zero pivot (the factorization stops there), or -1. `resolved` receives the
-/// variant the first trailing update ran (unchanged when there is none).
+namespace {
+
+/// Blocked right-looking LU of `a` (n x n, column-major FP32) in place, with partial pivoting
+/// (`perm` starts as the identity and follows the row swaps), or without (perm unchanged, for
+/// rbt). Returns the zero-based column of the first pivot that stops it -- exactly zero with
+/// pivoting; with none, not above `tiny` in magnitude (or not finite) -- or -1. `resolved`
+/// receives the variant the first trailing update ran (unchanged when there is none).
 int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
-                       const GemmOptions& gemm_options, Variant& resolved) {
+                       const GemmOptions& gemm_options, Variant& resolved, bool pivot = true, float tiny = 0) {
   const int n = static_cast<int>(a.rows());
   bool first_update = true;
   for (int j0 = 0; j0 < n; j0 += nb) {
@@ -48,13 +48,17 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
     // Panel: unblocked partial-pivot LU of columns j0..j0+w-1 (rows j0..n-1); each swap
     // exchanges whole rows, so the L of earlier panels and the columns to the right follow.
     for (int k = j0; k < j0 + w; ++k) {
-      Eigen::Index p = 0;
-      const float pivot_abs = a.col(k).tail(n - k).cwiseAbs().maxCoeff(&p);
-      if (!(pivot_abs != 0.0f)) return k;
-      p += k;
-      if (p != k) {
-        a.row(k).swap(a.row(p));
-        std::swap(perm[k], perm[p]);
+      if (pivot) {
+        Eigen::Index p = 0;
+        const float pivot_abs = a.col(k).tail(n - k).cwiseAbs().maxCoeff(&p);
+        if (!(pivot_abs != 0.0f)) return k;
+        p += k;
+        if (p != k) {
+          a.row(k).swap(a.row(p));
+          std::swap(perm[k], perm[p]);
+        }
+      } else if (!(std::abs(a(k, k)) > tiny)) {  // also NaN
+        return k;
       }
       const int below = n - k - 1, right = j0 + w - k - 1;
       if (below == 0) continue;
@@ -94,6 +98,12 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
   f.resolved_variant = variant;  // the requested one when no trailing update runs (n <= nb)
   t.zero_pivot = factorize_in_place(f.lu, f.perm, variant, block_size, gemm_options, f.resolved_variant);
   return t;
+}
+
+int factorize_without_pivoting(Eigen::MatrixXf& a, Variant variant, int nb, const GemmOptions& gemm_options,
+                               Variant& resolved, float tiny) {
+  std::vector<int> unused(static_cast<std::size_t>(a.rows()));
+  return factorize_in_place(a, unused, variant, nb, gemm_options, resolved, false, tiny);
 }
 
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f) {

@@ -22,6 +22,16 @@ struct FactorAttempt {
 FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
                             const GemmOptions& gemm_options);
 
+/// R and C of A_s = R A C (LAPACK dgeequ with powers of two): rows first, then the columns of
+/// the row-scaled matrix.
+void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::VectorXd& col_scale);
+
+/// The blocked LU of `a` in place without pivoting (rbt), trailing updates through
+/// tcsolve::gemm(cpu, variant). Returns the zero-based column of the first pivot not above
+/// `tiny` in magnitude (or not finite), where it stopped, or -1.
+int factorize_without_pivoting(Eigen::MatrixXf& a, Variant variant, int nb, const GemmOptions& gemm_options,
+                               Variant& resolved, float tiny);
+
 /// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
 /// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f);

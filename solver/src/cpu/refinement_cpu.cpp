@@ -6,11 +6,11 @@
 
 namespace tcsolve::cpu {
 
-Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const Eigen::VectorXd& r, int cycle,
+Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
                       int& iterations) {
   const Eigen::Index n = A.rows();
   iterations = 0;
-  const Eigen::VectorXd z = lu_apply(f, r);
+  const Eigen::VectorXd z = m_inv(r);
   const double beta = z.norm();
   if (!(beta > 0) || !std::isfinite(beta)) return z;  // r == 0 gives 0; non-finite propagates
   const int m = static_cast<int>(std::min<Eigen::Index>(cycle, n));
@@ -19,7 +19,7 @@ Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const 
   detail::GmresLeastSquares ls(m, beta);
   while (ls.size() < m) {
     const int k = ls.size();
-    Eigen::VectorXd w = lu_apply(f, A * V.col(k));
+    Eigen::VectorXd w = m_inv(A * V.col(k));
     Eigen::VectorXd h = Eigen::VectorXd::Zero(k + 1);
     for (int pass = 0; pass < 2; ++pass)
       for (int i = 0; i <= k; ++i) {

@@ -47,7 +47,10 @@ class Checker {
 /// cycle of at most `cycle` iterations, stopping when the preconditioned residual norm drops to
 /// kGmresTolerance times its initial value (detail::GmresLeastSquares: Givens rotations).
 /// Modified Gram-Schmidt run twice. `iterations` receives the inner iterations done.
-Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const LuFactorization& f, const Eigen::VectorXd& r, int cycle,
+/// The preconditioner M^-1 v of GMRES-IR (lu_apply, or rbt_apply).
+using Preconditioner = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
+
+Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m, const Eigen::VectorXd& r, int cycle,
                       int& iterations);
 
 /// A correction: d from r (the columns not done are the ones that matter).

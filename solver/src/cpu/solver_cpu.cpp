@@ -12,6 +12,7 @@
 // Baseline: baselines_cpu.cpp.
 #include "../solver_cpu.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 #include "../scaled_norm.hpp"
 #include "blocked_lu.hpp"
 #include "fp64_lu.hpp"
+#include "rbt.hpp"
 #include "refinement_cpu.hpp"
 #include "tcsolve/gemm/error.hpp"
 
@@ -31,11 +33,73 @@ using detail::Assessment;
 using detail::kGmresCycle;
 using detail::ScaledNorm;
 
-SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
-  if (!available(options.variant, Backend::cpu))
-    throw Unavailable("variant " + std::string(to_string(options.variant)) +
-                      " has no implementation on the cpu backend");
+namespace {
 
+/// The correction of the refinement methods through `m_inv` (x = A^-1 r by the factors):
+/// classical d = m_inv(r), GMRES-IR per column with m_inv as the preconditioner, auto both;
+/// inner_total counts GMRES's inner iterations.
+void refine_with(const SolveOptions& options, const LinearSystem& sys, const Checker& checker,
+                 const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& m_inv, SolveResult& res) {
+  const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return m_inv(r); };
+  long inner_total = 0;
+  const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
+    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
+    for (Eigen::Index j = 0; j < r.cols(); ++j) {
+      if (done[static_cast<std::size_t>(j)]) continue;
+      int inner = 0;
+      d.col(j) = gmres(sys.A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
+                       kGmresCycle, inner);
+      inner_total += inner;
+    }
+    return d;
+  };
+  const Eigen::MatrixXd x0 = m_inv(sys.b);
+  switch (options.refinement) {
+    case Refinement::classical: refine(options, checker, x0, res, classical); break;
+    case Refinement::gmres: refine(options, checker, x0, res, gmres_ir); break;
+    case Refinement::auto_: refine(options, checker, x0, res, classical, gmres_ir); break;
+  }
+  if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
+    res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
+}
+
+/// rbt: the transformed LU without pivoting, refined against A. nullopt, with `why`, when the
+/// LU breaks down or the refinement does not converge (the caller then pivots).
+std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions& options,
+                                     Clock::time_point t_start, std::string& why) {
+  RbtAttempt t = try_factorize_rbt(sys.A, options.variant, options.block_size, options.gemm, options.rbt_seed);
+  if (!t.factors) {
+    why = t.breakdown;
+    return std::nullopt;
+  }
+  const RbtFactorization& f = *t.factors;
+  SolveResult res;
+  res.backend = Backend::cpu;
+  res.block_size = options.block_size;
+  res.pivoting = Pivoting::rbt;
+  res.resolved_variant = f.f.resolved_variant;
+  const auto t_factored = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  const Checker checker(sys.A, sys.b);
+  refine_with(options, sys, checker, [&](const Eigen::MatrixXd& r) { return rbt_apply(f, r); }, res);
+  if (!res.converged) {
+    why = "refinement did not converge (" + res.note + ")";
+    return std::nullopt;
+  }
+  res.note = "rbt: LU without pivoting of U^T A V; " + res.note;
+  if (options.estimate_condition) {  // from an FP64 LU: the rbt factors have no fp32_inverse yet
+    const Fp64Lu lu64 = fp64_equilibrated_lu(sys.A, f.f.row_scale, f.f.col_scale);
+    res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), fp64_inverse(lu64, f.f)).estimate;
+    res.note += "; condition estimate from an FP64 LU";
+  }
+  detail::finish_result(sys, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  return res;
+}
+
+SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
   SolveResult res;
   res.backend = Backend::cpu;
   res.block_size = options.block_size;
@@ -73,26 +137,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::t
     res.converged = options.fallback && a.all_done;
     res.history.push_back(res.backward_error);
   } else {
-    const Eigen::MatrixXd x0 = lu_apply(f, sys.b);
-    const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return lu_apply(f, r); };
-    long inner_total = 0;
-    const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
-      Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
-      for (Eigen::Index j = 0; j < r.cols(); ++j) {
-        if (done[static_cast<std::size_t>(j)]) continue;
-        int inner = 0;
-        d.col(j) = gmres(sys.A, f, r.col(j), kGmresCycle, inner);
-        inner_total += inner;
-      }
-      return d;
-    };
-    switch (options.refinement) {
-      case Refinement::classical: refine(options, checker, x0, res, classical); break;
-      case Refinement::gmres: refine(options, checker, x0, res, gmres_ir); break;
-      case Refinement::auto_: refine(options, checker, x0, res, classical, gmres_ir); break;
-    }
-    if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
-      res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
+    refine_with(options, sys, checker, [&](const Eigen::MatrixXd& r) { return lu_apply(f, r); }, res);
     if (!res.converged && options.fallback) {
       Eigen::MatrixXd x = solve_with(fp64_inverse(fp64(), f), sys.b), r;
       detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
@@ -116,6 +161,22 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::t
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end);
   return res;
+}
+
+}  // namespace
+
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
+  if (!available(options.variant, Backend::cpu))
+    throw Unavailable("variant " + std::string(to_string(options.variant)) +
+                      " has no implementation on the cpu backend");
+  if (options.pivoting == Pivoting::rbt) {
+    std::string why;
+    if (std::optional<SolveResult> r = solve_rbt(sys, options, t_start, why)) return std::move(*r);
+    SolveResult res = solve_partial(sys, options, t_start);
+    res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
+    return res;
+  }
+  return solve_partial(sys, options, t_start);
 }
 
 }  // namespace tcsolve::cpu

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,16 @@ enum class Refinement { classical, gmres, auto_ };
 inline constexpr double kAutoSwitchFactor = 0.1;
 Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres" | "auto"
 std::string_view to_string(Refinement r);
+
+/// How the LU keeps itself stable: partial pivoting (a pivot search per column), or rbt: a
+/// random butterfly transform A_r = U^T A V (depth 2; butterfly.hpp) and an LU without
+/// pivoting, refined against the original A; when that breaks down (a tiny or non-finite
+/// pivot, growth of the factors) or its refinement does not converge, the solve runs again with
+/// partial pivoting, and SolveResult::pivoting and the note say so. The cpu backend only so far
+/// (cuda: Unavailable).
+enum class Pivoting { partial, rbt };
+Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt"
+std::string_view to_string(Pivoting p);
 
 /// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; 512 on cuda, where
 /// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
@@ -121,6 +132,9 @@ struct SolveOptions {
   Backend backend = Backend::automatic;
   int block_size = 0;                ///< nb of the blocked LU; 0: default_block_size(backend)
   Refinement refinement = Refinement::classical;
+  Pivoting pivoting = Pivoting::partial;
+  /// rbt: the seed of the butterflies (the same seed, the same transform and bits).
+  std::uint64_t rbt_seed = 1;
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
   bool fallback = true;              ///< FP64 LU when refinement fails
@@ -187,6 +201,9 @@ struct SolveResult {
   /// is the first iterate it made; the iterate before it is the best classical one it started
   /// from); -1 when it stayed classical (and for classical and gmres).
   int gmres_from = -1;
+  /// The pivoting that gave x: SolveOptions::pivoting, or partial when rbt broke down or did not
+  /// converge (the note says why).
+  Pivoting pivoting = Pivoting::partial;
   SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
                                        ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device

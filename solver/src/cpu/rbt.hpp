@@ -1,0 +1,44 @@
+// The cpu rbt pivoting (SolveOptions::pivoting = rbt; butterfly.hpp states the transform): the
+// factorization A_r = U^T A_s V = L U without pivoting (A_s = R A C equilibrated, padded to a
+// multiple of 4), its breakdown tests, and the correction through it, A^-1 r = C V U_r^-1 L^-1
+// U^T R r. solver_cpu.cpp refines against the original A with it and falls back to partial
+// pivoting when it breaks down or its refinement fails. Internal to tcsolve::solver.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "../butterfly.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cpu {
+
+/// Breakdown of the LU without pivoting: a pivot not above kRbtTinyPivot max|A_r| (relative to
+/// FP32's unit roundoff: the step has lost every digit), or factors grown beyond kRbtGrowth
+/// max|A_r| (the refinement could not recover what the growth destroyed).
+inline constexpr double kRbtTinyPivot = 0x1p-24;
+inline constexpr double kRbtGrowth = 0x1p20;
+
+struct RbtFactorization {
+  /// lu: the p x p FP32 factors of A_r (perm: the identity); row_scale, col_scale: R, C (n).
+  LuFactorization f;
+  detail::RandomButterfly u, v;
+};
+
+struct RbtAttempt {
+  std::optional<RbtFactorization> factors;
+  std::string breakdown;  ///< why there are no factors ("a tiny pivot in column 17", "growth 3e7")
+};
+
+/// Equilibration, the transform (butterflies from `seed`: u from seed, v from seed + 1) and the
+/// blocked FP32 LU without pivoting, trailing updates through tcsolve::gemm(cpu, variant).
+RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
+                             std::uint64_t seed);
+
+/// x = A^-1 r through the rbt factors, FP32 triangular solves of the scaled rhs (as lu_apply),
+/// result in FP64.
+Eigen::MatrixXd rbt_apply(const RbtFactorization& f, const Eigen::MatrixXd& r);
+
+}  // namespace tcsolve::cpu
