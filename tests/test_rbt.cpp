@@ -99,6 +99,12 @@ TEST_CASE("rbt pivoting meets dsgesv's criterion on random and randsvd systems, 
       CHECK_FALSE(r.fallback_used);
       CHECK(dsgesv_criterion(sys, r.x));
       CHECK(r.note.find("rbt: LU without pivoting") != std::string::npos);
+      // the condition estimate through the rbt factors: cond_1 within n of the 2-norm condition
+      if (cond > 0) {
+        REQUIRE(r.condition_estimate.has_value());
+        CHECK(*r.condition_estimate >= cond / 150);
+        CHECK(*r.condition_estimate <= cond * 150);
+      }
     }
   }
   // reproducible: the same seed, the same bits

@@ -25,21 +25,25 @@ RealFunction real_destroy{Library::cublaslt, "cublasLtDestroy"};
 RealFunction real_desc_get{Library::cublaslt, "cublasLtMatmulDescGetAttribute"};
 RealFunction real_layout_get{Library::cublaslt, "cublasLtMatrixLayoutGetAttribute"};
 
-/// A descriptor attribute of type T (false when the caller's library cannot read it).
-template <typename T>
-bool desc_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, T& value) {
-  auto get = real_desc_get.get<decltype(&cublasLtMatmulDescGetAttribute)>();
+/// An attribute of type T of a descriptor or layout, read by `getter` (the caller's
+/// cublasLtMatmulDescGetAttribute or cublasLtMatrixLayoutGetAttribute, of type F); false when
+/// the library cannot read it.
+template <typename F, typename Object, typename Attribute, typename T>
+bool attribute(RealFunction& getter, Object object, Attribute attr, T& value) {
+  auto get = getter.get<F>();
   std::size_t written = 0;
-  return get != nullptr && get(desc, attr, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS &&
+  return get != nullptr && get(object, attr, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS &&
          written == sizeof value;
 }
 
 template <typename T>
+bool desc_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, T& value) {
+  return attribute<decltype(&cublasLtMatmulDescGetAttribute)>(real_desc_get, desc, attr, value);
+}
+
+template <typename T>
 bool layout_attribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr, T& value) {
-  auto get = real_layout_get.get<decltype(&cublasLtMatrixLayoutGetAttribute)>();
-  std::size_t written = 0;
-  return get != nullptr && get(layout, attr, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS &&
-         written == sizeof value;
+  return attribute<decltype(&cublasLtMatrixLayoutGetAttribute)>(real_layout_get, layout, attr, value);
 }
 
 struct Layout {

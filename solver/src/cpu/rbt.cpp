@@ -43,6 +43,33 @@ RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int bloc
   return t;
 }
 
+detail::EquilibratedInverse rbt_inverse(const RbtFactorization& r) {
+  const int p = r.u.padded();
+  const Eigen::Index n = r.f.row_scale.size();
+  return detail::EquilibratedInverse(
+      r.f.row_scale, r.f.col_scale,
+      [&r, p, n](Eigen::MatrixXd& w) {
+        Eigen::MatrixXd t = detail::pad_rows(w, p);
+        r.u.apply_transpose(t);
+        Eigen::MatrixXf y = t.cast<float>();
+        r.f.lu.triangularView<Eigen::UnitLower>().solveInPlace(y);
+        r.f.lu.triangularView<Eigen::Upper>().solveInPlace(y);
+        Eigen::MatrixXd z = y.cast<double>();
+        r.v.apply(z);
+        w = z.topRows(n);
+      },
+      [&r, p, n](Eigen::MatrixXd& w) {
+        Eigen::MatrixXd t = detail::pad_rows(w, p);
+        r.v.apply_transpose(t);
+        Eigen::MatrixXf y = t.cast<float>();
+        r.f.lu.triangularView<Eigen::Upper>().transpose().solveInPlace(y);
+        r.f.lu.triangularView<Eigen::UnitLower>().transpose().solveInPlace(y);
+        Eigen::MatrixXd z = y.cast<double>();
+        r.u.apply(z);
+        w = z.topRows(n);
+      });
+}
+
 Eigen::MatrixXd rbt_apply(const RbtFactorization& r, const Eigen::MatrixXd& rhs) {
   const LuFactorization& f = r.f;
   const Eigen::Index n = f.row_scale.size(), p = r.u.padded();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../butterfly.hpp"
+#include "../condition.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::cpu {
@@ -36,6 +37,10 @@ struct RbtAttempt {
 /// blocked FP32 LU without pivoting, trailing updates through tcsolve::gemm(cpu, variant).
 RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
                              std::uint64_t seed);
+
+/// A_s^-1 = V A_r^-1 U^T and A_s^-T = U A_r^-T V^T through the FP32 factors of A_r (the
+/// condition estimate; w rounded to FP32 after the butterfly, as rbt_apply does).
+detail::EquilibratedInverse rbt_inverse(const RbtFactorization& f);
 
 /// x = A^-1 r through the rbt factors, FP32 triangular solves of the scaled rhs (as lu_apply),
 /// result in FP64.

@@ -63,6 +63,23 @@ void refine_with(const SolveOptions& options, const LinearSystem& sys, const Che
     res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
 }
 
+/// cond_1(A) (SolveOptions::estimate_condition) through the FP32 factors' inverse `fp32`, or
+/// through the FP64 LU `fp64` where those do not resolve A^-1 or when `fp64_made` (it exists
+/// already: the fallback ran). The note says when the FP64 LU gave it.
+void estimate_condition(const LinearSystem& sys, const detail::EquilibratedInverse& fp32, bool fp64_made,
+                        const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
+  const ScaledNorm norm1 = detail::norm_1(sys.A);
+  if (!fp64_made) {
+    const detail::ConditionEstimate c =
+        detail::estimate_condition(norm1, fp32, [&](Eigen::MatrixXd& y) { y = sys.A * y; });
+    if (c.resolved)
+      res.condition_estimate = c.estimate;
+    else
+      res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
+  }
+  if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64()).estimate;
+}
+
 /// rbt: the transformed LU without pivoting, refined against A. nullopt, with `why`, when the
 /// LU breaks down or the refinement does not converge (the caller then pivots).
 std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions& options,
@@ -87,10 +104,12 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
     return std::nullopt;
   }
   res.note = "rbt: LU without pivoting of U^T A V; " + res.note;
-  if (options.estimate_condition) {  // from an FP64 LU: the rbt factors have no fp32_inverse yet
-    const Fp64Lu lu64 = fp64_equilibrated_lu(sys.A, f.f.row_scale, f.f.col_scale);
-    res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), fp64_inverse(lu64, f.f)).estimate;
-    res.note += "; condition estimate from an FP64 LU";
+  if (options.estimate_condition) {
+    std::optional<Fp64Lu> lu64;
+    estimate_condition(sys, rbt_inverse(f), false, [&] {
+      lu64 = fp64_equilibrated_lu(sys.A, f.f.row_scale, f.f.col_scale);
+      return fp64_inverse(*lu64, f.f);
+    }, res);
   }
   detail::finish_result(sys, res);
   const auto t_end = Clock::now();
@@ -144,18 +163,8 @@ SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, 
     }
   }
 
-  if (options.estimate_condition) {
-    const ScaledNorm norm1 = detail::norm_1(sys.A);
-    if (!lu64) {
-      const detail::ConditionEstimate c =
-          detail::estimate_condition(norm1, fp32_inverse(f), [&](Eigen::MatrixXd& y) { y = sys.A * y; });
-      if (c.resolved)
-        res.condition_estimate = c.estimate;
-      else
-        res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
-    }
-    if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64_inverse(fp64(), f)).estimate;
-  }
+  if (options.estimate_condition)
+    estimate_condition(sys, fp32_inverse(f), lu64.has_value(), [&] { return fp64_inverse(fp64(), f); }, res);
   detail::finish_result(sys, res);
   const auto t_end = Clock::now();
   res.time_s.refinement = seconds(t_factored, t_end);
