@@ -79,7 +79,7 @@ SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t
 }
 
 /// The solver's options from the C parameters; NOT_SUPPORTED for the choices the library does
-/// not implement yet (pivoting rbt and auto).
+/// not implement yet (pivoting auto).
 SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   SolveOptions o;
   o.backend = backend;
@@ -92,7 +92,7 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
       throw InvalidInput("params->refinement: " + std::to_string(p.refinement) +
                          " is not 0 (classical), 1 (gmres) or 2 (auto)");
   }
-  if (p.pivoting == 1) o.pivoting = Pivoting::rbt;  // the cpu backend only so far (cuda: NOT_SUPPORTED)
+  if (p.pivoting == 1) o.pivoting = Pivoting::rbt;
   if (p.pivoting == 2)
     throw Unavailable(std::string("params->pivoting: 2 (auto)") +
                       " is not implemented in the library yet (0, partial, and 1, rbt, are)");

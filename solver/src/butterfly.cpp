@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "refinement_rules.hpp"
+
 namespace tcsolve::detail {
 namespace {
 
@@ -40,6 +42,13 @@ void butterfly(Eigen::MatrixXd& x, int o, int h, const double* r, Form form) {
 }
 
 }  // namespace
+
+std::string rbt_breakdown(int tiny_column, double growth) {
+  if (tiny_column >= 0)
+    return "a tiny pivot in column " + std::to_string(tiny_column + 1) + " of the LU without pivoting";
+  if (!(growth <= kRbtGrowth)) return "growth " + brief(growth) + " of the factors without pivoting";
+  return {};
+}
 
 RandomButterfly::RandomButterfly(int n, std::uint64_t seed) : n_(n), p_((n + 3) / 4 * 4) {
   std::mt19937_64 gen(seed);

@@ -16,9 +16,20 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tcsolve::detail {
+
+/// Breakdown of the LU without pivoting (both backends): a pivot not above kRbtTinyPivot
+/// max|A_r| (relative to FP32's unit roundoff: the step has lost every digit), or factors grown
+/// beyond kRbtGrowth max|A_r| (the refinement could not recover what the growth destroyed).
+inline constexpr double kRbtTinyPivot = 0x1p-24;
+inline constexpr double kRbtGrowth = 0x1p20;
+
+/// The breakdown's reason, as the note gives it: the tiny pivot's 0-based column (>= 0), else
+/// the growth max|LU| / max|A_r| when above kRbtGrowth (or not finite); empty when neither.
+std::string rbt_breakdown(int tiny_column, double growth);
 
 class RandomButterfly {
  public:
@@ -34,6 +45,11 @@ class RandomButterfly {
   void apply_transpose(Eigen::MatrixXd& x) const;
   void apply_inverse(Eigen::MatrixXd& x) const;
   void apply_inverse_transpose(Eigen::MatrixXd& x) const;
+
+  /// The entries (padded() each): B's R0 then R1 (outer), B_top's then B_bot's (inner), for a
+  /// device copy (cuda/butterfly.cu applies the same operations in the same order).
+  const std::vector<double>& outer() const { return outer_; }
+  const std::vector<double>& inner() const { return inner_; }
 
  private:
   int n_, p_;

@@ -89,8 +89,6 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   if (options.block_size == 0) options.block_size = default_block_size(options.backend);
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
-    if (options.pivoting == Pivoting::rbt)
-      throw Unavailable("pivoting rbt is implemented on the cpu backend only so far (use --backend cpu)");
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;
@@ -112,8 +110,6 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
                        ", ldx = " + std::to_string(ldx) + " too small for n = " + std::to_string(v.n) +
                        ", nrhs = " + std::to_string(v.nrhs));
   if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
-  if (requested.pivoting == Pivoting::rbt)
-    throw Unavailable("pivoting rbt is implemented on the cpu backend only so far");
   SolveOptions options = requested;
   options.backend = Backend::cuda;
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda);

@@ -28,17 +28,10 @@ RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int bloc
   f.resolved_variant = variant;
   RbtAttempt t;
   const int stopped = factorize_without_pivoting(f.lu, variant, block_size, gemm, f.resolved_variant,
-                                                 static_cast<float>(kRbtTinyPivot * a_max));
-  if (stopped >= 0) {
-    t.breakdown = "a tiny pivot in column " + std::to_string(stopped + 1) + " of the LU without pivoting";
-    return t;
-  }
-  const double growth = static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
-  if (!(growth <= kRbtGrowth)) {
-    t.breakdown = "growth " + detail::brief(growth) +
-                  " of the factors without pivoting";
-    return t;
-  }
+                                                 static_cast<float>(detail::kRbtTinyPivot * a_max));
+  const double growth = stopped >= 0 ? 0.0 : static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
+  t.breakdown = detail::rbt_breakdown(stopped, growth);
+  if (!t.breakdown.empty()) return t;
   t.factors = std::move(r);
   return t;
 }

@@ -16,12 +16,6 @@
 
 namespace tcsolve::cpu {
 
-/// Breakdown of the LU without pivoting: a pivot not above kRbtTinyPivot max|A_r| (relative to
-/// FP32's unit roundoff: the step has lost every digit), or factors grown beyond kRbtGrowth
-/// max|A_r| (the refinement could not recover what the growth destroyed).
-inline constexpr double kRbtTinyPivot = 0x1p-24;
-inline constexpr double kRbtGrowth = 0x1p20;
-
 struct RbtFactorization {
   /// lu: the p x p FP32 factors of A_r (perm: the identity); row_scale, col_scale: R, C (n).
   LuFactorization f;

@@ -32,6 +32,11 @@
 // synchronized. The plan (CudaLuPlan) chooses the leaves, the TRSM, the look-ahead, the
 // panel's SMs, auto's paths and the phase marks; what the device cannot serve is written
 // back into run.plan.
+//
+// rbt (factorize_rbt): R and C only ("equilibrate"), then A_r = fp32(U^T A_s V) straight from
+// the FP64 A (butterfly.cu, "butterfly"), and the same BlockedLu without pivoting: the leaves by
+// leaf_nopivot.cu (a pass over the rows, no search), no interchanges, no "swap" phase; the
+// growth test reads max|LU| once ("growth").
 #include "blocked_lu.hpp"
 
 #include <cublas_v2.h>
@@ -41,6 +46,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,15 +85,18 @@ class BlockedLu {
       : run_(run),
         f_(f),
         clock_(clock),
-        n_(f.n),
+        n_(f.order),
         a_(f.lu.data()),
+        pivot_(!f.rbt.has_value()),
         leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
-        // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs
-        leaf_(run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.n, leaf_variant_)),
+        // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs;
+        // without pivoting: leaf_nopivot.cu's leaves of kMaxLeafWidth
+        leaf_(!pivot_ ? kernels::kMaxLeafWidth
+                      : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.order, leaf_variant_))),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
-        infos_(static_cast<std::size_t>(2 + f.n / kernels::kMaxLeafWidth)),
-        origin_(static_cast<std::size_t>(f.n)),
-        block_scratch_(kernels::block_permutation_scratch_ints(f.n)),
+        infos_(static_cast<std::size_t>(2 + f.order / kernels::kMaxLeafWidth)),
+        origin_(pivot_ ? static_cast<std::size_t>(f.order) : 1),
+        block_scratch_(pivot_ ? kernels::block_permutation_scratch_ints(f.order) : 1),
         host_(run.plan.host_times),
         detail_(run.plan.phases == CudaLuPlan::Phases::detail),
         plain_trsm_(run.plan.trsm == CudaLuPlan::Trsm::cublas),
@@ -118,6 +127,9 @@ class BlockedLu {
     }
     if (lookahead_ == nullptr) run_.plan.lookahead = false;
   }
+
+  /// Without pivoting (rbt): the tiny-pivot threshold of the leaves.
+  void set_tiny(float tiny) { tiny_ = tiny; }
 
   /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
   /// read back (the device is idle afterwards).
@@ -254,8 +266,8 @@ class BlockedLu {
           mark("update_wait");
           update_done.wait(panel);
         }
-        mark("swap");
-        {
+        if (pivot_) {
+          mark("swap");
           const auto timed = host_.time(HostTimes::swap);
           // With look-ahead, only the columns right of the block here; those left of it (L's,
           // which nothing reads before the end) move on the update stream, off the panel's
@@ -345,7 +357,7 @@ class BlockedLu {
     mark("panel");  // leaves and joins; CudaLuPlan::Phases::detail tells them apart
     block_lo_ = c0;
     block_hi_ = c0 + w;
-    {
+    if (pivot_) {
       const auto timed = host_.time(HostTimes::swap);
       kernels::reset_origin(panel_, origin_.data(), c0, n_);
     }
@@ -420,6 +432,11 @@ class BlockedLu {
 
   void factor_leaf(int c0, int w) {
     if (detail_) mark("panel");
+    if (!pivot_) {  // rbt: no search, no interchanges; a tiny pivot is reported in infos_[0]
+      const auto timed = host_.time(HostTimes::leaf);
+      kernels::factor_leaf_nopivot(panel_, a_, n_, n_, c0, w, tiny_, infos_.data());
+      return;
+    }
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
       kernels::factor_leaf(panel_, leaf_variant_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
@@ -456,6 +473,8 @@ class BlockedLu {
   PhaseClock& clock_;
   int n_;
   float* a_;
+  bool pivot_;  ///< partial pivoting; false: the LU without pivoting of rbt's A_r
+  float tiny_ = 0;  ///< without pivoting: a pivot not above this in magnitude is reported
   kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
   int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
   DeviceBuffer<int> pairs_;
@@ -497,6 +516,7 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
     const int n = s.n;
     DeviceLu f;
     f.n = n;
+    f.order = n;
     f.lu = DeviceBuffer<float>(elements(n, n));
     f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
     f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
@@ -527,6 +547,65 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
                   std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
       return f;
     }
+  }
+}
+
+DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
+                       PhaseClock& clock) {
+  const bool fp16_only = variant == Variant::auto_ && run.plan.auto_paths != CudaLuPlan::AutoPaths::both;
+  const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;
+  for (int attempt = 0;; ++attempt) {
+    const int n = s.n;
+    DeviceLu f;
+    f.n = n;
+    f.rbt.emplace(n, seed);
+    const int p = f.rbt->u.padded();
+    f.order = p;
+    f.lu = DeviceBuffer<float>(elements(p, p));
+    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.resolved = variant;
+    DeviceBuffer<unsigned> max_bits(1);
+    clock.mark("equilibrate");
+    {
+      DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+      DeviceBuffer<double> norm(1);
+      kernels::equilibrate_rows(run.stream, s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+      kernels::equilibrate_columns(run.stream, s.a.data(), n, f.row_scale.data(), f.col_scale.data(), nullptr, 0, n,
+                                   f.col_sum.data());
+      clock.mark("butterfly");
+      const DeviceButterflies& b = *f.rbt;
+      kernels::butterfly_matrix(run.stream, s.a.data(), n, p, f.row_scale.data(), f.col_scale.data(), b.u_outer.data(),
+                                b.u_inner.data(), b.v_outer.data(), b.v_inner.data(), f.lu.data(), max_bits.data());
+      f.norm_a = norm.download(run.stream)[0];
+    }
+    clock.mark(nullptr);
+    const unsigned bits = max_bits.download(run.stream)[0];
+    float a_max = 0;
+    std::memcpy(&a_max, &bits, sizeof a_max);
+    f.order = p;
+    BlockedLu lu(run, f, clock);
+    // the cpu's threshold: fp32(kRbtTinyPivot max|A_r|), max|A_r| of the FP32 values (rounding is
+    // monotonic and the factor a power of two: the same float)
+    lu.set_tiny(static_cast<float>(detail::kRbtTinyPivot * a_max));
+    lu.run(std::max(block_size, 1), variant, fp16_only && attempt == 0);
+    if (lu.tf32_skipped() || (retry && attempt == 0)) continue;
+    if (attempt > 0)
+      f.note += (f.note.empty() ? "" : "; ") +
+                std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
+    clock.mark("growth");
+    double growth = 0;
+    if (f.zero_pivot < 0) {
+      kernels::max_abs(run.stream, f.lu.data(), f.lu.size(), max_bits.data());
+      const unsigned lu_bits = max_bits.download(run.stream)[0];
+      float lu_max = 0;
+      std::memcpy(&lu_max, &lu_bits, sizeof lu_max);
+      growth = static_cast<double>(lu_max) / static_cast<double>(a_max);
+    }
+    clock.mark(nullptr);
+    f.breakdown = detail::rbt_breakdown(f.zero_pivot, growth);
+    return f;
   }
 }
 

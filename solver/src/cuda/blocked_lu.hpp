@@ -1,13 +1,17 @@
 // The blocked LU on the device (blocked_lu.cpp says how it runs): DeviceLu, the FP32 factors of
-// the equilibrated A_s = R A C with R, C, the permutation and the zero pivot; factorize(), the
-// equilibration and the LU; HostScales, host copies of R and C. Internal to tcsolve::solver; host
-// code built with CUDA only.
+// the equilibrated A_s = R A C with R, C, the permutation and the zero pivot, or (rbt) of the
+// transformed A_r = U^T A_s V without pivoting with the butterflies; factorize() and
+// factorize_rbt(), the equilibration and the LU; HostScales, host copies of R and C. Internal to
+// tcsolve::solver; host code built with CUDA only.
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../butterfly.hpp"
 #include "device_system.hpp"
 #include "phase_clock.hpp"
 #include "tcsolve/gemm/cuda.hpp"
@@ -15,15 +19,30 @@
 
 namespace tcsolve::cuda {
 
+/// rbt: the butterflies U, V of A_r = U^T A_s V (butterfly.hpp), on the host (the condition
+/// estimate applies them there) and their entries on the device (butterfly.cu).
+struct DeviceButterflies {
+  detail::RandomButterfly u, v;
+  DeviceBuffer<double> u_outer, u_inner, v_outer, v_inner;
+  /// u from seed, v from seed + 1 (the cpu path's rule), for order n.
+  DeviceButterflies(int n, std::uint64_t seed)
+      : u(n, seed), v(n, seed + 1), u_outer(u.outer()), u_inner(u.inner()), v_outer(v.outer()), v_inner(v.inner()) {}
+};
+
 struct DeviceLu {
-  int n = 0;
-  DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, n x n, ROW-MAJOR (row i at lu + i n)
+  int n = 0;      ///< the system's order (R, C, col_sum: n entries)
+  int order = 0;  ///< the factors' order: n, or with rbt p = n rounded up to a multiple of 4
+  DeviceBuffer<float> lu;  ///< L (unit lower) and U packed, order x order, ROW-MAJOR (row i at lu + i order)
   DeviceBuffer<double> row_scale, col_scale;
   DeviceBuffer<double> col_sum;  ///< sum_i |a_ij| of the FP64 A (from the equilibration's reads): ||A||_1
   DeviceBuffer<int> perm;  ///< original row at position i (device copy of perm_host)
   std::vector<int> perm_host;
   double norm_a = 0;    ///< ||A||_inf of the FP64 A
-  int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot, or -1
+  int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot (rbt: tiny), or -1
+  /// rbt: the butterflies; lu then holds A_r's factors without pivoting and perm the identity.
+  std::optional<DeviceButterflies> rbt;
+  /// rbt: why the LU without pivoting broke down (a tiny pivot, growth), empty when it did not.
+  std::string breakdown;
   Variant resolved = Variant::fp32_simt;
   CudaKernels kernels = CudaKernels::automatic;  ///< the first trailing update's GemmInfo::kernels
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
@@ -32,6 +51,14 @@ struct DeviceLu {
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read
 /// back (the device is idle afterwards).
 DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock);
+
+/// rbt: the equilibration, the transform A_r = fp32(U^T A_s V) (bitwise the cpu's, cpu/rbt.hpp)
+/// and the blocked LU of A_r without pivoting (leaf_nopivot.cu's leaves, the same joins, TRSM,
+/// trailing updates and look-ahead as factorize()); then the cpu's breakdown tests (a pivot not
+/// above kRbtTinyPivot max|A_r|, factors grown beyond kRbtGrowth max|A_r|) set `breakdown`.
+/// Phases "equilibrate" (R, C), "butterfly" (the transform), then the LU's, and "growth".
+DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
+                       PhaseClock& clock);
 
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {

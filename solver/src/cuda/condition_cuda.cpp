@@ -16,9 +16,9 @@ DeviceConditionOps::DeviceConditionOps(const DeviceRun& run, const DeviceSystem&
     : run_(run),
       s_(s),
       f_(f),
-      y_(elements(s.n, kMaxColumns)),
-      host_(elements(s.n, kMaxColumns)),
-      scratch_(kernels::lu_solve_scratch_ints(s.n, kMaxColumns)),
+      y_(elements(f.order, kMaxColumns)),
+      host_(elements(f.order, kMaxColumns)),
+      scratch_(kernels::lu_solve_scratch_ints(f.order, kMaxColumns)),
       u_(static_cast<std::size_t>(s.n)),
       au_(static_cast<std::size_t>(s.n)) {}
 
@@ -38,31 +38,55 @@ int DeviceConditionOps::columns(const Eigen::MatrixXd& w) const {
 }
 
 void DeviceConditionOps::solve(Eigen::MatrixXd& w) {
-  const int n = s_.n, k = columns(w);
+  const int n = s_.n, m = f_.order, k = columns(w);
+  Eigen::MatrixXd t;
+  if (f_.rbt) {  // U^T pad(w) (the cpu's rbt_inverse)
+    t = detail::pad_rows(w, m);
+    f_.rbt->u.apply_transpose(t);
+  }
   for (int c = 0; c < k; ++c)
-    for (int i = 0; i < n; ++i)
-      host_[elements(n, c) + static_cast<std::size_t>(i)] =
-          static_cast<float>(w(f_.perm_host[static_cast<std::size_t>(i)], c));
-  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float), run_.stream);
-  kernels::lu_solve(run_.stream, f_.lu.data(), n, n, y_.data(), k, scratch_.data());
-  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float), run_.stream);
+    for (int i = 0; i < m; ++i)
+      host_[elements(m, c) + static_cast<std::size_t>(i)] =
+          static_cast<float>(f_.rbt ? t(i, c) : w(f_.perm_host[static_cast<std::size_t>(i)], c));
+  copy_to_device(y_.data(), host_.data(), elements(m, k) * sizeof(float), run_.stream);
+  kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), k, scratch_.data());
+  copy_to_host(host_.data(), y_.data(), elements(m, k) * sizeof(float), run_.stream);
+  if (f_.rbt) {  // V z, its first n rows
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < m; ++i) t(i, c) = host_[elements(m, c) + static_cast<std::size_t>(i)];
+    f_.rbt->v.apply(t);
+    w = t.topRows(n);
+    return;
+  }
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < n; ++i) w(i, c) = host_[elements(n, c) + static_cast<std::size_t>(i)];
 }
 
 void DeviceConditionOps::solve_transpose(Eigen::MatrixXd& w) {
-  const int n = s_.n, k = columns(w);
+  const int n = s_.n, m = f_.order, k = columns(w);
+  Eigen::MatrixXd t;
+  if (f_.rbt) {  // V^T pad(w)
+    t = detail::pad_rows(w, m);
+    f_.rbt->v.apply_transpose(t);
+  }
   for (int c = 0; c < k; ++c)
-    for (int i = 0; i < n; ++i)
-      host_[elements(n, c) + static_cast<std::size_t>(i)] = static_cast<float>(w(i, c));
-  copy_to_device(y_.data(), host_.data(), elements(n, k) * sizeof(float), run_.stream);
+    for (int i = 0; i < m; ++i)
+      host_[elements(m, c) + static_cast<std::size_t>(i)] = static_cast<float>(f_.rbt ? t(i, c) : w(i, c));
+  copy_to_device(y_.data(), host_.data(), elements(m, k) * sizeof(float), run_.stream);
   const float one = 1.0f;
   cublasHandle_t h = run_.blas();
   TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                   CUBLAS_DIAG_NON_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
+                                   CUBLAS_DIAG_NON_UNIT, m, k, &one, f_.lu.data(), m, y_.data(), m));
   TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                   CUBLAS_DIAG_UNIT, n, k, &one, f_.lu.data(), n, y_.data(), n));
-  copy_to_host(host_.data(), y_.data(), elements(n, k) * sizeof(float), run_.stream);
+                                   CUBLAS_DIAG_UNIT, m, k, &one, f_.lu.data(), m, y_.data(), m));
+  copy_to_host(host_.data(), y_.data(), elements(m, k) * sizeof(float), run_.stream);
+  if (f_.rbt) {  // U z, its first n rows
+    for (int c = 0; c < k; ++c)
+      for (int i = 0; i < m; ++i) t(i, c) = host_[elements(m, c) + static_cast<std::size_t>(i)];
+    f_.rbt->u.apply(t);
+    w = t.topRows(n);
+    return;
+  }
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < n; ++i)
       w(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(n, c) + static_cast<std::size_t>(i)];

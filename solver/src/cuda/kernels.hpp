@@ -1,5 +1,6 @@
-// Launchers of the solver's device kernels (equilibrate.cu, row_swap.cu, refine_kernels.cu,
-// random_kernels.cu, triangular.cu), called by the solver's cuda path and generate_cuda.cpp.
+// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_nopivot.cu,
+// butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
+// called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
 // column-major unless a launcher says otherwise (lu_solve's LU is row-major); every launcher
 // enqueues on the stream it is given first (cudaStream_t is CUstream_st*), returns once its
@@ -33,7 +34,7 @@ void equilibrate(CUstream_st* stream, const double* a, int n, double* row_scale,
 /// split of [0, n), in any order, gives bitwise equilibrate()'s results), their scales and their
 /// columns of a_s, ordered after the first step (the same stream, or one that waits for it); col_sum (not
 /// null): also col_sum[j] = sum_i |a_ij| for those columns (||A||_1 = max_j col_sum[j]), summed
-/// in a fixed order, from the same reads.
+/// in a fixed order, from the same reads. a_s nullptr: the scales (and col_sum) only.
 void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_scale, double* norm_inf, double* workspace);
 void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum = nullptr);
@@ -68,6 +69,37 @@ int leaf_width(int n, LeafVariant leaf = {});
 /// (one launch per leaf instead of two).
 void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
+
+// --- leaf_nopivot.cu ---------------------------------------------------------------------------
+
+/// LU without pivoting of the leaf: rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth,
+/// c0 + w <= n) of the row-major a (row r at a + r ld), in place (L below, U on top); the first
+/// pivot whose magnitude is not above `tiny` (or not finite) sets *info = its 1-based global
+/// column when *info is 0 (the factorization goes on: the caller decides). Rows are never moved.
+void factor_leaf_nopivot(CUstream_st* stream, float* a, int ld, int n, int c0, int w, float tiny, int* info);
+
+// --- butterfly.cu ------------------------------------------------------------------------------
+
+/// The rbt transform A_r = fp32(U^T [R A C 0; 0 I] V) (butterfly.hpp; bitwise the host's
+/// butterfly_transform rounded to FP32) of the n x n FP64 a (column-major, leading dimension n)
+/// into the p x p ROW-MAJOR a_r (p = n rounded up to a multiple of 4); U's and V's entries
+/// (RandomButterfly::outer(), inner(): p doubles each) on the device. *max_bits = the bits of
+/// max |A_r| (a float).
+void butterfly_matrix(CUstream_st* stream, const double* a, int n, int p, const double* row_scale, const double* col_scale,
+                      const double* u_outer, const double* u_inner, const double* v_outer, const double* v_inner, float* a_r,
+                      unsigned* max_bits);
+
+/// t = U^T pad(R r) (FP64, p x cols, leading dimension p) for r (n x cols, leading dimension ld).
+void butterfly_rhs(CUstream_st* stream, const double* r, int ld, int n, int p, int cols, const double* row_scale,
+                   const double* u_outer, const double* u_inner, double* t);
+
+/// x(i, c) = (col_scale[i] z(i, c)) 2^exponent[c] for i < n, z = V double(y) (y: FP32, p x cols,
+/// leading dimension p; x: leading dimension ldx).
+void butterfly_solution(CUstream_st* stream, const float* y, int n, int p, int cols, const double* v_outer,
+                        const double* v_inner, const double* col_scale, const int* exponent, double* x, int ldx);
+
+/// *max_bits = the bits of max |a[i]| over `count` floats (a NaN gives NaN's bits, above inf's).
+void max_abs(CUstream_st* stream, const float* a, std::size_t count, unsigned* max_bits);
 
 // --- trsm.cu -----------------------------------------------------------------------------------
 
@@ -165,6 +197,7 @@ void scale_copy(CUstream_st* stream, const double* a, int n, const double* row_s
 
 /// y(i, c) = fp32_rn(ldexp(row_scale[perm[i]] r(perm[i], c), -exponent[c])) for i < n, c < cols:
 /// P R r scaled by a power of two per column (r: leading dimension ld; y: leading dimension n).
+/// row_scale nullptr: 1; perm nullptr: the identity.
 void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
                            const int* exponent, float* y);
 

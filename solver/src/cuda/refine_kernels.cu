@@ -76,9 +76,10 @@ __global__ void __launch_bounds__(kThreads)
                    const int* __restrict__ exponent, float* __restrict__ y) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= n) return;
-  const int p = perm[i];
+  const int p = perm ? perm[i] : i;
   for (int c = blockIdx.y; c < cols; c += gridDim.y) {
-    const double t = __dmul_rn(row_scale[p], r[p + static_cast<std::size_t>(c) * ld]);
+    const double v = r[p + static_cast<std::size_t>(c) * ld];
+    const double t = row_scale ? __dmul_rn(row_scale[p], v) : v;
     y[i + static_cast<std::size_t>(c) * n] = __double2float_rn(ldexp(t, -exponent[c]));
   }
 }

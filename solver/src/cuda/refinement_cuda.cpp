@@ -24,8 +24,9 @@ DeviceRefinement::DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, 
       x_(elements(s.n, s.nrhs)),
       best_(elements(s.n, s.nrhs)),
       d_(elements(s.n, s.nrhs)),
-      y_(elements(s.n, s.nrhs)),
-      solve_scratch_(kernels::lu_solve_scratch_ints(s.n, s.nrhs)),
+      y_(elements(f.order, s.nrhs)),
+      solve_scratch_(kernels::lu_solve_scratch_ints(f.order, s.nrhs)),
+      transformed_(f.rbt ? elements(f.order, s.nrhs) : 1),
       scratch_(static_cast<std::size_t>(s.nrhs)),
       exponent_(static_cast<std::size_t>(s.nrhs)),
       mask_(static_cast<std::size_t>(s.nrhs)) {
@@ -91,23 +92,38 @@ Eigen::MatrixXd DeviceRefinement::best() const {
 }
 
 void DeviceRefinement::lu_apply(const double* rhs, double* out, int cols) {
-  const int n = s_.n;
-  kernels::column_max_abs(run_.stream, rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
-  kernels::scale_permute_to_fp32(run_.stream, rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
-                                 y_.data());
+  const int n = s_.n, m = f_.order;
+  if (f_.rbt) {  // t = U^T pad(R rhs) in FP64, then its power-of-two scaling to FP32 (cpu: rbt_apply)
+    const DeviceButterflies& b = *f_.rbt;
+    kernels::butterfly_rhs(run_.stream, rhs, n, n, m, cols, f_.row_scale.data(), b.u_outer.data(), b.u_inner.data(),
+                           transformed_.data());
+    kernels::column_max_abs(run_.stream, transformed_.data(), m, m, cols, nullptr, scratch_.data(), exponent_.data());
+    kernels::scale_permute_to_fp32(run_.stream, transformed_.data(), m, m, cols, nullptr, nullptr, exponent_.data(),
+                                   y_.data());
+  } else {
+    kernels::column_max_abs(run_.stream, rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
+    kernels::scale_permute_to_fp32(run_.stream, rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),
+                                   y_.data());
+  }
   if (cublas_solves_) {
     // The row-major LU is T = (LU)^T in cuBLAS's terms: L y = r is T's unit upper part
     // transposed, U y = r its lower part transposed.
     const float one = 1.0f;
     cublasHandle_t h = run_.blas();
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T,
-                                     CUBLAS_DIAG_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+                                     CUBLAS_DIAG_UNIT, m, cols, &one, f_.lu.data(), m, y_.data(), m));
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                                     CUBLAS_DIAG_NON_UNIT, n, cols, &one, f_.lu.data(), n, y_.data(), n));
+                                     CUBLAS_DIAG_NON_UNIT, m, cols, &one, f_.lu.data(), m, y_.data(), m));
   } else {
-    kernels::lu_solve(run_.stream, f_.lu.data(), n, n, y_.data(), cols, solve_scratch_.data());
+    kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), cols, solve_scratch_.data());
   }
-  kernels::unscale_to_fp64(run_.stream, y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
+  if (f_.rbt) {  // x = C (V double(y))[0, n) 2^e
+    const DeviceButterflies& b = *f_.rbt;
+    kernels::butterfly_solution(run_.stream, y_.data(), n, m, cols, b.v_outer.data(), b.v_inner.data(),
+                                f_.col_scale.data(), exponent_.data(), out, n);
+  } else {
+    kernels::unscale_to_fp64(run_.stream, y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
+  }
 }
 
 double DeviceRefinement::norm2(const double* v) {

@@ -6,6 +6,8 @@
 //   correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to ||R r|| in
 //               [1/2, 1) and rounded to FP32 (refine_kernels.cu), two triangular solves on the
 //               row-major LU (triangular.cu, or cublasStrsm), unscaled to FP64; x += d in FP64.
+//               rbt: d = C V U^-1 L^-1 U^T R r, the butterflies in FP64 (butterfly.cu) around
+//               the same scaling and solves of order p.
 //   gmres       (--refine gmres) d from one GMRES cycle per column on M^-1 A d = M^-1 r, M the
 //               FP32 LU as in the correction: the Krylov basis, the FP64 products A v
 //               (cublasDgemv) and the Gram-Schmidt (CGS2, cublasDgemv) on the device; the
@@ -60,7 +62,8 @@ class DeviceRefinement {
 
  private:
   /// out = C U^-1 L^-1 P R rhs for `cols` columns (leading dimension n), each through FP32 with
-  /// a power-of-two scaling (the cpu path's lu_apply).
+  /// a power-of-two scaling (the cpu path's lu_apply); rbt: out = C V U^-1 L^-1 U^T R rhs (the
+  /// cpu path's rbt_apply).
   void lu_apply(const double* rhs, double* out, int cols);
 
   /// ||v||_2 of a device vector of n doubles (cublasDnrm2 in host pointer mode: waits for it).
@@ -88,11 +91,12 @@ class DeviceRefinement {
   PhaseClock& clock_;
   DeviceChecker checker_;
   DeviceBuffer<double> x_, best_, d_;
-  DeviceBuffer<float> y_;
+  DeviceBuffer<float> y_;  ///< the FP32 right-hand sides of the solves (order x nrhs)
   /// The triangular solves: triangular.cu's sync-free row-block solves, or cuBLAS's strsm with
   /// CudaLuPlan::Trsv::cublas (to compare).
   bool cublas_solves_ = run_.plan.trsv == CudaLuPlan::Trsv::cublas;
   DeviceBuffer<int> solve_scratch_;
+  DeviceBuffer<double> transformed_;  ///< rbt: U^T R r in FP64 (p x nrhs)
   DeviceBuffer<double> scratch_;
   DeviceBuffer<int> exponent_, mask_;
   // GMRES-IR only: the Krylov basis (n x (cycle + 1)), A v_k, the two Gram-Schmidt passes'

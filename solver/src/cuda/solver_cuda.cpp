@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,22 +59,67 @@ void check_variant(Variant variant) {
 
 namespace {
 
-/// The story of a GPU solve of the system s already on the device. host_a, host_b: the host A
-/// and b for the rare paths that need them; meta: the system's x_true (for the forward error).
-/// `transfer`: the seconds the system took to reach the device.
-SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
-                            const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
-                            PhaseClock& clock) {
-  SolveResult res;
+/// cond_1(A) into res (SolveOptions::estimate_condition; phase "condition"): through the FP32
+/// factors f where they resolve A^-1 and no FP64 LU exists yet (`fp64_made`), else through
+/// the FP64 LU `fp64` (made for it when needed).
+void estimate_condition(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, const HostMatrix& host_a,
+                        const HostScales& scales, bool fp64_made, const std::function<DeviceFp64Lu&()>& fp64,
+                        PhaseClock& clock, SolveResult& res) {
+  clock.mark("condition");
+  const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, host_a);
+  if (!fp64_made) {
+    DeviceConditionOps ops(run, s, f);
+    const detail::ConditionEstimate c = detail::estimate_condition(
+        norm1, ops.inverse(scales), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
+    if (c.resolved)
+      res.condition_estimate = c.estimate;
+    else
+      res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
+  }
+  if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64().inverse(scales)).estimate;
+  clock.mark(nullptr);
+}
+
+/// The end of a solve: the device idle, the times (from t_start, the factorization ending at
+/// t_factored), x (the best iterate) to the host, the phases, the LU's note, the result's checks.
+void finish_solve(DeviceRun& run, const DeviceRefinement& refinement, const DeviceLu& f, double transfer,
+                  PhaseClock& clock, const LinearSystem& meta, Clock::time_point t_start, Clock::time_point t_factored,
+                  SolveResult& res) {
+  run.synchronize();
+  const auto t_end = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  const auto t = Clock::now();
+  res.x = refinement.best();
+  transfer += seconds(t, Clock::now());
+  res.time_s.phases.emplace_back("transfer", transfer);
+  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
+  if (!f.note.empty()) res.note += "; " + f.note;
+  detail::finish_result(meta, res);
+}
+
+/// The reported fields of the factorization f.
+void report_factorization(const DeviceRun& run, const DeviceLu& f, SolveResult& res) {
   res.backend = Backend::cuda;
+  res.resolved_variant = f.resolved;
+  res.cuda_plan = run.plan;
+  res.gemm_kernels = f.kernels;
+}
+
+/// The story of a GPU solve of the system s already on the device with partial pivoting.
+/// host_a, host_b: the host A and b for the rare paths that need them; meta: the system's
+/// x_true (for the forward error). `transfer`: the seconds the system took to reach the device.
+SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                          const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                          PhaseClock& clock) {
+  SolveResult res;
   clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
   run.synchronize();
   const auto t_start = Clock::now();
   const DeviceLu f = factorize(run, s, options.variant, options.block_size, clock);
   const auto t_factored = Clock::now();  // factorize() ends with a read-back: the stream is idle
-  res.resolved_variant = f.resolved;
-  res.cuda_plan = run.plan;
-  res.gemm_kernels = f.kernels;
+  report_factorization(run, f, res);
 
   std::optional<HostScales> host_scales;  // read back when the fallback or the estimate needs them
   auto scales = [&]() -> const HostScales& {
@@ -128,35 +174,73 @@ SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transf
       detail::take_fallback(refinement.assess(), res, [&] { refinement.keep_best(); });
     }
   }
+  if (options.estimate_condition)
+    estimate_condition(run, s, f, host_a, scales(), lu64.has_value(), fp64, clock, res);
+  finish_solve(run, refinement, f, transfer, clock, meta, t_start, t_factored, res);
+  return res;
+}
 
-  if (options.estimate_condition) {
-    clock.mark("condition");
-    const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, host_a);
-    if (!lu64) {
-      DeviceConditionOps ops(run, s, f);
-      const detail::ConditionEstimate c = detail::estimate_condition(
-          norm1, ops.inverse(scales()), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
-      if (c.resolved)
-        res.condition_estimate = c.estimate;
-      else
-        res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
-    }
-    if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64().inverse(scales())).estimate;
-    clock.mark(nullptr);
-  }
+/// rbt: the transformed LU without pivoting (factorize_rbt), refined against A as above; nullopt,
+/// with `why`, when the LU breaks down or the refinement does not converge (the caller then
+/// pivots). No FP64 fallback here: partial pivoting is rbt's fallback.
+std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                                     const LinearSystem& meta, const SolveOptions& options, PhaseClock& clock,
+                                     std::string& why) {
+  SolveResult res;
+  res.pivoting = Pivoting::rbt;
+  clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));
   run.synchronize();
-  const auto t_end = Clock::now();
-  res.time_s.factorization = seconds(t_start, t_factored);
-  res.time_s.refinement = seconds(t_factored, t_end);
-  res.time_s.total = seconds(t_start, t_end);
+  const auto t_start = Clock::now();
+  const DeviceLu f = factorize_rbt(run, s, options.variant, options.block_size, options.rbt_seed, clock);
+  const auto t_factored = Clock::now();  // factorize_rbt() ends with read-backs: the stream is idle
+  if (!f.breakdown.empty()) {
+    why = f.breakdown;
+    return std::nullopt;
+  }
+  report_factorization(run, f, res);
+  DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
+  refinement.initial_solve();
+  detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_);
+  if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
+    res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
+  if (!res.converged) {
+    why = "refinement did not converge (" + res.note + ")";
+    return std::nullopt;
+  }
+  res.note = "rbt: LU without pivoting of U^T A V; " + res.note;
+  if (options.estimate_condition) {
+    const HostScales scales(run, f);
+    std::optional<DeviceFp64Lu> lu64;
+    estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {
+      if (!lu64) lu64.emplace(run, host_a, s, f);
+      return *lu64;
+    }, clock, res);
+  }
+  finish_solve(run, refinement, f, transfer, clock, meta, t_start, t_factored, res);
+  return res;
+}
 
+/// The story of a GPU solve of the system s already on the device: rbt first when asked (and
+/// partial pivoting after it when it fails, its time counted in the total and as the phase
+/// "rbt_attempt"), else partial pivoting.
+SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                            const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                            PhaseClock& clock) {
+  if (options.pivoting != Pivoting::rbt)
+    return solve_partial(run, s, transfer, host_a, host_b, meta, options, clock);
+  std::string why;
+  run.synchronize();
   const auto t = Clock::now();
-  res.x = refinement.best();
-  transfer += seconds(t, Clock::now());
-  res.time_s.phases.emplace_back("transfer", transfer);
-  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
-  if (!f.note.empty()) res.note += "; " + f.note;
-  detail::finish_result(meta, res);
+  if (std::optional<SolveResult> r = solve_rbt(run, s, transfer, host_a, meta, options, clock, why))
+    return std::move(*r);
+  run.synchronize();
+  const double attempt = seconds(t, Clock::now());
+  PhaseClock partial_clock(clock.enabled(), run.stream);
+  SolveResult res = solve_partial(run, s, transfer, host_a, host_b, meta, options, partial_clock);
+  res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
+  res.time_s.factorization += attempt;
+  res.time_s.total += attempt;
+  res.time_s.phases.emplace_back("rbt_attempt", attempt);
   return res;
 }
 

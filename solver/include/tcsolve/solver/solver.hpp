@@ -58,8 +58,9 @@ std::string_view to_string(Refinement r);
 /// random butterfly transform A_r = U^T A V (depth 2; butterfly.hpp) and an LU without
 /// pivoting, refined against the original A; when that breaks down (a tiny or non-finite
 /// pivot, growth of the factors) or its refinement does not converge, the solve runs again with
-/// partial pivoting, and SolveResult::pivoting and the note say so. The cpu backend only so far
-/// (cuda: Unavailable).
+/// partial pivoting, and SolveResult::pivoting and the note say so. Both backends (cuda: the
+/// transform and the LU without pivoting on the device; a failed attempt's time is in the total
+/// and the phase "rbt_attempt").
 enum class Pivoting { partial, rbt };
 Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt"
 std::string_view to_string(Pivoting p);
@@ -164,6 +165,11 @@ struct SolveTimes {
   ///   "equilibrate"       R, C and the FP32 A_s (with look-ahead only what precedes the first
   ///                       panel);
   ///   "equilibrate_rest"  the rest of A_s, on the update stream beside the first panel;
+  ///   "butterfly"         rbt: A_r = fp32(U^T A_s V) from the FP64 A (after "equilibrate",
+  ///                       which then forms R and C only);
+  ///   "growth"            rbt: max|LU| for the growth test;
+  ///   "rbt_attempt"       rbt that broke down or did not converge: the attempt's seconds (in
+  ///                       factorization and total; the phases after it are partial pivoting's);
   ///   "panel"             the leaves of the recursive panel factorizations (the cluster
   ///                       kernel, or cuSOLVER sgetrf);
   ///   "swap"              every leaf's row interchanges applied to the other columns;
