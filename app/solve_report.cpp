@@ -26,8 +26,12 @@ void add_solver_options(po::options_description& options) {
        "step reduces the backward error by less than 10x (before any fallback)")
       ("pivoting", po::value<std::string>()->default_value("partial")->value_name("P"),
        "partial: a pivot search per column; rbt: a random butterfly transform U^T A V and an LU "
-       "without pivoting, refined against A, partial pivoting again when it breaks down or does not "
-       "converge (cpu backend only so far)")
+       "that searches each pivot in a window of rows only (--rbt-window), refined against A, "
+       "partial pivoting again when it breaks down or does not converge (the time of a failed "
+       "attempt is counted)")
+      ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
+       "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
+       "(64..256); 0: no pivoting at all")
       ("max-iter", po::value<long long>()->default_value(kDefaultMaxIterations)->value_name("N"),
        "at most N refinement steps (gmres: outer steps, each at most 100 GMRES iterations); "
        "0: the LU solve alone")
@@ -53,6 +57,10 @@ SolveOptions solver_options(const po::variables_map& vm) {
   o.block_size = vm["block-size"].defaulted() ? 0 : positive_int("block-size", vm["block-size"].as<long long>());
   o.refinement = parse_refinement(vm["refine"].as<std::string>());
   o.pivoting = parse_pivoting(vm["pivoting"].as<std::string>());
+  const long long window = vm["rbt-window"].as<long long>();
+  if (window != 0 && (window < 64 || window > 256))
+    throw InvalidInput("--rbt-window must be 0 or an integer in [64, 256], got " + std::to_string(window));
+  o.rbt_window = static_cast<int>(window);
   const long long max_iter = vm["max-iter"].as<long long>();
   if (max_iter < 0 || max_iter > 1000000)
     throw InvalidInput("--max-iter must be an integer in [0, 1000000], got " + std::to_string(max_iter));
@@ -107,6 +115,7 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("condition_estimate", s.condition_estimate.has_value(), s.condition_estimate.value_or(0.0));
   w.field_or_null("gmres_from", s.gmres_from >= 0, s.gmres_from);
   w.field_or_null("pivoting", !r.baseline, to_string(s.pivoting));
+  w.field_or_null("rbt_window", !r.baseline && r.options.pivoting == Pivoting::rbt, r.options.rbt_window);
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

@@ -1,8 +1,8 @@
-// [gpu] tests of the rbt pivoting on the device (solver/src/cuda/butterfly.cu, leaf_nopivot.cu,
+// [gpu] tests of the rbt pivoting on the device (solver/src/cuda/butterfly.cu, leaf_rbt.cu,
 // blocked_lu.cpp's factorize_rbt, the rbt branches of the refinement and the condition
 // estimate): the transform of A and of the correction's vectors bitwise the host's
-// (butterfly.hpp); the leaf without pivoting within the unpivoted LU's bound with its tiny pivot
-// reported; solves that meet dsgesv's criterion without pivoting in about the cpu rbt's
+// (butterfly.hpp); the leaf, with and without its pivot window, within the LU's bound with its
+// tiny pivot reported; solves that meet dsgesv's criterion without pivoting in about the cpu rbt's
 // iterations; and, on systems built to break an LU without pivoting and on every committed
 // system, convergence with rbt or after the reported fall back to partial pivoting, never worse
 // than partial pivoting. Skipped, with a warning, without a GPU.
@@ -136,48 +136,71 @@ TEST_CASE("the device butterfly transforms of A and of the correction's vectors 
   }
 }
 
-TEST_CASE("the device leaf without pivoting factors within the LU bound and reports a tiny pivot", "[gpu]") {
-  TCSOLVE_RBT_SKIP_WITHOUT_GPU("the leaf without pivoting");
-  // a 600 x 600 row-major matrix, the leaf at c0 = 40 of width 32 (rows 40..599): its diagonal
-  // block and the 528 rows below, against a host LU without pivoting of the same columns.
+TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the window's largest, and reports a tiny "
+          "pivot", "[gpu]") {
+  TCSOLVE_RBT_SKIP_WITHOUT_GPU("the rbt leaf");
+  // a 600 x 600 row-major matrix, the leaf at c0 = 40 of width 32 (rows 40..599), windows of 0
+  // (no pivoting: a dominant diagonal), 64 and 256 rows; checked: P panel = L U within twice
+  // gamma_w |L||U| (the leaf's w-term dot products, rounded in FP32), |L| <= 1 inside the window,
+  // each pivot the largest of its column's window rows, nothing outside the leaf's columns moved.
   constexpr double kU32 = 0x1p-24;
   const int n = 600, c0 = 40, w = 32;
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  RowMajorF a(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) a(i, j) = dist(rng) + (i == j ? 4.0f : 0.0f);
-  cuda::DeviceBuffer<float> d_a(host_vector(a.data(), a.size()));
-  cuda::DeviceBuffer<int> info(std::vector<int>{0});
-  cuda::kernels::factor_leaf_nopivot(nullptr, d_a.data(), n, n, c0, w, 1e-3f, info.data());
-  const std::vector<float> got = d_a.download();
-  CHECK(info.download()[0] == 0);
-  const Eigen::Map<const RowMajorF> f(got.data(), n, n);
-  // L (rows c0.., unit lower in the leaf's columns) times U11 against the panel, in FP64
-  const Eigen::MatrixXd panel = a.block(c0, c0, n - c0, w).cast<double>();
-  Eigen::MatrixXd L = f.block(c0, c0, n - c0, w).cast<double>();
-  Eigen::MatrixXd U = L.topRows(w).triangularView<Eigen::Upper>();
-  for (int i = 0; i < w; ++i) {
-    for (int j = i; j < w; ++j) L(i, j) = (i == j) ? 1.0 : 0.0;
+  for (int window : {0, 64, 256}) {
+    INFO("window " << window);
+    std::mt19937 rng(9 + window);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    RowMajorF a(n, n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) a(i, j) = dist(rng) + (window == 0 && i == j ? 4.0f : 0.0f);
+    cuda::DeviceBuffer<float> d_a(host_vector(a.data(), a.size()));
+    cuda::DeviceBuffer<int> info(std::vector<int>{0}), ipiv(static_cast<std::size_t>(w));
+    cuda::kernels::factor_leaf_rbt(nullptr, d_a.data(), n, n, c0, w, window, 1e-3f, ipiv.data(), info.data());
+    const std::vector<float> got = d_a.download();
+    CHECK(info.download()[0] == 0);
+    const Eigen::Map<const RowMajorF> f(got.data(), n, n);
+    // the panel's rows in the order the exchanges leave them
+    Eigen::MatrixXd panel = a.block(c0, c0, n - c0, w).cast<double>();
+    if (window > 0) {
+      const std::vector<int> piv = ipiv.download();
+      for (int k = 0; k < w; ++k) {
+        const int p = piv[static_cast<std::size_t>(k)] - 1;
+        REQUIRE(p >= k);
+        REQUIRE(p < window);
+        panel.row(k).swap(panel.row(p));
+      }
+    }
+    Eigen::MatrixXd L = f.block(c0, c0, n - c0, w).cast<double>();
+    Eigen::MatrixXd U = L.topRows(w).triangularView<Eigen::Upper>();
+    for (int i = 0; i < w; ++i)
+      for (int j = i; j < w; ++j) L(i, j) = (i == j) ? 1.0 : 0.0;
+    if (window > 0) CHECK(L.topRows(window).cwiseAbs().maxCoeff() <= 1.0);
+    const double gamma = w * kU32 / (1 - w * kU32);
+    const Eigen::MatrixXd residual = (panel - L * U).cwiseAbs();
+    const Eigen::MatrixXd bound = 2 * gamma * (L.cwiseAbs() * U.cwiseAbs());
+    CHECK((residual - bound).maxCoeff() <= 0);
+    // the first pivot is the window's largest of column c0 (no arithmetic before it)
+    if (window > 0) {
+      Eigen::Index p = 0;
+      a.col(c0).segment(c0, window).cwiseAbs().maxCoeff(&p);
+      CHECK(std::abs(f(c0, c0)) == std::abs(a(c0 + p, c0)));
+    }
+    CHECK(f.leftCols(c0) == a.leftCols(c0));
+    CHECK(f.rightCols(n - c0 - w) == a.rightCols(n - c0 - w));
+    CHECK(f.block(0, c0, c0, w) == a.block(0, c0, c0, w));
   }
-  const double gamma = w * kU32 / (1 - w * kU32);
-  const Eigen::MatrixXd residual = (panel - L * U).cwiseAbs();
-  const Eigen::MatrixXd bound = 2 * gamma * (L.cwiseAbs() * U.cwiseAbs());
-  CHECK((residual - bound).maxCoeff() <= 0);
-  // nothing outside the leaf moved
-  CHECK(f.leftCols(c0) == a.leftCols(c0));
-  CHECK(f.rightCols(n - c0 - w) == a.rightCols(n - c0 - w));
-  CHECK(f.block(0, c0, c0, w) == a.block(0, c0, c0, w));
 
-  // a zero in the leaf's 6th diagonal entry after elimination: the column is reported (1-based)
-  RowMajorF b = RowMajorF::Identity(64, 64);
+  // a zero in the 6th diagonal entry: without pivoting the column is reported (1-based); with a
+  // window the identity's rows are exchanged past it and nothing is reported
+  RowMajorF b = RowMajorF::Identity(128, 128);
   b(5, 5) = 0;
-  cuda::DeviceBuffer<float> d_b(host_vector(b.data(), b.size()));
-  cuda::DeviceBuffer<int> info_b(std::vector<int>{0});
-  cuda::kernels::factor_leaf_nopivot(nullptr, d_b.data(), 64, 64, 32, 32, 1e-6f, info_b.data());
-  CHECK(info_b.download()[0] == 0);  // the identity's second leaf
-  cuda::kernels::factor_leaf_nopivot(nullptr, d_b.data(), 64, 64, 0, 32, 1e-6f, info_b.data());
-  CHECK(info_b.download()[0] == 6);
+  b(70, 5) = 1;
+  for (int window : {0, 64, 128}) {
+    cuda::DeviceBuffer<float> d_b(host_vector(b.data(), b.size()));
+    cuda::DeviceBuffer<int> info_b(std::vector<int>{0}), ipiv(static_cast<std::size_t>(32));
+    cuda::kernels::factor_leaf_rbt(nullptr, d_b.data(), 128, 128, 0, 32, window, 1e-6f, ipiv.data(), info_b.data());
+    INFO("window " << window);
+    CHECK(info_b.download()[0] == (window == 128 ? 0 : 6));  // row 70 lies in the 128-row window only
+  }
 }
 
 TEST_CASE("cuda rbt meets dsgesv's criterion without pivoting on random and randsvd systems, as the cpu rbt does",
@@ -195,7 +218,7 @@ TEST_CASE("cuda rbt meets dsgesv's criterion without pivoting on random and rand
       CHECK(g.converged);
       CHECK_FALSE(g.fallback_used);
       CHECK(test::dsgesv_criterion(sys, g.x));
-      CHECK(g.note.find("rbt: LU without pivoting") == 0);
+      CHECK(g.note.find("rbt: LU of U^T A V with pivoting in windows of 128 rows") == 0);
       // the same transform, the same LU up to the order of the roundings: about the same steps
       CHECK(c.pivoting == Pivoting::rbt);
       CHECK(std::abs(g.iterations - c.iterations) <= 1);
@@ -204,6 +227,7 @@ TEST_CASE("cuda rbt meets dsgesv's criterion without pivoting on random and rand
         CHECK(*g.condition_estimate >= cond / 701);
         CHECK(*g.condition_estimate <= cond * 701);
       }
+      CHECK(g.iterations <= 5);
       bool butterfly = false;
       for (const auto& [name, seconds] : g.time_s.phases) butterfly = butterfly || (name == "butterfly" && seconds > 0);
       CHECK(butterfly);

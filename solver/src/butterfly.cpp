@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "refinement_rules.hpp"
 
@@ -42,6 +43,11 @@ void butterfly(Eigen::MatrixXd& x, int o, int h, const double* r, Form form) {
 }
 
 }  // namespace
+
+std::string rbt_description(int window) {
+  if (window == 0) return "rbt: LU without pivoting of U^T A V";
+  return "rbt: LU of U^T A V with pivoting in windows of " + std::to_string(window) + " rows";
+}
 
 std::string rbt_breakdown(int tiny_column, double growth) {
   if (tiny_column >= 0)

@@ -27,6 +27,15 @@ namespace tcsolve::detail {
 inline constexpr double kRbtTinyPivot = 0x1p-24;
 inline constexpr double kRbtGrowth = 0x1p20;
 
+/// rbt's LU works in leaves of this many columns (cuda: leaf_rbt.cu's kernels); with
+/// windowed pivoting a column's pivot is searched in the SolveOptions::rbt_window rows from its
+/// leaf's first row.
+inline constexpr int kRbtLeafWidth = 32;
+
+/// The note's first words for a solve that rbt gave: "rbt: LU of U^T A V with pivoting in
+/// windows of W rows", or "rbt: LU without pivoting of U^T A V" (window 0).
+std::string rbt_description(int window);
+
 /// The breakdown's reason, as the note gives it: the tiny pivot's 0-based column (>= 0), else
 /// the growth max|LU| / max|A_r| when above kRbtGrowth (or not finite); empty when neither.
 std::string rbt_breakdown(int tiny_column, double growth);

@@ -47,6 +47,9 @@ void check_solve_options(const SolveOptions& options) {
                        std::to_string(options.block_size));
   if (options.max_iterations < 0)
     throw InvalidInput("max_iterations must be >= 0, got " + std::to_string(options.max_iterations));
+  if (options.rbt_window != 0 && (options.rbt_window < 64 || options.rbt_window > 256))
+    throw InvalidInput("rbt window must be 0 (no pivoting) or 64..256 rows, got " +
+                       std::to_string(options.rbt_window));
   check_plan(options.cuda_plan);
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "../butterfly.hpp"
 #include "../equilibration.hpp"
 #include "../input_checks.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -35,12 +36,14 @@ void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::Ve
 namespace {
 
 /// Blocked right-looking LU of `a` (n x n, column-major FP32) in place, with partial pivoting
-/// (`perm` starts as the identity and follows the row swaps), or without (perm unchanged, for
-/// rbt). Returns the zero-based column of the first pivot that stops it -- exactly zero with
-/// pivoting; with none, not above `tiny` in magnitude (or not finite) -- or -1. `resolved`
-/// receives the variant the first trailing update ran (unchanged when there is none).
+/// (window < 0; `perm` starts as the identity and follows the row swaps), with rbt's windowed
+/// pivoting (window > 0: column k's pivot is the first largest of the rows [k, min(n, k0 +
+/// window)), k0 = the first column of k's leaf: factorize_rbt_lu), or without (window 0, perm
+/// unchanged). Returns the zero-based column of the first pivot that stops it -- exactly zero
+/// with partial pivoting; else not above `tiny` in magnitude (or not finite) -- or -1.
+/// `resolved` receives the variant the first trailing update ran (unchanged when there is none).
 int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
-                       const GemmOptions& gemm_options, Variant& resolved, bool pivot = true, float tiny = 0) {
+                       const GemmOptions& gemm_options, Variant& resolved, int window = -1, float tiny = 0) {
   const int n = static_cast<int>(a.rows());
   bool first_update = true;
   for (int j0 = 0; j0 < n; j0 += nb) {
@@ -48,10 +51,12 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
     // Panel: unblocked partial-pivot LU of columns j0..j0+w-1 (rows j0..n-1); each swap
     // exchanges whole rows, so the L of earlier panels and the columns to the right follow.
     for (int k = j0; k < j0 + w; ++k) {
-      if (pivot) {
+      if (window != 0) {
+        const int leaf0 = j0 + (k - j0) / detail::kRbtLeafWidth * detail::kRbtLeafWidth;
+        const int end = window < 0 ? n : std::min(n, leaf0 + window);
         Eigen::Index p = 0;
-        const float pivot_abs = a.col(k).tail(n - k).cwiseAbs().maxCoeff(&p);
-        if (!(pivot_abs != 0.0f)) return k;
+        const float pivot_abs = a.col(k).segment(k, end - k).cwiseAbs().maxCoeff(&p);
+        if (window < 0 ? !(pivot_abs != 0.0f) : !(pivot_abs > tiny)) return k;  // (also NaN)
         p += k;
         if (p != k) {
           a.row(k).swap(a.row(p));
@@ -100,10 +105,9 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
   return t;
 }
 
-int factorize_without_pivoting(Eigen::MatrixXf& a, Variant variant, int nb, const GemmOptions& gemm_options,
-                               Variant& resolved, float tiny) {
-  std::vector<int> unused(static_cast<std::size_t>(a.rows()));
-  return factorize_in_place(a, unused, variant, nb, gemm_options, resolved, false, tiny);
+int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Variant variant, int nb,
+                     const GemmOptions& gemm_options, Variant& resolved, float tiny) {
+  return factorize_in_place(a, perm, variant, nb, gemm_options, resolved, std::max(window, 0), tiny);
 }
 
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <vector>
 
 #include "../condition.hpp"
 #include "tcsolve/solver/solver.hpp"
@@ -26,11 +27,14 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
 /// the row-scaled matrix.
 void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::VectorXd& col_scale);
 
-/// The blocked LU of `a` in place without pivoting (rbt), trailing updates through
-/// tcsolve::gemm(cpu, variant). Returns the zero-based column of the first pivot not above
+/// The blocked LU of rbt's A_r in place, trailing updates through tcsolve::gemm(cpu, variant):
+/// windowed pivoting (SolveOptions::rbt_window: column k's pivot is the first largest of the
+/// rows [k, min(n, k0 + window)), k0 the first column of k's leaf, the leaves kRbtLeafWidth
+/// columns from the first of its block of nb), its interchanges in `perm` (the identity on
+/// entry); window 0: no pivoting. Returns the zero-based column of the first pivot not above
 /// `tiny` in magnitude (or not finite), where it stopped, or -1.
-int factorize_without_pivoting(Eigen::MatrixXf& a, Variant variant, int nb, const GemmOptions& gemm_options,
-                               Variant& resolved, float tiny);
+int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Variant variant, int nb,
+                     const GemmOptions& gemm_options, Variant& resolved, float tiny);
 
 /// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
 /// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).

@@ -12,7 +12,7 @@
 namespace tcsolve::cpu {
 
 RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
-                             std::uint64_t seed) {
+                             std::uint64_t seed, int window) {
   detail::check_lu_input(A, block_size);
   const int n = static_cast<int>(A.rows());
   RbtFactorization r{LuFactorization{}, detail::RandomButterfly(n, seed), detail::RandomButterfly(n, seed + 1)};
@@ -27,8 +27,8 @@ RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int bloc
   for (int i = 0; i < p; ++i) f.perm[static_cast<std::size_t>(i)] = i;
   f.resolved_variant = variant;
   RbtAttempt t;
-  const int stopped = factorize_without_pivoting(f.lu, variant, block_size, gemm, f.resolved_variant,
-                                                 static_cast<float>(detail::kRbtTinyPivot * a_max));
+  const int stopped = factorize_rbt_lu(f.lu, f.perm, window, variant, block_size, gemm, f.resolved_variant,
+                                       static_cast<float>(detail::kRbtTinyPivot * a_max));
   const double growth = stopped >= 0 ? 0.0 : static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
   t.breakdown = detail::rbt_breakdown(stopped, growth);
   if (!t.breakdown.empty()) return t;
@@ -44,7 +44,8 @@ detail::EquilibratedInverse rbt_inverse(const RbtFactorization& r) {
       [&r, p, n](Eigen::MatrixXd& w) {
         Eigen::MatrixXd t = detail::pad_rows(w, p);
         r.u.apply_transpose(t);
-        Eigen::MatrixXf y = t.cast<float>();
+        Eigen::MatrixXf y(p, t.cols());
+        for (int i = 0; i < p; ++i) y.row(i) = t.row(r.f.perm[static_cast<std::size_t>(i)]).cast<float>();
         r.f.lu.triangularView<Eigen::UnitLower>().solveInPlace(y);
         r.f.lu.triangularView<Eigen::Upper>().solveInPlace(y);
         Eigen::MatrixXd z = y.cast<double>();
@@ -57,7 +58,8 @@ detail::EquilibratedInverse rbt_inverse(const RbtFactorization& r) {
         Eigen::MatrixXf y = t.cast<float>();
         r.f.lu.triangularView<Eigen::Upper>().transpose().solveInPlace(y);
         r.f.lu.triangularView<Eigen::UnitLower>().transpose().solveInPlace(y);
-        Eigen::MatrixXd z = y.cast<double>();
+        Eigen::MatrixXd z(p, y.cols());
+        for (int i = 0; i < p; ++i) z.row(r.f.perm[static_cast<std::size_t>(i)]) = y.row(i).cast<double>();
         r.u.apply(z);
         w = z.topRows(n);
       });
@@ -77,7 +79,8 @@ Eigen::MatrixXd rbt_apply(const RbtFactorization& r, const Eigen::MatrixXd& rhs)
     int e = 0;
     if (std::isfinite(s) && s > 0) std::frexp(s, &e);
     exponents[static_cast<std::size_t>(j)] = e;
-    for (Eigen::Index i = 0; i < p; ++i) y(i, j) = static_cast<float>(std::ldexp(t(i, j), -e));
+    for (Eigen::Index i = 0; i < p; ++i)
+      y(i, j) = static_cast<float>(std::ldexp(t(f.perm[static_cast<std::size_t>(i)], j), -e));
   }
   f.lu.triangularView<Eigen::UnitLower>().solveInPlace(y);
   f.lu.triangularView<Eigen::Upper>().solveInPlace(y);

@@ -1,7 +1,7 @@
 // The cpu rbt pivoting (SolveOptions::pivoting = rbt; butterfly.hpp states the transform): the
-// factorization A_r = U^T A_s V = L U without pivoting (A_s = R A C equilibrated, padded to a
-// multiple of 4), its breakdown tests, and the correction through it, A^-1 r = C V U_r^-1 L^-1
-// U^T R r. solver_cpu.cpp refines against the original A with it and falls back to partial
+// factorization P A_r = P U^T A_s V = L U with windowed pivoting, or none (A_s = R A C
+// equilibrated, padded to a multiple of 4), its breakdown tests, and the correction through it,
+// A^-1 r = C V U_r^-1 L^-1 P U^T R r. solver_cpu.cpp refines against the original A with it and falls back to partial
 // pivoting when it breaks down or its refinement fails. Internal to tcsolve::solver.
 #pragma once
 
@@ -17,7 +17,8 @@
 namespace tcsolve::cpu {
 
 struct RbtFactorization {
-  /// lu: the p x p FP32 factors of A_r (perm: the identity); row_scale, col_scale: R, C (n).
+  /// lu: the p x p FP32 factors of P A_r (perm: P, the identity without pivoting); row_scale,
+  /// col_scale: R, C (n).
   LuFactorization f;
   detail::RandomButterfly u, v;
 };
@@ -28,9 +29,10 @@ struct RbtAttempt {
 };
 
 /// Equilibration, the transform (butterflies from `seed`: u from seed, v from seed + 1) and the
-/// blocked FP32 LU without pivoting, trailing updates through tcsolve::gemm(cpu, variant).
+/// blocked FP32 LU with windowed pivoting (`window` rows; 0: none: factorize_rbt_lu), trailing
+/// updates through tcsolve::gemm(cpu, variant).
 RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
-                             std::uint64_t seed);
+                             std::uint64_t seed, int window);
 
 /// A_s^-1 = V A_r^-1 U^T and A_s^-T = U A_r^-T V^T through the FP32 factors of A_r (the
 /// condition estimate; w rounded to FP32 after the butterfly, as rbt_apply does).

@@ -84,7 +84,8 @@ void estimate_condition(const LinearSystem& sys, const detail::EquilibratedInver
 /// LU breaks down or the refinement does not converge (the caller then pivots).
 std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions& options,
                                      Clock::time_point t_start, std::string& why) {
-  RbtAttempt t = try_factorize_rbt(sys.A, options.variant, options.block_size, options.gemm, options.rbt_seed);
+  RbtAttempt t = try_factorize_rbt(sys.A, options.variant, options.block_size, options.gemm, options.rbt_seed,
+                                   options.rbt_window);
   if (!t.factors) {
     why = t.breakdown;
     return std::nullopt;
@@ -103,7 +104,7 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
     why = "refinement did not converge (" + res.note + ")";
     return std::nullopt;
   }
-  res.note = "rbt: LU without pivoting of U^T A V; " + res.note;
+  res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
   if (options.estimate_condition) {
     std::optional<Fp64Lu> lu64;
     estimate_condition(sys, rbt_inverse(f), false, [&] {

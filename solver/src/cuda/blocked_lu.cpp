@@ -34,9 +34,10 @@
 // back into run.plan.
 //
 // rbt (factorize_rbt): R and C only ("equilibrate"), then A_r = fp32(U^T A_s V) straight from
-// the FP64 A (butterfly.cu, "butterfly"), and the same BlockedLu without pivoting: the leaves by
-// leaf_nopivot.cu (a pass over the rows, no search), no interchanges, no "swap" phase; the
-// growth test reads max|LU| once ("growth").
+// the FP64 A (butterfly.cu, "butterfly"), and the same BlockedLu with the leaves by leaf_rbt.cu
+// (one CTA searches each pivot in a window of rows, a pass over the rows below; the window's
+// interchanges then move as the cuSOLVER leaves' do); without pivoting (window 0) no
+// interchanges and no "swap" phase; the growth test reads max|LU| once ("growth").
 #include "blocked_lu.hpp"
 
 #include <cublas_v2.h>
@@ -87,12 +88,14 @@ class BlockedLu {
         clock_(clock),
         n_(f.order),
         a_(f.lu.data()),
-        pivot_(!f.rbt.has_value()),
+        window_(f.rbt ? f.rbt->window : -1),
+        pivot_(window_ != 0),
         leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
         // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs;
-        // without pivoting: leaf_nopivot.cu's leaves of kMaxLeafWidth
-        leaf_(!pivot_ ? kernels::kMaxLeafWidth
-                      : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.order, leaf_variant_))),
+        // rbt: leaf_rbt.cu's leaves of kMaxLeafWidth
+        leaf_(window_ >= 0 ? kernels::kMaxLeafWidth
+                           : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0
+                                                                           : kernels::leaf_width(f.order, leaf_variant_))),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
         infos_(static_cast<std::size_t>(2 + f.order / kernels::kMaxLeafWidth)),
         origin_(pivot_ ? static_cast<std::size_t>(f.order) : 1),
@@ -107,6 +110,7 @@ class BlockedLu {
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
     f_.perm = DeviceBuffer<int>(identity.size());
     f_.perm.upload(identity, run_.stream);
+    if (window_ > 0) ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(kernels::kMaxLeafWidth));
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
       leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
@@ -128,7 +132,7 @@ class BlockedLu {
     if (lookahead_ == nullptr) run_.plan.lookahead = false;
   }
 
-  /// Without pivoting (rbt): the tiny-pivot threshold of the leaves.
+  /// rbt: the tiny-pivot threshold of the leaves.
   void set_tiny(float tiny) { tiny_ = tiny; }
 
   /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
@@ -432,9 +436,15 @@ class BlockedLu {
 
   void factor_leaf(int c0, int w) {
     if (detail_) mark("panel");
-    if (!pivot_) {  // rbt: no search, no interchanges; a tiny pivot is reported in infos_[0]
-      const auto timed = host_.time(HostTimes::leaf);
-      kernels::factor_leaf_nopivot(panel_, a_, n_, n_, c0, w, tiny_, infos_.data());
+    if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
+      {
+        const auto timed = host_.time(HostTimes::leaf);
+        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, ipiv_.data(), infos_.data());
+      }
+      if (window_ == 0) return;
+      const auto timed = host_.time(HostTimes::swap);
+      kernels::compose_interchanges(panel_, ipiv_.data(), c0, w, n_, pairs_.data());
+      kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
       return;
     }
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
@@ -473,8 +483,9 @@ class BlockedLu {
   PhaseClock& clock_;
   int n_;
   float* a_;
-  bool pivot_;  ///< partial pivoting; false: the LU without pivoting of rbt's A_r
-  float tiny_ = 0;  ///< without pivoting: a pivot not above this in magnitude is reported
+  int window_;  ///< rbt: its pivot window (0: no pivoting); -1: partial pivoting (not rbt)
+  bool pivot_;  ///< rows are interchanged (partial pivoting, or rbt's windowed pivoting)
+  float tiny_ = 0;  ///< rbt: a pivot not above this in magnitude is reported
   kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
   int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
   DeviceBuffer<int> pairs_;
@@ -551,14 +562,14 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
 }
 
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
-                       PhaseClock& clock) {
+                       int window, PhaseClock& clock) {
   const bool fp16_only = variant == Variant::auto_ && run.plan.auto_paths != CudaLuPlan::AutoPaths::both;
   const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;
   for (int attempt = 0;; ++attempt) {
     const int n = s.n;
     DeviceLu f;
     f.n = n;
-    f.rbt.emplace(n, seed);
+    f.rbt.emplace(n, seed, window);
     const int p = f.rbt->u.padded();
     f.order = p;
     f.lu = DeviceBuffer<float>(elements(p, p));

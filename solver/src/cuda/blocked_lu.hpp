@@ -24,9 +24,11 @@ namespace tcsolve::cuda {
 struct DeviceButterflies {
   detail::RandomButterfly u, v;
   DeviceBuffer<double> u_outer, u_inner, v_outer, v_inner;
+  int window;  ///< SolveOptions::rbt_window: the LU's pivot window (0: no pivoting)
   /// u from seed, v from seed + 1 (the cpu path's rule), for order n.
-  DeviceButterflies(int n, std::uint64_t seed)
-      : u(n, seed), v(n, seed + 1), u_outer(u.outer()), u_inner(u.inner()), v_outer(v.outer()), v_inner(v.inner()) {}
+  DeviceButterflies(int n, std::uint64_t seed, int pivot_window)
+      : u(n, seed), v(n, seed + 1), u_outer(u.outer()), u_inner(u.inner()), v_outer(v.outer()), v_inner(v.inner()),
+        window(pivot_window) {}
 };
 
 struct DeviceLu {
@@ -39,7 +41,8 @@ struct DeviceLu {
   std::vector<int> perm_host;
   double norm_a = 0;    ///< ||A||_inf of the FP64 A
   int zero_pivot = -1;  ///< 0-based column of the first exactly zero FP32 pivot (rbt: tiny), or -1
-  /// rbt: the butterflies; lu then holds A_r's factors without pivoting and perm the identity.
+  /// rbt: the butterflies; lu then holds the factors of P A_r (windowed pivoting; without it
+  /// perm is the identity).
   std::optional<DeviceButterflies> rbt;
   /// rbt: why the LU without pivoting broke down (a tiny pivot, growth), empty when it did not.
   std::string breakdown;
@@ -53,12 +56,13 @@ struct DeviceLu {
 DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock);
 
 /// rbt: the equilibration, the transform A_r = fp32(U^T A_s V) (bitwise the cpu's, cpu/rbt.hpp)
-/// and the blocked LU of A_r without pivoting (leaf_nopivot.cu's leaves, the same joins, TRSM,
-/// trailing updates and look-ahead as factorize()); then the cpu's breakdown tests (a pivot not
-/// above kRbtTinyPivot max|A_r|, factors grown beyond kRbtGrowth max|A_r|) set `breakdown`.
-/// Phases "equilibrate" (R, C), "butterfly" (the transform), then the LU's, and "growth".
+/// and the blocked LU of A_r with windowed pivoting (`window` rows; 0: none), the cpu's
+/// factorize_rbt_lu: leaf_rbt.cu's leaves, the same joins, interchanges, TRSM, trailing updates
+/// and look-ahead as factorize(); then the cpu's breakdown tests (a pivot not above
+/// kRbtTinyPivot max|A_r|, factors grown beyond kRbtGrowth max|A_r|) set `breakdown`. Phases
+/// "equilibrate" (R, C), "butterfly" (the transform), then the LU's, and "growth".
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
-                       PhaseClock& clock);
+                       int window, PhaseClock& clock);
 
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {

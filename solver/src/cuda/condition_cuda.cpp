@@ -40,14 +40,15 @@ int DeviceConditionOps::columns(const Eigen::MatrixXd& w) const {
 void DeviceConditionOps::solve(Eigen::MatrixXd& w) {
   const int n = s_.n, m = f_.order, k = columns(w);
   Eigen::MatrixXd t;
-  if (f_.rbt) {  // U^T pad(w) (the cpu's rbt_inverse)
+  if (f_.rbt) {  // P U^T pad(w) (the cpu's rbt_inverse)
     t = detail::pad_rows(w, m);
     f_.rbt->u.apply_transpose(t);
   }
   for (int c = 0; c < k; ++c)
     for (int i = 0; i < m; ++i)
       host_[elements(m, c) + static_cast<std::size_t>(i)] =
-          static_cast<float>(f_.rbt ? t(i, c) : w(f_.perm_host[static_cast<std::size_t>(i)], c));
+          static_cast<float>(f_.rbt ? t(f_.perm_host[static_cast<std::size_t>(i)], c)
+                                    : w(f_.perm_host[static_cast<std::size_t>(i)], c));
   copy_to_device(y_.data(), host_.data(), elements(m, k) * sizeof(float), run_.stream);
   kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), k, scratch_.data());
   copy_to_host(host_.data(), y_.data(), elements(m, k) * sizeof(float), run_.stream);
@@ -80,9 +81,10 @@ void DeviceConditionOps::solve_transpose(Eigen::MatrixXd& w) {
   TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                    CUBLAS_DIAG_UNIT, m, k, &one, f_.lu.data(), m, y_.data(), m));
   copy_to_host(host_.data(), y_.data(), elements(m, k) * sizeof(float), run_.stream);
-  if (f_.rbt) {  // U z, its first n rows
+  if (f_.rbt) {  // U P^T z, its first n rows
     for (int c = 0; c < k; ++c)
-      for (int i = 0; i < m; ++i) t(i, c) = host_[elements(m, c) + static_cast<std::size_t>(i)];
+      for (int i = 0; i < m; ++i)
+        t(f_.perm_host[static_cast<std::size_t>(i)], c) = host_[elements(m, c) + static_cast<std::size_t>(i)];
     f_.rbt->u.apply(t);
     w = t.topRows(n);
     return;

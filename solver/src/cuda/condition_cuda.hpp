@@ -24,7 +24,8 @@ namespace tcsolve::cuda {
 /// T (U^T is T's lower triangle with the diagonal, L^T its strict upper one with a unit
 /// diagonal). w is rounded to FP32 on the host (||w||_inf in [1/2, 1): EquilibratedInverse).
 /// A x in FP64 for the resolution check by cublasDgemv. rbt: A_s^-1 w = V A_r^-1 U^T w and
-/// A_s^-T w = U A_r^-T V^T w, the butterflies applied on the host (the cpu's rbt_inverse).
+/// A_s^-T w = U A_r^-T V^T w with P A_r = L U, the butterflies applied on the host (the cpu's
+/// rbt_inverse).
 class DeviceConditionOps {
  public:
   DeviceConditionOps(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f);

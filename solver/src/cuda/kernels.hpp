@@ -1,4 +1,4 @@
-// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_nopivot.cu,
+// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_rbt.cu,
 // butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
@@ -70,13 +70,21 @@ int leaf_width(int n, LeafVariant leaf = {});
 void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
 
-// --- leaf_nopivot.cu ---------------------------------------------------------------------------
+// --- leaf_rbt.cu -------------------------------------------------------------------------------
 
-/// LU without pivoting of the leaf: rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth,
-/// c0 + w <= n) of the row-major a (row r at a + r ld), in place (L below, U on top); the first
+/// Widest pivot window of factor_leaf_rbt (SolveOptions::rbt_window at most this).
+inline constexpr int kMaxRbtWindow = 256;
+
+/// rbt's leaf: rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth, c0 + w <= n) of the
+/// row-major a (row r at a + r ld), in place (L below, U on top). window > w (at most
+/// kMaxRbtWindow): column k's pivot is the first largest magnitude of the rows [k, min(n, c0 +
+/// window)), the rows exchanged in the leaf's columns only, the exchanges to ipiv[0..w) (1-based
+/// within rows c0.., as compose_interchanges takes them; the caller moves the other columns);
+/// window 0: no pivoting (ipiv untouched). The rows below the window are never moved. The first
 /// pivot whose magnitude is not above `tiny` (or not finite) sets *info = its 1-based global
-/// column when *info is 0 (the factorization goes on: the caller decides). Rows are never moved.
-void factor_leaf_nopivot(CUstream_st* stream, float* a, int ld, int n, int c0, int w, float tiny, int* info);
+/// column when *info is 0 (the factorization goes on: the caller decides).
+void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* ipiv,
+                     int* info);
 
 // --- butterfly.cu ------------------------------------------------------------------------------
 

@@ -93,13 +93,13 @@ Eigen::MatrixXd DeviceRefinement::best() const {
 
 void DeviceRefinement::lu_apply(const double* rhs, double* out, int cols) {
   const int n = s_.n, m = f_.order;
-  if (f_.rbt) {  // t = U^T pad(R rhs) in FP64, then its power-of-two scaling to FP32 (cpu: rbt_apply)
+  if (f_.rbt) {  // t = U^T pad(R rhs) in FP64, then P t scaled to FP32 (cpu: rbt_apply)
     const DeviceButterflies& b = *f_.rbt;
     kernels::butterfly_rhs(run_.stream, rhs, n, n, m, cols, f_.row_scale.data(), b.u_outer.data(), b.u_inner.data(),
                            transformed_.data());
     kernels::column_max_abs(run_.stream, transformed_.data(), m, m, cols, nullptr, scratch_.data(), exponent_.data());
-    kernels::scale_permute_to_fp32(run_.stream, transformed_.data(), m, m, cols, nullptr, nullptr, exponent_.data(),
-                                   y_.data());
+    kernels::scale_permute_to_fp32(run_.stream, transformed_.data(), m, m, cols, nullptr, f_.perm.data(),
+                                   exponent_.data(), y_.data());
   } else {
     kernels::column_max_abs(run_.stream, rhs, n, n, cols, f_.row_scale.data(), scratch_.data(), exponent_.data());
     kernels::scale_permute_to_fp32(run_.stream, rhs, n, n, cols, f_.row_scale.data(), f_.perm.data(), exponent_.data(),

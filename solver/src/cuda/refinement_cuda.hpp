@@ -6,8 +6,8 @@
 //   correction  d = C U^-1 L^-1 P R r: r scaled per column by a power of two to ||R r|| in
 //               [1/2, 1) and rounded to FP32 (refine_kernels.cu), two triangular solves on the
 //               row-major LU (triangular.cu, or cublasStrsm), unscaled to FP64; x += d in FP64.
-//               rbt: d = C V U^-1 L^-1 U^T R r, the butterflies in FP64 (butterfly.cu) around
-//               the same scaling and solves of order p.
+//               rbt: d = C V U^-1 L^-1 P U^T R r, the butterflies in FP64 (butterfly.cu)
+//               around the same scaling and solves of order p.
 //   gmres       (--refine gmres) d from one GMRES cycle per column on M^-1 A d = M^-1 r, M the
 //               FP32 LU as in the correction: the Krylov basis, the FP64 products A v
 //               (cublasDgemv) and the Gram-Schmidt (CGS2, cublasDgemv) on the device; the
@@ -62,7 +62,7 @@ class DeviceRefinement {
 
  private:
   /// out = C U^-1 L^-1 P R rhs for `cols` columns (leading dimension n), each through FP32 with
-  /// a power-of-two scaling (the cpu path's lu_apply); rbt: out = C V U^-1 L^-1 U^T R rhs (the
+  /// a power-of-two scaling (the cpu path's lu_apply); rbt: out = C V U^-1 L^-1 P U^T R rhs (the
   /// cpu path's rbt_apply).
   void lu_apply(const double* rhs, double* out, int cols);
 

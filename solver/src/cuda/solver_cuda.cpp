@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../condition.hpp"
 #include "../host_clock.hpp"
@@ -191,7 +192,8 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
   clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));
   run.synchronize();
   const auto t_start = Clock::now();
-  const DeviceLu f = factorize_rbt(run, s, options.variant, options.block_size, options.rbt_seed, clock);
+  const DeviceLu f =
+      factorize_rbt(run, s, options.variant, options.block_size, options.rbt_seed, options.rbt_window, clock);
   const auto t_factored = Clock::now();  // factorize_rbt() ends with read-backs: the stream is idle
   if (!f.breakdown.empty()) {
     why = f.breakdown;
@@ -207,7 +209,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
     why = "refinement did not converge (" + res.note + ")";
     return std::nullopt;
   }
-  res.note = "rbt: LU without pivoting of U^T A V; " + res.note;
+  res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
   if (options.estimate_condition) {
     const HostScales scales(run, f);
     std::optional<DeviceFp64Lu> lu64;
@@ -222,7 +224,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
 
 /// The story of a GPU solve of the system s already on the device: rbt first when asked (and
 /// partial pivoting after it when it fails, its time counted in the total and as the phase
-/// "rbt_attempt"), else partial pivoting.
+/// "rbt_attempt", its phases as "rbt_<phase>"), else partial pivoting.
 SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
                             const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
                             PhaseClock& clock) {
@@ -235,12 +237,14 @@ SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transf
     return std::move(*r);
   run.synchronize();
   const double attempt = seconds(t, Clock::now());
+  std::vector<std::pair<std::string, double>> attempt_phases = clock.totals();
   PhaseClock partial_clock(clock.enabled(), run.stream);
   SolveResult res = solve_partial(run, s, transfer, host_a, host_b, meta, options, partial_clock);
   res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
   res.time_s.factorization += attempt;
   res.time_s.total += attempt;
   res.time_s.phases.emplace_back("rbt_attempt", attempt);
+  for (auto& [name, seconds_] : attempt_phases) res.time_s.phases.emplace_back("rbt_" + name, seconds_);
   return res;
 }
 

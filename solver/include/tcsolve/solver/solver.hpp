@@ -62,6 +62,10 @@ std::string_view to_string(Refinement r);
 /// transform and the LU without pivoting on the device; a failed attempt's time is in the total
 /// and the phase "rbt_attempt").
 enum class Pivoting { partial, rbt };
+/// The default SolveOptions::rbt_window. Without pivoting, the LU of U^T A V of an n = 16384
+/// U(-1,1) system grew its factors 8e6-fold (H100, docs/BENCHMARKS.md): beyond what FP32
+/// factors refine. With the pivot the largest of >= 96 candidates, |l_ij| stays near 1.
+inline constexpr int kRbtWindow = 128;
 Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt"
 std::string_view to_string(Pivoting p);
 
@@ -136,6 +140,12 @@ struct SolveOptions {
   Pivoting pivoting = Pivoting::partial;
   /// rbt: the seed of the butterflies (the same seed, the same transform and bits).
   std::uint64_t rbt_seed = 1;
+  /// rbt: each column's pivot is searched among the rbt_window rows from the first row of its
+  /// 32-column leaf (the rows below are not searched: no reduction over the whole column, one
+  /// thread block per leaf on cuda), 64..256; 0: no pivoting at all (the papers' LU of U^T A V,
+  /// whose growth on large U(-1,1) systems exceeds what FP32 factors can refine: kRbtWindow's
+  /// note).
+  int rbt_window = kRbtWindow;
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
   bool fallback = true;              ///< FP64 LU when refinement fails
@@ -169,7 +179,8 @@ struct SolveTimes {
   ///                       which then forms R and C only);
   ///   "growth"            rbt: max|LU| for the growth test;
   ///   "rbt_attempt"       rbt that broke down or did not converge: the attempt's seconds (in
-  ///                       factorization and total; the phases after it are partial pivoting's);
+  ///                       factorization and total), its phases as "rbt_<phase>"; the phases
+  ///                       without the prefix are partial pivoting's;
   ///   "panel"             the leaves of the recursive panel factorizations (the cluster
   ///                       kernel, or cuSOLVER sgetrf);
   ///   "swap"              every leaf's row interchanges applied to the other columns;
