@@ -111,6 +111,7 @@ class BlockedLu {
     f_.perm = DeviceBuffer<int>(identity.size());
     f_.perm.upload(identity, run_.stream);
     if (window_ > 0) ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(kernels::kMaxLeafWidth));
+    if (window_ >= 0) leaf_inverse_ = DeviceBuffer<float>(elements(kernels::kMaxLeafWidth, kernels::kMaxLeafWidth));
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
       leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
@@ -439,7 +440,8 @@ class BlockedLu {
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
-        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, ipiv_.data(), infos_.data());
+        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, ipiv_.data(), infos_.data(),
+                                 leaf_inverse_.data());
       }
       if (window_ == 0) return;
       const auto timed = host_.time(HostTimes::swap);
@@ -495,6 +497,7 @@ class BlockedLu {
   int block_lo_ = 0, block_hi_ = 0;  ///< the block being factored
   DeviceBuffer<float> leaf_copy_, work_;  ///< cuSOLVER leaves: the column-major copy, sgetrf's work
   DeviceBuffer<int> ipiv_;
+  DeviceBuffer<float> leaf_inverse_;  ///< rbt: the leaf's U11^-1 (leaf_rbt.cu)
   const SolverLibraries::Lookahead* lookahead_ = nullptr;  ///< null: one stream (the solve's)
   cudaStream_t panel_ = nullptr;  ///< the panel's stream while run() enqueues, else the solve's
   cublasHandle_t panel_blas_ = nullptr, update_blas_ = nullptr;  ///< bound to the panel's, update's stream

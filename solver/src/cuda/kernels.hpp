@@ -83,8 +83,10 @@ inline constexpr int kMaxRbtWindow = 256;
 /// window 0: no pivoting (ipiv untouched). The rows below the window are never moved. The first
 /// pivot whose magnitude is not above `tiny` (or not finite) sets *info = its 1-based global
 /// column when *info is 0 (the factorization goes on: the caller decides).
+/// The rows below the window get L = A U11^-1 through the explicit inverse (`inverse`: 32 x 32
+/// floats of scratch).
 void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* ipiv,
-                     int* info);
+                     int* info, float* inverse);
 
 // --- butterfly.cu ------------------------------------------------------------------------------
 
