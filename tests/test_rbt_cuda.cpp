@@ -153,23 +153,32 @@ TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the windo
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) a(i, j) = dist(rng) + (window == 0 && i == j ? 4.0f : 0.0f);
     cuda::DeviceBuffer<float> d_a(host_vector(a.data(), a.size()));
-    cuda::DeviceBuffer<int> info(std::vector<int>{0}), ipiv(static_cast<std::size_t>(w));
+    cuda::DeviceBuffer<int> info(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(w));
     cuda::DeviceBuffer<float> inverse(32 * 32);
-    cuda::kernels::factor_leaf_rbt(nullptr, d_a.data(), n, n, c0, w, window, 1e-3f, ipiv.data(), info.data(),
+    cuda::kernels::factor_leaf_rbt(nullptr, d_a.data(), n, n, c0, w, window, 1e-3f, pairs.data(), info.data(),
                                    inverse.data());
     const std::vector<float> got = d_a.download();
     CHECK(info.download()[0] == 0);
     const Eigen::Map<const RowMajorF> f(got.data(), n, n);
-    // the panel's rows in the order the exchanges leave them
+    // the panel's rows in the order the exchanges leave them: pairs (dst, src) inside the window
     Eigen::MatrixXd panel = a.block(c0, c0, n - c0, w).cast<double>();
     if (window > 0) {
-      const std::vector<int> piv = ipiv.download();
-      for (int k = 0; k < w; ++k) {
-        const int p = piv[static_cast<std::size_t>(k)] - 1;
-        REQUIRE(p >= k);
-        REQUIRE(p < window);
-        panel.row(k).swap(panel.row(p));
+      const std::vector<int> pr = pairs.download();
+      const int count = pr[0];
+      CHECK(count <= 2 * w);
+      const Eigen::MatrixXd before = panel;
+      std::vector<int> seen(static_cast<std::size_t>(n), 0);
+      for (int m = 0; m < count; ++m) {
+        const int dst = pr[static_cast<std::size_t>(1 + m)], src = pr[static_cast<std::size_t>(1 + 2 * w + m)];
+        REQUIRE(dst >= c0);
+        REQUIRE(dst < c0 + window);
+        REQUIRE(src >= c0);
+        REQUIRE(src < c0 + window);
+        ++seen[static_cast<std::size_t>(dst)];
+        --seen[static_cast<std::size_t>(src)];
+        panel.row(dst - c0) = before.row(src - c0);
       }
+      for (int v : seen) REQUIRE(v == 0);  // a permutation of the moved rows
     }
     Eigen::MatrixXd L = f.block(c0, c0, n - c0, w).cast<double>();
     Eigen::MatrixXd U = L.topRows(w).triangularView<Eigen::Upper>();
@@ -204,9 +213,9 @@ TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the windo
   b(70, 5) = 1;
   for (int window : {0, 64, 128}) {
     cuda::DeviceBuffer<float> d_b(host_vector(b.data(), b.size()));
-    cuda::DeviceBuffer<int> info_b(std::vector<int>{0}), ipiv(static_cast<std::size_t>(32));
+    cuda::DeviceBuffer<int> info_b(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(32));
     cuda::DeviceBuffer<float> inverse(32 * 32);
-    cuda::kernels::factor_leaf_rbt(nullptr, d_b.data(), 128, 128, 0, 32, window, 1e-6f, ipiv.data(), info_b.data(),
+    cuda::kernels::factor_leaf_rbt(nullptr, d_b.data(), 128, 128, 0, 32, window, 1e-6f, pairs.data(), info_b.data(),
                                    inverse.data());
     INFO("window " << window);
     CHECK(info_b.download()[0] == (window == 128 ? 0 : 6));  // row 70 lies in the 128-row window only

@@ -110,7 +110,6 @@ class BlockedLu {
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
     f_.perm = DeviceBuffer<int>(identity.size());
     f_.perm.upload(identity, run_.stream);
-    if (window_ > 0) ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(kernels::kMaxLeafWidth));
     if (window_ >= 0) leaf_inverse_ = DeviceBuffer<float>(elements(kernels::kMaxLeafWidth, kernels::kMaxLeafWidth));
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
@@ -440,12 +439,11 @@ class BlockedLu {
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
-        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, ipiv_.data(), infos_.data(),
+        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data(),
                                  leaf_inverse_.data());
       }
       if (window_ == 0) return;
       const auto timed = host_.time(HostTimes::swap);
-      kernels::compose_interchanges(panel_, ipiv_.data(), c0, w, n_, pairs_.data());
       kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
       return;
     }

@@ -78,14 +78,13 @@ inline constexpr int kMaxRbtWindow = 256;
 /// rbt's leaf: rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth, c0 + w <= n) of the
 /// row-major a (row r at a + r ld), in place (L below, U on top). window > w (at most
 /// kMaxRbtWindow): column k's pivot is the first largest magnitude of the rows [k, min(n, c0 +
-/// window)), the rows exchanged in the leaf's columns only, the exchanges to ipiv[0..w) (1-based
-/// within rows c0.., as compose_interchanges takes them; the caller moves the other columns);
-/// window 0: no pivoting (ipiv untouched). The rows below the window are never moved. The first
-/// pivot whose magnitude is not above `tiny` (or not finite) sets *info = its 1-based global
-/// column when *info is 0 (the factorization goes on: the caller decides).
-/// The rows below the window get L = A U11^-1 through the explicit inverse (`inverse`: 32 x 32
-/// floats of scratch).
-void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* ipiv,
+/// window)), the rows exchanged in the leaf's columns only, the window's permutation to `pairs`
+/// (interchange_scratch_ints(w) ints, as apply_row_pairs_in_block takes them; the caller moves
+/// the other columns); window 0: no pivoting (pairs untouched). The rows below the window are
+/// never moved; they get L = A U11^-1 through the explicit inverse (`inverse`: 32 x 32 floats
+/// of scratch). The first pivot whose magnitude is not above `tiny` (or not finite) sets *info
+/// = its 1-based global column when *info is 0 (the factorization goes on: the caller decides).
+void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
                      int* info, float* inverse);
 
 // --- butterfly.cu ------------------------------------------------------------------------------

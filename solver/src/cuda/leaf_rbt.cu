@@ -2,12 +2,14 @@
 // factorize_rbt_lu is the reference): columns c0..c0+w-1 (w <= 32), rows c0..n-1 of the
 // ROW-MAJOR FP32 A_r, in two launches:
 //   window_kernel  one CTA factors the window, rows [c0, c0 + m) with m = min(window, n - c0)
-//                  (window 0: m = w, no pivoting), in shared memory: per column the first
-//                  largest magnitude of the rows k..m-1 (a warp shuffle and one pass over the
-//                  8 warps' candidates), the exchange of two shared rows, l = a / pivot and the
-//                  rank-1 update (as the cpu's unblocked LU); the exchanges go to ipiv in
-//                  LAPACK's form, and the first pivot not above `tiny` (or not finite) to info;
-//                  It ends with X = U11^-1 (32 threads, back substitution) in `inverse`;
+//                  (window 0: m = w, no pivoting), a thread per row holding it in registers:
+//                  per column the first largest magnitude of the rows k..m-1, the exchange of
+//                  two rows, l = a / pivot and the rank-1 update (as the cpu's unblocked LU);
+//                  the window's permutation goes out as (dst, src) pairs for
+//                  apply_row_pairs_in_block, the first pivot not above `tiny` (or not finite)
+//                  to info, and X = U11^-1 (forward substitution, a thread per row of X) to
+//                  `inverse`. A first version in shared memory (a thread per element, five
+//                  barriers and integer divisions per column) took about 45 us a leaf;
 //   below_kernel   a thread per row below the window: l = a X (X in shared memory, read as
 //                  broadcasts; 528 FMAs in registers). A warp per row solving l U11 = a by
 //                  substitution (shuffles and divisions, half the lanes idle) took 86 us a leaf
@@ -28,11 +30,11 @@ namespace tcsolve::cuda::kernels {
 namespace {
 
 constexpr int kW = kMaxLeafWidth;  // 32
-constexpr int kWindowThreads = 256, kWarps = kWindowThreads / 32;
 constexpr int kBelowThreads = 128;
 
 /// The better of two candidates (v, i): the larger magnitude, the smaller row on a tie (the
-/// first largest, as Eigen's maxCoeff and LAPACK's isamax take it); no candidate: i = rows.
+/// first largest, as Eigen's maxCoeff and LAPACK's isamax take it); no candidate: i = rows. A
+/// lexicographic maximum: associative and commutative, so a butterfly gives every lane the same.
 __device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
   if (ov > v || (ov == v && oi < i)) {
     v = ov;
@@ -40,79 +42,100 @@ __device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
   }
 }
 
-__global__ void __launch_bounds__(kWindowThreads)
+/// Thread t holds row c0 + t of the window in registers (v[0..32)); per column k: the argmax
+/// (warp butterflies, then the warps' candidates through shared memory), the pivot row and row
+/// k through shared memory (the two threads exchange their rows), the elimination of the rows
+/// below k in registers. Two barriers a column (one without pivoting); shared buffers alternate
+/// by the column's parity, so that column k + 1's writes never meet column k's reads.
+__global__ void __launch_bounds__(kMaxRbtWindow, 1)
     window_kernel(float* __restrict__ a, int ld, int c0, int w, int rows, bool pivot, float tiny,
-                  int* __restrict__ ipiv, int* __restrict__ info, float* __restrict__ inverse) {
-  __shared__ float s[kMaxRbtWindow][kW + 1];
-  __shared__ float warp_v[kWarps];
-  __shared__ int warp_i[kWarps];
-  __shared__ int chosen;
-  __shared__ float x[kW][kW + 1];  // U11^-1, column c by thread c
-  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  for (int l = t; l < rows * kW; l += kWindowThreads) {
-    const int r = l / kW, c = l % kW;
-    if (c < w) s[r][c] = a[static_cast<std::size_t>(c0 + r) * ld + c0 + c];
-  }
-  __syncthreads();
-  for (int k = 0; k < w; ++k) {
+                  int* __restrict__ pairs, int* __restrict__ info, float* __restrict__ inverse) {
+  __shared__ float cand_v[2][kMaxRbtWindow / 32];
+  __shared__ int cand_i[2][kMaxRbtWindow / 32];
+  __shared__ float prow[2][kW], krow[2][kW];
+  __shared__ int porig[2], korig[2];
+  __shared__ float u[kW][kW + 1];
+  __shared__ int moved;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
+  const bool mine = t < rows;
+  if (t == 0) moved = 0;
+  float v[kW];
+  int orig = t;
+#pragma unroll
+  for (int c = 0; c < kW; ++c) v[c] = (mine && c < w) ? a[static_cast<std::size_t>(c0 + t) * ld + c0 + c] : 0.0f;
+#pragma unroll
+  for (int k = 0; k < kW; ++k) {
+    if (k >= w) break;
+    const int b = k & 1;
+    int p = k;
     if (pivot) {
-      float v = -1.0f;
-      int i = rows;
-      for (int r = k + t; r < rows; r += kWindowThreads) better(v, i, fabsf(s[r][k]), r);
+      float cv = (mine && t >= k) ? fabsf(v[k]) : -1.0f;
+      int ci = (mine && t >= k) ? t : rows;
+#pragma unroll
       for (int o = 16; o > 0; o /= 2)
-        better(v, i, __shfl_down_sync(0xffffffffu, v, o), __shfl_down_sync(0xffffffffu, i, o));
+        better(cv, ci, __shfl_xor_sync(0xffffffffu, cv, o), __shfl_xor_sync(0xffffffffu, ci, o));
       if (lane == 0) {
-        warp_v[warp] = v;
-        warp_i[warp] = i;
+        cand_v[b][warp] = cv;
+        cand_i[b][warp] = ci;
       }
       __syncthreads();
-      if (t == 0) {
-        for (int q = 1; q < kWarps; ++q) better(v, i, warp_v[q], warp_i[q]);
-        const int p = i < rows ? i : k;  // every candidate NaN: keep row k (the tiny test stops it)
-        chosen = p;
-        ipiv[k] = p + 1;
-        if (!(fabsf(s[p][k]) > tiny)) atomicCAS(info, 0, c0 + k + 1);
-      }
-      __syncthreads();
-      const int p = chosen;
-      if (p != k && t < w) {
-        const float x = s[k][t];
-        s[k][t] = s[p][t];
-        s[p][t] = x;
-      }
-      __syncthreads();
-    } else if (t == 0 && !(fabsf(s[k][k]) > tiny)) {
-      atomicCAS(info, 0, c0 + k + 1);
+      cv = cand_v[b][0];
+      ci = cand_i[b][0];
+      for (int q = 1; q < warps; ++q) better(cv, ci, cand_v[b][q], cand_i[b][q]);
+      p = ci < rows ? ci : k;  // every candidate NaN: row k (the tiny test stops it)
     }
-    const float piv = s[k][k];
-    for (int r = k + 1 + t; r < rows; r += kWindowThreads) s[r][k] = s[r][k] / piv;
+    if (t == p) {
+#pragma unroll
+      for (int c = 0; c < kW; ++c) prow[b][c] = v[c];
+      porig[b] = orig;
+    }
+    if (t == k && p != k) {
+#pragma unroll
+      for (int c = 0; c < kW; ++c) krow[b][c] = v[c];
+      korig[b] = orig;
+    }
     __syncthreads();
-    const int cols = w - k - 1;
-    if (cols > 0)
-      for (int l = t; l < (rows - k - 1) * cols; l += kWindowThreads) {
-        const int r = k + 1 + l / cols, c = k + 1 + l % cols;
-        s[r][c] = fmaf(-s[r][k], s[k][c], s[r][c]);
-      }
-    __syncthreads();
+    if (t == 0 && !(fabsf(prow[b][k]) > tiny)) atomicCAS(info, 0, c0 + k + 1);
+    if (p != k && (t == k || t == p)) {
+      const float* from = t == k ? prow[b] : krow[b];
+#pragma unroll
+      for (int c = 0; c < kW; ++c) v[c] = from[c];
+      orig = t == k ? porig[b] : korig[b];
+    }
+    if (mine && t > k) {
+      const float l = v[k] / prow[b][k];
+      v[k] = l;
+#pragma unroll
+      for (int c = k + 1; c < kW; ++c) v[c] = fmaf(-l, prow[b][c], v[c]);
+    }
   }
-  for (int l = t; l < rows * kW; l += kWindowThreads) {
-    const int r = l / kW, c = l % kW;
-    if (c < w) a[static_cast<std::size_t>(c0 + r) * ld + c0 + c] = s[r][c];
+  if (mine)
+#pragma unroll
+    for (int c = 0; c < kW; ++c)
+      if (c < w) a[static_cast<std::size_t>(c0 + t) * ld + c0 + c] = v[c];
+  if (pivot && mine && orig != t) {  // the window's permutation as (dst, src) pairs, in any order
+    const int m = atomicAdd(&moved, 1);
+    pairs[1 + m] = c0 + t;
+    pairs[1 + 2 * w + m] = c0 + orig;
   }
-  // X = U11^-1 for the rows below the window (below_kernel), w x w padded to 32 x 32 with
-  // zeros: column c by back substitution, a thread per column.
+  if (t < w)
+#pragma unroll
+    for (int c = 0; c < kW; ++c) u[t][c] = v[c];
+  __syncthreads();
+  if (pivot && t == 0) pairs[0] = moved;
+  // X = U11^-1 for the rows below the window (below_kernel): row t of X by forward substitution
+  // (x U = e_t), U read as broadcasts; zero outside w x w.
   if (inverse != nullptr && t < kW) {
-    const int c = t;
-    for (int r = kW - 1; r >= 0; --r) {
-      float v = 0.0f;
-      if (c < w && r <= c) {
-        float acc = r == c ? 1.0f : 0.0f;
-        for (int k = r + 1; k <= c; ++k) acc = fmaf(-s[r][k], x[k][c], acc);
-        v = acc / s[r][r];
-      }
-      x[r][c] = v;
+    float x[kW];
+#pragma unroll
+    for (int c = 0; c < kW; ++c) {
+      float acc = c == t ? 1.0f : 0.0f;
+#pragma unroll
+      for (int k = 0; k < c; ++k) acc = fmaf(-x[k], u[k][c], acc);
+      x[c] = (t < w && c < w) ? acc / u[c][c] : 0.0f;
     }
-    for (int r = 0; r < kW; ++r) inverse[r * kW + c] = x[r][c];
+#pragma unroll
+    for (int c = 0; c < kW; ++c) inverse[t * kW + c] = x[c];
   }
 }
 
@@ -141,15 +164,15 @@ __global__ void __launch_bounds__(kBelowThreads)
 
 }  // namespace
 
-void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* ipiv,
+void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
                      int* info, float* inverse) {
   if (w < 1 || w > kW || c0 + w > n) throw InvalidInput("factor_leaf_rbt: a leaf of 1..32 columns inside n");
   if (window != 0 && (window <= w || window > kMaxRbtWindow))
     throw InvalidInput("factor_leaf_rbt: window 0 or w < window <= kMaxRbtWindow");
   const int rows = window == 0 ? w : std::min(window, n - c0);
   const int below = n - c0 - rows;
-  window_kernel<<<1, kWindowThreads, 0, stream>>>(a, ld, c0, w, rows, window != 0, tiny, ipiv, info,
-                                                  below > 0 ? inverse : nullptr);
+  window_kernel<<<1, ceil_div(rows, 32) * 32, 0, stream>>>(a, ld, c0, w, rows, window != 0, tiny, pairs, info,
+                                                           below > 0 ? inverse : nullptr);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   if (below <= 0) return;
   below_kernel<<<ceil_div(below, kBelowThreads), kBelowThreads, 0, stream>>>(a, ld, n, c0, w, c0 + rows, inverse);
