@@ -155,8 +155,9 @@ TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the windo
     cuda::DeviceBuffer<float> d_a(host_vector(a.data(), a.size()));
     cuda::DeviceBuffer<int> info(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(w));
     cuda::DeviceBuffer<float> inverse(32 * 32);
-    cuda::kernels::factor_leaf_rbt(nullptr, d_a.data(), n, n, c0, w, window, 1e-3f, pairs.data(), info.data(),
-                                   inverse.data());
+    cuda::kernels::factor_rbt_window(nullptr, d_a.data(), n, n, c0, w, window, 1e-3f, pairs.data(), info.data(),
+                                     inverse.data());
+    cuda::kernels::factor_rbt_below(nullptr, d_a.data(), n, n, c0, w, window, inverse.data());
     const std::vector<float> got = d_a.download();
     CHECK(info.download()[0] == 0);
     const Eigen::Map<const RowMajorF> f(got.data(), n, n);
@@ -215,8 +216,8 @@ TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the windo
     cuda::DeviceBuffer<float> d_b(host_vector(b.data(), b.size()));
     cuda::DeviceBuffer<int> info_b(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(32));
     cuda::DeviceBuffer<float> inverse(32 * 32);
-    cuda::kernels::factor_leaf_rbt(nullptr, d_b.data(), 128, 128, 0, 32, window, 1e-6f, pairs.data(), info_b.data(),
-                                   inverse.data());
+    cuda::kernels::factor_rbt_window(nullptr, d_b.data(), 128, 128, 0, 32, window, 1e-6f, pairs.data(),
+                                     info_b.data(), inverse.data());
     INFO("window " << window);
     CHECK(info_b.download()[0] == (window == 128 ? 0 : 6));  // row 70 lies in the 128-row window only
   }

@@ -439,10 +439,13 @@ class BlockedLu {
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
-        kernels::factor_leaf_rbt(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data(),
-                                 leaf_inverse_.data());
+        kernels::factor_rbt_window(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data(),
+                                   leaf_inverse_.data());
+        if (detail_) mark("panel_below");
+        kernels::factor_rbt_below(panel_, a_, n_, n_, c0, w, window_, leaf_inverse_.data());
       }
       if (window_ == 0) return;
+      if (detail_) mark("swap");
       const auto timed = host_.time(HostTimes::swap);
       kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
       return;

@@ -72,20 +72,24 @@ void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n,
 
 // --- leaf_rbt.cu -------------------------------------------------------------------------------
 
-/// Widest pivot window of factor_leaf_rbt (SolveOptions::rbt_window at most this).
+/// Widest pivot window of factor_rbt_window (SolveOptions::rbt_window at most this).
 inline constexpr int kMaxRbtWindow = 256;
 
-/// rbt's leaf: rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth, c0 + w <= n) of the
-/// row-major a (row r at a + r ld), in place (L below, U on top). window > w (at most
+/// rbt's leaf, rows c0..n-1, columns c0..c0+w-1 (1 <= w <= kMaxLeafWidth, c0 + w <= n) of the
+/// row-major a (row r at a + r ld), in place (L below, U on top), in two launches:
+/// factor_rbt_window: the window, rows [c0, c0 + rbt_window_rows()). window > w (at most
 /// kMaxRbtWindow): column k's pivot is the first largest magnitude of the rows [k, min(n, c0 +
 /// window)), the rows exchanged in the leaf's columns only, the window's permutation to `pairs`
 /// (interchange_scratch_ints(w) ints, as apply_row_pairs_in_block takes them; the caller moves
-/// the other columns); window 0: no pivoting (pairs untouched). The rows below the window are
-/// never moved; they get L = A U11^-1 through the explicit inverse (`inverse`: 32 x 32 floats
-/// of scratch). The first pivot whose magnitude is not above `tiny` (or not finite) sets *info
-/// = its 1-based global column when *info is 0 (the factorization goes on: the caller decides).
-void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
-                     int* info, float* inverse);
+/// the other columns); window 0: no pivoting (pairs untouched). The first pivot whose magnitude
+/// is not above `tiny` (or not finite) sets *info = its 1-based global column when *info is 0
+/// (the factorization goes on: the caller decides). U11^-1 goes to `inverse` (32 x 32 floats)
+/// when rows lie below the window.
+/// factor_rbt_below: the rows below the window (never moved): L = A U11^-1 through `inverse`.
+int rbt_window_rows(int n, int c0, int w, int window);
+void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
+                       int* info, float* inverse);
+void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, const float* inverse);
 
 // --- butterfly.cu ------------------------------------------------------------------------------
 

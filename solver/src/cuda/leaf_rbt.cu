@@ -11,7 +11,8 @@
 //                  `inverse`. A first version in shared memory (a thread per element, five
 //                  barriers and integer divisions per column) took about 45 us a leaf;
 //   below_kernel   a thread per row below the window: l = a X (X in shared memory, read as
-//                  broadcasts; 528 FMAs in registers). A warp per row solving l U11 = a by
+//                  broadcasts; 528 FMAs in registers), the rows loaded and stored a warp per row
+//                  through a shared tile (a thread reading its own row touched 32 lines a load). A warp per row solving l U11 = a by
 //                  substitution (shuffles and divisions, half the lanes idle) took 86 us a leaf
 //                  at 16384 rows on the panel's 16 SMs: it was issue-bound.
 // No reduction spans more than the window: the leaf is one CTA's chain plus a pass over the
@@ -141,41 +142,52 @@ __global__ void __launch_bounds__(kMaxRbtWindow, 1)
 
 __global__ void __launch_bounds__(kBelowThreads)
     below_kernel(float* __restrict__ a, int ld, int n, int c0, int w, int first, const float* __restrict__ inverse) {
-  __shared__ float x[kW][kW];  // X = U11^-1 (upper triangular), read as broadcasts
-  for (int l = threadIdx.x; l < kW * kW; l += kBelowThreads) x[l / kW][l % kW] = inverse[l];
+  __shared__ float x[kW][kW];                   // X = U11^-1 (upper triangular), read as broadcasts
+  __shared__ float tile[kBelowThreads][kW + 1];  // the CTA's rows, loaded and stored a warp per row
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  for (int l = t; l < kW * kW; l += kBelowThreads) x[l / kW][l % kW] = inverse[l];
+  const int r0 = first + blockIdx.x * kBelowThreads;
+  for (int r = warp; r < kBelowThreads; r += kBelowThreads / 32) {
+    const int i = r0 + r;
+    tile[r][lane] = (i < n && lane < w) ? a[static_cast<std::size_t>(i) * ld + c0 + lane] : 0.0f;
+  }
   __syncthreads();
-  const int i = first + blockIdx.x * kBelowThreads + threadIdx.x;
-  if (i >= n) return;
-  float* row = a + static_cast<std::size_t>(i) * ld + c0;
-  float v[kW], l[kW];
+  float v[kW];
 #pragma unroll
-  for (int c = 0; c < kW; ++c) v[c] = c < w ? row[c] : 0.0f;
+  for (int c = 0; c < kW; ++c) v[c] = tile[t][c];
 #pragma unroll
   for (int c = 0; c < kW; ++c) {  // l = v X: l_c = sum_{k <= c} v_k x_kc
     float acc = 0.0f;
 #pragma unroll
     for (int k = 0; k <= c; ++k) acc = fmaf(v[k], x[k][c], acc);
-    l[c] = acc;
+    tile[t][c] = acc;
   }
-#pragma unroll
-  for (int c = 0; c < kW; ++c)
-    if (c < w) row[c] = l[c];
+  __syncthreads();
+  for (int r = warp; r < kBelowThreads; r += kBelowThreads / 32) {
+    const int i = r0 + r;
+    if (i < n && lane < w) a[static_cast<std::size_t>(i) * ld + c0 + lane] = tile[r][lane];
+  }
 }
 
 }  // namespace
 
-void factor_leaf_rbt(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
-                     int* info, float* inverse) {
-  if (w < 1 || w > kW || c0 + w > n) throw InvalidInput("factor_leaf_rbt: a leaf of 1..32 columns inside n");
+int rbt_window_rows(int n, int c0, int w, int window) { return window == 0 ? w : std::min(window, n - c0); }
+
+void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
+                       int* info, float* inverse) {
+  if (w < 1 || w > kW || c0 + w > n) throw InvalidInput("factor_rbt_window: a leaf of 1..32 columns inside n");
   if (window != 0 && (window <= w || window > kMaxRbtWindow))
-    throw InvalidInput("factor_leaf_rbt: window 0 or w < window <= kMaxRbtWindow");
-  const int rows = window == 0 ? w : std::min(window, n - c0);
-  const int below = n - c0 - rows;
+    throw InvalidInput("factor_rbt_window: window 0 or w < window <= kMaxRbtWindow");
+  const int rows = rbt_window_rows(n, c0, w, window);
   window_kernel<<<1, ceil_div(rows, 32) * 32, 0, stream>>>(a, ld, c0, w, rows, window != 0, tiny, pairs, info,
-                                                           below > 0 ? inverse : nullptr);
+                                                           n - c0 - rows > 0 ? inverse : nullptr);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  if (below <= 0) return;
-  below_kernel<<<ceil_div(below, kBelowThreads), kBelowThreads, 0, stream>>>(a, ld, n, c0, w, c0 + rows, inverse);
+}
+
+void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, const float* inverse) {
+  const int first = c0 + rbt_window_rows(n, c0, w, window);
+  if (first >= n) return;
+  below_kernel<<<ceil_div(n - first, kBelowThreads), kBelowThreads, 0, stream>>>(a, ld, n, c0, w, first, inverse);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

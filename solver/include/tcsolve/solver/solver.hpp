@@ -184,6 +184,8 @@ struct SolveTimes {
   ///   "panel"             the leaves of the recursive panel factorizations (the cluster
   ///                       kernel, or cuSOLVER sgetrf);
   ///   "swap"              every leaf's row interchanges applied to the other columns;
+  ///   "panel_below"       rbt, CudaLuPlan::Phases::detail: the leaves' rows below their window
+  ///                       (else part of "panel");
   ///   "panel_update"      TRSM and FP32 SGEMM inside the recursive panels
   ///                       (CudaLuPlan::Phases::detail; else part of "panel");
   ///   "trsm"              U12 of the blocks (with look-ahead: of the next block's columns);
