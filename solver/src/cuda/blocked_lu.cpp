@@ -110,7 +110,6 @@ class BlockedLu {
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
     f_.perm = DeviceBuffer<int>(identity.size());
     f_.perm.upload(identity, run_.stream);
-    if (window_ >= 0) leaf_inverse_ = DeviceBuffer<float>(elements(kernels::kMaxLeafWidth, kernels::kMaxLeafWidth));
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
       leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
@@ -439,10 +438,9 @@ class BlockedLu {
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
-        kernels::factor_rbt_window(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data(),
-                                   leaf_inverse_.data());
+        kernels::factor_rbt_window(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data());
         if (detail_) mark("panel_below");
-        kernels::factor_rbt_below(panel_, a_, n_, n_, c0, w, window_, leaf_inverse_.data());
+        kernels::factor_rbt_below(panel_, a_, n_, n_, c0, w, window_);
       }
       if (window_ == 0) return;
       if (detail_) mark("swap");
@@ -498,7 +496,6 @@ class BlockedLu {
   int block_lo_ = 0, block_hi_ = 0;  ///< the block being factored
   DeviceBuffer<float> leaf_copy_, work_;  ///< cuSOLVER leaves: the column-major copy, sgetrf's work
   DeviceBuffer<int> ipiv_;
-  DeviceBuffer<float> leaf_inverse_;  ///< rbt: the leaf's U11^-1 (leaf_rbt.cu)
   const SolverLibraries::Lookahead* lookahead_ = nullptr;  ///< null: one stream (the solve's)
   cudaStream_t panel_ = nullptr;  ///< the panel's stream while run() enqueues, else the solve's
   cublasHandle_t panel_blas_ = nullptr, update_blas_ = nullptr;  ///< bound to the panel's, update's stream

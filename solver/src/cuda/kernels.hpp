@@ -83,13 +83,12 @@ inline constexpr int kMaxRbtWindow = 256;
 /// (interchange_scratch_ints(w) ints, as apply_row_pairs_in_block takes them; the caller moves
 /// the other columns); window 0: no pivoting (pairs untouched). The first pivot whose magnitude
 /// is not above `tiny` (or not finite) sets *info = its 1-based global column when *info is 0
-/// (the factorization goes on: the caller decides). U11^-1 goes to `inverse` (32 x 32 floats)
-/// when rows lie below the window.
-/// factor_rbt_below: the rows below the window (never moved): L = A U11^-1 through `inverse`.
+/// (the factorization goes on: the caller decides).
+/// factor_rbt_below (after it): the rows below the window (never moved): L U11 = A.
 int rbt_window_rows(int n, int c0, int w, int window);
 void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
-                       int* info, float* inverse);
-void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, const float* inverse);
+                       int* info);
+void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window);
 
 // --- butterfly.cu ------------------------------------------------------------------------------
 
