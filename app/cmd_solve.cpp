@@ -29,7 +29,7 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
             << "  LU        FP32, block size " << s.block_size << ", trailing updates " << r.name;
   if (to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
   std::cout << " on " << to_string(s.backend) << " (" << device << ")";
-  if (s.pivoting == Pivoting::rbt || r.options.pivoting == Pivoting::rbt)
+  if (s.pivoting != Pivoting::partial || r.options.pivoting != Pivoting::partial)
     std::cout << ", pivoting " << to_string(s.pivoting);
   std::cout << "\n"
             << "  refinement " << to_string(r.options.refinement) << ": "

@@ -28,7 +28,8 @@ void add_solver_options(po::options_description& options) {
        "partial: a pivot search per column; rbt: a random butterfly transform U^T A V and an LU "
        "that searches each pivot in a window of rows only (--rbt-window), refined against A, "
        "partial pivoting again when it breaks down or does not converge (the time of a failed "
-       "attempt is counted)")
+       "attempt is counted); auto: the faster of the two by what was measured (partial for now: "
+       "rbt was slower on the H100; the JSON's pivoting says what ran)")
       ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
        "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
        "(64..256); 0: no pivoting at all")
@@ -115,7 +116,7 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("condition_estimate", s.condition_estimate.has_value(), s.condition_estimate.value_or(0.0));
   w.field_or_null("gmres_from", s.gmres_from >= 0, s.gmres_from);
   w.field_or_null("pivoting", !r.baseline, to_string(s.pivoting));
-  w.field_or_null("rbt_window", !r.baseline && r.options.pivoting == Pivoting::rbt, r.options.rbt_window);
+  w.field_or_null("rbt_window", !r.baseline && s.pivoting == Pivoting::rbt, r.options.rbt_window);
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

@@ -1,16 +1,21 @@
 // rbt pivoting on the cpu (butterfly.hpp, cpu/rbt.hpp): the depth-2 random butterfly applied and
-// undone is the identity to rounding and equals its dense matrices; the transformed LU without
-// pivoting, refined against A, meets dsgesv's criterion on generated systems; on systems built to
+// undone is the identity to rounding and equals its dense matrices; the windowed LU of U^T A V
+// picks each pivot as the largest of its window and keeps the growth that the LU without
+// pivoting shows on U(-1,1) systems away; the transformed LU, refined against A, meets
+// dsgesv's criterion on generated systems; on systems built to
 // break an LU without pivoting and on every committed system it converges, with rbt or after
 // falling back to partial pivoting with the reason in the note. [solver]
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "butterfly.hpp"
+#include "cpu/blocked_lu.hpp"
 #include "lu_test_util.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/system_file.hpp"
@@ -87,6 +92,54 @@ TEST_CASE("the random butterfly applied and undone is the identity to rounding, 
   }
 }
 
+TEST_CASE("rbt's windowed LU takes each pivot as its window's largest and keeps the growth of the LU without "
+          "pivoting away", "[solver]") {
+  // A_r = U^T A V of a U(-1,1) A, n = 700 (p = 700): factored with windows of 128 rows and
+  // without pivoting, nb = 128 (leaves of 32 from each block's first column).
+  constexpr double kU32 = 0x1p-24;
+  const int n = 700, nb = 128, window = 128;
+  const LinearSystem sys = generate_system(n, 1, SpectrumMode::random, 3);
+  const detail::RandomButterfly u(n, 1), v(n, 2);
+  const Eigen::MatrixXf a_r = detail::butterfly_transform(sys.A, u, v).cast<float>();
+  const double a_max = a_r.cwiseAbs().maxCoeff();
+  auto factor = [&](int w, std::vector<int>& perm) {
+    Eigen::MatrixXf lu = a_r;
+    perm.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) perm[static_cast<std::size_t>(i)] = i;
+    Variant resolved = Variant::fp32_simt;
+    CHECK(cpu::factorize_rbt_lu(lu, perm, w, Variant::fp32_simt, nb, GemmOptions{}, resolved, 1e-30f) == -1);
+    return lu;
+  };
+  std::vector<int> perm, none;
+  const Eigen::MatrixXf lu = factor(window, perm);
+  const Eigen::MatrixXf lu0 = factor(0, none);
+  for (int i = 0; i < n; ++i) CHECK(none[static_cast<std::size_t>(i)] == i);
+  // |l_ik| <= 1 for the rows of column k's leaf (later windows start below them, so no later
+  // exchange brings a row from below column k's window there; further down they may)
+  for (int k = 0; k < n; ++k) {
+    const int leaf0 = k / nb * nb + (k % nb) / detail::kRbtLeafWidth * detail::kRbtLeafWidth;
+    const int end = std::min(n, leaf0 + detail::kRbtLeafWidth);
+    if (end > k + 1) CHECK(lu.col(k).segment(k + 1, end - k - 1).cwiseAbs().maxCoeff() <= 1.0f);
+  }
+  // P A_r = L U within u |A_r| + 2 gamma_n |L||U| (Frobenius), perm a permutation
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < n; ++i) REQUIRE(sorted[static_cast<std::size_t>(i)] == i);
+  const Eigen::MatrixXd f = lu.cast<double>();
+  Eigen::MatrixXd L = f.triangularView<Eigen::StrictlyLower>();
+  L.diagonal().setOnes();
+  const Eigen::MatrixXd U = f.triangularView<Eigen::Upper>();
+  Eigen::MatrixXd pa(n, n);
+  for (int i = 0; i < n; ++i) pa.row(i) = a_r.row(perm[static_cast<std::size_t>(i)]).cast<double>();
+  const double gamma_n = n * kU32 / (1 - n * kU32);
+  CHECK((pa - L * U).norm() <= kU32 * pa.norm() + 2 * gamma_n * (L.cwiseAbs() * U.cwiseAbs()).norm());
+  // the growth: the windowed LU's stays near partial pivoting's, the LU without pivoting's does not
+  const double growth = lu.cwiseAbs().maxCoeff() / a_max, growth0 = lu0.cwiseAbs().maxCoeff() / a_max;
+  std::printf("rbt growth at n = %d: windows of %d rows %.1f, no pivoting %.1f\n", n, window, growth, growth0);
+  CHECK(growth < 64);
+  CHECK(growth < growth0);
+}
+
 TEST_CASE("rbt pivoting meets dsgesv's criterion on random and randsvd systems, without pivoting", "[solver]") {
   for (Variant v : {Variant::ec_fp16, Variant::fp32_simt}) {
     for (double cond : {0.0, 1e2, 1e4, 1e6}) {
@@ -106,6 +159,30 @@ TEST_CASE("rbt pivoting meets dsgesv's criterion on random and randsvd systems, 
         CHECK(*r.condition_estimate <= cond * 150);
       }
     }
+  }
+  // n = 701 U(-1,1) (cond ~ 1e6): windows of 128 rows converge in partial pivoting's iterations; the
+  // LU without pivoting needs twice as many (the H100 saw its growth reach 8e6 at n = 16384)
+  {
+    const LinearSystem big = generate_system(701, 1, SpectrumMode::random, 3);
+    SolveOptions o = rbt_options(Variant::fp32_simt);
+    o.block_size = 128;
+    const SolveResult windowed = solve(big, o);
+    o.rbt_window = 0;
+    const SolveResult none = solve(big, o);
+    o.pivoting = Pivoting::partial;
+    const SolveResult partial = solve(big, o);
+    INFO(windowed.note << " | " << none.note);
+    CHECK(windowed.pivoting == Pivoting::rbt);
+    CHECK(windowed.converged);
+    CHECK(windowed.iterations <= partial.iterations + 1);
+    CHECK((none.pivoting == Pivoting::partial || none.iterations > windowed.iterations));
+    o.pivoting = Pivoting::auto_;  // auto: partial pivoting, bitwise
+    const SolveResult automatic = solve(big, o);
+    CHECK(automatic.pivoting == Pivoting::partial);
+    CHECK(automatic.x == partial.x);
+    o.rbt_window = 300;
+    o.pivoting = Pivoting::rbt;
+    CHECK_THROWS_AS(solve(big, o), InvalidInput);
   }
   // reproducible: the same seed, the same bits
   const LinearSystem sys = generate_system(97, 1e3, SpectrumMode::geometric, 4);
@@ -162,6 +239,10 @@ TEST_CASE("rbt converges, or falls back to partial pivoting with the reason, on 
   }
   CHECK(checked == 10);
   CHECK(parse_pivoting("rbt") == Pivoting::rbt);
+  CHECK(parse_pivoting("auto") == Pivoting::auto_);
+  CHECK(to_string(Pivoting::auto_) == "auto");
+  CHECK(resolve_pivoting(Pivoting::auto_, Backend::cuda, 16384) == Pivoting::partial);
+  CHECK(resolve_pivoting(Pivoting::rbt, Backend::cpu, 10) == Pivoting::rbt);
   CHECK(to_string(Pivoting::partial) == "partial");
   CHECK_THROWS_AS(parse_pivoting("complete"), InvalidInput);
 }

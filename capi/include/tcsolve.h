@@ -86,8 +86,9 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
 typedef struct {
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
   int refinement;     /* 0 classical, 1 gmres, 2 auto (classical, then GMRES-IR when a step gains < 10x) */
-  int pivoting;       /* 0 partial, 1 rbt (random butterflies, LU without pivoting, partial pivoting
-                         when that fails), 2 auto (not implemented yet: NOT_SUPPORTED) */
+  int pivoting;       /* 0 partial, 1 rbt (random butterflies, an LU with windowed pivoting,
+                         partial pivoting when that fails), 2 auto (the faster by measurement:
+                         partial for now) */
   int max_iterations; /* refinement steps, >= 0; default 30 */
   int fallback;       /* 1: FP64 LU when refinement fails (default) */
   int block_size;     /* LU block size nb; 0: the backend's default (128 cpu, 512 cuda) */

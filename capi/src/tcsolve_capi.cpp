@@ -78,8 +78,7 @@ SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t
   return r;
 }
 
-/// The solver's options from the C parameters; NOT_SUPPORTED for the choices the library does
-/// not implement yet (pivoting auto).
+/// The solver's options from the C parameters.
 SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   SolveOptions o;
   o.backend = backend;
@@ -93,9 +92,7 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
                          " is not 0 (classical), 1 (gmres) or 2 (auto)");
   }
   if (p.pivoting == 1) o.pivoting = Pivoting::rbt;
-  if (p.pivoting == 2)
-    throw Unavailable(std::string("params->pivoting: 2 (auto)") +
-                      " is not implemented in the library yet (0, partial, and 1, rbt, are)");
+  if (p.pivoting == 2) o.pivoting = Pivoting::auto_;
   if (p.pivoting < 0 || p.pivoting > 2)
     throw InvalidInput("params->pivoting: " + std::to_string(p.pivoting) + " is not 0 (partial), 1 (rbt) or 2 (auto)");
   nonnegative("params->max_iterations", p.max_iterations);

@@ -12,6 +12,7 @@ from . import _arrays, _handles, _lib
 from ._errors import InvalidInputError, NotConvergedWarning
 
 _REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
+_PIVOTINGS = {"partial": 0, "rbt": 1, "auto": 2}
 
 
 @dataclasses.dataclass
@@ -66,13 +67,16 @@ def _int_option(name, value, least):
     return value
 
 
-def _params(variant, refine, max_iter, fallback, block_size):
+def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial"):
     p = _lib.SolveParams()
     _lib.lib.tcsolveSolveParamsDefault(ctypes.byref(p))
     p.variant = _lib.variant_value(variant)
     if refine not in _REFINEMENTS:
         raise InvalidInputError(f"refine must be one of {', '.join(_REFINEMENTS)}, got {refine!r}")
     p.refinement = _REFINEMENTS[refine]
+    if pivoting not in _PIVOTINGS:
+        raise InvalidInputError(f"pivoting must be one of {', '.join(_PIVOTINGS)}, got {pivoting!r}")
+    p.pivoting = _PIVOTINGS[pivoting]
     p.max_iterations = _int_option("max_iter", max_iter, 0)
     if not isinstance(fallback, bool):
         raise InvalidInputError(f"fallback must be True or False, got {fallback!r}")
@@ -137,7 +141,7 @@ def _system(A, b):
 
 
 def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
-          backend="auto"):
+          backend="auto", pivoting="partial"):
     """Solves A x = b to FP64 accuracy; returns ``(x, info)``.
 
     Parameters
@@ -152,8 +156,8 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
         GEMM variant of the LU's trailing updates (``tcsolve.variants()``; "auto": ec-fp16 when
         the scaled inputs fit FP16, else ec-tf32).
     refine : {"classical", "gmres", "auto"}, default "classical"
-        classical: x += LU^-1 r; gmres: GMRES-IR for ill-conditioned systems; auto is not in the
-        library yet (NotSupportedError).
+        classical: x += LU^-1 r; gmres: GMRES-IR for ill-conditioned systems; auto: classical,
+        then GMRES-IR once a step gains less than 10x.
     max_iter : int, default 30
         At most this many refinement steps (0: the LU solve alone).
     fallback : bool, default True
@@ -163,6 +167,10 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Host arrays only: auto is "cuda" when a usable GPU is present, else "cpu" (the CLI's
         --backend auto). Device arrays always run on their own GPU.
+    pivoting : {"partial", "rbt", "auto"}, default "partial"
+        partial: a pivot search per column; rbt: random butterflies U^T A V and an LU with
+        windowed pivoting, refined against A (partial pivoting again when it fails; the note
+        says so); auto: the faster by measurement (partial for now).
 
     Returns
     -------
@@ -184,7 +192,7 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     into A's order when it is not in it already, and x is made in A's order. Other strides are
     copied into C order first.
     """
-    params = _params(variant, refine, max_iter, fallback, block_size)
+    params = _params(variant, refine, max_iter, fallback, block_size, pivoting)
     if backend not in _lib.BACKENDS:
         raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {backend!r}")
     a, bb = _system(A, b)

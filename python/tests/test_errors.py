@@ -57,6 +57,7 @@ def test_solve_singular_matrix_is_invalid_input():
     ({"variant": "ec-fp17"}, ValueError, "ec-fp16"),        # the library lists the valid names
     ({"variant": 3}, ValueError, "variant"),
     ({"refine": "newton"}, ValueError, "refine"),
+    ({"pivoting": "complete"}, ValueError, "pivoting"),
     ({"max_iter": -1}, ValueError, "max_iter"),
     ({"max_iter": 2.5}, ValueError, "max_iter"),
     ({"fallback": "yes"}, ValueError, "fallback"),

@@ -115,6 +115,8 @@ OPTIONS = [
      {"variant": "fp32-simt", "refine": "gmres", "max_iter": 5}),
     (["--variant", "fp16-tc", "--no-fallback", "--max-iter", "3"],
      {"variant": "fp16-tc", "fallback": False, "max_iter": 3}),
+    (["--pivoting", "rbt", "--block-size", "64"], {"pivoting": "rbt", "block_size": 64}),
+    (["--pivoting", "auto"], {"pivoting": "auto"}),
 ]
 
 
@@ -122,7 +124,7 @@ def test_inputs_are_all_covered(inputs):
     assert len(systems(inputs)) == 6
 
 
-@pytest.mark.parametrize("options, kwargs", OPTIONS, ids=["default", "ec-tf32-nb64", "gmres", "fp16-tc-nofallback"])
+@pytest.mark.parametrize("options, kwargs", OPTIONS, ids=["default", "ec-tf32-nb64", "gmres", "fp16-tc-nofallback", "rbt-nb64", "pivoting-auto"])
 def test_solve_is_bitwise_the_cli_on_inputs(cli, hdf5, inputs, tmp_path, options, kwargs):
     # Every committed system with the default options; the other option sets on two of them
     # (the CPU emulation of the variants is slow), all on the CLI's backend (auto).

@@ -271,9 +271,6 @@ static void test_dgesv(tcsolveHandle_t h) {
   q = p;
   q.refinement = 3;
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "refinement", &q, NS, R, A, LD, B, LD, X, LD, &info);
-  q = p;
-  q.pivoting = 2;
-  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "auto", &q, NS, R, A, LD, B, LD, X, LD, &info);
   /* An exactly singular matrix (a zero column) and a NaN: INVALID_VALUE, X untouched. */
   static double S[LD * NS];
   memcpy(S, A, sizeof S);
@@ -306,6 +303,18 @@ static void test_dgesv(tcsolveHandle_t h) {
   CHECK(info.converged == 1);
   CHECK(info.resolved_variant == variant("ec-fp16") || info.resolved_variant == variant("ec-tf32"));
   check_solution(NS, R, A, B, X8, LD);
+
+  /* pivoting 2 (auto) resolves to partial pivoting: bitwise the same X; 1 (rbt) converges. */
+  static double Xp[LD * R];
+  q = p;
+  q.pivoting = 2;
+  CHECK_STATUS(h, tcsolveDgesv(h, &q, NS, R, A, LD, B, LD, Xp, LD, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int j = 0; j < R; ++j)
+    for (int i = 0; i < NS; ++i) CHECK(memcmp(&Xp[i + j * LD], &X[i + j * LD], sizeof(double)) == 0);
+  q.pivoting = 1;
+  CHECK_STATUS(h, tcsolveDgesv(h, &q, NS, R, A, LD, B, LD, Xp, LD, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(info.converged == 1);
+  check_solution(NS, R, A, B, Xp, LD);
 
   /* The same system row-major: bitwise the same X. */
   q = p;

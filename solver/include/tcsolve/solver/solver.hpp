@@ -61,13 +61,22 @@ std::string_view to_string(Refinement r);
 /// partial pivoting, and SolveResult::pivoting and the note say so. Both backends (cuda: the
 /// transform and the LU without pivoting on the device; a failed attempt's time is in the total
 /// and the phase "rbt_attempt").
-enum class Pivoting { partial, rbt };
+///
+/// auto: the fastest that never gives a worse answer than partial pivoting, by what was
+/// measured (resolve_pivoting). On the H100 (docs/BENCHMARKS.md, session 10) rbt with windowed
+/// pivoting converged where partial pivoting did, in 0-2 more iterations, but took 93-98 ms
+/// against partial pivoting's 79-80 at n = 16384 (its one-CTA leaves and the panels' SGEMM
+/// joins still set the pace), so auto resolves to partial on both backends for now.
+enum class Pivoting { partial, rbt, auto_ };
 /// The default SolveOptions::rbt_window. Without pivoting, the LU of U^T A V of an n = 16384
 /// U(-1,1) system grew its factors 8e6-fold (H100, docs/BENCHMARKS.md): beyond what FP32
 /// factors refine. With the pivot the largest of >= 96 candidates, |l_ij| stays near 1.
 inline constexpr int kRbtWindow = 128;
-Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt"
+Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt" | "auto"
 std::string_view to_string(Pivoting p);
+/// What Pivoting::auto_ runs for a system of order n on `backend` (resolved): partial pivoting
+/// (see Pivoting); any other request is returned as it is.
+Pivoting resolve_pivoting(Pivoting requested, Backend backend, int n);
 
 /// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; 512 on cuda, where
 /// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
