@@ -239,7 +239,7 @@ int run_compare(int argc, char** argv) {
   if (vm.count("help")) {
     print_usage(std::cout,
                 "tcsolve compare --input SYS.h5 [--variants all|v1,v2] [--backend auto|cpu|cuda]\n"
-                "                       [--block-size NB] [--refine classical|gmres|auto] [--pivoting partial|rbt] [--max-iter N]\n"
+                "                       [--block-size NB] [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W] [--max-iter N]\n"
                 "                       [--no-fallback] [--layout row-major|column-major] [--csv FILE]\n"
                 "                       [--plot F.png] [--force] [--progress auto|always|never] [--json]",
                 "Solves one system with each selected GEMM variant in the LU's trailing updates\n"

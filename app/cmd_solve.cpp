@@ -93,7 +93,7 @@ int run_solve(int argc, char** argv) {
     print_usage(std::cout,
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
-                "                     [--refine classical|gmres|auto] [--pivoting partial|rbt]\n"
+                "                     [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W]\n"
                 "                     [--max-iter N] [--no-fallback]\n"
                 "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
                 "                     [--progress auto|always|never] [--json]",
