@@ -93,7 +93,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       ("output", po::value(&c.output)->value_name("F.h5"),
        "write labels (int32), centroids (k x dim, float32) and the attribute inertia")
       ("force", "overwrite an existing --output file")
-      ("no-agreement", "skip the fp64 run from the same start (agreement_vs_fp64 becomes null)")
+      ("no-agreement", "skip the fp64 run from the same start (agreement_vs_fp64 becomes null): on "
+       "large data it takes as long as the run itself, or longer (wall_time_s.agreement)")
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   // clang-format on
@@ -109,7 +110,9 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
                 "||x||^2 does not change the argmin). Starts from the file's init or k-means++\n"
                 "(seed); stops when no label changes, on --tol, or after --max-iter iterations;\n"
                 "an empty cluster keeps its centroid. Also runs fp64 from the same start and\n"
-                "reports the fraction of equal labels (agreement_vs_fp64). The inertia is\n"
+                "reports the fraction of equal labels (agreement_vs_fp64; --no-agreement skips\n"
+                "it). Reports the wall time of the whole command and of its parts: input,\n"
+                "seeding, run, fp64 agreement, output (JSON wall_time_s). The inertia is\n"
                 "sum ||x - c||^2 in FP64. On the cpu backend the tensor-core variants are emulated\n"
                 "(10-40 ns per product per term): keep N k dim small there.",
                 options);
@@ -157,6 +160,11 @@ struct Run {
   int points = 0, dim = 0, k = 0;
   std::string init;  ///< "file" | "k-means++"
   double seeding_time_s = 0;
+  /// Host wall seconds of the whole command and its parts: reading (or generating) the data,
+  /// the k-means++ seeding, the run, the fp64 agreement run, writing --output.
+  struct Wall {
+    double total = 0, input = 0, seeding = 0, run = 0, agreement = 0, output = 0;
+  } wall;
   demos::KmeansResult result;
   std::optional<demos::KmeansResult> reference;  ///< fp64 from the same start
   double agreement = kNaN;
@@ -184,6 +192,15 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("time_per_iteration_s", r.time_per_iteration_s)
       .field("seeding_time_s", run.seeding_time_s)
       .field("agreement_vs_fp64", run.agreement);
+  w.key("wall_time_s")
+      .begin_object()
+      .field("total", run.wall.total)
+      .field("input", run.wall.input)
+      .field("seeding", run.wall.seeding)
+      .field("run", run.wall.run)
+      .field("agreement", run.wall.agreement)
+      .field("output", run.wall.output)
+      .end_object();
   const bool ref = run.reference.has_value();
   w.field_or_null("inertia_fp64", ref, ref ? run.reference->inertia : 0.0);
   w.field_or_null("iterations_fp64", ref, ref ? run.reference->iterations : 0);
@@ -203,6 +220,8 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
   std::printf("  stopped    %s after %d iteration(s)\n", demos::to_string(r.stop).c_str(), r.iterations);
   std::printf("  inertia    %.17g\n", r.inertia);
   std::printf("  time       %.6f s, %.6f s per iteration\n", r.time_s, r.time_per_iteration_s);
+  std::printf("  wall time  %.3f s (input %.3f s, seeding %.3f s, run %.3f s, fp64 agreement %.3f s, output %.3f s)\n",
+              run.wall.total, run.wall.input, run.wall.seeding, run.wall.run, run.wall.agreement, run.wall.output);
   if (run.reference)
     std::printf("  vs fp64    %.6f of the labels equal (fp64: inertia %.17g, %d iteration(s))\n",
                 run.agreement, run.reference->inertia, run.reference->iterations);
@@ -232,6 +251,10 @@ int run_kmeans(int argc, char** argv) {
 
   // Data and start.
   Run run;
+  const auto t_command = std::chrono::steady_clock::now();
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   KmeansData data;
   if (!c.input.empty()) {
     data = read_kmeans_data(c.input, [&](std::int64_t points, std::int64_t dim) {
@@ -267,6 +290,7 @@ int run_kmeans(int argc, char** argv) {
   }
   run.points = data.points;
   run.dim = data.dim;
+  run.wall.input = since(t_command);
   std::vector<float> start;
   if (data.init) {
     if (c.k && *c.k != data.init_k)
@@ -287,12 +311,16 @@ int run_kmeans(int argc, char** argv) {
   if (run.init != "file") {
     const auto t0 = std::chrono::steady_clock::now();
     start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed);
-    run.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    run.seeding_time_s = since(t0);
+    run.wall.seeding = run.seeding_time_s;
   }
 
   // The run, then fp64 from the same start.
   c.options.progress = progress_printer(progress, c.variant_name);
+  auto t0 = std::chrono::steady_clock::now();
   run.result = demos::kmeans(data.X.data(), data.points, data.dim, start, c.options);
+  run.wall.run = since(t0);
+  t0 = std::chrono::steady_clock::now();
   if (c.variant == Variant::fp64) {
     run.reference = run.result;
     run.agreement = 1.0;
@@ -304,6 +332,8 @@ int run_kmeans(int argc, char** argv) {
     run.reference = demos::kmeans(data.X.data(), data.points, data.dim, start, reference);
     run.agreement = demos::label_agreement(run.result.labels, run.reference->labels);
   }
+  run.wall.agreement = since(t0);
+  t0 = std::chrono::steady_clock::now();
 
   if (!c.output.empty()) {
     KmeansOutputAttributes attributes;
@@ -314,6 +344,8 @@ int run_kmeans(int argc, char** argv) {
     write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
                                output_rule);
   }
+  run.wall.output = since(t0);
+  run.wall.total = since(t_command);
   const std::string device = device_description(run.result.backend);
   if (c.json)
     write_json(c, run, device);

@@ -296,6 +296,73 @@ TEST_CASE("k-means++ is reproducible for a seed and picks k distinct data points
   CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 3, 1).size() == 12);
 }
 
+TEST_CASE("k-means++ draws its first centre uniformly and the next with probability D(x)^2 / sum D^2 "
+          "(chi-square, false-alarm rate 1e-6 per statistic)", "[kmeans]") {
+  // 12 points on a line at distinct, uneven positions (exact in FP32 and their squares in FP64),
+  // k = 2, 24000 seeds: the first pick against 1/12 each, the second, for each first pick f,
+  // against D(x)^2 / sum_y D(y)^2 with D the distance to f. Pearson's statistic over the cells
+  // with an expected count >= 5 against the chi-square quantile of probability 1 - 1e-6
+  // (Wilson-Hilferty, z = 4.753): a correct sampler with independent seeds fails each check
+  // with probability 1e-6; the seeds are fixed, so the test is deterministic.
+  const int points = 12, runs = 24000;
+  const std::vector<float> x = {0, 1, 3, 4, 8, 9, 15, 16, 17, 30, 31, 45};
+  auto quantile = [](int df) {
+    const double z = 4.753, a = 2.0 / (9.0 * df);
+    return df * std::pow(1 - a + z * std::sqrt(a), 3);
+  };
+  std::vector<int> first(points, 0);
+  std::vector<std::vector<int>> second(points, std::vector<int>(points, 0));
+  int bad = 0;
+  for (int r = 0; r < runs; ++r) {
+    const std::vector<float> c = demos::kmeans_plus_plus(x.data(), points, 1, 2, 1000 + static_cast<std::uint64_t>(r));
+    const auto f = std::find(x.begin(), x.end(), c[0]) - x.begin();
+    const auto g = std::find(x.begin(), x.end(), c[1]) - x.begin();
+    if (f >= points || g >= points || f == g) {  // not a data point, or f again (D(f)^2 = 0)
+      ++bad;
+      continue;
+    }
+    ++first[static_cast<std::size_t>(f)];
+    ++second[static_cast<std::size_t>(f)][static_cast<std::size_t>(g)];
+  }
+  double chi_first = 0;
+  for (int i = 0; i < points; ++i) {
+    const double e = static_cast<double>(runs) / points;
+    chi_first += (first[static_cast<std::size_t>(i)] - e) * (first[static_cast<std::size_t>(i)] - e) / e;
+  }
+  CHECK(chi_first <= quantile(points - 1));
+  CHECK(bad == 0);
+  // Pearson's statistic of the second picks against the law D(x)^power / sum D^power
+  auto chi_second = [&](int power, int& df) {
+    double chi = 0;
+    df = 0;
+    for (int f = 0; f < points; ++f) {
+      std::vector<double> weight(points);
+      double sum = 0;
+      for (int i = 0; i < points; ++i)
+        sum += weight[static_cast<std::size_t>(i)] =
+            std::pow(std::abs(x[static_cast<std::size_t>(i)] - x[static_cast<std::size_t>(f)]), power);
+      int cells = 0;
+      for (int i = 0; i < points; ++i) {
+        const double e = first[static_cast<std::size_t>(f)] * weight[static_cast<std::size_t>(i)] / sum;
+        if (e < 5) continue;
+        const double o = second[static_cast<std::size_t>(f)][static_cast<std::size_t>(i)];
+        chi += (o - e) * (o - e) / e;
+        ++cells;
+      }
+      df += std::max(0, cells - 1);
+    }
+    return chi;
+  };
+  int df = 0, df_d = 0;
+  const double chi_d2 = chi_second(2, df), chi_d = chi_second(1, df_d);
+  INFO("first: chi2 " << chi_first << " (df " << points - 1 << "); second against D^2: chi2 " << chi_d2 << " (df "
+                      << df << ", quantile " << quantile(df) << "); against D: " << chi_d << " (df " << df_d << ")");
+  REQUIRE(df >= 60);
+  CHECK(chi_d2 <= quantile(df));
+  // the test's power: the same counts reject sampling proportional to D (not squared)
+  CHECK(chi_d > quantile(df_d));
+}
+
 TEST_CASE("make_blobs draws reproducible blobs around centres in [-10, 10]^dim", "[kmeans]") {
   const demos::Blobs a = demos::make_blobs(500, 3, 4, 9);
   const demos::Blobs b = demos::make_blobs(500, 3, 4, 9);
@@ -350,6 +417,18 @@ TEST_CASE("tcsolve kmeans --json: the ARCHITECTURE.md fields; --output writes la
   CHECK(j.find("k")->number == 3);
   CHECK(j.find("agreement_vs_fp64")->number == 1.0);
   CHECK(j.find("inertia")->number == Approx(78.8557).epsilon(1e-4));
+  // the wall time of the whole command and of its parts, which it contains
+  const cli::Json* wall = j.find("wall_time_s");
+  REQUIRE(wall != nullptr);
+  double parts = 0;
+  for (const char* key : {"input", "seeding", "run", "agreement", "output"}) {
+    INFO(key);
+    REQUIRE(wall->find(key) != nullptr);
+    CHECK(wall->find(key)->number >= 0);
+    parts += wall->find(key)->number;
+  }
+  CHECK(wall->find("run")->number >= j.find("time_s")->number);
+  CHECK(wall->find("total")->number >= parts);
 
   // The file: labels int32 (150), centroids float32 (3 x 4), inertia float64 = the JSON's.
   const hid_t f = H5Fopen(out.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -400,6 +479,14 @@ TEST_CASE("tcsolve kmeans --synthetic: blobs, k-means++ start, text summary", "[
   CHECK(j.find("points")->number == 2000);
   CHECK(j.find("dim")->number == 8);
   CHECK(j.find("agreement_vs_fp64")->number >= kAgreementBar);
+  // --no-agreement: no fp64 run, its wall time 0 (nothing timed but the branch)
+  const cli::CommandResult skipped = cli::run_tcsolve(
+      "kmeans --synthetic 2000:8 --clusters-true 5 --k 5 --seed 3 --variant fp32-simt --backend cpu --json "
+      "--no-agreement");
+  REQUIRE(skipped.exit_code == 0);
+  const cli::Json js = cli::require_one_object(skipped);
+  CHECK(js.find("agreement_vs_fp64")->type == cli::Json::Type::null);
+  CHECK(js.find("wall_time_s")->find("agreement")->number < 1e-3);
   const cli::CommandResult text = cli::run_tcsolve("kmeans --input '" + input("iris_shifted.h5") +
                                                    "' --k 3 --variant fp16-tc --backend cpu --max-iter 20");
   INFO(text);
