@@ -570,7 +570,7 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
     const int n = s.n;
     DeviceLu f;
     f.n = n;
-    f.rbt.emplace(n, seed, window);
+    f.rbt.emplace(n, seed, window, run.stream);
     const int p = f.rbt->u.padded();
     f.order = p;
     f.lu = DeviceBuffer<float>(elements(p, p));

@@ -25,10 +25,16 @@ struct DeviceButterflies {
   detail::RandomButterfly u, v;
   DeviceBuffer<double> u_outer, u_inner, v_outer, v_inner;
   int window;  ///< SolveOptions::rbt_window: the LU's pivot window (0: no pivoting)
-  /// u from seed, v from seed + 1 (the cpu path's rule), for order n.
-  DeviceButterflies(int n, std::uint64_t seed, int pivot_window)
-      : u(n, seed), v(n, seed + 1), u_outer(u.outer()), u_inner(u.inner()), v_outer(v.outer()), v_inner(v.inner()),
-        window(pivot_window) {}
+  /// u from seed, v from seed + 1 (the cpu path's rule), for order n; the entries copied to the
+  /// device on `stream` (the solve's).
+  DeviceButterflies(int n, std::uint64_t seed, int pivot_window, CUstream_st* stream)
+      : u(n, seed), v(n, seed + 1), u_outer(u.outer().size()), u_inner(u.inner().size()),
+        v_outer(v.outer().size()), v_inner(v.inner().size()), window(pivot_window) {
+    u_outer.upload(u.outer(), stream);
+    u_inner.upload(u.inner(), stream);
+    v_outer.upload(v.outer(), stream);
+    v_inner.upload(v.inner(), stream);
+  }
 };
 
 struct DeviceLu {
