@@ -8,6 +8,7 @@
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::app {
 
@@ -72,8 +73,9 @@ SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, boo
   const double read = 16 * n2 + vectors;
   if (backend == Backend::cuda) {
     m.host = read;
-    // A (FP64), the FP32 LU, the fallback's FP64 LU (a copy of A) when it may run.
-    m.device = (fallback ? 20 : 12) * n2 + vectors + 64.0 * 1024 * 1024;
+    SolveOptions options;
+    options.fallback = fallback;
+    m.device = cuda_solve_bytes(n, nrhs, options);  // the library's own check (solver.hpp)
   } else {
     // A, the FP32 LU and, when it may run, the FP64 LU of the fallback.
     m.host = std::max(read, (fallback ? 20 : 12) * n2 + vectors);

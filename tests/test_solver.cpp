@@ -528,3 +528,20 @@ TEST_CASE("tcsolve compare prints a table and --plot makes a PNG when gnuplot is
   const std::string head = read_file(png).substr(0, 8);
   CHECK(head == "\x89PNG\r\n\x1a\n");
 }
+
+TEST_CASE("cuda_solve_bytes counts A, the FP32 factors, the fallback's FP64 LU and the vectors", "[solver]") {
+  // The check that refuses a cuda solve before it allocates (solver_cuda.cpp) and the CLI's
+  // (app/input.cpp) use this count: 8 n^2 (A) + 4 p^2 (the factors) + 8 n^2 with the fallback.
+  SolveOptions o;
+  const double mib64 = 64.0 * 1024 * 1024;
+  const double n = 32768, vectors = 16 * n * 8;
+  CHECK(cuda_solve_bytes(32768, 1, o) == 20 * n * n + vectors + mib64);
+  o.fallback = false;
+  CHECK(cuda_solve_bytes(32768, 1, o) == 12 * n * n + vectors + mib64);
+  o.pivoting = Pivoting::rbt;  // the factors of order p = n rounded up to a multiple of 4
+  CHECK(cuda_solve_bytes(1001, 2, o) == 8.0 * 1001 * 1001 + 4.0 * 1004 * 1004 + 16.0 * 1001 * 2 * 8 + mib64);
+  // the issue's figure: n of about 57000 fits an 80 GB H100 (79.2 GiB usable), with the fallback
+  o = SolveOptions{};
+  CHECK(cuda_solve_bytes(57000, 1, o) < 79.2 * 1024 * 1024 * 1024);
+  CHECK(cuda_solve_bytes(66000, 1, o) > 79.2 * 1024 * 1024 * 1024);
+}

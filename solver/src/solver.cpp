@@ -95,6 +95,13 @@ int default_block_size(Backend backend) {
   return resolve_backend(backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
 }
 
+double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& options) {
+  const double nd = static_cast<double>(n);
+  const double p = options.pivoting == Pivoting::rbt ? static_cast<double>((n + 3) / 4 * 4) : nd;
+  const double vectors = 16.0 * nd * static_cast<double>(nrhs) * 8;  // b, x, the best x, r, d, ...
+  return 8 * nd * nd + 4 * p * p + (options.fallback ? 8 * nd * nd : 0.0) + vectors + 64.0 * 1024 * 1024;
+}
+
 SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   const auto t_start = Clock::now();
   detail::check_system(sys);

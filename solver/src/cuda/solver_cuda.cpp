@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -54,6 +55,24 @@ void check_variant(Variant variant) {
   if (!implements(variant))
     throw Unavailable("variant " + std::string(to_string(variant)) +
                       " has no implementation on the cuda backend");
+}
+
+/// Refuses a solve that does not fit the free device memory (cuda_solve_bytes), before any
+/// allocation: InvalidInput with the bytes needed and free.
+void check_device_memory(int n, int nrhs, const SolveOptions& options) {
+  const double need = cuda_solve_bytes(n, nrhs, options);
+  const DeviceMemory memory = device_memory();
+  if (memory.total == 0 || need <= static_cast<double>(memory.free)) return;
+  auto gib = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+    return std::string(text);
+  };
+  throw InvalidInput("a cuda solve of n = " + std::to_string(n) + " (" + std::to_string(nrhs) +
+                     " right-hand side(s)) needs " + gib(need) + " of GPU memory" +
+                     (options.fallback ? " with the FP64 fallback's LU" : "") + "; " +
+                     gib(static_cast<double>(memory.free)) + " free of " + gib(static_cast<double>(memory.total)) +
+                     " (" + device_name() + ")");
 }
 
 }  // namespace
@@ -266,6 +285,7 @@ HostMatrix downloaded(const DeviceRun& run, const DeviceBuffer<double>& d, int n
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   require_device("the cuda solver");
   check_variant(options.variant);
+  check_device_memory(static_cast<int>(sys.A.rows()), static_cast<int>(sys.b.cols()), options);
   ContextFor ctx(options.cuda_context);
   DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
@@ -280,6 +300,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 SolveResult solve_device(const DeviceSystemView& view, double* X, int ldx, const SolveOptions& options) {
   require_device("the cuda solver");
   check_variant(options.variant);
+  check_device_memory(view.n, view.nrhs, options);
   ContextFor ctx(options.cuda_context);
   DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);

@@ -260,6 +260,13 @@ struct SolveResult {
   std::vector<std::string> warnings;
 };
 
+/// Bytes of device memory a cuda solve of order n with nrhs right-hand sides holds at its peak:
+/// A in FP64 (8 n^2), the FP32 factors (4 n^2; rbt: of order n rounded up to a multiple of 4), the
+/// FP64 fallback's LU when options.fallback (8 n^2), the vectors and the GEMM workspaces (64 MiB).
+/// cuda solves (solve, solve_device) refuse a system that does not fit the free device memory
+/// before allocating anything: InvalidInput naming the bytes needed and free.
+double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& options);
+
 /// Solves sys.A x = sys.b on options.backend (automatic: cuda when a usable GPU is present).
 /// Both refinements run on both backends (cuda GMRES-IR: the Krylov basis and the FP64 products
 /// on the device, Gram-Schmidt run twice in its classical form, the small least-squares problem
