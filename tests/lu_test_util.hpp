@@ -7,6 +7,7 @@
 #include <cmath>
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "tcsolve/solver/solver.hpp"
@@ -25,6 +26,25 @@ inline bool dsgesv_criterion(const LinearSystem& sys, const Eigen::MatrixXd& x) 
           std::sqrt(static_cast<double>(sys.n())) * x.col(j).lpNorm<Eigen::Infinity>() * norm_a * eps64))
       return false;
   return true;
+}
+
+/// SolveOptions for rbt pivoting on `backend` with `variant` and block size nb.
+inline SolveOptions rbt_options(Backend backend, Variant variant, int nb) {
+  SolveOptions o;
+  o.variant = variant;
+  o.backend = backend;
+  o.block_size = nb;
+  o.pivoting = Pivoting::rbt;
+  return o;
+}
+
+/// The system A x = b with x_true = ones, b = A x_true.
+inline LinearSystem with_ones(Eigen::MatrixXd A) {
+  LinearSystem sys;
+  sys.x_true = Eigen::MatrixXd::Ones(A.rows(), 1);
+  sys.b = A * *sys.x_true;
+  sys.A = std::move(A);
+  return sys;
 }
 
 struct LuResidual {

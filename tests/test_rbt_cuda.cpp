@@ -2,8 +2,7 @@
 // blocked_lu.cpp's factorize_rbt, the rbt branches of the refinement and the condition
 // estimate): the transform of A and of the correction's vectors bitwise the host's
 // (butterfly.hpp); the leaf, with and without its pivot window, within the LU's bound with its
-// tiny pivot reported; solves that meet dsgesv's criterion without pivoting in about the cpu rbt's
-// iterations; and, on systems built to break an LU without pivoting and on every committed
+// tiny pivot reported; solves that meet dsgesv's criterion in about the cpu rbt's iterations; and, on systems built to break an LU without pivoting and on every committed
 // system, convergence with rbt or after the reported fall back to partial pivoting, never worse
 // than partial pivoting. Skipped, with a warning, without a GPU.
 #include <catch2/catch.hpp>
@@ -51,22 +50,8 @@ float from_bits(unsigned bits) {
   return f;
 }
 
-SolveOptions rbt_options(Backend backend, Variant v, int block_size) {
-  SolveOptions o;
-  o.variant = v;
-  o.backend = backend;
-  o.block_size = block_size;
-  o.pivoting = Pivoting::rbt;
-  return o;
-}
-
-LinearSystem with_ones(Eigen::MatrixXd A) {
-  LinearSystem sys;
-  sys.x_true = Eigen::MatrixXd::Ones(A.rows(), 1);
-  sys.b = A * *sys.x_true;
-  sys.A = std::move(A);
-  return sys;
-}
+using test::rbt_options;
+using test::with_ones;
 
 }  // namespace
 
@@ -216,7 +201,7 @@ TEST_CASE("the device rbt leaf factors within the LU bound, its pivots the windo
   }
 }
 
-TEST_CASE("cuda rbt meets dsgesv's criterion without pivoting on random and randsvd systems, as the cpu rbt does",
+TEST_CASE("cuda rbt meets dsgesv's criterion on random and randsvd systems, as the cpu rbt does",
           "[gpu]") {
   TCSOLVE_RBT_SKIP_WITHOUT_GPU("the cuda rbt solves");
   // n = 701: p = 704, nb = 128: five full blocks and a last one of 64 columns (look-ahead on)

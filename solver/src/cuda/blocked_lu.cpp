@@ -62,6 +62,9 @@
 namespace tcsolve::cuda {
 namespace {
 
+static_assert(kernels::kMaxLeafWidth == detail::kRbtLeafWidth,
+              "rbt's windows start at the cpu reference's leaves (butterfly.hpp)");
+
 /// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
 /// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
 /// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
@@ -596,7 +599,6 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
     const unsigned bits = max_bits.download(run.stream)[0];
     float a_max = 0;
     std::memcpy(&a_max, &bits, sizeof a_max);
-    f.order = p;
     BlockedLu lu(run, f, clock);
     // the cpu's threshold: fp32(kRbtTinyPivot max|A_r|), max|A_r| of the FP32 values (rounding is
     // monotonic and the factor a power of two: the same float)

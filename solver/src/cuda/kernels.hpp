@@ -209,7 +209,7 @@ void scale_copy(CUstream_st* stream, const double* a, int n, const double* row_s
 
 /// y(i, c) = fp32_rn(ldexp(row_scale[perm[i]] r(perm[i], c), -exponent[c])) for i < n, c < cols:
 /// P R r scaled by a power of two per column (r: leading dimension ld; y: leading dimension n).
-/// row_scale nullptr: 1; perm nullptr: the identity.
+/// row_scale nullptr: 1.
 void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, int cols, const double* row_scale, const int* perm,
                            const int* exponent, float* y);
 

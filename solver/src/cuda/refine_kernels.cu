@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
                    const int* __restrict__ exponent, float* __restrict__ y) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= n) return;
-  const int p = perm ? perm[i] : i;
+  const int p = perm[i];
   for (int c = blockIdx.y; c < cols; c += gridDim.y) {
     const double v = r[p + static_cast<std::size_t>(c) * ld];
     const double t = row_scale ? __dmul_rn(row_scale[p], v) : v;

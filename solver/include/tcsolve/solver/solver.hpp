@@ -55,12 +55,12 @@ Refinement parse_refinement(std::string_view name);  ///< "classical" | "gmres" 
 std::string_view to_string(Refinement r);
 
 /// How the LU keeps itself stable: partial pivoting (a pivot search per column), or rbt: a
-/// random butterfly transform A_r = U^T A V (depth 2; butterfly.hpp) and an LU without
-/// pivoting, refined against the original A; when that breaks down (a tiny or non-finite
-/// pivot, growth of the factors) or its refinement does not converge, the solve runs again with
-/// partial pivoting, and SolveResult::pivoting and the note say so. Both backends (cuda: the
-/// transform and the LU without pivoting on the device; a failed attempt's time is in the total
-/// and the phase "rbt_attempt").
+/// random butterfly transform A_r = U^T A V (depth 2; butterfly.hpp) and an LU whose pivot
+/// searches span a window of rows only (SolveOptions::rbt_window; 0: none), refined against
+/// the original A; when that breaks down (a tiny or non-finite pivot, growth of the factors) or
+/// its refinement does not converge, the solve runs again with partial pivoting, and
+/// SolveResult::pivoting and the note say so. Both backends (cuda: the transform and the LU on
+/// the device; a failed attempt's time is in the total and the phase "rbt_attempt").
 ///
 /// auto: the fastest that never gives a worse answer than partial pivoting, by what was
 /// measured (resolve_pivoting). On the H100 (docs/BENCHMARKS.md, session 10) rbt with windowed
