@@ -45,6 +45,7 @@ struct KmeansCli {
   Variant variant = Variant::auto_;
   std::string variant_name = "auto";
   Backend backend = Backend::automatic;
+  Backend seeding_backend = Backend::automatic;  ///< automatic: the run's backend
   demos::KmeansOptions options;
   std::string output;
   bool force = false, agreement = true, json = false;
@@ -70,7 +71,7 @@ void parse_synthetic(const std::string& text, int& points, int& dim) {
 }
 
 std::optional<KmeansCli> parse(int argc, char** argv) {
-  std::string synthetic, variant, backend;
+  std::string synthetic, variant, backend, assign, seeding;
   long long k = 0, clusters_true = 0, seed = 1, max_iter = kDefaultMaxIter;
   double tol = 0;
   KmeansCli c;
@@ -87,6 +88,12 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
        ("GEMM variant of the distance step: " + variant_names()).c_str())
       ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
+      ("assign", po::value(&assign)->default_value("auto")->value_name("A"),
+       "auto | fused | unfused: fused computes each point's nearest centroid in the GEMM's epilogue and "
+       "never stores the points x k distances (cuda: fp32-simt, and ec-fp16/ec-tf32/auto on sm_90; cpu: "
+       "the same tiles, emulated); auto: fused on cuda where it runs, else unfused")
+      ("seeding", po::value(&seeding)->default_value("auto")->value_name("B"),
+       "where k-means++ runs: auto (the run's backend) | cpu | cuda; both give bitwise the same centroids")
       ("max-iter", po::value(&max_iter)->default_value(kDefaultMaxIter)->value_name("I"), "at most I iterations")
       ("tol", po::value(&tol)->default_value(0.0, "0")->value_name("T"),
        "also stop when sum_j ||c_j moved||^2 <= T * mean per-coordinate variance of X (0: off)")
@@ -103,8 +110,9 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   if (vm.count("help")) {
     print_usage(std::cout,
                 "tcsolve kmeans (--input DATA.h5 | --synthetic N:D [--clusters-true K0]) --k K\n"
-                "                      [--variant V] [--backend auto|cpu|cuda] [--seed S] [--max-iter I]\n"
-                "                      [--tol T] [--output F.h5 [--force]] [--no-agreement] [--json]",
+                "                      [--variant V] [--backend auto|cpu|cuda] [--assign auto|fused|unfused]\n"
+                "                      [--seed S] [--seeding auto|cpu|cuda] [--max-iter I] [--tol T]\n"
+                "                      [--output F.h5 [--force]] [--no-agreement] [--json]",
                 "Lloyd's K-means whose distance step ||x||^2 - 2 x.c + ||c||^2 computes the cross\n"
                 "term x.c as one GEMM through the variant (||c||^2 and the combination in FP64;\n"
                 "||x||^2 does not change the argmin). Starts from the file's init or k-means++\n"
@@ -134,6 +142,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.variant = parse_variant(variant);
   c.variant_name = variant;
   c.backend = parse_backend(backend);
+  c.options.assign = demos::parse_kmeans_assign(assign);
+  c.seeding_backend = parse_backend(seeding);
   c.options.max_iterations = positive_int("max-iter", max_iter);
   if (!(tol >= 0) || !std::isfinite(tol)) throw InvalidInput("--tol must be a finite number >= 0");
   c.options.tol = tol;
@@ -160,6 +170,7 @@ struct Run {
   int points = 0, dim = 0, k = 0;
   std::string init;  ///< "file" | "k-means++"
   double seeding_time_s = 0;
+  Backend seeding_backend = Backend::cpu;  ///< where k-means++ ran
   /// Host wall seconds of the whole command and its parts: reading (or generating) the data,
   /// the k-means++ seeding, the run, the fp64 agreement run, writing --output.
   struct Wall {
@@ -179,6 +190,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("variant", c.variant_name)
       .field("resolved_variant", r.resolved_name)
       .field("backend", to_string(r.backend))
+      .field("assign", demos::to_string(r.assign))
       .field("device", device)
       .field("points", run.points)
       .field("dim", run.dim)
@@ -191,6 +203,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("time_s", r.time_s)
       .field("time_per_iteration_s", r.time_per_iteration_s)
       .field("seeding_time_s", run.seeding_time_s)
+      .field("seeding_backend", run.init != "file" ? std::string(to_string(run.seeding_backend)) : std::string("none"))
       .field("agreement_vs_fp64", run.agreement);
   w.key("wall_time_s")
       .begin_object()
@@ -213,10 +226,12 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
   std::printf("kmeans %s: %d points x %d, k = %d, start: %s", run.input_text.c_str(), run.points, run.dim,
               run.k, run.init.c_str());
   if (run.init != "file")
-    std::printf(" (seed %llu, %.3f s)", static_cast<unsigned long long>(c.seed), run.seeding_time_s);
+    std::printf(" (seed %llu, on %s, %.3f s)", static_cast<unsigned long long>(c.seed),
+                std::string(to_string(run.seeding_backend)).c_str(), run.seeding_time_s);
   std::printf("\n  variant    %s", c.variant_name.c_str());
   if (r.resolved_name != c.variant_name) std::printf(" -> %s", r.resolved_name.c_str());
-  std::printf(" on %s (%s)\n", std::string(to_string(r.backend)).c_str(), device.c_str());
+  std::printf(" on %s (%s), %s assignment\n", std::string(to_string(r.backend)).c_str(), device.c_str(),
+              demos::to_string(r.assign).c_str());
   std::printf("  stopped    %s after %d iteration(s)\n", demos::to_string(r.stop).c_str(), r.iterations);
   std::printf("  inertia    %.17g\n", r.inertia);
   std::printf("  time       %.6f s, %.6f s per iteration\n", r.time_s, r.time_per_iteration_s);
@@ -310,7 +325,9 @@ int run_kmeans(int argc, char** argv) {
                        std::to_string(data.points) + " points, fewer than k = " + std::to_string(run.k));
   if (run.init != "file") {
     const auto t0 = std::chrono::steady_clock::now();
-    start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed);
+    run.seeding_backend =
+        c.seeding_backend == Backend::automatic ? c.options.backend : choose_backend(c.seeding_backend);
+    start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed, run.seeding_backend);
     run.seeding_time_s = since(t0);
     run.wall.seeding = run.seeding_time_s;
   }
@@ -327,6 +344,7 @@ int run_kmeans(int argc, char** argv) {
   } else if (c.agreement) {
     demos::KmeansOptions reference = c.options;
     reference.variant = Variant::fp64;
+    reference.assign = demos::KmeansAssign::automatic;  // fp64 has no fused path
     reference.backend = run.result.backend;
     reference.progress = progress_printer(progress, "fp64 (reference)");
     run.reference = demos::kmeans(data.X.data(), data.points, data.dim, start, reference);

@@ -143,8 +143,9 @@ class Engine {
 /// Host arrays; the GEMM on Backend::cpu.
 class CpuEngine final : public Engine {
  public:
-  CpuEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk)
-      : X_(X),
+  CpuEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk, bool fused)
+      : fused_(fused),
+        X_(X),
         n_(points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
@@ -152,12 +153,20 @@ class CpuEngine final : public Engine {
         labels_(static_cast<std::size_t>(points), -1),
         cnorm_(static_cast<std::size_t>(k_)),
         rows_(chunk_rows(points, k_, chunk)),
-        G_(count(rows_, k_)) {
+        G_(fused ? 0 : count(rows_, k_)) {
     for (int j = 0; j < k_; ++j) cnorm_[j] = norm2(&C_[count(j, dim_)]);
   }
 
   long long assign(const KmeansOptions& options, GemmRecord& record) override {
     long long changed = 0;
+    if (fused_) {  // the argmin tile by tile, as the cuda kernels (cpu::nearest_columns)
+      for (int i0 = 0; i0 < n_; i0 += rows_) {
+        const int rows = std::min(rows_, n_ - i0);
+        record.add(cpu::nearest_columns(options.variant, rows, k_, dim_, X_ + count(i0, dim_), dim_, C_.data(), dim_,
+                                        cnorm_.data(), labels_.data() + i0, &changed, options.gemm));
+      }
+      return changed;
+    }
     std::vector<double> best(static_cast<std::size_t>(rows_));
     std::vector<int> best_j(static_cast<std::size_t>(rows_));
     for (int i0 = 0; i0 < n_; i0 += rows_) {
@@ -226,6 +235,7 @@ class CpuEngine final : public Engine {
     return norm;
   }
 
+  bool fused_;
   const float* X_;
   int n_, dim_, k_;
   std::vector<float> C_;
@@ -235,20 +245,45 @@ class CpuEngine final : public Engine {
   std::vector<float> G_;
 };
 
-/// Device arrays; the GEMM by cuda::gemm in the engine's context (the default stream, as the
-/// kernels of kmeans_cuda.cu), the rest in kmeans_cuda.cu.
+/// Points per cuda GEMM or nearest_columns call: `requested` when positive; unfused as many as
+/// kDistanceChunkBytesCuda of G holds, fused as many as kFusedChunkBytes of split operands hold.
+int cuda_chunk_rows(int points, int dim, int k, int requested, bool fused) {
+  if (!fused || requested > 0) return chunk_rows(points, k, requested, kDistanceChunkBytesCuda);
+  const std::size_t rows = std::max<std::size_t>(1, kFusedChunkBytes / (8 * static_cast<std::size_t>(dim)));
+  return static_cast<int>(std::min<std::size_t>(rows, static_cast<std::size_t>(points)));
+}
+
+/// Device bytes of a cuda run: X, G (unfused) or the split copies of a chunk and of the
+/// centroids (fused; 8 bytes a value: auto's TF32 hi and lo), labels, order and the per-cluster
+/// arrays. Checked against the free memory before anything is allocated.
+std::size_t cuda_kmeans_bytes(int points, int dim, int k, int rows, bool fused) {
+  const std::size_t n = static_cast<std::size_t>(points), d = static_cast<std::size_t>(dim),
+                    kk = static_cast<std::size_t>(k), r = static_cast<std::size_t>(rows);
+  const std::size_t split = 8 * (r + kk + 256) * (d + 64);  // hi and lo, TF32-sized, padded tiles
+  const std::size_t G = fused ? 0 : 4 * r * kk;
+  const std::size_t per_point = 4 * d + 8;                   // X, labels and order
+  const std::size_t per_cluster = 12 * d + 32;               // C, FP64 sums, counts, norms, ...
+  return n * per_point + split + G + kk * per_cluster + (std::size_t{64} << 20);  // + context scratch
+}
+
+/// Device arrays; the GEMM (or nearest_columns) in the engine's context (the default stream, as
+/// the kernels of kmeans_cuda.cu), the rest in kmeans_cuda.cu.
 class CudaEngine final : public Engine {
  public:
-  CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk)
-      : n_(points),
+  CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk, bool fused)
+      : fused_(fused),
+        n_(points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
-        rows_(chunk_rows(points, k_, chunk, kDistanceChunkBytesCuda)),
-        X_(count(points, dim)),
+        rows_(cuda_chunk_rows(points, dim, k_, chunk, fused)),
+        X_((check_memory(points, dim, k_, rows_, fused), count(points, dim))),
         C_(init),
-        G_(count(rows_, k_)),
+        G_(fused ? 0 : count(rows_, k_)),
         labels_(static_cast<std::size_t>(points)),
         counts_(static_cast<std::size_t>(k_)),
+        order_(static_cast<std::size_t>(points)),
+        offsets_(static_cast<std::size_t>(k_) + 1),
+        cursor_(static_cast<std::size_t>(k_)),
         cnorm_(static_cast<std::size_t>(k_)),
         shift2_(static_cast<std::size_t>(k_)),
         sums_(count(k_, dim)),
@@ -263,6 +298,12 @@ class CudaEngine final : public Engine {
     cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long));
     for (int i0 = 0; i0 < n_; i0 += rows_) {
       const int rows = std::min(rows_, n_ - i0);
+      if (fused_) {
+        record.add(cuda::nearest_columns(context_, options.variant, rows, k_, dim_, X_.data() + count(i0, dim_), dim_,
+                                         C_.data(), dim_, cnorm_.data(), labels_.data() + i0, changed_.data(),
+                                         options.gemm));
+        continue;
+      }
       record.add(cuda::gemm(context_, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f,
                             X_.data() + count(i0, dim_), dim_, C_.data(), dim_, 0.0f, G_.data(), rows,
                             options.gemm));
@@ -274,7 +315,8 @@ class CudaEngine final : public Engine {
   void update(std::vector<int>& counts, std::vector<double>& shift2) override {
     cuda::device_memset(sums_.data(), 0, sums_.size() * sizeof(double));
     cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));
-    detail::kmeans_accumulate(X_.data(), labels_.data(), n_, dim_, sums_.data(), counts_.data());
+    detail::kmeans_accumulate_ordered(X_.data(), labels_.data(), n_, dim_, k_, sums_.data(), counts_.data(),
+                                      order_.data(), offsets_.data(), cursor_.data());
     detail::kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_);
     counts = counts_.download();
     shift2 = shift2_.download();
@@ -287,22 +329,68 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  static void check_memory(int points, int dim, int k, int rows, bool fused) {
+    const std::size_t need = cuda_kmeans_bytes(points, dim, k, rows, fused);
+    const cuda::DeviceMemory mem = cuda::device_memory();
+    if (need > mem.free)
+      throw InvalidInput("kmeans: " + std::to_string(points) + " x " + std::to_string(dim) + " points with k = " +
+                         std::to_string(k) + " need about " + std::to_string(need) + " bytes of device memory, " +
+                         std::to_string(mem.free) + " are free (" + cuda::device_name() + ")");
+  }
+
   cuda::Context context_;  // first: destroyed after the buffers' last use
+  bool fused_;
   int n_, dim_, k_, rows_;
   cuda::DeviceBuffer<float> X_, C_, G_;
-  cuda::DeviceBuffer<int> labels_, counts_;
+  cuda::DeviceBuffer<int> labels_, counts_, order_, offsets_, cursor_;
   cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
   cuda::DeviceBuffer<unsigned long long> changed_;
 };
 
 /// The one switch between backends.
 std::unique_ptr<Engine> make_engine(Backend backend, const float* X, int points, int dim,
-                                    const std::vector<float>& init, int chunk) {
-  if (backend == Backend::cuda) return std::make_unique<CudaEngine>(X, points, dim, init, chunk);
-  return std::make_unique<CpuEngine>(X, points, dim, init, chunk);
+                                    const std::vector<float>& init, int chunk, bool fused) {
+  if (backend == Backend::cuda) return std::make_unique<CudaEngine>(X, points, dim, init, chunk, fused);
+  return std::make_unique<CpuEngine>(X, points, dim, init, chunk, fused);
+}
+
+bool has_fused(Variant v) {
+  return v == Variant::fp32_simt || v == Variant::ec_fp16 || v == Variant::ec_tf32 || v == Variant::auto_;
+}
+
+/// The assignment that runs (KmeansAssign); throws Unavailable for fused where it cannot.
+KmeansAssign resolve_assign(const KmeansOptions& o, Backend backend) {
+  const bool can = backend == Backend::cuda ? cuda::nearest_columns_available(o.variant, o.gemm) : has_fused(o.variant);
+  switch (o.assign) {
+    case KmeansAssign::unfused: return KmeansAssign::unfused;
+    case KmeansAssign::automatic: return backend == Backend::cuda && can ? KmeansAssign::fused : KmeansAssign::unfused;
+    case KmeansAssign::fused:
+      if (!can)
+        throw Unavailable("kmeans: no fused assignment for " + std::string(tcsolve::to_string(o.variant)) + " on the " +
+                          std::string(tcsolve::to_string(backend)) +
+                          " backend (fp32-simt, ec-fp16, ec-tf32, auto; on cuda the ec variants need an sm_90 GPU)");
+      return KmeansAssign::fused;
+  }
+  return KmeansAssign::unfused;
 }
 
 }  // namespace
+
+KmeansAssign parse_kmeans_assign(const std::string& name) {
+  if (name == "auto") return KmeansAssign::automatic;
+  if (name == "fused") return KmeansAssign::fused;
+  if (name == "unfused") return KmeansAssign::unfused;
+  throw InvalidInput("kmeans: assignment must be auto, fused or unfused, got '" + name + "'");
+}
+
+std::string to_string(KmeansAssign assign) {
+  switch (assign) {
+    case KmeansAssign::automatic: return "auto";
+    case KmeansAssign::fused: return "fused";
+    case KmeansAssign::unfused: return "unfused";
+  }
+  return "unknown";
+}
 
 std::string to_string(KmeansStop stop) {
   switch (stop) {
@@ -342,7 +430,9 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
                       " is not available on the " + std::string(tcsolve::to_string(r.backend)) + " backend");
   const double tol_scale = options.tol > 0 ? options.tol * mean_variance(X, points, dim) : 0.0;
 
-  std::unique_ptr<Engine> engine = make_engine(r.backend, X, points, dim, init, options.chunk_points);
+  r.assign = resolve_assign(options, r.backend);
+  std::unique_ptr<Engine> engine =
+      make_engine(r.backend, X, points, dim, init, options.chunk_points, r.assign == KmeansAssign::fused);
   GemmRecord record;
   std::vector<int> counts;
   std::vector<double> shift2;
@@ -387,9 +477,21 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   return r;
 }
 
-std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed) {
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed, Backend backend) {
   check_sizes(points, dim, k);
   check_finite(X, count(points, dim), dim, "X");
+  if (resolve_backend(backend) == Backend::cuda) {
+    if (!cuda::device_available())
+      throw Unavailable("kmeans++: the cuda backend needs a usable CUDA device (" + cuda::device_name() + ")");
+    const std::size_t need = count(points, dim) * sizeof(float) + count(points, 12) + count(k, 4 * dim + 24);
+    const cuda::DeviceMemory mem = cuda::device_memory();
+    if (need > mem.free)
+      throw InvalidInput("kmeans++: " + std::to_string(points) + " x " + std::to_string(dim) + " points need about " +
+                         std::to_string(need) + " bytes of device memory, " + std::to_string(mem.free) + " are free");
+    cuda::DeviceBuffer<float> d_X(count(points, dim));
+    cuda::copy_to_device(d_X.data(), X, count(points, dim) * sizeof(float));
+    return detail::kmeans_plus_plus_device(d_X.data(), points, dim, k, seed, kSeedBlock);
+  }
   Rng64 rng(seed);
   std::vector<float> C(count(k, dim));
   std::vector<double> dist(static_cast<std::size_t>(points), kInf);  // D(x)^2: to the nearest centroid so far

@@ -5,7 +5,12 @@
 //                      8 slices of j: a warp reads 32 consecutive entries of one column of G
 //                      (coalesced), each slice keeps its own minimum, slice 0 merges them.
 //   accumulate_kernel  cluster sums in FP64 and counts by atomics: block = 32 coordinates x 8
-//                      points, a warp reads 32 consecutive coordinates of one point.
+//                      points, a warp reads 32 consecutive coordinates of one point (the
+//                      unfused path's update, kept to compare).
+//   histogram, scan, scatter, segment_sum
+//                      the same sums without atomics contention: the points ordered by label
+//                      (a counting sort), then each block sums runs of equal labels of 256
+//                      ordered points in registers and adds a run once.
 //   finalize_kernel    means, movement and norms, one thread per centroid, coordinates in order
 //                      with explicitly rounded FP64 operations (no FMA contraction), so the
 //                      results are bitwise those of the host loop.
@@ -87,6 +92,109 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// ---- the update without atomics contention: the points ordered by label, then segment sums ----
+
+constexpr int kHistThreads = 256;
+constexpr int kSharedHistogram = 8192;  ///< k up to this: per-block histograms in shared memory
+constexpr int kScanThreads = 1024;
+constexpr int kSegment = 256;           ///< ordered points per block of the segment sums
+
+__global__ void __launch_bounds__(kHistThreads)
+    histogram_kernel(const int* __restrict__ labels, int points, int k, int* __restrict__ counts) {
+  __shared__ int hist[kSharedHistogram];
+  const bool shared = k <= kSharedHistogram;
+  if (shared)
+    for (int j = threadIdx.x; j < k; j += kHistThreads) hist[j] = 0;
+  __syncthreads();
+  for (int i = blockIdx.x * kHistThreads + threadIdx.x; i < points; i += gridDim.x * kHistThreads) {
+    if (shared) atomicAdd(hist + labels[i], 1);
+    else atomicAdd(counts + labels[i], 1);
+  }
+  __syncthreads();
+  if (shared)
+    for (int j = threadIdx.x; j < k; j += kHistThreads)
+      if (hist[j] != 0) atomicAdd(counts + j, hist[j]);
+}
+
+/// offsets[j] = counts[0] + ... + counts[j - 1] (j <= k) and cursor[j] = offsets[j]; one block.
+__global__ void __launch_bounds__(kScanThreads)
+    scan_kernel(const int* __restrict__ counts, int k, int* __restrict__ offsets, int* __restrict__ cursor) {
+  __shared__ int warp_sums[kScanThreads / kWarp];
+  __shared__ int carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  for (int j0 = 0; j0 < k; j0 += kScanThreads) {
+    const int j = j0 + threadIdx.x;
+    const int v = j < k ? counts[j] : 0;
+    int x = v;  // inclusive scan in the warp
+    for (int off = 1; off < kWarp; off *= 2) {
+      const int y = __shfl_up_sync(0xffffffffu, x, off);
+      if (lane >= off) x += y;
+    }
+    if (lane == kWarp - 1) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+      int w = warp_sums[lane];
+      for (int off = 1; off < kWarp; off *= 2) {
+        const int y = __shfl_up_sync(0xffffffffu, w, off);
+        if (lane >= off) w += y;
+      }
+      warp_sums[lane] = w;  // inclusive over warps
+    }
+    __syncthreads();
+    const int before = carry + (warp > 0 ? warp_sums[warp - 1] : 0) + x - v;
+    if (j < k) offsets[j] = cursor[j] = before;
+    __syncthreads();
+    if (threadIdx.x == kScanThreads - 1) carry = before + v;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) offsets[k] = carry;
+}
+
+/// order[cursor[label]++] = i: one atomic per distinct label of a warp (__match_any_sync).
+__global__ void __launch_bounds__(kHistThreads)
+    scatter_kernel(const int* __restrict__ labels, int points, int* __restrict__ cursor, int* __restrict__ order) {
+  const int i = blockIdx.x * kHistThreads + threadIdx.x;
+  const unsigned active = __ballot_sync(0xffffffffu, i < points);
+  if (i >= points) return;
+  const int l = labels[i];
+  const unsigned peers = __match_any_sync(active, l);
+  const int leader = __ffs(peers) - 1, lane = threadIdx.x % kWarp;
+  int base = 0;
+  if (lane == leader) base = atomicAdd(cursor + l, __popc(peers));
+  base = __shfl_sync(peers, base, leader);
+  order[base + __popc(peers & ((1u << lane) - 1u))] = i;
+}
+
+/// Sums of the points in ordered positions [kSegment b, kSegment (b + 1)): a run of equal labels
+/// is summed in registers (thread d: coordinate d) and added to sums once per run; a cluster
+/// spans about count / kSegment + 1 blocks, so each sum sees a few atomics only.
+__global__ void segment_sum_kernel(const float* __restrict__ X, const int* __restrict__ labels,
+                                   const int* __restrict__ order, int points, int dim, double* __restrict__ sums) {
+  __shared__ int s_point[kSegment], s_label[kSegment];
+  const int p0 = blockIdx.x * kSegment, len = min(kSegment, points - p0);
+  for (int q = threadIdx.x; q < len; q += blockDim.x) {
+    const int i = order[p0 + q];
+    s_point[q] = i;
+    s_label[q] = labels[i];
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+    int current = s_label[0];
+    double sum = 0;
+    for (int q = 0; q < len; ++q) {
+      if (s_label[q] != current) {
+        atomicAdd(sums + static_cast<std::size_t>(current) * dim + d, sum);
+        current = s_label[q];
+        sum = 0;
+      }
+      sum += static_cast<double>(X[static_cast<std::size_t>(s_point[q]) * dim + d]);
+    }
+    atomicAdd(sums + static_cast<std::size_t>(current) * dim + d, sum);
+  }
+}
+
 __global__ void __launch_bounds__(kFinalizeThreads)
     finalize_kernel(const double* __restrict__ sums, const int* __restrict__ counts, float* __restrict__ C,
                     double* __restrict__ cnorm, double* __restrict__ shift2, int k, int dim) {
@@ -159,6 +267,18 @@ void kmeans_accumulate(const float* d_X, const int* d_labels, int points, int di
   if (points <= 0 || dim <= 0) return;
   accumulate_kernel<<<grid_for(points), dim3(kWarp, kRowsPerBlock)>>>(d_X, d_labels, points, dim, d_sums,
                                                                       d_counts);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
+                               int* d_counts, int* d_order, int* d_offsets, int* d_cursor) {
+  if (points <= 0 || dim <= 0 || k <= 0) return;
+  const int blocks = std::min(ceil_div(points, kHistThreads), kMaxGrid);
+  histogram_kernel<<<std::min(blocks, 1024), kHistThreads>>>(d_labels, points, k, d_counts);
+  scan_kernel<<<1, kScanThreads>>>(d_counts, k, d_offsets, d_cursor);
+  scatter_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(d_labels, points, d_cursor, d_order);
+  const int threads = std::min(256, ceil_div(dim, kWarp) * kWarp);
+  segment_sum_kernel<<<ceil_div(points, kSegment), threads>>>(d_X, d_labels, d_order, points, dim, d_sums);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -5,7 +5,15 @@
 // default stream and returns once enqueued. Nothing outside examples/demos/src includes this.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 namespace tcsolve::demos::detail {
+
+/// k-means++ on the device from the points d_X (dim x N): bitwise kmeans_plus_plus's host result
+/// for the seed, with its blocks of block_points points (kmeans_seed_cuda.cu). Synchronizes.
+std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
+                                           int block_points);
 
 /// For i < rows: d_labels[i] = argmin_j (d_cnorm[j] - 2 G(i, j)) in FP64, ties to the lowest j,
 /// NaN and +inf scores never winning (0 when none wins): the host loop of kmeans.cpp. G has
@@ -18,6 +26,13 @@ void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_c
 /// and integer atomics; the caller zeroes both first.
 void kmeans_accumulate(const float* d_X, const int* d_labels, int points, int dim, double* d_sums,
                        int* d_counts);
+
+/// The same sums and counts without atomics contention (the caller zeroes both): a counting
+/// sort of the points by label into d_order (points ints; d_offsets k + 1 and d_cursor k ints
+/// of scratch), then segment sums of runs of equal labels. The FP64 order of a cluster's sum
+/// still varies from run to run (the scatter's order).
+void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
+                               int* d_counts, int* d_order, int* d_offsets, int* d_cursor);
 
 /// For every centroid j with d_counts[j] > 0: c_j = float(d_sums(:, j) / count) (empty clusters
 /// keep their centroid); d_shift2[j] = sum_d (c_new - c_old)^2 and d_cnorm[j] = sum_d c_new^2,

@@ -12,6 +12,14 @@
 
 namespace tcsolve::cuda::detail {
 
+/// The nearest-column epilogue (cuda::nearest_columns, nearest.cu): labels[i] = argmin_j
+/// (weights[j] - 2 D(i, j)) instead of storing D = op(A) op(B); *changed += the labels changed.
+struct NearestArgs {
+  const double* weights;
+  int* labels;
+  unsigned long long* changed;
+};
+
 /// Arguments of one GEMM call, as the public API takes them.
 struct GemmArgs {
   Op ta, tb;
@@ -37,6 +45,8 @@ struct GemmArgs {
   /// above). Only the ec path's kernels take them.
   const float* alpha_device = nullptr;
   const float* beta_device = nullptr;
+  /// Not null: the ec path's wgmma kernels end in the nearest-column epilogue (C is not written).
+  const NearestArgs* nearest = nullptr;
 
   cudaStream_t stream() const { return ctx->stream; }
 };

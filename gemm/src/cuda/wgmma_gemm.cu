@@ -27,6 +27,7 @@
 #include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h>
+#include <math_constants.h>
 
 #include <climits>
 #include <cstdint>
@@ -76,6 +77,12 @@ struct MainParams {
   int vec_c;
   const float* alpha_ptr;  // device scalars (cuBLAS's device pointer mode); nullptr: alpha, beta
   const float* beta_ptr;
+  // The nearest-column epilogue (kernel instances with kNearest; GemmArgs::nearest): instead of
+  // storing D, labels[i] = argmin_j (weights[j] - 2 D(i, j)) in FP64, the lowest j on ties, and
+  // *changed += the labels that differ from before. Each block owns whole rows of tiles.
+  const double* weights = nullptr;
+  int* labels = nullptr;
+  unsigned long long* changed = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -329,6 +336,29 @@ __device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm,
   const int local = t % per_group;
   tm = local / width, tn = first_n + local % width;
 }
+
+/// The persistent tile sequence of a block. Stores: t = blockIdx.x, + gridDim.x, ... in the
+/// raster order of tile_coords. kNearest: the block takes whole rows of tiles (tm = blockIdx.x,
+/// + gridDim.x, ...), each from tn = 0 to tiles_n - 1, so a row's minimum stays in registers.
+template <bool kNearest>
+__device__ __forceinline__ int first_tile(const MainParams& p) {
+  return kNearest ? static_cast<int>(blockIdx.x) * p.tiles_n : static_cast<int>(blockIdx.x);
+}
+template <bool kNearest>
+__device__ __forceinline__ int next_tile(const MainParams& p, int t) {
+  if constexpr (!kNearest) return t + static_cast<int>(gridDim.x);
+  return (t + 1) % p.tiles_n != 0 ? t + 1 : t + 1 + (static_cast<int>(gridDim.x) - 1) * p.tiles_n;
+}
+template <bool kNearest>
+__device__ __forceinline__ void coords(const MainParams& p, int t, int& tm, int& tn) {
+  if constexpr (kNearest) tm = t / p.tiles_n, tn = t % p.tiles_n;
+  else tile_coords(p, t, tm, tn);
+}
+
+/// (s, j) < (best, best_j) lexicographically: a NaN score never wins.
+__device__ __forceinline__ bool nearer(double s, int j, double best, int best_j) {
+  return s < best || (s == best && j < best_j);
+}
 #endif
 
 template <WgmmaScheme S>
@@ -340,7 +370,7 @@ struct Accumulators {
   float part[S == WgmmaScheme::single || S == WgmmaScheme::markidis || S == WgmmaScheme::legemm ? 1 : 64];
 };
 
-template <WgmmaScheme S, bool kTf32>
+template <WgmmaScheme S, bool kTf32, bool kNearest = false>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_ah, const __grid_constant__ CUtensorMap map_al,
                  const __grid_constant__ CUtensorMap map_bh, const __grid_constant__ CUtensorMap map_bl,
@@ -377,9 +407,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned phase = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
         int tm, tn;
-        tile_coords(p, t, tm, tn);
+        coords<kNearest>(p, t, tm, tn);
         for (int kt = 0; kt < p.k_tiles; ++kt) {
           mbar_wait(empty + stage, phase ^ 1u);
           mbar_arrive_expect_tx(full + stage, kStageBytes);
@@ -402,9 +432,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     int stage = 0;
     unsigned phase = 0;
     Accumulators<S> r;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    double best[2] = {CUDART_INF, CUDART_INF};  // kNearest: the thread's two rows, over its columns
+    int best_j[2] = {INT_MAX, INT_MAX};
+    for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
       int tm, tn;
-      tile_coords(p, t, tm, tn);
+      coords<kNearest>(p, t, tm, tn);
 #pragma unroll
       for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
       if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles || S == WgmmaScheme::legemm) {
@@ -541,6 +573,46 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      if constexpr (kNearest) {
+        // the thread's columns in ascending order (c, then e), strict <: the lowest j on ties;
+        // the tiles of the row come in ascending tn, so the same holds across tiles
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+          for (int c = 0; c < 16; ++c) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int gj = col0 + 8 * c + e;
+              if (gj >= p.n) continue;
+              // 2 v is exact: fused or not, the subtraction rounds once (the unfused scores)
+              const double s = p.weights[gj] - 2.0 * static_cast<double>(r.acc[4 * c + 2 * h + e]);
+              if (s < best[h]) best[h] = s, best_j[h] = gj;
+            }
+          }
+        }
+        if (tn + 1 < p.tiles_n) continue;
+        // last tile of the row block: the 4 lanes of a row merge, lane % 4 == 0 writes
+        bool moved[2] = {false, false};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+          for (int off = 1; off <= 2; off *= 2) {
+            const double s = __shfl_xor_sync(0xffffffffu, best[h], off);
+            const int j = __shfl_xor_sync(0xffffffffu, best_j[h], off);
+            if (nearer(s, j, best[h], best_j[h])) best[h] = s, best_j[h] = j;
+          }
+          const int gi = row0 + 8 * h;
+          if (lane % 4 == 0 && gi < p.m) {
+            const int label = best_j[h] == INT_MAX ? 0 : best_j[h];  // no score won: cluster 0
+            moved[h] = p.labels[gi] != label;
+            p.labels[gi] = label;
+          }
+          best[h] = CUDART_INF, best_j[h] = INT_MAX;
+        }
+        const int count = __popc(__ballot_sync(0xffffffffu, moved[0])) + __popc(__ballot_sync(0xffffffffu, moved[1]));
+        if (lane == 0 && count != 0) atomicAdd(p.changed, static_cast<unsigned long long>(count));
+        continue;
+      }
       const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
       const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
       const bool beta0 = beta == 0.0f;
@@ -668,7 +740,8 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, c
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
   // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
   MainParams p = params;
-  const bool trans = p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
+  const bool nearest = p.labels != nullptr;  // rows of D must be the points: no C^T
+  const bool trans = !nearest && p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
   const unsigned char *xh = o.ah, *xl = o.al, *yh = o.bh, *yl = o.bl;
   int xp = mp, yp = np;
   if (trans) {
@@ -682,12 +755,18 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, c
   const CUtensorMap m_al = uses_lo(S) ? operand_map(xl, xp, kp, kTf32) : m_ah;
   const CUtensorMap m_bl = uses_lo(S) ? operand_map(yl, yp, kp, kTf32) : m_bh;
   auto kernel = wgmma_kernel<S, kTf32>;
+  if constexpr (S == WgmmaScheme::ec || S == WgmmaScheme::halfhalf_tiles) {  // the production schemes
+    if (nearest) kernel = wgmma_kernel<S, kTf32, true>;
+  } else if (nearest) {
+    throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
+  }
   // per call (about a microsecond): a flag set once would be shared by every thread and device
   TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
-  const int tiles = p.tiles_m * p.tiles_n;
-  // persistent: any grid gives the same result (each tile is computed by one block, alone)
+  // persistent: any grid gives the same result (each tile is computed by one block, alone;
+  // nearest: each row of tiles)
+  const int units = nearest ? p.tiles_m : p.tiles_m * p.tiles_n;
   const int sms = g.ctx->sm_count(), budget = g.ctx->max_blocks;
-  const int grid = std::min(tiles, budget > 0 ? std::min(budget, sms) : sms);
+  const int grid = std::min(units, budget > 0 ? std::min(budget, sms) : sms);
   kernel<<<grid, kThreads, smem_bytes(S), g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
@@ -758,6 +837,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int* shift_b = shift + g.m;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr,
                0, 0, g.alpha_device, g.beta_device};
+  if (g.nearest != nullptr) p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
   // auto: the FP16 operands are made while the ranges are found; the choice is read back then
   // (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,

@@ -38,6 +38,13 @@ GemmInfo gemm(Context&, Variant, Op, Op, int, int, int, const DeviceScalars&, co
   not_built();
 }
 
+GemmInfo nearest_columns(Context&, Variant, int, int, int, const float*, int, const float*, int, const double*,
+                         int*, unsigned long long*, const GemmOptions&) {
+  not_built();
+}
+
+bool nearest_columns_available(Variant, const GemmOptions&) { return false; }
+
 Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
 Context::~Context() = default;
 void Context::synchronize() const { not_built(); }

@@ -106,6 +106,13 @@ namespace cpu {
 GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
               int lda, const float* B, int ldb, float beta, float* C, int ldc,
               const GemmOptions& options = {});
+/// The reference of cuda::nearest_columns (see there; host arrays): labels[i] = argmin_j
+/// (weights[j] - 2 D(i, j)) with D = A^T B, *changed (when not null) += the labels changed.
+/// ec-fp16, ec-tf32, auto: D bitwise cpu::gemm's (auto resolved once over the whole
+/// operands); fp32-simt: FP32 FMAs in k order (the cuda SIMT kernel's D, not Eigen's). Throws
+/// Unavailable for the other variants, InvalidInput as cuda::nearest_columns.
+GemmInfo nearest_columns(Variant variant, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
+                         const double* weights, int* labels, long long* changed, const GemmOptions& options = {});
 }  // namespace cpu
 
 namespace cuda {
@@ -145,6 +152,26 @@ GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, 
               const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
 /// Whether the cuda backend implements `variant` in this build.
 bool implements(Variant variant);
+
+/// The nearest column (K-means' assignment) fused into the GEMM: with D = A^T B (A k x m,
+/// lda >= k; B k x n, ldb >= k; column-major device arrays: the points and the centroids one per
+/// column), for every i < m
+///   d_labels[i] = argmin_j (d_weights[j] - 2 D(i, j)),
+/// the score in FP64 from the FP32 D(i, j), the lowest j on ties, NaN and +inf scores never
+/// winning (0 when no score wins); d_changed (one counter) += the i whose d_labels[i] differed
+/// before. D is never stored. What D(i, j) is, by variant:
+///   ec-fp16, ec-tf32, auto: bitwise the D of gemm(ctx, variant, Op::t, Op::n, m, n, k, 1, A,
+///       lda, B, ldb, 0, C, m, options): the ec kernels with the argmin in their epilogue
+///       (Hopper's wgmma kernels with ec_chunk_k 32 and ec_chunk_k_tf32 a multiple of 32);
+///   fp32-simt: FP32 FMAs in k order on the CUDA cores (not bitwise cuBLAS SGEMM's D).
+/// nearest_columns_available says where it runs: else Unavailable, and the caller runs gemm and
+/// its own argmin. Enqueued on ctx.stream(); auto reads its FP16/TF32 choice back (waits).
+/// Throws InvalidInput for m, n or k < 1 or a leading dimension below k.
+GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, const float* d_A, int lda,
+                         const float* d_B, int ldb, const double* d_weights, int* d_labels,
+                         unsigned long long* d_changed, const GemmOptions& options = {});
+/// Whether nearest_columns serves `variant` with `options` on this device and build.
+bool nearest_columns_available(Variant variant, const GemmOptions& options = {});
 }  // namespace cuda
 
 }  // namespace tcsolve

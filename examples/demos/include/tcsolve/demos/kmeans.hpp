@@ -41,6 +41,7 @@
 // tcsolve::gemm returns FP32).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -67,6 +68,23 @@ struct KmeansIteration {
   double time_s = 0;       ///< wall time of the iteration (cuda: until its results are back)
 };
 
+/// How the assignment runs. fused: cuda::nearest_columns / cpu::nearest_columns, the argmin in
+/// the GEMM's epilogue, G never stored (fp32-simt, ec-fp16, ec-tf32, auto; on cuda the ec
+/// variants need Hopper's wgmma kernels). unfused: the GEMM into G (chunks of rows), then the
+/// argmin over G. automatic: fused on cuda where nearest_columns_available, else unfused (the
+/// cpu runs unfused: no memory traffic to save, and its fp32-simt is Eigen's). The labels of
+/// fused and unfused ec variants are bitwise equal (the same D); fused fp32-simt sums FP32 FMAs
+/// in k order, not as cuBLAS/Eigen SGEMM, so near-ties may go the other way.
+enum class KmeansAssign { automatic, fused, unfused };
+/// "auto" | "fused" | "unfused".
+KmeansAssign parse_kmeans_assign(const std::string& name);
+std::string to_string(KmeansAssign assign);
+
+/// cuda, fused: points per nearest_columns call are at most kFusedChunkBytes / (8 dim) (the
+/// FP16/TF32 hi and lo copies of the chunk the split writes), so X larger than that beside it
+/// still clusters.
+inline constexpr std::size_t kFusedChunkBytes = std::size_t{4} << 30;
+
 struct KmeansOptions {
   Variant variant = Variant::auto_;      ///< the GEMM variant of the cross term
   Backend backend = Backend::automatic;  ///< automatic: cuda when a usable GPU is present
@@ -75,6 +93,7 @@ struct KmeansOptions {
   /// Points per distance GEMM (rows of G per call); 0: kDistanceChunkBytes (cuda:
   /// kDistanceChunkBytesCuda) / (4 k), at most N.
   int chunk_points = 0;
+  KmeansAssign assign = KmeansAssign::automatic;
   GemmOptions gemm{};
   /// Called after every iteration (for progress lines); may be empty.
   std::function<void(const KmeansIteration&)> progress;
@@ -99,6 +118,7 @@ struct KmeansResult {
   std::string resolved_name;       ///< its name, or "ec-fp16+ec-tf32" when GEMMs resolved differently
   Backend backend = Backend::cpu;  ///< the backend that ran (cpu or cuda)
   int empty_clusters = 0;          ///< empty clusters in the last assignment
+  KmeansAssign assign = KmeansAssign::unfused;  ///< what ran: fused or unfused
   std::string note;                ///< a GEMM fallback note, empty when none
 };
 
@@ -110,14 +130,18 @@ struct KmeansResult {
 KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float>& init,
                     const KmeansOptions& options);
 
-/// k-means++ seeding (Arthur & Vassilvitskii 2007) on the host in FP64: the first centroid is a
+/// k-means++ seeding (Arthur & Vassilvitskii 2007) in FP64: the first centroid is a
 /// point drawn uniformly, each next one a point drawn with probability proportional to its
 /// squared distance (computed directly, sum of (x - c)^2 in FP64) to the nearest centroid so
 /// far; when every remaining distance is 0 (fewer distinct points than k) a point is drawn
 /// uniformly. Draws come from std::mt19937_64 (seed), turned into doubles in [0, 1) as
 /// (r >> 11) 2^-53, so the result is the same with every standard library. Returns dim x k
 /// (column-major), each column a copy of a point of X. Throws InvalidInput as kmeans does.
-std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed);
+/// backend cuda (automatic: cuda when a usable GPU is present): the same on the device, bitwise
+/// the host's centroids (every FP64 operation the same, in the same order; X is copied to the
+/// device first); Unavailable without a usable device.
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
+                                    Backend backend = Backend::cpu);
 
 /// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
 double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,

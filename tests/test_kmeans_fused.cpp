@@ -1,0 +1,236 @@
+// The fused K-means assignment and the seeding on the device ([kmeans], issue 19). Claims:
+//   - nearest_columns (cpu) is the argmin of weights[j] - 2 D(i, j) with the lowest j on ties:
+//     exact integer data (every product and sum exact in FP16 and FP32, so the scores and their
+//     ties are exact) against a brute-force FP64 scan, ties placed across the 128-column tiles;
+//   - the fused assignment gives the same labels, centroids and iterations as the unfused one
+//     on the committed data sets and on integer blobs with ties (cpu backend);
+//   - [gpu] the same on the device (ec-fp16, ec-tf32, auto: bitwise the same D), and the device
+//     fp32-simt kernel's labels are the cpu model's (FP32 FMAs in k order, bitwise);
+//   - [gpu] k-means++ on the device returns bitwise the host's centroids for a seed.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "test_data.hpp"
+#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/io/kmeans_file.hpp"
+
+namespace {
+
+namespace demos = tcsolve::demos;
+using tcsolve::Backend;
+using tcsolve::Variant;
+
+/// Integer points and centroids in [-4, 4]^dim: every product and partial sum is an integer far
+/// below 2^11, exact in FP16, TF32 and FP32, so D and the FP64 scores are exact and equal
+/// distances tie exactly. Centroid j + 128 (and j + 256) repeats centroid j: each such pair ties
+/// across a tile boundary; the lower index must win.
+struct TieData {
+  int points, dim, k;
+  std::vector<float> X, C;  // dim x points, dim x k (column-major)
+  std::vector<double> weights;
+};
+
+TieData tie_data(int points, int dim, int k, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> value(-4, 4);
+  TieData t{points, dim, k, std::vector<float>(static_cast<std::size_t>(points) * dim),
+            std::vector<float>(static_cast<std::size_t>(k) * dim), std::vector<double>(static_cast<std::size_t>(k))};
+  for (float& x : t.X) x = static_cast<float>(value(rng));
+  for (int j = 0; j < k; ++j)
+    for (int d = 0; d < dim; ++d)
+      t.C[static_cast<std::size_t>(j) * dim + d] =
+          j >= 128 && j % 3 != 0 ? t.C[static_cast<std::size_t>(j - 128) * dim + d] : static_cast<float>(value(rng));
+  for (int j = 0; j < k; ++j) {
+    double s = 0;
+    for (int d = 0; d < dim; ++d) s += static_cast<double>(t.C[static_cast<std::size_t>(j) * dim + d]) * t.C[static_cast<std::size_t>(j) * dim + d];
+    t.weights[static_cast<std::size_t>(j)] = s;
+  }
+  return t;
+}
+
+/// The brute-force reference: j ascending, strict <, in FP64 (exact here).
+std::vector<int> brute_force(const TieData& t) {
+  std::vector<int> labels(static_cast<std::size_t>(t.points));
+  for (int i = 0; i < t.points; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    int arg = 0;
+    for (int j = 0; j < t.k; ++j) {
+      double dot = 0;
+      for (int d = 0; d < t.dim; ++d)
+        dot += static_cast<double>(t.X[static_cast<std::size_t>(i) * t.dim + d]) * t.C[static_cast<std::size_t>(j) * t.dim + d];
+      const double s = t.weights[static_cast<std::size_t>(j)] - 2 * dot;
+      if (s < best) best = s, arg = j;
+    }
+    labels[static_cast<std::size_t>(i)] = arg;
+  }
+  return labels;
+}
+
+int count_ties(const TieData& t) {  // points whose minimum score is shared by two centroids or more
+  int ties = 0;
+  for (int i = 0; i < t.points; ++i) {
+    std::vector<double> s(static_cast<std::size_t>(t.k));
+    for (int j = 0; j < t.k; ++j) {
+      double dot = 0;
+      for (int d = 0; d < t.dim; ++d)
+        dot += static_cast<double>(t.X[static_cast<std::size_t>(i) * t.dim + d]) * t.C[static_cast<std::size_t>(j) * t.dim + d];
+      s[static_cast<std::size_t>(j)] = t.weights[static_cast<std::size_t>(j)] - 2 * dot;
+    }
+    const double m = *std::min_element(s.begin(), s.end());
+    ties += std::count(s.begin(), s.end(), m) > 1;
+  }
+  return ties;
+}
+
+const Variant kFused[] = {Variant::fp32_simt, Variant::ec_fp16, Variant::ec_tf32, Variant::auto_};
+
+demos::KmeansResult run(const float* X, int points, int dim, const std::vector<float>& start, Variant v,
+                        demos::KmeansAssign assign, Backend backend, int max_iter = 300) {
+  demos::KmeansOptions o;
+  o.variant = v;
+  o.backend = backend;
+  o.assign = assign;
+  o.max_iterations = max_iter;
+  return demos::kmeans(X, points, dim, start, o);
+}
+
+}  // namespace
+
+TEST_CASE("cpu nearest_columns: the argmin of w_j - 2 x.c_j, the lowest j on ties across tiles",
+          "[kmeans]") {
+  const TieData t = tie_data(300, 24, 300, 11);  // 3 tiles of columns, the last one partial
+  const int ties = count_ties(t);
+  INFO(ties << " of " << t.points << " points tie");
+  REQUIRE(ties >= 20);  // the data must exercise the rule
+  const std::vector<int> expected = brute_force(t);
+  for (Variant v : kFused) {
+    INFO(tcsolve::to_string(v));
+    std::vector<int> labels(static_cast<std::size_t>(t.points), -1);
+    long long changed = 0;
+    const tcsolve::GemmInfo info = tcsolve::cpu::nearest_columns(v, t.points, t.k, t.dim, t.X.data(), t.dim,
+                                                                 t.C.data(), t.dim, t.weights.data(),
+                                                                 labels.data(), &changed);
+    CHECK(labels == expected);
+    CHECK(changed == t.points);  // every label was -1
+    if (v == Variant::auto_) CHECK(info.resolved == Variant::ec_fp16);  // small integers fit FP16
+    changed = 0;
+    tcsolve::cpu::nearest_columns(v, t.points, t.k, t.dim, t.X.data(), t.dim, t.C.data(), t.dim, t.weights.data(),
+                                  labels.data(), &changed);
+    CHECK(changed == 0);
+  }
+  std::vector<int> labels(static_cast<std::size_t>(t.points));
+  CHECK_THROWS_AS(tcsolve::cpu::nearest_columns(Variant::fp16_tc, t.points, t.k, t.dim, t.X.data(), t.dim,
+                                                t.C.data(), t.dim, t.weights.data(), labels.data(), nullptr),
+                  tcsolve::Unavailable);
+  CHECK_THROWS_AS(tcsolve::cpu::nearest_columns(Variant::ec_fp16, t.points, t.k, t.dim, t.X.data(), t.dim - 1,
+                                                t.C.data(), t.dim, t.weights.data(), labels.data(), nullptr),
+                  tcsolve::InvalidInput);
+}
+
+TEST_CASE("the fused assignment gives the unfused labels on the committed data sets and on blobs with ties",
+          "[kmeans]") {
+  for (const char* file : {"iris.h5", "wine.h5", "iris_shifted.h5"}) {
+    const tcsolve::KmeansData d = tcsolve::read_kmeans_data(tcsolve::test::test_data_path(std::string("inputs/") + file));
+    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 3);
+    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+      INFO(file << ": " << tcsolve::to_string(v));
+      const demos::KmeansResult u = run(d.X.data(), d.points, d.dim, start, v, demos::KmeansAssign::unfused, Backend::cpu);
+      const demos::KmeansResult f = run(d.X.data(), d.points, d.dim, start, v, demos::KmeansAssign::fused, Backend::cpu);
+      CHECK(u.assign == demos::KmeansAssign::unfused);
+      CHECK(f.assign == demos::KmeansAssign::fused);
+      CHECK(f.labels == u.labels);
+      CHECK(f.centroids == u.centroids);
+      CHECK(f.iterations == u.iterations);
+    }
+  }
+  // Integer blobs, one assignment from centroids with exact ties across tile boundaries: every
+  // fused variant (fp32-simt's FMAs included: exact here) gives the unfused labels.
+  const TieData t = tie_data(2000, 16, 384, 5);
+  REQUIRE(count_ties(t) > 100);
+  const std::vector<int> expected = brute_force(t);
+  for (Variant v : kFused) {
+    INFO("ties: " << tcsolve::to_string(v));
+    const demos::KmeansResult u = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::unfused, Backend::cpu, 1);
+    const demos::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused, Backend::cpu, 1);
+    CHECK(u.labels == expected);
+    CHECK(f.labels == expected);
+  }
+  // automatic is unfused on the cpu; fused where there is no fused path is refused
+  const demos::KmeansResult a = run(t.X.data(), 200, t.dim, std::vector<float>(t.C.begin(), t.C.begin() + 16 * 8),
+                                    Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cpu, 1);
+  CHECK(a.assign == demos::KmeansAssign::unfused);
+  CHECK_THROWS_AS(run(t.X.data(), 200, t.dim, std::vector<float>(t.C.begin(), t.C.begin() + 16 * 8), Variant::fp64,
+                      demos::KmeansAssign::fused, Backend::cpu, 1),
+                  tcsolve::Unavailable);
+  CHECK(demos::parse_kmeans_assign("fused") == demos::KmeansAssign::fused);
+  CHECK_THROWS_AS(demos::parse_kmeans_assign("fast"), tcsolve::InvalidInput);
+}
+
+TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SIMT kernel the cpu model's",
+          "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the fused K-means test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+  // one assignment on integer data with ties: exact on both backends, so every variant matches
+  // the brute force
+  const TieData t = tie_data(5000, 40, 700, 9);
+  const std::vector<int> expected = brute_force(t);
+  for (Variant v : kFused) {
+    INFO("ties: " << tcsolve::to_string(v));
+    if (!tcsolve::cuda::nearest_columns_available(v)) {
+      WARN("no fused cuda path for " << tcsolve::to_string(v) << " on " << tcsolve::cuda::device_name());
+      continue;
+    }
+    const demos::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused, Backend::cuda, 1);
+    CHECK(f.assign == demos::KmeansAssign::fused);
+    CHECK(f.labels == expected);
+  }
+  // real-valued blobs, whole runs: the ec variants' fused labels are bitwise the unfused ones
+  // on the device (the same D); fp32-simt's fused labels are the cpu model's in one assignment
+  const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
+  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3);
+  for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+    if (!tcsolve::cuda::nearest_columns_available(v)) continue;
+    INFO("blobs: " << tcsolve::to_string(v));
+    const demos::KmeansResult u = run(b.X.data(), 30000, 64, start, v, demos::KmeansAssign::unfused, Backend::cuda, 10);
+    const demos::KmeansResult f = run(b.X.data(), 30000, 64, start, v, demos::KmeansAssign::fused, Backend::cuda, 10);
+    CHECK(f.labels == u.labels);
+    CHECK(f.iterations == u.iterations);
+  }
+  const demos::KmeansResult gpu =
+      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);
+  const demos::KmeansResult cpu =
+      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cpu, 1);
+  CHECK(gpu.labels == cpu.labels);
+}
+
+TEST_CASE("on the GPU, k-means++ returns bitwise the host's centroids for a seed", "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the device k-means++ test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+  const demos::Blobs b = demos::make_blobs(50000, 37, 30, 8);  // 13 blocks of 4096, a partial one; odd dim
+  for (std::uint64_t seed : {1u, 2u}) {
+    INFO("blobs, seed " << seed);
+    CHECK(demos::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cuda) ==
+          demos::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cpu));
+  }
+  const demos::Blobs c = demos::make_blobs(9000, 32, 12, 4);  // dim % 4 == 0: the float4 loads
+  CHECK(demos::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cuda) ==
+        demos::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cpu));
+  // fewer distinct points than k: the uniform redraws consume the same draws
+  std::vector<float> same(4 * 10, 1.0f);
+  same[0] = 2.0f;
+  CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cuda) ==
+        demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cpu));
+}
