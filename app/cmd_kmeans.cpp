@@ -92,6 +92,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        "auto | fused | unfused: fused computes each point's nearest centroid in the GEMM's epilogue and "
        "never stores the points x k distances (cuda: fp32-simt, and ec-fp16/ec-tf32/auto on sm_90; cpu: "
        "the same tiles, emulated); auto: fused on cuda where it runs, else unfused")
+      ("split-points-each-iteration", "fused ec-fp16 on cuda: split the points to FP16 in every assignment instead of "
+       "once before the iterations (the same labels; to compare)")
       ("seeding", po::value(&seeding)->default_value("auto")->value_name("B"),
        "where k-means++ runs: auto (the run's backend) | cpu | cuda; both give bitwise the same centroids")
       ("max-iter", po::value(&max_iter)->default_value(kDefaultMaxIter)->value_name("I"), "at most I iterations")
@@ -111,7 +113,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
     print_usage(std::cout,
                 "tcsolve kmeans (--input DATA.h5 | --synthetic N:D [--clusters-true K0]) --k K\n"
                 "                      [--variant V] [--backend auto|cpu|cuda] [--assign auto|fused|unfused]\n"
-                "                      [--seed S] [--seeding auto|cpu|cuda] [--max-iter I] [--tol T]\n"
+                "                      [--split-points-each-iteration] [--seed S] [--seeding auto|cpu|cuda]\n"
+                "                      [--max-iter I] [--tol T]\n"
                 "                      [--output F.h5 [--force]] [--no-agreement] [--json]",
                 "Lloyd's K-means whose distance step ||x||^2 - 2 x.c + ||c||^2 computes the cross\n"
                 "term x.c as one GEMM through the variant (||c||^2 and the combination in FP64;\n"
@@ -144,6 +147,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.backend = parse_backend(backend);
   c.options.assign = demos::parse_kmeans_assign(assign);
   c.seeding_backend = parse_backend(seeding);
+  c.options.prepare_points = vm.count("split-points-each-iteration") == 0;
   c.options.max_iterations = positive_int("max-iter", max_iter);
   if (!(tol >= 0) || !std::isfinite(tol)) throw InvalidInput("--tol must be a finite number >= 0");
   c.options.tol = tol;
@@ -191,6 +195,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("resolved_variant", r.resolved_name)
       .field("backend", to_string(r.backend))
       .field("assign", demos::to_string(r.assign))
+      .field("points_prepared", r.points_prepared)
       .field("device", device)
       .field("points", run.points)
       .field("dim", run.dim)
@@ -202,6 +207,9 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("inertia", r.inertia)
       .field("time_s", r.time_s)
       .field("time_per_iteration_s", r.time_per_iteration_s)
+      .field("assign_time_s", r.assign_time_s)
+      .field("update_time_s", r.update_time_s)
+      .field("setup_time_s", r.setup_time_s)
       .field("seeding_time_s", run.seeding_time_s)
       .field("seeding_backend", run.init != "file" ? std::string(to_string(run.seeding_backend)) : std::string("none"))
       .field("agreement_vs_fp64", run.agreement);
@@ -234,7 +242,9 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
               demos::to_string(r.assign).c_str());
   std::printf("  stopped    %s after %d iteration(s)\n", demos::to_string(r.stop).c_str(), r.iterations);
   std::printf("  inertia    %.17g\n", r.inertia);
-  std::printf("  time       %.6f s, %.6f s per iteration\n", r.time_s, r.time_per_iteration_s);
+  std::printf("  time       %.6f s, %.6f s per iteration (assignment %.6f s, update %.6f s; setup before %.3f s)\n",
+              r.time_s, r.time_per_iteration_s, r.assign_time_s / r.iterations, r.update_time_s / r.iterations,
+              r.setup_time_s);
   std::printf("  wall time  %.3f s (input %.3f s, seeding %.3f s, run %.3f s, fp64 agreement %.3f s, output %.3f s)\n",
               run.wall.total, run.wall.input, run.wall.seeding, run.wall.run, run.wall.agreement, run.wall.output);
   if (run.reference)

@@ -206,12 +206,52 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     const demos::KmeansResult f = run(b.X.data(), 30000, 64, start, v, demos::KmeansAssign::fused, Backend::cuda, 10);
     CHECK(f.labels == u.labels);
     CHECK(f.iterations == u.iterations);
+    CHECK(f.points_prepared == (v == Variant::ec_fp16));  // the default prepare_points
+  }
+  {  // ec-fp16 on points split once against split every iteration, in chunks: the same run
+    demos::KmeansOptions o;
+    o.variant = Variant::ec_fp16;
+    o.backend = Backend::cuda;
+    o.assign = demos::KmeansAssign::fused;
+    o.max_iterations = 10;
+    o.chunk_points = 7000;  // 5 chunks, the last one partial
+    const demos::KmeansResult once = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    o.prepare_points = false;
+    const demos::KmeansResult every = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    CHECK(once.points_prepared);
+    CHECK_FALSE(every.points_prepared);
+    CHECK(once.labels == every.labels);
+    CHECK(once.centroids == every.centroids);
   }
   const demos::KmeansResult gpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);
   const demos::KmeansResult cpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cpu, 1);
   CHECK(gpu.labels == cpu.labels);
+}
+
+TEST_CASE("on the GPU, the update's sums are bitwise the host's and the same on every run", "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the cuda K-means update test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+  // fp64 distances on both backends (cuBLAS DGEMM, Eigen): the same labels for these blobs, so
+  // the update (sorted by label, each cluster summed in point order) must give the host's
+  // centroids bit for bit; two cuda runs of ec-fp16 must agree with each other bit for bit
+  const demos::Blobs b = demos::make_blobs(40000, 48, 60, 6);
+  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 40000, 48, 500, 6);
+  const demos::KmeansResult cpu =
+      run(b.X.data(), 40000, 48, start, Variant::fp64, demos::KmeansAssign::automatic, Backend::cpu, 1);
+  const demos::KmeansResult gpu =
+      run(b.X.data(), 40000, 48, start, Variant::fp64, demos::KmeansAssign::automatic, Backend::cuda, 1);
+  REQUIRE(gpu.labels == cpu.labels);
+  CHECK(gpu.centroids == cpu.centroids);
+  const demos::KmeansResult once =
+      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cuda, 8);
+  const demos::KmeansResult again =
+      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cuda, 8);
+  CHECK(once.labels == again.labels);
+  CHECK(once.centroids == again.centroids);
 }
 
 TEST_CASE("on the GPU, k-means++ returns bitwise the host's centroids for a seed", "[kmeans][gpu]") {

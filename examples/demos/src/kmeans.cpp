@@ -133,6 +133,12 @@ class Engine {
   virtual ~Engine() = default;
   /// One assignment with the current centroids; returns the number of labels that changed.
   virtual long long assign(const KmeansOptions& options, GemmRecord& record) = 0;
+  /// Runs the assignment's GEMM path and the update's kernels once on a few points into scratch
+  /// (library handles, first kernel loads), so that iterations time the work alone.
+  /// cuda: also scales and splits the points once where options.prepare_points applies.
+  virtual void warm_up(const KmeansOptions& /*options*/) {}
+  /// Whether the points were prepared (KmeansResult::points_prepared).
+  virtual bool prepared() const { return false; }
   /// One update from the current labels: counts (k) and squared movements (k) come back.
   virtual void update(std::vector<int>& counts, std::vector<double>& shift2) = 0;
   virtual std::vector<int> labels() const = 0;
@@ -260,8 +266,8 @@ std::size_t cuda_kmeans_bytes(int points, int dim, int k, int rows, bool fused) 
   const std::size_t n = static_cast<std::size_t>(points), d = static_cast<std::size_t>(dim),
                     kk = static_cast<std::size_t>(k), r = static_cast<std::size_t>(rows);
   const std::size_t split = 8 * (r + kk + 256) * (d + 64);  // hi and lo, TF32-sized, padded tiles
-  const std::size_t G = fused ? 0 : 4 * r * kk;
-  const std::size_t per_point = 4 * d + 8;                   // X, labels and order
+  const std::size_t G = fused ? 4 * (n + 128 * (n / r + 1)) * (d + 64) : 4 * r * kk;  // fused: prepared points
+  const std::size_t per_point = 4 * d + 16 + 8;              // X, labels, the sort's 3 arrays, cub
   const std::size_t per_cluster = 12 * d + 32;               // C, FP64 sums, counts, norms, ...
   return n * per_point + split + G + kk * per_cluster + (std::size_t{64} << 20);  // + context scratch
 }
@@ -281,13 +287,14 @@ class CudaEngine final : public Engine {
         G_(fused ? 0 : count(rows_, k_)),
         labels_(static_cast<std::size_t>(points)),
         counts_(static_cast<std::size_t>(k_)),
-        order_(static_cast<std::size_t>(points)),
+        order_(3 * static_cast<std::size_t>(points)),  // keys, indices, order
         offsets_(static_cast<std::size_t>(k_) + 1),
         cursor_(static_cast<std::size_t>(k_)),
         cnorm_(static_cast<std::size_t>(k_)),
         shift2_(static_cast<std::size_t>(k_)),
         sums_(count(k_, dim)),
-        changed_(1) {
+        changed_(1),
+        sort_temp_(detail::kmeans_order_bytes(points, k_)) {
     cuda::copy_to_device(X_.data(), X, count(points, dim) * sizeof(float));
     cuda::device_memset(labels_.data(), 0xff, labels_.size() * sizeof(int));  // -1: no label yet
     detail::kmeans_centroid_norms(C_.data(), k_, dim_, cnorm_.data());
@@ -298,6 +305,11 @@ class CudaEngine final : public Engine {
     cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long));
     for (int i0 = 0; i0 < n_; i0 += rows_) {
       const int rows = std::min(rows_, n_ - i0);
+      if (!prepared_.empty()) {  // ec-fp16 on points split once
+        record.add(cuda::nearest_columns(context_, prepared_[static_cast<std::size_t>(i0 / rows_)], k_, C_.data(), dim_,
+                                         cnorm_.data(), labels_.data() + i0, changed_.data(), options.gemm));
+        continue;
+      }
       if (fused_) {
         record.add(cuda::nearest_columns(context_, options.variant, rows, k_, dim_, X_.data() + count(i0, dim_), dim_,
                                          C_.data(), dim_, cnorm_.data(), labels_.data() + i0, changed_.data(),
@@ -312,11 +324,43 @@ class CudaEngine final : public Engine {
     return static_cast<long long>(changed_.download()[0]);
   }
 
-  void update(std::vector<int>& counts, std::vector<double>& shift2) override {
-    cuda::device_memset(sums_.data(), 0, sums_.size() * sizeof(double));
+  bool prepared() const override { return !prepared_.empty(); }
+
+  detail::OrderScratch scratch() {
+    const std::size_t n = static_cast<std::size_t>(n_);
+    return {order_.data(), order_.data() + n, order_.data() + 2 * n, offsets_.data(), cursor_.data(),
+            sort_temp_.data(), sort_temp_.size()};
+  }
+
+  void warm_up(const KmeansOptions& options) override {
+    if (fused_ && options.prepare_points && options.variant == Variant::ec_fp16 &&
+        cuda::NearestPoints::available(options.gemm))
+      for (int i0 = 0; i0 < n_; i0 += rows_)
+        prepared_.emplace_back(context_, std::min(rows_, n_ - i0), dim_, X_.data() + count(i0, dim_), dim_,
+                               options.gemm);
+    const int rows = std::min({n_, 256, rows_});  // G_ holds rows_ rows
+    cuda::DeviceBuffer<int> labels(static_cast<std::size_t>(rows));
+    cuda::DeviceBuffer<unsigned long long> changed(1);
+    GemmRecord ignored;
+    if (fused_) {
+      cuda::nearest_columns(context_, options.variant, rows, k_, dim_, X_.data(), dim_, C_.data(), dim_, cnorm_.data(),
+                            labels.data(), changed.data(), options.gemm);
+    } else {
+      cuda::gemm(context_, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f, X_.data(), dim_, C_.data(), dim_, 0.0f,
+                 G_.data(), rows, options.gemm);
+      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels.data(), changed.data());
+    }
+    cuda::device_memset(labels.data(), 0, labels.size() * sizeof(int));
     cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));
+    detail::kmeans_accumulate_ordered(X_.data(), labels.data(), rows, dim_, k_, sums_.data(), counts_.data(),
+                                      scratch());
+    cuda::device_synchronize();
+  }
+
+  void update(std::vector<int>& counts, std::vector<double>& shift2) override {
+    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));  // the sums are overwritten
     detail::kmeans_accumulate_ordered(X_.data(), labels_.data(), n_, dim_, k_, sums_.data(), counts_.data(),
-                                      order_.data(), offsets_.data(), cursor_.data());
+                                      scratch());
     detail::kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_);
     counts = counts_.download();
     shift2 = shift2_.download();
@@ -345,6 +389,8 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<int> labels_, counts_, order_, offsets_, cursor_;
   cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
   cuda::DeviceBuffer<unsigned long long> changed_;
+  cuda::DeviceBuffer<unsigned char> sort_temp_;  ///< cub's radix-sort storage
+  std::vector<cuda::NearestPoints> prepared_;  ///< per chunk of rows_ points (ec-fp16, prepare_points)
 };
 
 /// The one switch between backends.
@@ -431,8 +477,12 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   const double tol_scale = options.tol > 0 ? options.tol * mean_variance(X, points, dim) : 0.0;
 
   r.assign = resolve_assign(options, r.backend);
+  Clock::time_point setup = Clock::now();
   std::unique_ptr<Engine> engine =
       make_engine(r.backend, X, points, dim, init, options.chunk_points, r.assign == KmeansAssign::fused);
+  engine->warm_up(options);
+  r.points_prepared = engine->prepared();
+  r.setup_time_s = std::chrono::duration<double>(Clock::now() - setup).count();
   GemmRecord record;
   std::vector<int> counts;
   std::vector<double> shift2;
@@ -442,12 +492,15 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
     KmeansIteration step;
     step.iteration = it;
     step.changed = engine->assign(options, record);
+    const Clock::time_point assigned = Clock::now();
+    step.assign_time_s = std::chrono::duration<double>(assigned - start).count();
     bool done = false;
     if (step.changed == 0 && it >= 2) {
       r.stop = KmeansStop::labels_unchanged;  // the update would reproduce the centroids
       done = true;
     } else {
       engine->update(counts, shift2);
+      step.update_time_s = std::chrono::duration<double>(Clock::now() - assigned).count();
       empty = static_cast<int>(std::count(counts.begin(), counts.end(), 0));
       for (double s : shift2) step.shift += s;  // j ascending on both backends
       if (options.tol > 0 && step.shift <= tol_scale) {
@@ -461,6 +514,8 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
     step.empty_clusters = empty;
     step.time_s = std::chrono::duration<double>(Clock::now() - start).count();
     r.time_s += step.time_s;
+    r.assign_time_s += step.assign_time_s;
+    r.update_time_s += step.update_time_s;
     r.history.push_back(step);
     if (options.progress) options.progress(step);
     if (done) break;

@@ -4,18 +4,16 @@
 //   assign_kernel      argmin_j (||c_j||^2 - 2 G(i, j)) in FP64 per point; block = 32 points x
 //                      8 slices of j: a warp reads 32 consecutive entries of one column of G
 //                      (coalesced), each slice keeps its own minimum, slice 0 merges them.
-//   accumulate_kernel  cluster sums in FP64 and counts by atomics: block = 32 coordinates x 8
-//                      points, a warp reads 32 consecutive coordinates of one point (the
-//                      unfused path's update, kept to compare).
-//   histogram, scan, scatter, segment_sum
-//                      the same sums without atomics contention: the points ordered by label
-//                      (a counting sort), then each block sums runs of equal labels of 256
-//                      ordered points in registers and adds a run once.
+//   histogram, scan, cub's stable radix sort, cluster_sum
+//                      the same sums without atomics: the points ordered by label (stable, so
+//                      ascending inside a cluster), then a block per cluster sums its points in
+//                      point order in FP64: bitwise the host's sums, the same on every run.
 //   finalize_kernel    means, movement and norms, one thread per centroid, coordinates in order
 //                      with explicitly rounded FP64 operations (no FMA contraction), so the
 //                      results are bitwise those of the host loop.
 //   inertia_kernel     sum of squared distances in FP64: per-thread sums, a block reduction,
 //                      one FP64 atomic per block.
+#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
@@ -80,24 +78,11 @@ __global__ void __launch_bounds__(kThreads)
   if (tx == 0 && ballot != 0) atomicAdd(changed, static_cast<unsigned long long>(__popc(ballot)));
 }
 
-__global__ void __launch_bounds__(kThreads)
-    accumulate_kernel(const float* __restrict__ X, const int* __restrict__ labels, int points, int dim,
-                      double* __restrict__ sums, int* __restrict__ counts) {
-  for (int i = blockIdx.x * kRowsPerBlock + threadIdx.y; i < points; i += gridDim.x * kRowsPerBlock) {
-    const int l = labels[i];
-    const float* x = X + static_cast<std::size_t>(i) * dim;
-    double* s = sums + static_cast<std::size_t>(l) * dim;
-    for (int d = threadIdx.x; d < dim; d += kWarp) atomicAdd(s + d, static_cast<double>(x[d]));
-    if (threadIdx.x == 0) atomicAdd(counts + l, 1);
-  }
-}
-
-// ---- the update without atomics contention: the points ordered by label, then segment sums ----
+// ---- the update without atomics: the points sorted by label, then a block per cluster ----
 
 constexpr int kHistThreads = 256;
 constexpr int kSharedHistogram = 8192;  ///< k up to this: per-block histograms in shared memory
 constexpr int kScanThreads = 1024;
-constexpr int kSegment = 256;           ///< ordered points per block of the segment sums
 
 __global__ void __launch_bounds__(kHistThreads)
     histogram_kernel(const int* __restrict__ labels, int points, int k, int* __restrict__ counts) {
@@ -152,47 +137,37 @@ __global__ void __launch_bounds__(kScanThreads)
   if (threadIdx.x == 0) offsets[k] = carry;
 }
 
-/// order[cursor[label]++] = i: one atomic per distinct label of a warp (__match_any_sync).
-__global__ void __launch_bounds__(kHistThreads)
-    scatter_kernel(const int* __restrict__ labels, int points, int* __restrict__ cursor, int* __restrict__ order) {
+__global__ void iota_kernel(int* __restrict__ v, int n) {
   const int i = blockIdx.x * kHistThreads + threadIdx.x;
-  const unsigned active = __ballot_sync(0xffffffffu, i < points);
-  if (i >= points) return;
-  const int l = labels[i];
-  const unsigned peers = __match_any_sync(active, l);
-  const int leader = __ffs(peers) - 1, lane = threadIdx.x % kWarp;
-  int base = 0;
-  if (lane == leader) base = atomicAdd(cursor + l, __popc(peers));
-  base = __shfl_sync(peers, base, leader);
-  order[base + __popc(peers & ((1u << lane) - 1u))] = i;
+  if (i < n) v[i] = i;
 }
 
-/// Sums of the points in ordered positions [kSegment b, kSegment (b + 1)): a run of equal labels
-/// is summed in registers (thread d: coordinate d) and added to sums once per run; a cluster
-/// spans about count / kSegment + 1 blocks, so each sum sees a few atomics only.
-__global__ void segment_sum_kernel(const float* __restrict__ X, const int* __restrict__ labels,
-                                   const int* __restrict__ order, int points, int dim, double* __restrict__ sums) {
-  __shared__ int s_point[kSegment], s_label[kSegment];
-  const int p0 = blockIdx.x * kSegment, len = min(kSegment, points - p0);
-  for (int q = threadIdx.x; q < len; q += blockDim.x) {
-    const int i = order[p0 + q];
-    s_point[q] = i;
-    s_label[q] = labels[i];
-  }
-  __syncthreads();
+/// One block per cluster j: thread d sums coordinate d of the cluster's points in point order
+/// (order[offsets[j] .. offsets[j + 1]) holds them ascending: the sort is stable), from 0, in
+/// FP64: the host's loop, so the sums are bitwise the host's.
+__global__ void cluster_sum_kernel(const float* __restrict__ X, const int* __restrict__ order,
+                                   const int* __restrict__ offsets, int dim, double* __restrict__ sums) {
+  const int j = blockIdx.x;
+  const int p0 = offsets[j], p1 = offsets[j + 1];
   for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-    int current = s_label[0];
     double sum = 0;
-    for (int q = 0; q < len; ++q) {
-      if (s_label[q] != current) {
-        atomicAdd(sums + static_cast<std::size_t>(current) * dim + d, sum);
-        current = s_label[q];
-        sum = 0;
-      }
-      sum += static_cast<double>(X[static_cast<std::size_t>(s_point[q]) * dim + d]);
+    int p = p0;
+    for (; p + 4 <= p1; p += 4) {  // four loads in flight, the adds in order
+      float x[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) x[u] = X[static_cast<std::size_t>(order[p + u]) * dim + d];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) sum = __dadd_rn(sum, static_cast<double>(x[u]));
     }
-    atomicAdd(sums + static_cast<std::size_t>(current) * dim + d, sum);
+    for (; p < p1; ++p) sum = __dadd_rn(sum, static_cast<double>(X[static_cast<std::size_t>(order[p]) * dim + d]));
+    sums[static_cast<std::size_t>(j) * dim + d] = sum;
   }
+}
+
+int label_bits(int k) {
+  int bits = 1;
+  while ((1LL << bits) < k) ++bits;
+  return bits;
 }
 
 __global__ void __launch_bounds__(kFinalizeThreads)
@@ -262,23 +237,26 @@ void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_c
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void kmeans_accumulate(const float* d_X, const int* d_labels, int points, int dim, double* d_sums,
-                       int* d_counts) {
-  if (points <= 0 || dim <= 0) return;
-  accumulate_kernel<<<grid_for(points), dim3(kWarp, kRowsPerBlock)>>>(d_X, d_labels, points, dim, d_sums,
-                                                                      d_counts);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+std::size_t kmeans_order_bytes(int points, int k) {
+  std::size_t temp = 0;
+  TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, static_cast<const int*>(nullptr),
+                                                     static_cast<int*>(nullptr), static_cast<const int*>(nullptr),
+                                                     static_cast<int*>(nullptr), points, 0, label_bits(k)));
+  return temp;
 }
 
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, int* d_order, int* d_offsets, int* d_cursor) {
+                               int* d_counts, const OrderScratch& scratch) {
   if (points <= 0 || dim <= 0 || k <= 0) return;
   const int blocks = std::min(ceil_div(points, kHistThreads), kMaxGrid);
   histogram_kernel<<<std::min(blocks, 1024), kHistThreads>>>(d_labels, points, k, d_counts);
-  scan_kernel<<<1, kScanThreads>>>(d_counts, k, d_offsets, d_cursor);
-  scatter_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(d_labels, points, d_cursor, d_order);
+  scan_kernel<<<1, kScanThreads>>>(d_counts, k, scratch.offsets, scratch.cursor);
+  iota_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(scratch.indices, points);
+  std::size_t temp = scratch.temp_bytes;
+  TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.temp, temp, d_labels, scratch.keys, scratch.indices,
+                                                     scratch.order, points, 0, label_bits(k)));
   const int threads = std::min(256, ceil_div(dim, kWarp) * kWarp);
-  segment_sum_kernel<<<ceil_div(points, kSegment), threads>>>(d_X, d_labels, d_order, points, dim, d_sums);
+  cluster_sum_kernel<<<k, threads>>>(d_X, scratch.order, scratch.offsets, dim, d_sums);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

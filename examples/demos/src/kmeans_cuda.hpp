@@ -5,6 +5,7 @@
 // default stream and returns once enqueued. Nothing outside examples/demos/src includes this.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -22,17 +23,22 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
 void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_cnorm, int* d_labels,
                    unsigned long long* d_changed);
 
-/// d_sums (dim x k, FP64) += the points of each cluster, d_counts (k) += their number, by FP64
-/// and integer atomics; the caller zeroes both first.
-void kmeans_accumulate(const float* d_X, const int* d_labels, int points, int dim, double* d_sums,
-                       int* d_counts);
+/// Scratch of kmeans_accumulate_ordered: keys, indices and order (points ints each), offsets
+/// (k + 1) and cursor (k) ints, and cub's temp storage of kmeans_order_bytes(points, k) bytes.
+struct OrderScratch {
+  int *keys, *indices, *order, *offsets, *cursor;
+  void* temp;
+  std::size_t temp_bytes;
+};
 
-/// The same sums and counts without atomics contention (the caller zeroes both): a counting
-/// sort of the points by label into d_order (points ints; d_offsets k + 1 and d_cursor k ints
-/// of scratch), then segment sums of runs of equal labels. The FP64 order of a cluster's sum
-/// still varies from run to run (the scatter's order).
+/// Bytes of cub's radix-sort storage for kmeans_accumulate_ordered.
+std::size_t kmeans_order_bytes(int points, int k);
+
+/// d_sums (dim x k, FP64) = the sums of each cluster's points and d_counts (k, zero before) +=
+/// their number, without atomics on the sums: the points sorted by label (stable), then one block per cluster sums its
+/// points in point order, so the sums are bitwise the host's and the same on every run.
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, int* d_order, int* d_offsets, int* d_cursor);
+                               int* d_counts, const OrderScratch& scratch);
 
 /// For every centroid j with d_counts[j] > 0: c_j = float(d_sums(:, j) / count) (empty clusters
 /// keep their centroid); d_shift2[j] = sum_d (c_new - c_old)^2 and d_cnorm[j] = sum_d c_new^2,

@@ -8,8 +8,8 @@ namespace {
 }  // namespace
 
 void kmeans_assign(const float*, int, int, int, const double*, int*, unsigned long long*) { not_built(); }
-void kmeans_accumulate(const float*, const int*, int, int, double*, int*) { not_built(); }
-void kmeans_accumulate_ordered(const float*, const int*, int, int, int, double*, int*, int*, int*, int*) {
+std::size_t kmeans_order_bytes(int, int) { not_built(); }
+void kmeans_accumulate_ordered(const float*, const int*, int, int, int, double*, int*, const OrderScratch&) {
   not_built();
 }
 std::vector<float> kmeans_plus_plus_device(const float*, int, int, int, std::uint64_t, int) { not_built(); }

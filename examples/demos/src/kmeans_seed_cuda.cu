@@ -4,9 +4,11 @@
 //   distance_kernel   D(x)^2 against the new centroid, thread per point, the host's four chains
 //                     over d mod 4 and its triangle-inequality skip; marks the changed blocks
 //                     of kSeedBlock points;
-//   block_sum_kernel  a changed block's sum in point order, thread per block;
-//   pick_kernel       one thread: the total over blocks in order, the draw, the block then the
-//                     point whose running sum passes u * total (the host's search);
+//   block_sum_kernel  a changed block's sum in point order: a thread block per block of points
+//                     stages its distances in shared memory, one thread adds them in order;
+//   pick_kernel       the total over blocks in order, the draw, the block then the point whose
+//                     running sum passes u * total (the host's search, the block's distances
+//                     staged in shared memory);
 //   between_kernel    ||c_j - c_t||^2 for j < t (the skip test's distances).
 // The draws are the host's: mt19937_64(seed)'s raw outputs, consumed in the host's order (one
 // per step, two when every distance is 0), uploaded once. Per step the points are read once:
@@ -16,12 +18,14 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kmeans_cuda.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::demos::detail {
 namespace {
@@ -108,45 +112,76 @@ __global__ void __launch_bounds__(kThreads) distance_kernel(SeedState s, int t) 
   }
 }
 
-__global__ void block_sum_kernel(SeedState s) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= s.blocks || !s.block_changed[b]) return;
+constexpr int kScanThreads = 512;
+constexpr int kMaxBlockPoints = 4096;  ///< points of a block staged in shared memory (32 KiB)
+
+/// Copies dist[first, first + len) into shared memory (coalesced); the block's threads all call it.
+__device__ __forceinline__ void stage(const double* dist, int first, int len, double* staged) {
+  for (int q = threadIdx.x; q < len; q += blockDim.x) staged[q] = dist[first + q];
+  __syncthreads();
+}
+
+/// One thread block per changed block of points: staged in shared memory, then summed in point
+/// order by one thread (a chain of FP64 adds from shared memory, not from L2).
+__global__ void __launch_bounds__(kScanThreads) block_sum_kernel(SeedState s) {
+  __shared__ double staged[kMaxBlockPoints];
+  const int b = blockIdx.x;
+  if (!s.block_changed[b]) return;  // the same for every thread of the block
+  const int first = b * s.block_points, len = min(s.points, first + s.block_points) - first;
+  stage(s.dist, first, len, staged);
+  if (threadIdx.x != 0) return;
   s.block_changed[b] = 0;
-  const int end = min(s.points, (b + 1) * s.block_points);
   double sum = 0;
-  for (int i = b * s.block_points; i < end; ++i) sum = __dadd_rn(sum, s.dist[i]);
+#pragma unroll 8
+  for (int q = 0; q < len; ++q) sum = __dadd_rn(sum, staged[q]);
   s.block_sum[b] = sum;
 }
 
-__global__ void pick_kernel(SeedState s) {
-  double total = 0;
-  for (int b = 0; b < s.blocks; ++b) total = __dadd_rn(total, s.block_sum[b]);
-  int cursor = *s.cursor;
-  const double u = uniform01(s.draws[cursor++]);
-  if (!(total > 0) || isinf(total) || isnan(total)) {  // every point is a centroid already
-    *s.chosen = uniform_index(s.draws[cursor++], s.points);
+/// One thread block: thread 0 finds the block (the host's walk over the block sums), the block
+/// stages its distances, thread 0 walks them.
+__global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
+  __shared__ double staged[kMaxBlockPoints];
+  __shared__ int s_block;
+  __shared__ double s_local;
+  if (threadIdx.x == 0) {
+    double total = 0;
+    for (int b = 0; b < s.blocks; ++b) total = __dadd_rn(total, s.block_sum[b]);
+    int cursor = *s.cursor;
+    const double u = uniform01(s.draws[cursor++]);
+    s_block = -1;
+    if (!(total > 0) || isinf(total) || isnan(total)) {  // every point is a centroid already
+      *s.chosen = uniform_index(s.draws[cursor++], s.points);
+    } else {
+      const double target = __dmul_rn(u, total);
+      double before = 0;
+      int b = 0;
+      while (b + 1 < s.blocks && __dadd_rn(before, s.block_sum[b]) <= target)
+        before = __dadd_rn(before, s.block_sum[b++]);
+      s_block = b;
+      s_local = __dsub_rn(target, before);
+    }
     *s.cursor = cursor;
-    return;
   }
-  *s.cursor = cursor;
-  const double target = __dmul_rn(u, total);
-  double before = 0;
-  int b = 0;
-  while (b + 1 < s.blocks && __dadd_rn(before, s.block_sum[b]) <= target) before = __dadd_rn(before, s.block_sum[b++]);
-  const double local = __dsub_rn(target, before);
+  __syncthreads();
+  const int b = s_block;
+  if (b < 0) return;
+  const int first = b * s.block_points, len = min(s.points, first + s.block_points) - first;
+  stage(s.dist, first, len, staged);
+  if (threadIdx.x != 0) return;
+  const double local = s_local;
   double run = 0;
   int chosen = -1, last_positive = -1;
-  for (int i = b * s.block_points, end = min(s.points, (b + 1) * s.block_points); i < end; ++i) {
-    const double d = s.dist[i];
+  for (int q = 0; q < len; ++q) {
+    const double d = staged[q];
     if (d <= 0) continue;
-    last_positive = i;
+    last_positive = q;
     run = __dadd_rn(run, d);
     if (run > local) {
-      chosen = i;
+      chosen = q;
       break;
     }
   }
-  *s.chosen = chosen < 0 ? last_positive : chosen;
+  *s.chosen = first + (chosen < 0 ? last_positive : chosen);
 }
 
 __global__ void init_kernel(SeedState s) {
@@ -159,6 +194,9 @@ __global__ void init_kernel(SeedState s) {
 
 std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
                                            int block_points) {
+  if (block_points < 1 || block_points > kMaxBlockPoints)
+    throw InvalidInput("kmeans++ on the device: blocks of 1.." + std::to_string(kMaxBlockPoints) + " points, got " +
+                       std::to_string(block_points));
   std::mt19937_64 rng(seed);
   std::vector<unsigned long long> draws(2 * static_cast<std::size_t>(k) + 1);
   for (auto& r : draws) r = rng();  // at most 1 + 2 (k - 1) are used
@@ -181,8 +219,8 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
     if (t + 1 == k) break;
     if (t > 0) between_kernel<<<ceil_div(t, 128), 128>>>(s, t);
     distance_kernel<<<ceil_div(points, kThreads), kThreads>>>(s, t);
-    block_sum_kernel<<<ceil_div(blocks, 128), 128>>>(s);
-    pick_kernel<<<1, 1>>>(s);
+    block_sum_kernel<<<blocks, kScanThreads>>>(s);
+    pick_kernel<<<1, kScanThreads>>>(s);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   }
   TCSOLVE_CUDA_CHECK(cudaGetLastError());

@@ -17,6 +17,7 @@
 #include "backend.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "wgmma_gemm.hpp"
 
@@ -164,6 +165,51 @@ GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, con
   const CallWorkspaces workspaces(impl);
   impl.phases.clear();
   info = detail::ec_gemm(variant, args, options);
+  info.phases = std::move(impl.phases);
+  impl.phases.clear();
+  return info;
+}
+
+bool NearestPoints::available(const GemmOptions& options) { return device_available() && wgmma_ec(options); }
+
+std::size_t NearestPoints::bytes(int m, int k) {
+  return detail::prepared_points_bytes(m, k) + static_cast<std::size_t>(m) * sizeof(int);
+}
+
+NearestPoints::NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options)
+    : m_(m), k_(k) {
+  check_gemm_arguments(Op::t, Op::n, m, 1, k, lda, k, m);
+  if (!available(options))
+    throw Unavailable("NearestPoints: ec-fp16's prepared points need Hopper's wgmma kernels with ec_chunk_k 32 (" +
+                      device_name() + ")");
+  split_ = DeviceBuffer<unsigned char>(detail::prepared_points_bytes(m, k));
+  shift_ = DeviceBuffer<int>(static_cast<std::size_t>(m));
+  detail::GemmArgs args{Op::t, Op::n, m, 1, k, 1.0f, d_A, lda, nullptr, k, 0.0f, nullptr, m};
+  args.ctx = &ctx.impl();
+  const detail::PreparedPoints layout = detail::prepared_points(split_.data(), shift_.data(), m, k);
+  detail::PreparedPoints ignored{};
+  detail::wgmma_prepare_points(args, split_.data(), const_cast<unsigned char*>(layout.lo), shift_.data(), ignored);
+}
+
+GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const float* d_B, int ldb,
+                         const double* d_weights, int* d_labels, unsigned long long* d_changed,
+                         const GemmOptions& options) {
+  const int m = points.m(), k = points.k();
+  check_gemm_arguments(Op::t, Op::n, m, n, k, k, ldb, m);
+  if (!NearestPoints::available(options))
+    throw Unavailable("nearest_columns on prepared points: needs Hopper's wgmma kernels with ec_chunk_k 32 (" +
+                      device_name() + ")");
+  Context::Impl& impl = ctx.impl();
+  const detail::NearestArgs nearest{d_weights, d_labels, d_changed};
+  detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, nullptr, k, d_B, ldb, 0.0f, nullptr, m};
+  args.ctx = &impl;
+  args.wgmma = true;
+  args.nearest = &nearest;
+  const CallWorkspaces workspaces(impl);
+  impl.phases.clear();
+  int* shift_b = static_cast<int*>(impl.take(impl.scaling, static_cast<std::size_t>(n) * sizeof(int)));
+  detail::wgmma_nearest_prepared(args, detail::prepared_points(points.split(), points.shift(), m, k), shift_b);
+  GemmInfo info{Variant::ec_fp16, Variant::ec_fp16, Backend::cuda, {}, CudaKernels::wgmma};
   info.phases = std::move(impl.phases);
   impl.phases.clear();
   return info;

@@ -709,7 +709,9 @@ CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
 
 /// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl.
 struct Operands {
-  unsigned char *ah, *bh, *al, *bl;
+  const unsigned char *ah, *bh, *al, *bl;
+  Operands(const unsigned char* a_hi, const unsigned char* b_hi, const unsigned char* a_lo, const unsigned char* b_lo)
+      : ah(a_hi), bh(b_hi), al(a_lo), bl(b_lo) {}
   Operands(unsigned char* ws, int mp, int np, int kp, int elem_bytes) {
     const std::size_t a = static_cast<std::size_t>(mp) * kp * elem_bytes, b = static_cast<std::size_t>(np) * kp * elem_bytes;
     ah = ws, bh = ws + a, al = bh + b, bl = al + a;
@@ -729,21 +731,21 @@ void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int
 template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
                 unsigned char* ws) {
-  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
-  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
-  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
+  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);  // the workspace: writable
+  auto w = [](const unsigned char* p) { return const_cast<unsigned char*>(p); };
+  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, w(o.ah), w(o.al));
+  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, w(o.bh), w(o.bl));
 }
 
 template <WgmmaScheme S, bool kTf32>
-void launch_main(const GemmArgs& g, int mp, int np, int kp, unsigned char* ws, const MainParams& params) {
-  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
+void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, const MainParams& params) {
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
   // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
   MainParams p = params;
   const bool nearest = p.labels != nullptr;  // rows of D must be the points: no C^T
   const bool trans = !nearest && p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
   const unsigned char *xh = o.ah, *xl = o.al, *yh = o.bh, *yl = o.bl;
-  int xp = mp, yp = np;
+  int xp = mp, yp = np;  // rows of the X and Y operand matrices
   if (trans) {
     std::swap(p.m, p.n);
     std::swap(p.tiles_m, p.tiles_n);
@@ -796,20 +798,20 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
                      g.ldc, chunk_steps, shift_a, shift_b, use_fp16, 0, 0, g.alpha_device, g.beta_device};
   switch (scheme) {
-    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(g, mp, np, kp, ws, p); break;
+    case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p); break;
     case WgmmaScheme::markidis:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(g, mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::markidis, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p);
       break;
-    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(g, mp, np, kp, ws, p); break;
+    case WgmmaScheme::halfhalf: launch_main<WgmmaScheme::halfhalf, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p); break;
     case WgmmaScheme::halfhalf_tiles: {
       MainParams q = p;
       q.chunk = chunk_steps / kStepsPerTile;
-      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(g, mp, np, kp, ws, q);
+      launch_main<WgmmaScheme::halfhalf_tiles, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), q);
       break;
     }
-    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(g, mp, np, kp, ws, p); break;
+    case WgmmaScheme::ec: launch_main<WgmmaScheme::ec, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p); break;
     case WgmmaScheme::legemm:
-      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(g, mp, np, kp, ws, p);
+      if constexpr (!kTf32) launch_main<WgmmaScheme::legemm, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p);
       break;
   }
 }
@@ -826,10 +828,10 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   auto scale_split = [&](auto kernel, int e) {
     const Operands o(ws, mp, np, kp, e);
-    const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range,
-                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
+    auto w = [](const unsigned char* p) { return reinterpret_cast<unsigned*>(const_cast<unsigned char*>(p)); };
+    const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range, w(o.ah), w(o.al)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
-                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
+                              w(o.bh), w(o.bl)};
     kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, b, mp / kSplitRows, g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
@@ -865,7 +867,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     MainParams q = p;
     q.k_tiles = kp / tile_k(false);
     if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
-    launch_main<WgmmaScheme::ec, false>(g, mp, np, kp, ws, q);
+    launch_main<WgmmaScheme::ec, false>(g, mp, np, kp, Operands(ws, mp, np, kp, 2), q);
   }
   if (!fp16 || (gated && !fp16_only)) {
     MainParams q = p;
@@ -880,12 +882,59 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
       split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
     }
     phases.mark("main-tf32");
-    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, mp, np, kp, ws, q);
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, mp, np, kp, Operands(ws, mp, np, kp, 4), q);
   }
   return fp16;
 }
 
+/// ec-fp16 with op(A) prepared (wgmma_prepare_points): op(B) alone is scaled and split, then the
+/// main kernel reads the prepared A. The same kernels and arguments as production(ec-fp16),
+/// so the same D.
+void production_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b) {
+  const int np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, 2 * static_cast<std::size_t>(np) * kp * 2));
+  unsigned char* bh = ws;
+  unsigned char* bl = ws + static_cast<std::size_t>(np) * kp * 2;
+  PhaseTimer phases(g);
+  phases.mark("scale+split-fp16");
+  const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b, nullptr, reinterpret_cast<unsigned*>(bh),
+                            reinterpret_cast<unsigned*>(bl)};
+  scale_split_kernel<Transform::markidis, false><<<np / kSplitRows, kSplitThreads, 0, g.stream()>>>(b, b, 0, g.k, kp);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  phases.mark("main-fp16");
+  MainParams p{g.m, g.n, a.mp / kTileM, np / kTileN, kp / tile_k(false), 1, 1.0f, 0.0f, nullptr, g.m, 2, a.shift,
+               shift_b, nullptr, 0, 0, nullptr, nullptr};
+  p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
+  launch_main<WgmmaScheme::ec, false>(g, a.mp, np, kp, Operands(a.hi, bh, a.lo, bl), p);
+}
+
 }  // namespace
+
+std::size_t prepared_points_bytes(int m, int k) {
+  return 2 * static_cast<std::size_t>(round_up(m, kTileM)) * round_up(k, kSplitK) * 2;
+}
+
+PreparedPoints prepared_points(const unsigned char* split, const int* shift, int m, int k) {
+  const int mp = round_up(m, kTileM), kp = round_up(k, kSplitK);
+  return PreparedPoints{split, split + static_cast<std::size_t>(mp) * kp * 2, shift, m, k, mp, kp};
+}
+
+void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, PreparedPoints& out) {
+  const int mp = round_up(g.m, kTileM), kp = round_up(g.k, kSplitK);
+  const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, nullptr, reinterpret_cast<unsigned*>(hi),
+                            reinterpret_cast<unsigned*>(lo)};
+  scale_split_kernel<Transform::markidis, false><<<mp / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, a, mp / kSplitRows,
+                                                                                                   g.k, kp);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  out = PreparedPoints{hi, lo, shift, g.m, g.k, mp, kp};
+}
+
+void wgmma_nearest_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b) {
+  if (g.m != a.m || g.k != a.k)
+    throw InvalidInput("nearest_columns: the prepared points are " + std::to_string(a.m) + " x " + std::to_string(a.k) +
+                       ", the call's " + std::to_string(g.m) + " x " + std::to_string(g.k));
+  production_prepared(g, a, shift_b);
+}
 
 PhaseTimer::PhaseTimer(const GemmArgs& g) : ctx_(g.ctx->time_phases ? g.ctx : nullptr) {
   if (ctx_ == nullptr) return;

@@ -53,4 +53,27 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
                       int* flag);
 
+/// op(A) of the nearest-column GEMM scaled and split to FP16 once (ec-fp16): hi and lo
+/// (mp x kp FP16 each, K contiguous, zero-padded) and the rows' scaling exponents (m ints).
+struct PreparedPoints {
+  const unsigned char* hi;
+  const unsigned char* lo;
+  const int* shift;
+  int m, k, mp, kp;
+};
+
+/// Bytes of hi and lo together for m x k points.
+std::size_t prepared_points_bytes(int m, int k);
+
+/// The layout of prepared points in one allocation of prepared_points_bytes(m, k): hi, then lo.
+PreparedPoints prepared_points(const unsigned char* split, const int* shift, int m, int k);
+
+/// Scales and splits op(A) = A^T of g (g.m rows, g.k) into hi, lo (prepared_points_bytes(m, k)
+/// / 2 bytes each) and shift (m ints): the scale_split kernel production() runs on it.
+void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, PreparedPoints& out);
+
+/// nearest_columns for ec-fp16 on prepared points: op(B) scaled and split (shift_b: n ints of
+/// workspace), then the main kernel with the nearest-column epilogue (g.nearest).
+void wgmma_nearest_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b);
+
 }  // namespace tcsolve::cuda::detail

@@ -45,6 +45,14 @@ GemmInfo nearest_columns(Context&, Variant, int, int, int, const float*, int, co
 
 bool nearest_columns_available(Variant, const GemmOptions&) { return false; }
 
+bool NearestPoints::available(const GemmOptions&) { return false; }
+std::size_t NearestPoints::bytes(int, int) { return 0; }
+NearestPoints::NearestPoints(Context&, int, int, const float*, int, const GemmOptions&) : m_(0), k_(0) { not_built(); }
+GemmInfo nearest_columns(Context&, const NearestPoints&, int, const float*, int, const double*, int*,
+                         unsigned long long*, const GemmOptions&) {
+  not_built();
+}
+
 Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
 Context::~Context() = default;
 void Context::synchronize() const { not_built(); }

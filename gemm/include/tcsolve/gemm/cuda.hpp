@@ -241,4 +241,34 @@ struct ErrorMetrics {
 ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n,
                                   CUstream_st* stream = nullptr);
 
+/// The points (A, k x m) of nearest_columns with ec-fp16 scaled and split to FP16 once, for
+/// repeated calls against changing B (K-means: the points stay, the centroids move): each call
+/// then scales and splits B only. The labels are bitwise those of nearest_columns(ctx,
+/// Variant::ec_fp16, m, n, k, d_A, ...) with the same options. Owns
+/// 4 (m + 127)(k + 63) bytes (and m ints) of device memory; d_A is not used after the
+/// constructor, which enqueues the split on ctx.stream().
+class NearestPoints {
+ public:
+  /// Whether this device and build run it (Hopper's wgmma kernels with ec_chunk_k 32).
+  static bool available(const GemmOptions& options = {});
+  /// Device bytes it owns for m x k points.
+  static std::size_t bytes(int m, int k);
+  /// Throws Unavailable where !available(options), InvalidInput for bad sizes.
+  NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options = {});
+  int m() const { return m_; }
+  int k() const { return k_; }
+  const unsigned char* split() const { return split_.data(); }
+  const int* shift() const { return shift_.data(); }
+
+ private:
+  int m_, k_;
+  DeviceBuffer<unsigned char> split_;  // hi, then lo
+  DeviceBuffer<int> shift_;
+};
+
+/// nearest_columns(ctx, Variant::ec_fp16, points.m(), n, points.k(), A, ...) on prepared points.
+GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const float* d_B, int ldb,
+                         const double* d_weights, int* d_labels, unsigned long long* d_changed,
+                         const GemmOptions& options = {});
+
 }  // namespace tcsolve::cuda

@@ -66,6 +66,8 @@ struct KmeansIteration {
   double shift = 0;        ///< sum_j ||c_j_new - c_j_old||^2 (0 when no update ran)
   int empty_clusters = 0;  ///< clusters without points in this assignment
   double time_s = 0;       ///< wall time of the iteration (cuda: until its results are back)
+  double assign_time_s = 0;  ///< of which the assignment (cuda: until the changed count is back)
+  double update_time_s = 0;  ///< and the update (cuda: until the counts and movements are back)
 };
 
 /// How the assignment runs. fused: cuda::nearest_columns / cpu::nearest_columns, the argmin in
@@ -94,6 +96,10 @@ struct KmeansOptions {
   /// kDistanceChunkBytesCuda) / (4 k), at most N.
   int chunk_points = 0;
   KmeansAssign assign = KmeansAssign::automatic;
+  /// cuda, fused ec-fp16: the points scaled and split to FP16 once (cuda::NearestPoints, 4
+  /// bytes a value more device memory) instead of in every assignment; the labels are bitwise
+  /// the same. false: split every iteration (to compare).
+  bool prepare_points = true;
   GemmOptions gemm{};
   /// Called after every iteration (for progress lines); may be empty.
   std::function<void(const KmeansIteration&)> progress;
@@ -114,11 +120,19 @@ struct KmeansResult {
   std::vector<KmeansIteration> history;  ///< one entry per iteration
   double time_s = 0;                     ///< the iterations' wall time in all (no seeding, no transfers)
   double time_per_iteration_s = 0;       ///< time_s / iterations
+  double assign_time_s = 0;              ///< the iterations' assignments (part of time_s)
+  double update_time_s = 0;              ///< the iterations' updates (part of time_s)
+  /// Before the iterations, not in time_s: the engine's setup (cuda: X to the device, buffers)
+  /// and a warm-up of the assignment and update on a few points into scratch (the GEMM
+  /// library's handles and the first loads of its kernels, which cost cuBLAS up to 2 s on a
+  /// fresh process with CUDA_MODULE_LOADING=EAGER).
+  double setup_time_s = 0;
   Variant resolved_variant = Variant::fp32_simt;  ///< what the first GEMM ran (auto resolved)
   std::string resolved_name;       ///< its name, or "ec-fp16+ec-tf32" when GEMMs resolved differently
   Backend backend = Backend::cpu;  ///< the backend that ran (cpu or cuda)
   int empty_clusters = 0;          ///< empty clusters in the last assignment
   KmeansAssign assign = KmeansAssign::unfused;  ///< what ran: fused or unfused
+  bool points_prepared = false;                 ///< the points were split once (prepare_points)
   std::string note;                ///< a GEMM fallback note, empty when none
 };
 
