@@ -143,9 +143,14 @@ __global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
   __shared__ double staged[kMaxBlockPoints];
   __shared__ int s_block;
   __shared__ double s_local;
+  // the block sums staged too (kMaxBlockPoints of them at a time), then walked by thread 0
+  const bool few = s.blocks <= kMaxBlockPoints;
+  if (few) stage(s.block_sum, 0, s.blocks, staged);
+  const double* sums = few ? staged : s.block_sum;
   if (threadIdx.x == 0) {
     double total = 0;
-    for (int b = 0; b < s.blocks; ++b) total = __dadd_rn(total, s.block_sum[b]);
+#pragma unroll 8
+    for (int b = 0; b < s.blocks; ++b) total = __dadd_rn(total, sums[b]);
     int cursor = *s.cursor;
     const double u = uniform01(s.draws[cursor++]);
     s_block = -1;
@@ -155,14 +160,13 @@ __global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
       const double target = __dmul_rn(u, total);
       double before = 0;
       int b = 0;
-      while (b + 1 < s.blocks && __dadd_rn(before, s.block_sum[b]) <= target)
-        before = __dadd_rn(before, s.block_sum[b++]);
+      while (b + 1 < s.blocks && __dadd_rn(before, sums[b]) <= target) before = __dadd_rn(before, sums[b++]);
       s_block = b;
       s_local = __dsub_rn(target, before);
     }
     *s.cursor = cursor;
   }
-  __syncthreads();
+  __syncthreads();  // s_block is set, and staged (the block sums) may be overwritten
   const int b = s_block;
   if (b < 0) return;
   const int first = b * s.block_points, len = min(s.points, first + s.block_points) - first;
