@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.hpp"
 #include "test_data.hpp"
 #include "tcsolve/demos/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
@@ -273,4 +274,43 @@ TEST_CASE("on the GPU, k-means++ returns bitwise the host's centroids for a seed
   same[0] = 2.0f;
   CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cuda) ==
         demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cpu));
+}
+
+TEST_CASE("tcsolve kmeans --assign and --seeding: reported in the JSON; bad values exit 2, a variant without a "
+          "fused path exits 4", "[kmeans][cli]") {
+  const std::string iris = tcsolve::test::test_data_path("inputs/iris.h5");
+  const tcsolve::test::CommandResult fused = tcsolve::test::run_tcsolve(
+      "kmeans --input '" + iris + "' --k 3 --variant ec-fp16 --backend cpu --assign fused --seeding cpu --json");
+  INFO(fused);
+  REQUIRE(fused.exit_code == 0);
+  const tcsolve::test::Json j = tcsolve::test::require_one_object(fused);
+  CHECK(j.find("assign")->string == "fused");
+  CHECK(j.find("seeding_backend")->string == "cpu");
+  CHECK(j.find("points_prepared")->boolean == false);  // the cpu never prepares
+  CHECK(j.find("agreement_vs_fp64")->number == 1.0);
+  for (const char* key : {"assign_time_s", "update_time_s", "setup_time_s"}) {
+    INFO(key);
+    REQUIRE(j.find(key) != nullptr);
+    CHECK(j.find(key)->number >= 0);
+  }
+  CHECK(j.find("assign_time_s")->number + j.find("update_time_s")->number <= j.find("time_s")->number * 1.000001);
+  // the same labels as unfused: the same inertia, bit for bit
+  const tcsolve::test::CommandResult unfused = tcsolve::test::run_tcsolve(
+      "kmeans --input '" + iris + "' --k 3 --variant ec-fp16 --backend cpu --assign unfused --json");
+  REQUIRE(unfused.exit_code == 0);
+  const tcsolve::test::Json u = tcsolve::test::require_one_object(unfused);
+  CHECK(u.find("assign")->string == "unfused");
+  CHECK(u.find("inertia")->number == j.find("inertia")->number);
+
+  const tcsolve::test::CommandResult bad =
+      tcsolve::test::run_tcsolve("kmeans --input '" + iris + "' --k 3 --backend cpu --assign fastest");
+  CHECK(bad.exit_code == 2);
+  CHECK(tcsolve::test::contains(bad.err, "auto, fused or unfused"));
+  const tcsolve::test::CommandResult none = tcsolve::test::run_tcsolve(
+      "kmeans --input '" + iris + "' --k 3 --backend cpu --variant fp16-tc --assign fused");
+  CHECK(none.exit_code == 4);
+  CHECK(tcsolve::test::contains(none.err, "no fused assignment for fp16-tc"));
+  const tcsolve::test::CommandResult seeding =
+      tcsolve::test::run_tcsolve("kmeans --input '" + iris + "' --k 3 --backend cpu --seeding gpu");
+  CHECK(seeding.exit_code == 2);
 }
