@@ -222,7 +222,9 @@ typedef struct {
  * centroids; labels (n, may be NULL): written with each point's cluster in [0, k). params NULL:
  * the defaults; info may be NULL. X, centers and labels are host memory on both backends: on a
  * cuda handle the demo copies X to the device itself and runs there (in a device context of its
- * own on the default stream, not the handle's stream). INVALID_VALUE for n, d or k < 1, k > n,
+ * own on the default stream, not the handle's stream): k-means++ on the device, and each point's
+ * nearest centroid computed in the GEMM's epilogue where the variant has such a kernel (the CLI's
+ * --assign auto). INVALID_VALUE for n, d or k < 1, k > n,
  * a bad leading dimension or parameter, a NULL pointer that is needed, a non-finite value in X
  * or the starting centers; NOT_SUPPORTED when the variant is unavailable on the handle's backend
  * or a size exceeds 2^31 - 1. Nothing is written on failure. */
@@ -231,7 +233,8 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
                               tcsolveKmeansInfo_t* info);
 
 /* The k-means++ start that tcsolveKmeans draws with params->init = 1 and this seed (Arthur and
- * Vassilvitskii, on the host in FP64; the CLI's start without a file init): k rows of centers
+ * Vassilvitskii, in FP64 on the handle's backend, bitwise the same centroids on the host and on
+ * the GPU; the CLI's start without a file init): k rows of centers
  * (row-major, ldc >= max(1, d)), each a copy of a point of X (n x d, row-major, ldx >= max(1, d)).
  * Passing them back with init = 0 gives the run of init = 1. Host memory on both backends.
  * INVALID_VALUE as tcsolveKmeans (nothing written). */

@@ -1,8 +1,9 @@
 // The C API's K-means (tcsolve.h, "K-means"): tcsolveKmeans over the demo library
 // (tcsolve/demos/kmeans.hpp) exactly as `tcsolve kmeans` calls it -- the start is the caller's
-// centers or demos::kmeans_plus_plus(X, seed), then demos::kmeans with the variant, the handle's
-// backend, max_iterations and tol -- so its labels, centroids, inertia and iterations are the
-// CLI's for the same data and options. Row-major n x d points are the demo's dim x N
+// centers or demos::kmeans_plus_plus(X, seed) on the handle's backend (bitwise the same centroids
+// on both), then demos::kmeans with the variant, the handle's backend, max_iterations and tol
+// (the assignment fused where it runs, as the CLI's default) -- so its labels, centroids,
+// inertia and iterations are the CLI's for the same data and options. Row-major n x d points are the demo's dim x N
 // column-major layout: nothing is transposed.
 #include <algorithm>
 #include <chrono>
@@ -110,7 +111,7 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
       start = packed(centers, k, d, ldc);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
-      start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed);
+      start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend);  // bitwise on either
       out.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const demos::KmeansResult r = demos::kmeans(x, points, dim, start, options);
@@ -137,7 +138,7 @@ tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, c
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const std::vector<float> start =
-        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed);
+        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend);
     for (std::int64_t j = 0; j < k; ++j) std::copy_n(start.begin() + j * d, d, centers + j * ldc);
     return TCSOLVE_STATUS_SUCCESS;
   });

@@ -90,8 +90,8 @@ class KMeans:
         reference, "ec-fp16"/"ec-tf32" the FP32-accurate tensor-core products, "fp16-tc" plain
         FP16 tensor cores, ...
     init : "k-means++" or array of shape (n_clusters, n_features), default "k-means++"
-        The start: k-means++ (drawn on the host in FP64 with ``random_state``, as the CLI) or
-        these centroids (rounded to float32).
+        The start: k-means++ (drawn in FP64 with ``random_state`` on the run's backend, as the
+        CLI; the GPU's draw is bitwise the host's) or these centroids (rounded to float32).
     max_iter : int, default 300
         At most this many iterations (assignments).
     tol : float, default 1e-4
