@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "kmeans_cuda.hpp"
+#include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 
@@ -253,23 +254,46 @@ class CpuEngine final : public Engine {
 
 /// Points per cuda GEMM or nearest_columns call: `requested` when positive; unfused as many as
 /// kDistanceChunkBytesCuda of G holds, fused as many as kFusedChunkBytes of split operands hold.
-int cuda_chunk_rows(int points, int dim, int k, int requested, bool fused) {
-  if (!fused || requested > 0) return chunk_rows(points, k, requested, kDistanceChunkBytesCuda);
-  const std::size_t rows = std::max<std::size_t>(1, kFusedChunkBytes / (8 * static_cast<std::size_t>(dim)));
-  return static_cast<int>(std::min<std::size_t>(rows, static_cast<std::size_t>(points)));
+/// The device bytes of a cuda run, apart from the points' chunks: X, labels, the sort's three
+/// arrays and cub's storage (per point), the per-cluster arrays, the context's scratch.
+std::size_t cuda_fixed_bytes(int points, int dim, int k) {
+  const std::size_t n = static_cast<std::size_t>(points), d = static_cast<std::size_t>(dim),
+                    kk = static_cast<std::size_t>(k);
+  const std::size_t per_point = 4 * d + 16 + 8;     // X, labels, the sort's 3 arrays, cub
+  const std::size_t per_cluster = 12 * d + 32 + 8 * (d + 64);  // C, FP64 sums, counts, norms, C's split
+  return n * per_point + kk * per_cluster + (std::size_t{64} << 20);
 }
 
-/// Device bytes of a cuda run: X, G (unfused) or the split copies of a chunk and of the
-/// centroids (fused; 8 bytes a value: auto's TF32 hi and lo), labels, order and the per-cluster
-/// arrays. Checked against the free memory before anything is allocated.
-std::size_t cuda_kmeans_bytes(int points, int dim, int k, int rows, bool fused) {
-  const std::size_t n = static_cast<std::size_t>(points), d = static_cast<std::size_t>(dim),
-                    kk = static_cast<std::size_t>(k), r = static_cast<std::size_t>(rows);
-  const std::size_t split = 8 * (r + kk + 256) * (d + 64);  // hi and lo, TF32-sized, padded tiles
-  const std::size_t G = fused ? 4 * (n + 128 * (n / r + 1)) * (d + 64) : 4 * r * kk;  // fused: prepared points
-  const std::size_t per_point = 4 * d + 16 + 8;              // X, labels, the sort's 3 arrays, cub
-  const std::size_t per_cluster = 12 * d + 32;               // C, FP64 sums, counts, norms, ...
-  return n * per_point + split + G + kk * per_cluster + (std::size_t{64} << 20);  // + context scratch
+/// Device bytes per point of a chunk: the split copies of the points (8 bytes a value: auto's
+/// TF32 hi and lo, padded) and, unfused, its row of G.
+std::size_t cuda_chunk_bytes_per_point(int dim, int k, bool fused) {
+  return 8 * (static_cast<std::size_t>(dim) + 64) + (fused ? 0 : 4 * static_cast<std::size_t>(k));
+}
+
+/// Points per cuda GEMM or nearest_columns call: `requested` when positive; else unfused as many
+/// as kDistanceChunkBytesCuda of G holds, fused as many as kFusedChunkBytes of split operands
+/// hold; and never more than the free device memory beside the fixed arrays holds (X larger than
+/// a pass still clusters, in more chunks). InvalidInput, naming the bytes, when not even 128
+/// points fit beside X.
+int cuda_chunk_rows(int points, int dim, int k, int requested, bool fused) {
+  std::size_t rows;
+  if (requested > 0) {
+    rows = static_cast<std::size_t>(requested);
+  } else if (!fused) {
+    rows = static_cast<std::size_t>(chunk_rows(points, k, 0, kDistanceChunkBytesCuda));
+  } else {
+    rows = std::max<std::size_t>(1, kFusedChunkBytes / (8 * static_cast<std::size_t>(dim)));
+  }
+  rows = std::min<std::size_t>(rows, static_cast<std::size_t>(points));
+  const std::size_t fixed = cuda_fixed_bytes(points, dim, k), per = cuda_chunk_bytes_per_point(dim, k, fused);
+  const std::size_t free = cuda::device_memory().free;
+  const std::size_t fit = free > fixed ? (free - fixed) / per : 0;
+  if (fit < std::min<std::size_t>(128, static_cast<std::size_t>(points)))
+    throw InvalidInput("kmeans: " + std::to_string(points) + " x " + std::to_string(dim) + " points with k = " +
+                       std::to_string(k) + " need about " + std::to_string(fixed + 128 * per) +
+                       " bytes of device memory, " + std::to_string(free) + " are free (" + cuda::device_name() +
+                       ")");
+  return static_cast<int>(std::min(rows, fit / 128 * 128 > 0 ? fit / 128 * 128 : fit));
 }
 
 /// Device arrays; the GEMM (or nearest_columns) in the engine's context (the default stream, as
@@ -281,8 +305,8 @@ class CudaEngine final : public Engine {
         n_(points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
-        rows_(cuda_chunk_rows(points, dim, k_, chunk, fused)),
-        X_((check_memory(points, dim, k_, rows_, fused), count(points, dim))),
+        rows_(cuda_chunk_rows(points, dim, k_, chunk, fused)),  // checks the memory first
+        X_(count(points, dim)),
         C_(init),
         G_(fused ? 0 : count(rows_, k_)),
         labels_(static_cast<std::size_t>(points)),
@@ -333,8 +357,14 @@ class CudaEngine final : public Engine {
   }
 
   void warm_up(const KmeansOptions& options) override {
+    // the prepared points need 4 bytes a value more: only where they fit (else points_prepared
+    // stays false and every assignment splits its chunk)
+    const std::size_t prepared = static_cast<std::size_t>(ceil_div(n_, rows_)) *
+                                 cuda::NearestPoints::bytes(std::min(rows_, n_), dim_);
     if (fused_ && options.prepare_points && options.variant == Variant::ec_fp16 &&
-        cuda::NearestPoints::available(options.gemm))
+        cuda::NearestPoints::available(options.gemm) &&
+        prepared + (std::size_t{256} << 20) + cuda_chunk_bytes_per_point(dim_, k_, true) * rows_ <=
+            cuda::device_memory().free)
       for (int i0 = 0; i0 < n_; i0 += rows_)
         prepared_.emplace_back(context_, std::min(rows_, n_ - i0), dim_, X_.data() + count(i0, dim_), dim_,
                                options.gemm);
@@ -373,15 +403,6 @@ class CudaEngine final : public Engine {
   }
 
  private:
-  static void check_memory(int points, int dim, int k, int rows, bool fused) {
-    const std::size_t need = cuda_kmeans_bytes(points, dim, k, rows, fused);
-    const cuda::DeviceMemory mem = cuda::device_memory();
-    if (need > mem.free)
-      throw InvalidInput("kmeans: " + std::to_string(points) + " x " + std::to_string(dim) + " points with k = " +
-                         std::to_string(k) + " need about " + std::to_string(need) + " bytes of device memory, " +
-                         std::to_string(mem.free) + " are free (" + cuda::device_name() + ")");
-  }
-
   cuda::Context context_;  // first: destroyed after the buffers' last use
   bool fused_;
   int n_, dim_, k_, rows_;

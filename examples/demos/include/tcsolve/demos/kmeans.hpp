@@ -83,8 +83,12 @@ KmeansAssign parse_kmeans_assign(const std::string& name);
 std::string to_string(KmeansAssign assign);
 
 /// cuda, fused: points per nearest_columns call are at most kFusedChunkBytes / (8 dim) (the
-/// FP16/TF32 hi and lo copies of the chunk the split writes), so X larger than that beside it
-/// still clusters.
+/// FP16/TF32 hi and lo copies of the chunk the split writes). On cuda (fused or not) a chunk is
+/// also never larger than the free device memory holds beside X and the per-point and
+/// per-cluster arrays, so X up to about the device's memory still clusters, in more chunks; the
+/// run is refused (InvalidInput, naming the bytes) before any allocation when not even 128
+/// points fit beside X. The prepared points (KmeansOptions::prepare_points) are made only where
+/// they fit too.
 inline constexpr std::size_t kFusedChunkBytes = std::size_t{4} << 30;
 
 struct KmeansOptions {
