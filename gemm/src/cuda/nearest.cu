@@ -5,6 +5,8 @@
 //                            registers over the row's tiles (wgmma_gemm.cu, kNearest);
 //   fp32-simt                nearest_simt_kernel below: FP32 FMAs in k order on the CUDA cores,
 //                            128 x 128 tiles, 8 x 8 per thread, the same argmin epilogue.
+// NearestPoints: ec-fp16's points scaled and split once (wgmma_prepare_points), then each call
+// splits B alone and runs the same kernel on them (wgmma_nearest_prepared).
 // The score is weights[j] - 2 D(i, j) in FP64 (2 D is exact: one rounding); the minimum is the
 // lexicographic (score, j), which no merge order changes, so the lowest j wins ties.
 #include <cuda_runtime.h>

@@ -8,6 +8,8 @@
 //   G  (N x k)     G(i, j) = x_i . c_j = (X^T C)(i, j): tcsolve::gemm with op(A) = T, op(B) = N,
 //                  both operands contiguous along the inner dimension dim. Points are processed
 //                  in chunks of rows of G (kDistanceChunkBytes), so G never holds all N x k.
+//                  The fused assignment (KmeansAssign) never stores G: the argmin runs in the
+//                  GEMM's epilogue (cuda::nearest_columns, cpu::nearest_columns).
 //
 // One iteration (assignment, then update):
 //   1. assignment: label(i) = argmin_j d(i, j) with d(i, j) = ||x_i||^2 - 2 x_i.c_j + ||c_j||^2.
@@ -19,9 +21,9 @@
 //      thing the demo measures. Ties go to the lowest j; a NaN score never wins (a point whose
 //      every score is NaN goes to cluster 0).
 //   2. update: c_j = mean of the points labelled j, summed in FP64 and rounded once to FP32.
-//      cpu: in point order; cuda: FP64 atomicAdd per (point, coordinate), so the order of the
-//      sum varies from run to run (its error, below N 2^-53 sum|x|, is far under the FP32
-//      rounding of the mean, which can still flip in a rare last bit).
+//      Both backends sum each cluster's points in point order (cuda: the points sorted by label
+//      with a stable sort, one thread block per cluster), so the sums, and the centroids, are
+//      bitwise the same on both and on every run for the same labels.
 //      Empty cluster (no point labelled j): its centroid keeps its previous value; counted in
 //      KmeansIteration::empty_clusters. It stays a candidate in later assignments.
 // Stopping, checked in this order in each iteration:
@@ -34,8 +36,9 @@
 // Inertia: sum_i ||x_i - c_label(i)||^2 computed directly in FP64 from the FP32 points and the
 // final FP32 centroids (no cancellation), on the backend that ran.
 //
-// Start: k-means++ (kmeans_plus_plus, on the host in FP64, so every variant and both backends
-// start from the same centroids for a seed) or centroids given by the caller (the file's init).
+// Start: k-means++ (kmeans_plus_plus in FP64, on the host or the device with bitwise the same
+// result, so every variant and both backends start from the same centroids for a seed) or
+// centroids given by the caller (the file's init).
 // Everything runs on the FP32 points: a file's float64 X is rounded once to FP32 on reading,
 // and the fp64 variant is the FP64 product of those FP32 values (rounded to FP32 at the end, as
 // tcsolve::gemm returns FP32).
