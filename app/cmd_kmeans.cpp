@@ -92,6 +92,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        "auto | fused | unfused: fused computes each point's nearest centroid in the GEMM's epilogue and "
        "never stores the points x k distances (cuda: fp32-simt, and ec-fp16/ec-tf32/auto on sm_90; cpu: "
        "the same tiles, emulated); auto: fused on cuda where it runs, else unfused")
+      ("resident-points", "fused ec on sm_90: keep each row block's points in shared memory across its tiles "
+       "(GemmOptions::nearest_resident_points; the same labels; off until measured)")
       ("split-points-each-iteration", "fused ec-fp16 on cuda: split the points to FP16 in every assignment instead of "
        "once before the iterations (the same labels; to compare)")
       ("seeding", po::value(&seeding)->default_value("auto")->value_name("B"),
@@ -113,7 +115,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
     print_usage(std::cout,
                 "tcsolve kmeans (--input DATA.h5 | --synthetic N:D [--clusters-true K0]) --k K\n"
                 "                      [--variant V] [--backend auto|cpu|cuda] [--assign auto|fused|unfused]\n"
-                "                      [--split-points-each-iteration] [--seed S] [--seeding auto|cpu|cuda]\n"
+                "                      [--split-points-each-iteration] [--resident-points] [--seed S]\n"
+                "                      [--seeding auto|cpu|cuda]\n"
                 "                      [--max-iter I] [--tol T]\n"
                 "                      [--output F.h5 [--force]] [--no-agreement] [--json]",
                 "Lloyd's K-means whose distance step ||x||^2 - 2 x.c + ||c||^2 computes the cross\n"
@@ -148,6 +151,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.options.assign = demos::parse_kmeans_assign(assign);
   c.seeding_backend = parse_backend(seeding);
   c.options.prepare_points = vm.count("split-points-each-iteration") == 0;
+  c.options.gemm.nearest_resident_points = vm.count("resident-points") > 0;
   c.options.max_iterations = positive_int("max-iter", max_iter);
   if (!(tol >= 0) || !std::isfinite(tol)) throw InvalidInput("--tol must be a finite number >= 0");
   c.options.tol = tol;

@@ -224,6 +224,24 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     CHECK(once.labels == every.labels);
     CHECK(once.centroids == every.centroids);
   }
+  for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {  // the points kept in shared memory
+    if (!tcsolve::cuda::nearest_columns_available(v)) continue;
+    INFO("resident points: " << tcsolve::to_string(v));
+    demos::KmeansOptions o;
+    o.variant = v;
+    o.backend = Backend::cuda;
+    o.assign = demos::KmeansAssign::fused;
+    o.max_iterations = 1;
+    const demos::KmeansResult streamed = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    o.gemm.nearest_resident_points = true;
+    const demos::KmeansResult resident = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    CHECK(resident.labels == streamed.labels);
+    const demos::KmeansResult ties = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused,
+                                         Backend::cuda, 1);  // (streamed, as above)
+    o.max_iterations = 1;
+    const demos::KmeansResult ties_resident = demos::kmeans(t.X.data(), t.points, t.dim, t.C, o);
+    CHECK(ties_resident.labels == ties.labels);
+  }
   const demos::KmeansResult gpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);
   const demos::KmeansResult cpu =

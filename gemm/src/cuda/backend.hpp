@@ -18,6 +18,7 @@ struct NearestArgs {
   const double* weights;
   int* labels;
   unsigned long long* changed;
+  bool resident_a;  ///< GemmOptions::nearest_resident_points
 };
 
 /// Arguments of one GEMM call, as the public API takes them.

@@ -159,7 +159,7 @@ GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, con
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
     return info;
   }
-  const detail::NearestArgs nearest{d_weights, d_labels, d_changed};
+  const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
   args.ctx = &impl;
   args.wgmma = true;
@@ -202,7 +202,7 @@ GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const
     throw Unavailable("nearest_columns on prepared points: needs Hopper's wgmma kernels with ec_chunk_k 32 (" +
                       device_name() + ")");
   Context::Impl& impl = ctx.impl();
-  const detail::NearestArgs nearest{d_weights, d_labels, d_changed};
+  const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, nullptr, k, d_B, ldb, 0.0f, nullptr, m};
   args.ctx = &impl;
   args.wgmma = true;

@@ -83,7 +83,17 @@ struct MainParams {
   const double* weights = nullptr;
   int* labels = nullptr;
   unsigned long long* changed = nullptr;
+  // kNearest: the row block's A k-tiles (hi and lo) loaded once into shared memory and kept for
+  // its tiles; the stages then carry B only (resident_a_fits says when the k-tiles fit).
+  int resident_a = 0;
 };
+
+/// Bytes of shared memory of a kNearest kernel with resident A: the A region (k_tiles x hi, lo),
+/// the B-only stages, the alignment slack and the barriers (full, empty per stage; A's two).
+constexpr int resident_smem_bytes(WgmmaScheme s, int k_tiles) {
+  return k_tiles * 2 * kPartBytes + stages(s) * 2 * kPartBytes + 1024 + (2 * stages(s) + 2) * 8;
+}
+constexpr int kMaxDynamicSmem = 227 * 1024;  ///< sm_90's opt-in limit per block
 
 // ---------------------------------------------------------------------------------------------
 // PTX wrappers (sm_90a; compiled only in that pass)
@@ -384,16 +394,31 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 128-byte swizzled tiles need 1024-byte alignment
   unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                          ~std::uintptr_t{1023});
-  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStageBytes);
+  // resident A (kNearest, p.resident_a): smem = A region (k-tile kt: Ah | Al at 32 KiB kt) | stages
+  // (Bh | Bl) | barriers; else stage s: Ah | Bh | Al | Bl, 16 KiB each | barriers
+  const bool resident = kNearest && p.resident_a != 0;
+  const int stage_bytes_used = resident ? 2 * kPartBytes : kStageBytes;
+  unsigned char* stage_base = resident ? smem + p.k_tiles * 2 * kPartBytes : smem;
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(stage_base + kStages * stage_bytes_used);
   std::uint64_t* empty = full + kStages;
-  // stage s: Ah | Bh | Al | Bl, 16 KiB each
-  auto part_ptr = [&](int s, int which) { return smem + s * kStageBytes + which * kPartBytes; };
+  std::uint64_t* a_full = empty + kStages;  // resident: the row block's A arrived
+  std::uint64_t* a_empty = a_full + 1;      // resident: the consumers are done with it
+  // which: 0 Ah, 1 Bh, 2 Al, 3 Bl (of stage s, or with resident A of k-tile kt)
+  auto part_ptr = [&](int s, int which, int kt) -> unsigned char* {
+    if (!resident) return smem + s * kStageBytes + which * kPartBytes;
+    if (which % 2 == 0) return smem + kt * 2 * kPartBytes + (which / 2) * kPartBytes;
+    return stage_base + s * 2 * kPartBytes + (which / 2) * kPartBytes;
+  };
 
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(full + s, 1);
       mbar_init(empty + s, 8);  // lane 0 of each consumer warp
+    }
+    if (resident) {
+      mbar_init(a_full, 1);
+      mbar_init(a_empty, 8);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -406,19 +431,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (threadIdx.x == 0) {
       int stage = 0;
-      unsigned phase = 0;
+      unsigned phase = 0, a_phase = 0;
       for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
         int tm, tn;
         coords<kNearest>(p, t, tm, tn);
+        if (resident && tn == 0) {  // a new row block: its A k-tiles, once the last one is free
+          mbar_wait(a_empty, a_phase ^ 1u);
+          mbar_arrive_expect_tx(a_full, p.k_tiles * 2 * kPartBytes);
+          for (int kt = 0; kt < p.k_tiles; ++kt) {
+            tma_load_2d(part_ptr(0, 0, kt), &map_ah, a_full, kt * kTileK, tm * kTileM);
+            tma_load_2d(part_ptr(0, 2, kt), &map_al, a_full, kt * kTileK, tm * kTileM);
+          }
+          a_phase ^= 1u;
+        }
         for (int kt = 0; kt < p.k_tiles; ++kt) {
           mbar_wait(empty + stage, phase ^ 1u);
-          mbar_arrive_expect_tx(full + stage, kStageBytes);
+          mbar_arrive_expect_tx(full + stage, stage_bytes_used);
           const int kx = kt * kTileK;
-          tma_load_2d(part_ptr(stage, 0), &map_ah, full + stage, kx, tm * kTileM);
-          tma_load_2d(part_ptr(stage, 1), &map_bh, full + stage, kx, tn * kTileN);
+          if (!resident) tma_load_2d(part_ptr(stage, 0, kt), &map_ah, full + stage, kx, tm * kTileM);
+          tma_load_2d(part_ptr(stage, 1, kt), &map_bh, full + stage, kx, tn * kTileN);
           if constexpr (uses_lo(S)) {
-            tma_load_2d(part_ptr(stage, 2), &map_al, full + stage, kx, tm * kTileM);
-            tma_load_2d(part_ptr(stage, 3), &map_bl, full + stage, kx, tn * kTileN);
+            if (!resident) tma_load_2d(part_ptr(stage, 2, kt), &map_al, full + stage, kx, tm * kTileM);
+            tma_load_2d(part_ptr(stage, 3, kt), &map_bl, full + stage, kx, tn * kTileN);
           }
           if (++stage == kStages) stage = 0, phase ^= 1u;
         }
@@ -430,7 +464,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int cw = warpgroup - 1;  // rows [64 cw, 64 cw + 64) of the tile
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
     int stage = 0;
-    unsigned phase = 0;
+    unsigned phase = 0, a_phase = 0;
     Accumulators<S> r;
     double best[2] = {CUDART_INF, CUDART_INF};  // kNearest: the thread's two rows, over its columns
     int best_j[2] = {INT_MAX, INT_MAX};
@@ -445,12 +479,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
       int held = -1;  // stage whose wgmmas may still be reading it
+      if (resident && tn == 0) {  // the row block's A
+        mbar_wait(a_full, a_phase);
+        a_phase ^= 1u;
+      }
       for (int kt = 0; kt < p.k_tiles; ++kt) {
         mbar_wait(full + stage, phase);
-        const std::uint64_t ah = smem_desc(part_ptr(stage, 0) + cw * 64 * 128);
-        const std::uint64_t bh = smem_desc(part_ptr(stage, 1));
-        const std::uint64_t al = smem_desc(part_ptr(stage, 2) + cw * 64 * 128);
-        const std::uint64_t bl = smem_desc(part_ptr(stage, 3));
+        const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
+        const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
+        const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
+        const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
         if constexpr (S == WgmmaScheme::ec) {
           // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
           // add of one chunk runs on the CUDA cores while the tensor cores work on the next
@@ -532,6 +570,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       wgmma_wait<0>();
       if (held >= 0 && lane == 0) mbar_arrive(empty + held);
+      // resident: the row block's last tile has read A for the last time
+      if (resident && tn + 1 == p.tiles_n && lane == 0) mbar_arrive(a_empty);
       fence_regs(r.acc);
       if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles) {
         fence_regs(r.extra);
@@ -762,14 +802,16 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   } else if (nearest) {
     throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
   }
+  if (p.resident_a && resident_smem_bytes(S, p.k_tiles) > kMaxDynamicSmem) p.resident_a = 0;  // k too large
+  const int smem = p.resident_a ? resident_smem_bytes(S, p.k_tiles) : smem_bytes(S);
   // per call (about a microsecond): a flag set once would be shared by every thread and device
-  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(S)));
+  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   // persistent: any grid gives the same result (each tile is computed by one block, alone;
   // nearest: each row of tiles)
   const int units = nearest ? p.tiles_m : p.tiles_m * p.tiles_n;
   const int sms = g.ctx->sm_count(), budget = g.ctx->max_blocks;
   const int grid = std::min(units, budget > 0 ? std::min(budget, sms) : sms);
-  kernel<<<grid, kThreads, smem_bytes(S), g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
+  kernel<<<grid, kThreads, smem, g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -839,7 +881,9 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int* shift_b = shift + g.m;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr,
                0, 0, g.alpha_device, g.beta_device};
-  if (g.nearest != nullptr) p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
+  if (g.nearest != nullptr)
+    p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed,
+    p.resident_a = g.nearest->resident_a ? 1 : 0;
   // auto: the FP16 operands are made while the ranges are found; the choice is read back then
   // (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,
@@ -905,6 +949,7 @@ void production_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_
   MainParams p{g.m, g.n, a.mp / kTileM, np / kTileN, kp / tile_k(false), 1, 1.0f, 0.0f, nullptr, g.m, 2, a.shift,
                shift_b, nullptr, 0, 0, nullptr, nullptr};
   p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
+  p.resident_a = g.nearest->resident_a ? 1 : 0;
   launch_main<WgmmaScheme::ec, false>(g, a.mp, np, kp, Operands(a.hi, bh, a.lo, bl), p);
 }
 

@@ -51,6 +51,11 @@ struct GemmOptions {
   /// mma.sync kernels; mma: the mma.sync kernels everywhere (to compare; their accumulation
   /// order differs, so results may differ in the last bits). Reported in GemmInfo::kernels.
   CudaKernels cuda_kernels = CudaKernels::automatic;
+  /// cuda::nearest_columns on the wgmma kernels: each row block's points (A's FP16/TF32 hi and
+  /// lo k-tiles) loaded once into shared memory and kept for the row's tiles, so that only the
+  /// centroids stream from L2 (where the k-tiles fit: k <= 256 at FP16, 128 at TF32). The same
+  /// products in the same order: the same labels. Off until measured.
+  bool nearest_resident_points = false;
 };
 
 /// cuda, auto: the FP16/TF32 choice of a call stays on the device (the solver's trailing
