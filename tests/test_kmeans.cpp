@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -361,6 +362,48 @@ TEST_CASE("k-means++ draws its first centre uniformly and the next with probabil
   CHECK(chi_d2 <= quantile(df));
   // the test's power: the same counts reject sampling proportional to D (not squared)
   CHECK(chi_d > quantile(df_d));
+}
+
+TEST_CASE("k-means++ walks its blocks and sub-blocks to the point one running sum would pick (integer data: "
+          "every sum exact)", "[kmeans]") {
+  // 10000 points on a line at integer positions: D(x)^2 and every partial sum are integers
+  // below 2^53, so the block (4096) and sub-block (128) sums are exact and the three walks must
+  // land where a single running sum over all points lands; 3 blocks, the last one with a
+  // partial sub-block. The reference repeats the documented draws: mt19937_64(seed), a uniform
+  // (r >> 11) 2^-53, index floor(u n), then u * sum D^2 against the running sums.
+  const int points = 10000, k = 4;
+  std::mt19937_64 make(5);
+  std::vector<float> x(points);
+  for (float& v : x) v = static_cast<float>(make() % 2001);
+  auto uniform01 = [](std::mt19937_64& r) { return static_cast<double>(r() >> 11) * 0x1p-53; };
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    INFO("seed " << seed);
+    std::mt19937_64 rng(seed);
+    std::vector<double> d2(points, std::numeric_limits<double>::infinity());
+    std::vector<float> expected;
+    int chosen = std::min(points - 1, static_cast<int>(uniform01(rng) * points));
+    for (int t = 0;; ++t) {
+      expected.push_back(x[static_cast<std::size_t>(chosen)]);
+      if (t + 1 == k) break;
+      double total = 0;
+      for (int i = 0; i < points; ++i) {
+        const double diff = static_cast<double>(x[static_cast<std::size_t>(i)]) - x[static_cast<std::size_t>(chosen)];
+        d2[static_cast<std::size_t>(i)] = std::min(d2[static_cast<std::size_t>(i)], diff * diff);
+        total += d2[static_cast<std::size_t>(i)];
+      }
+      const double target = uniform01(rng) * total;
+      REQUIRE(total > 0);
+      double run = 0;
+      for (int i = 0; i < points; ++i) {
+        run += d2[static_cast<std::size_t>(i)];
+        if (d2[static_cast<std::size_t>(i)] > 0 && run > target) {
+          chosen = i;
+          break;
+        }
+      }
+    }
+    CHECK(demos::kmeans_plus_plus(x.data(), points, 1, k, seed) == expected);
+  }
 }
 
 TEST_CASE("make_blobs draws reproducible blobs around centres in [-10, 10]^dim", "[kmeans]") {
