@@ -364,12 +364,12 @@ TEST_CASE("k-means++ draws its first centre uniformly and the next with probabil
   CHECK(chi_d > quantile(df_d));
 }
 
-TEST_CASE("k-means++ walks its blocks to the point one running sum would pick (integer data: "
+TEST_CASE("k-means++ walks its blocks and sub-blocks to the point one running sum would pick (integer data: "
           "every sum exact)", "[kmeans]") {
   // 10000 points on a line at integer positions: D(x)^2 and every partial sum are integers
-  // below 2^53, so the block sums (4096 points) are exact and the walks over the blocks and
-  // then the block's points must land where a single running sum over all points lands; 3
-  // blocks, the last one partial. The reference repeats the documented draws: mt19937_64(seed), a uniform
+  // below 2^53, so the block (4096) and sub-block (128) sums are exact and the three walks must
+  // land where a single running sum over all points lands; 3 blocks, the last one with a
+  // partial sub-block. The reference repeats the documented draws: mt19937_64(seed), a uniform
   // (r >> 11) 2^-53, index floor(u n), then u * sum D^2 against the running sums.
   const int points = 10000, k = 4;
   std::mt19937_64 make(5);

@@ -30,6 +30,8 @@ using Rng64 = std::mt19937_64;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kSeedBlock = 4096;    ///< points per partial sum of the k-means++ sampling
+constexpr int kSeedSub = 128;       ///< points per sub-block: a block's sum is its sub-blocks' sums
+static_assert(kSeedBlock % kSeedSub == 0 && kSeedBlock / kSeedSub <= 32, "a block's sub-blocks fit a warp");
 constexpr double kBlobsBox = 10.0;  ///< make_blobs' centre_box (-10, 10)
 
 std::size_t count(int rows, int cols) {
@@ -74,6 +76,15 @@ double squared_distance(const float* x, const float* c, int dim) {
     total += diff * diff;
   }
   return total;
+}
+
+/// The last index <= from with dist > 0, else the first after it (-1 when none: all are 0).
+int nearest_positive(const std::vector<double>& dist, int from) {
+  for (int i = from; i >= 0; --i)
+    if (dist[static_cast<std::size_t>(i)] > 0) return i;
+  for (std::size_t i = static_cast<std::size_t>(from) + 1; i < dist.size(); ++i)
+    if (dist[i] > 0) return static_cast<int>(i);
+  return -1;
 }
 
 /// mean_d var(X(d, :)) in FP64 (two passes): the scale of the tol test.
@@ -566,7 +577,7 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
                          std::to_string(need) + " bytes of device memory, " + std::to_string(mem.free) + " are free");
     cuda::DeviceBuffer<float> d_X(count(points, dim));
     cuda::copy_to_device(d_X.data(), X, count(points, dim) * sizeof(float));
-    return detail::kmeans_plus_plus_device(d_X.data(), points, dim, k, seed, kSeedBlock);
+    return detail::kmeans_plus_plus_device(d_X.data(), points, dim, k, seed, kSeedBlock, kSeedSub);
   }
   Rng64 rng(seed);
   std::vector<float> C(count(k, dim));
@@ -574,7 +585,9 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
   std::vector<int> nearest(static_cast<std::size_t>(points), -1);    // which one
   std::vector<double> between(static_cast<std::size_t>(k));          // ||c_j - c_t||^2, j < t
   const int blocks = (points + kSeedBlock - 1) / kSeedBlock;
+  constexpr int kSubs = kSeedBlock / kSeedSub;
   std::vector<double> block_sum(static_cast<std::size_t>(blocks));
+  std::vector<double> sub_sum(static_cast<std::size_t>(blocks) * kSubs);  // block b's at b kSubs
   int chosen = uniform_index(rng, points);
   for (int t = 0;; ++t) {
     const float* c = X + count(chosen, dim);
@@ -602,8 +615,15 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
         }
       }
       if (!changed) continue;
+      // each sub-block's sum in point order, then the block's as the sum of those in order (the
+      // device sums the sub-blocks in parallel: the same operations, so the same bits)
       double s = 0;
-      for (int i = b * kSeedBlock; i < end; ++i) s += dist[static_cast<std::size_t>(i)];
+      for (int u = 0, i0 = b * kSeedBlock; i0 < end; ++u, i0 += kSeedSub) {
+        double sub = 0;
+        for (int i = i0; i < std::min(end, i0 + kSeedSub); ++i) sub += dist[static_cast<std::size_t>(i)];
+        sub_sum[static_cast<std::size_t>(b) * kSubs + u] = sub;
+        s += sub;
+      }
       block_sum[static_cast<std::size_t>(b)] = s;
     }
     double total = 0;
@@ -613,27 +633,36 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
       chosen = uniform_index(rng, points);
       continue;
     }
-    // First point whose running sum exceeds u * total: block first, then inside it.
+    // The point whose running sum first exceeds u * total: the block, the sub-block, then the
+    // point (each walk over the sums of the level below, in order).
     const double target = u * total;
     double before = 0;
     int b = 0;
     while (b + 1 < blocks && before + block_sum[static_cast<std::size_t>(b)] <= target)
       before += block_sum[static_cast<std::size_t>(b++)];
     const double local = target - before;
+    const int block_end = std::min(points, (b + 1) * kSeedBlock);
+    const int subs = (block_end - b * kSeedBlock + kSeedSub - 1) / kSeedSub;
+    const double* sums = sub_sum.data() + static_cast<std::size_t>(b) * kSubs;
+    double before_sub = 0;
+    int v = 0;
+    while (v + 1 < subs && before_sub + sums[v] <= local) before_sub += sums[v++];
+    const double local_sub = local - before_sub;
+    const int i0 = b * kSeedBlock + v * kSeedSub, i1 = std::min(block_end, i0 + kSeedSub);
     double run = 0;
     chosen = -1;
-    int last_positive = -1;
-    for (int i = b * kSeedBlock, end = std::min(points, (b + 1) * kSeedBlock); i < end; ++i) {
+    for (int i = i0; i < i1; ++i) {
       const double d = dist[static_cast<std::size_t>(i)];
       if (d <= 0) continue;
-      last_positive = i;
       run += d;
-      if (run > local) {
+      if (run > local_sub) {
         chosen = i;
         break;
       }
     }
-    if (chosen < 0) chosen = last_positive;  // rounding left the target at the block's end
+    // rounding left the target past the sub-block's end: the last point with D^2 > 0 before it
+    // (else the first after it; total > 0, so one exists)
+    if (chosen < 0) chosen = nearest_positive(dist, i1 - 1);
   }
   return C;
 }

@@ -12,9 +12,10 @@
 namespace tcsolve::demos::detail {
 
 /// k-means++ on the device from the points d_X (dim x N): bitwise kmeans_plus_plus's host result
-/// for the seed, with its blocks of block_points points (kmeans_seed_cuda.cu). Synchronizes.
+/// for the seed, with its blocks of block_points points in sub-blocks of sub_points (at most 32
+/// per block; kmeans_seed_cuda.cu). Synchronizes.
 std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
-                                           int block_points);
+                                           int block_points, int sub_points);
 
 /// For i < rows: d_labels[i] = argmin_j (d_cnorm[j] - 2 G(i, j)) in FP64, ties to the lowest j,
 /// NaN and +inf scores never winning (0 when none wins): the host loop of kmeans.cpp. G has

@@ -12,7 +12,7 @@ std::size_t kmeans_order_bytes(int, int) { not_built(); }
 void kmeans_accumulate_ordered(const float*, const int*, int, int, int, double*, int*, const OrderScratch&) {
   not_built();
 }
-std::vector<float> kmeans_plus_plus_device(const float*, int, int, int, std::uint64_t, int) { not_built(); }
+std::vector<float> kmeans_plus_plus_device(const float*, int, int, int, std::uint64_t, int, int) { not_built(); }
 void kmeans_finalize(const double*, const int*, float*, double*, double*, int, int) { not_built(); }
 void kmeans_centroid_norms(const float*, int, int, double*) { not_built(); }
 double kmeans_inertia(const float*, const int*, const float*, int, int) { not_built(); }

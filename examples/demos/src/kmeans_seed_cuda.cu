@@ -4,15 +4,17 @@
 //   distance_kernel   D(x)^2 against the new centroid, thread per point, the host's four chains
 //                     over d mod 4 and its triangle-inequality skip; marks the changed blocks
 //                     of kSeedBlock points;
-//   block_sum_kernel  a changed block's sum in point order: a thread block per block of points
-//                     stages its distances in shared memory, one thread adds them in order;
-//   pick_kernel       the total over blocks in order, the draw, the block then the point whose
-//                     running sum passes u * total (the host's search, the block's distances
-//                     staged in shared memory);
+//   block_sum_kernel  a changed block's sum: a warp per block, lane u sums sub-block u (128
+//                     points) in point order, lane 0 the sub-blocks' sums in order;
+//   pick_kernel       the total over blocks in order, the draw, then the host's walks: over the
+//                     block sums (staged in shared memory), over the block's sub-block sums,
+//                     and over the sub-block's distances (staged) to the point whose running
+//                     sum passes what is left of u * total;
 //   between_kernel    ||c_j - c_t||^2 for j < t (the skip test's distances).
 // The draws are the host's: mt19937_64(seed)'s raw outputs, consumed in the host's order (one
 // per step, two when every distance is 0), uploaded once. Per step the points are read once:
-// at 1e6 x 128 about 0.15 ms of memory traffic, plus two short sequential passes of ~4096 adds.
+// at 1e6 x 128 about 0.15 ms of memory traffic; the sequential chains are at most 128 adds (a
+// sub-block) plus 32 (a block's sub-blocks) plus one per block.
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
@@ -34,12 +36,13 @@ constexpr int kThreads = 256;
 
 struct SeedState {
   const float* X;
-  int points, dim, k, blocks, block_points;
+  int points, dim, k, blocks, block_points, sub_points, subs;  // subs: sub-blocks per block
   float* C;                         // dim x k, column-major
   double* dist;                     // D(x)^2
   int* nearest;                     // its centroid, -1: none yet
   double* between;                  // ||c_j - c_t||^2
   double* block_sum;                // per block of block_points points
+  double* sub_sum;                  // per sub-block of sub_points points (block b's at b subs)
   int* block_changed;
   int* chosen;                      // the point drawn
   int* cursor;                      // next unused draw
@@ -112,40 +115,52 @@ __global__ void __launch_bounds__(kThreads) distance_kernel(SeedState s, int t) 
   }
 }
 
-constexpr int kScanThreads = 512;
-constexpr int kMaxBlockPoints = 4096;  ///< points of a block staged in shared memory (32 KiB)
+constexpr int kScanThreads = 128;
+constexpr int kMaxBlocksStaged = 4096;  ///< block sums staged in shared memory (32 KiB) by pick_kernel
 
-/// Copies dist[first, first + len) into shared memory (coalesced); the block's threads all call it.
-__device__ __forceinline__ void stage(const double* dist, int first, int len, double* staged) {
-  for (int q = threadIdx.x; q < len; q += blockDim.x) staged[q] = dist[first + q];
-  __syncthreads();
-}
-
-/// One thread block per changed block of points: staged in shared memory, then summed in point
-/// order by one thread (a chain of FP64 adds from shared memory, not from L2).
-__global__ void __launch_bounds__(kScanThreads) block_sum_kernel(SeedState s) {
-  __shared__ double staged[kMaxBlockPoints];
-  const int b = blockIdx.x;
-  if (!s.block_changed[b]) return;  // the same for every thread of the block
-  const int first = b * s.block_points, len = min(s.points, first + s.block_points) - first;
-  stage(s.dist, first, len, staged);
-  if (threadIdx.x != 0) return;
-  s.block_changed[b] = 0;
-  double sum = 0;
+/// One warp per changed block of points: lane u sums sub-block u in point order, lane 0 then
+/// the sub-blocks' sums in order (the host's two levels: the same operations, the same bits).
+__global__ void __launch_bounds__(32) block_sum_kernel(SeedState s) {
+  const int b = blockIdx.x, u = threadIdx.x;
+  if (!s.block_changed[b]) return;  // the same for the whole warp
+  const int first = b * s.block_points, end = min(s.points, first + s.block_points);
+  const int i0 = first + u * s.sub_points;
+  if (i0 < end) {
+    double sub = 0;
+    const int i1 = min(end, i0 + s.sub_points);
 #pragma unroll 8
-  for (int q = 0; q < len; ++q) sum = __dadd_rn(sum, staged[q]);
+    for (int i = i0; i < i1; ++i) sub = __dadd_rn(sub, s.dist[i]);
+    s.sub_sum[static_cast<std::size_t>(b) * s.subs + u] = sub;
+  }
+  __syncwarp();
+  if (u != 0) return;
+  double sum = 0;
+  for (int v = 0, j0 = first; j0 < end; ++v, j0 += s.sub_points)
+    sum = __dadd_rn(sum, s.sub_sum[static_cast<std::size_t>(b) * s.subs + v]);
   s.block_sum[b] = sum;
+  s.block_changed[b] = 0;
 }
 
-/// One thread block: thread 0 finds the block (the host's walk over the block sums), the block
-/// stages its distances, thread 0 walks them.
+/// The last index <= from with dist > 0, else the first after it (the host's nearest_positive).
+__device__ int nearest_positive(const SeedState& s, int from) {
+  for (int i = from; i >= 0; --i)
+    if (s.dist[i] > 0) return i;
+  for (int i = from + 1; i < s.points; ++i)
+    if (s.dist[i] > 0) return i;
+  return -1;
+}
+
+/// The draw: thread 0 walks the block sums (staged in shared memory), then the sub-block sums;
+/// the sub-block's distances are staged and thread 0 walks them (the host's three walks).
 __global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
-  __shared__ double staged[kMaxBlockPoints];
-  __shared__ int s_block;
+  __shared__ double staged[kMaxBlocksStaged];
+  __shared__ int s_first, s_len;
   __shared__ double s_local;
-  // the block sums staged too (kMaxBlockPoints of them at a time), then walked by thread 0
-  const bool few = s.blocks <= kMaxBlockPoints;
-  if (few) stage(s.block_sum, 0, s.blocks, staged);
+  const bool few = s.blocks <= kMaxBlocksStaged;
+  if (few) {
+    for (int q = threadIdx.x; q < s.blocks; q += blockDim.x) staged[q] = s.block_sum[q];
+    __syncthreads();
+  }
   const double* sums = few ? staged : s.block_sum;
   if (threadIdx.x == 0) {
     double total = 0;
@@ -153,7 +168,7 @@ __global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
     for (int b = 0; b < s.blocks; ++b) total = __dadd_rn(total, sums[b]);
     int cursor = *s.cursor;
     const double u = uniform01(s.draws[cursor++]);
-    s_block = -1;
+    s_first = -1;
     if (!(total > 0) || isinf(total) || isnan(total)) {  // every point is a centroid already
       *s.chosen = uniform_index(s.draws[cursor++], s.points);
     } else {
@@ -161,46 +176,56 @@ __global__ void __launch_bounds__(kScanThreads) pick_kernel(SeedState s) {
       double before = 0;
       int b = 0;
       while (b + 1 < s.blocks && __dadd_rn(before, sums[b]) <= target) before = __dadd_rn(before, sums[b++]);
-      s_block = b;
-      s_local = __dsub_rn(target, before);
+      const double local = __dsub_rn(target, before);
+      const int block_end = min(s.points, (b + 1) * s.block_points);
+      const int subs = (block_end - b * s.block_points + s.sub_points - 1) / s.sub_points;
+      const double* sub = s.sub_sum + static_cast<std::size_t>(b) * s.subs;
+      double before_sub = 0;
+      int v = 0;
+      while (v + 1 < subs && __dadd_rn(before_sub, sub[v]) <= local) before_sub = __dadd_rn(before_sub, sub[v++]);
+      s_local = __dsub_rn(local, before_sub);
+      s_first = b * s.block_points + v * s.sub_points;
+      s_len = min(block_end, s_first + s.sub_points) - s_first;
     }
     *s.cursor = cursor;
   }
-  __syncthreads();  // s_block is set, and staged (the block sums) may be overwritten
-  const int b = s_block;
-  if (b < 0) return;
-  const int first = b * s.block_points, len = min(s.points, first + s.block_points) - first;
-  stage(s.dist, first, len, staged);
+  __syncthreads();  // s_first is set; staged (the block sums) may be overwritten
+  const int first = s_first, len = s_len;
+  if (first < 0) return;
+  for (int q = threadIdx.x; q < len; q += blockDim.x) staged[q] = s.dist[first + q];
+  __syncthreads();
   if (threadIdx.x != 0) return;
   const double local = s_local;
   double run = 0;
-  int chosen = -1, last_positive = -1;
+  int chosen = -1;
   for (int q = 0; q < len; ++q) {
     const double d = staged[q];
     if (d <= 0) continue;
-    last_positive = q;
     run = __dadd_rn(run, d);
     if (run > local) {
-      chosen = q;
+      chosen = first + q;
       break;
     }
   }
-  *s.chosen = first + (chosen < 0 ? last_positive : chosen);
+  // rounding left the target past the sub-block's end: the host's rule
+  *s.chosen = chosen >= 0 ? chosen : nearest_positive(s, first + len - 1);
 }
 
 __global__ void init_kernel(SeedState s) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < s.points) s.dist[i] = CUDART_INF, s.nearest[i] = -1;
   if (i < s.blocks) s.block_changed[i] = 0, s.block_sum[i] = 0;
+  if (i < s.blocks * s.subs) s.sub_sum[i] = 0;
 }
 
 }  // namespace
 
 std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
-                                           int block_points) {
-  if (block_points < 1 || block_points > kMaxBlockPoints)
-    throw InvalidInput("kmeans++ on the device: blocks of 1.." + std::to_string(kMaxBlockPoints) + " points, got " +
-                       std::to_string(block_points));
+                                           int block_points, int sub_points) {
+  if (sub_points < 1 || block_points % sub_points != 0 || block_points / sub_points > 32)
+    throw InvalidInput("kmeans++ on the device: blocks of at most 32 sub-blocks, got " + std::to_string(block_points) +
+                       " and " + std::to_string(sub_points) + " points");
+  const int subs = block_points / sub_points;
   std::mt19937_64 rng(seed);
   std::vector<unsigned long long> draws(2 * static_cast<std::size_t>(k) + 1);
   for (auto& r : draws) r = rng();  // at most 1 + 2 (k - 1) are used
@@ -208,14 +233,15 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
   const int blocks = ceil_div(points, block_points);
   cuda::DeviceBuffer<float> C(static_cast<std::size_t>(k) * dim);
   cuda::DeviceBuffer<double> dist(static_cast<std::size_t>(points)), between(static_cast<std::size_t>(k)),
-      block_sum(static_cast<std::size_t>(blocks));
+      block_sum(static_cast<std::size_t>(blocks)), sub_sum(static_cast<std::size_t>(blocks) * subs);
   cuda::DeviceBuffer<int> nearest(static_cast<std::size_t>(points)), changed(static_cast<std::size_t>(blocks)),
       scalars(2);
-  const SeedState s{d_X,          points,         dim,          k,
-                    blocks,       block_points,   C.data(),     dist.data(),
-                    nearest.data(), between.data(), block_sum.data(), changed.data(),
-                    scalars.data(), scalars.data() + 1, d_draws.data()};
-  const int grid = ceil_div(std::max(points, blocks), kThreads);
+  const SeedState s{d_X,           points,         dim,         k,
+                    blocks,        block_points,   sub_points,  subs,
+                    C.data(),      dist.data(),    nearest.data(), between.data(),
+                    block_sum.data(), sub_sum.data(), changed.data(), scalars.data(),
+                    scalars.data() + 1, d_draws.data()};
+  const int grid = ceil_div(std::max(points, blocks * subs), kThreads);
   init_kernel<<<grid, kThreads>>>(s);
   first_kernel<<<1, 1>>>(s);
   for (int t = 0;; ++t) {
@@ -223,7 +249,7 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
     if (t + 1 == k) break;
     if (t > 0) between_kernel<<<ceil_div(t, 128), 128>>>(s, t);
     distance_kernel<<<ceil_div(points, kThreads), kThreads>>>(s, t);
-    block_sum_kernel<<<blocks, kScanThreads>>>(s);
+    block_sum_kernel<<<blocks, 32>>>(s);
     pick_kernel<<<1, kScanThreads>>>(s);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   }

@@ -156,8 +156,11 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 /// squared distance (computed directly, sum of (x - c)^2 in FP64) to the nearest centroid so
 /// far; when every remaining distance is 0 (fewer distinct points than k) a point is drawn
 /// uniformly. Draws come from std::mt19937_64 (seed), turned into doubles in [0, 1) as
-/// (r >> 11) 2^-53, so the result is the same with every standard library. Returns dim x k
-/// (column-major), each column a copy of a point of X. Throws InvalidInput as kmeans does.
+/// (r >> 11) 2^-53, so the result is the same with every standard library. The draw
+/// u * sum D^2 is located by three walks over sums taken in point order: blocks of 4096 points,
+/// their sub-blocks of 128, the sub-block's points (the device sums the sub-blocks in
+/// parallel). Returns dim x k (column-major), each column a copy of a point of X. Throws
+/// InvalidInput as kmeans does.
 /// backend cuda (automatic: cuda when a usable GPU is present): the same on the device, bitwise
 /// the host's centroids (every FP64 operation the same, in the same order; X is copied to the
 /// device first); Unavailable without a usable device.
