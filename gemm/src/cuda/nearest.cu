@@ -122,6 +122,22 @@ __global__ void __launch_bounds__(kSimtThreads)
   }
 }
 
+/// The wgmma kernels' nearest-column call: args in impl's context with the epilogue `nearest`,
+/// the call's workspaces and its phases around `launch` (the kernels; returns the GemmInfo).
+template <typename Launch>
+GemmInfo run_wgmma_nearest(Context::Impl& impl, detail::GemmArgs& args, const detail::NearestArgs& nearest,
+                           Launch launch) {
+  args.ctx = &impl;
+  args.wgmma = true;
+  args.nearest = &nearest;
+  const CallWorkspaces workspaces(impl);
+  impl.phases.clear();
+  GemmInfo info = launch();
+  info.phases = std::move(impl.phases);
+  impl.phases.clear();
+  return info;
+}
+
 bool wgmma_ec(const GemmOptions& options) {
   return options.cuda_kernels != CudaKernels::mma && detail::wgmma_available() && options.ec_chunk_k == 32 &&
          options.ec_chunk_k_tf32 % 32 == 0;
@@ -161,15 +177,7 @@ GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, con
   }
   const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, d_A, lda, d_B, ldb, 0.0f, nullptr, m};
-  args.ctx = &impl;
-  args.wgmma = true;
-  args.nearest = &nearest;
-  const CallWorkspaces workspaces(impl);
-  impl.phases.clear();
-  info = detail::ec_gemm(variant, args, options);
-  info.phases = std::move(impl.phases);
-  impl.phases.clear();
-  return info;
+  return run_wgmma_nearest(impl, args, nearest, [&] { return detail::ec_gemm(variant, args, options); });
 }
 
 bool NearestPoints::available(const GemmOptions& options) { return device_available() && wgmma_ec(options); }
@@ -204,17 +212,11 @@ GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const
   Context::Impl& impl = ctx.impl();
   const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, nullptr, k, d_B, ldb, 0.0f, nullptr, m};
-  args.ctx = &impl;
-  args.wgmma = true;
-  args.nearest = &nearest;
-  const CallWorkspaces workspaces(impl);
-  impl.phases.clear();
-  int* shift_b = static_cast<int*>(impl.take(impl.scaling, static_cast<std::size_t>(n) * sizeof(int)));
-  detail::wgmma_nearest_prepared(args, detail::prepared_points(points.split(), points.shift(), m, k), shift_b);
-  GemmInfo info{Variant::ec_fp16, Variant::ec_fp16, Backend::cuda, {}, CudaKernels::wgmma};
-  info.phases = std::move(impl.phases);
-  impl.phases.clear();
-  return info;
+  return run_wgmma_nearest(impl, args, nearest, [&] {
+    int* shift_b = static_cast<int*>(impl.take(impl.scaling, static_cast<std::size_t>(n) * sizeof(int)));
+    detail::wgmma_nearest_prepared(args, detail::prepared_points(points.split(), points.shift(), m, k), shift_b);
+    return GemmInfo{Variant::ec_fp16, Variant::ec_fp16, Backend::cuda, {}, CudaKernels::wgmma};
+  });
 }
 
 }  // namespace tcsolve::cuda
