@@ -333,6 +333,7 @@ int run_compare(int argc, char** argv) {
     progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + name);
     SolveOptions o = so;
     o.variant = v;
+    o.fp64_below = 0;  // every variant's own mixed path (solve may choose an FP64 LU for small n)
     rows.push_back({name, false, o, solve_system(input, sys, o)});
   }
   for (const std::string& method : baselines) {

@@ -3,6 +3,7 @@
 // --output writes the solution (ARCHITECTURE.md, "Solver", "Command line", "JSON": solve).
 // Exit 3 when the solve did not converge (the result is still printed and written, flagged).
 #include <filesystem>
+#include <climits>
 #include <iostream>
 #include <string>
 
@@ -26,13 +27,18 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
                    const std::string& device, const std::string& output) {
   const SolveResult& s = r.result;
   std::cout << "solve " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << '\n'
-            << "  LU        FP32, block size " << s.block_size << ", trailing updates " << r.name;
-  if (to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
+            << "  LU        ";
+  if (s.fp64_lu)
+    std::cout << "FP64 (n below --fp64-below), variant " << r.name << " -> fp64";
+  else
+    std::cout << "FP32, block size " << s.block_size << ", trailing updates " << r.name;
+  if (!s.fp64_lu && to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
   std::cout << " on " << to_string(s.backend) << " (" << device << ")";
   if (s.pivoting != Pivoting::partial || r.options.pivoting != Pivoting::partial)
     std::cout << ", pivoting " << to_string(s.pivoting);
   std::cout << "\n"
-            << "  refinement " << to_string(r.options.refinement) << ": "
+            << "  refinement " << (s.fp64_lu ? std::string_view("classical (FP64 LU)") : to_string(r.options.refinement))
+            << ": "
             << (s.converged ? "converged" : "NOT CONVERGED") << " after " << s.iterations << " iteration(s)"
             << (s.fallback_used ? ", FP64 LU fallback used" : "") << '\n'
             << "  backward error " << format_error(s.backward_error) << ", forward error "
@@ -79,7 +85,12 @@ int run_solve(int argc, char** argv) {
       ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
        ("GEMM variant of the LU's trailing updates: " + variant_names()).c_str());
   add_solver_options(options);
+  long long fp64_below = kFp64BelowDefault;
   options.add_options()
+      ("fp64-below", po::value(&fp64_below)->value_name("N"),
+       "variant auto: solve systems with n < N by an FP64 LU refined in FP64 (the same criterion) "
+       "instead of the FP32 LU; 0: never (the default on both backends for now; the cuda path is "
+       "not built yet)")
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")
@@ -94,7 +105,7 @@ int run_solve(int argc, char** argv) {
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
                 "                     [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W]\n"
-                "                     [--max-iter N] [--no-fallback]\n"
+                "                     [--max-iter N] [--no-fallback] [--fp64-below N]\n"
                 "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
                 "                     [--progress auto|always|never] [--json]",
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
@@ -116,6 +127,12 @@ int run_solve(int argc, char** argv) {
   if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
   SolveOptions so = solver_options(vm);
   so.variant = parse_variant(variant);
+  if (vm.count("fp64-below")) {
+    if (fp64_below < 0 || fp64_below > INT_MAX)
+      throw InvalidInput("--fp64-below must be an integer in [0, " + std::to_string(INT_MAX) + "], got " +
+                         std::to_string(fp64_below));
+    so.fp64_below = static_cast<int>(fp64_below);
+  }
   const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
   if (vm.count("output")) {
     if (output.empty()) throw InvalidInput("--output needs a file name");

@@ -96,6 +96,7 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   const SolveResult& s = r.result;
   w.field(r.baseline ? "method" : "variant", r.name);
   w.field_or_null("resolved_variant", !r.baseline, to_string(s.resolved_variant));
+  w.field_or_null("fp64_lu", !r.baseline, s.fp64_lu);
   w.field("backend", to_string(s.backend)).field("device", device);
   w.field_or_null("refinement", !r.baseline, to_string(r.options.refinement));
   w.field_or_null("block_size", !r.baseline, r.result.block_size);

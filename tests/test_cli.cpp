@@ -318,3 +318,23 @@ TEST_CASE("--backend auto without a usable GPU runs on the cpu and says so once 
   REQUIRE(contains(r.err, note));
   CHECK(r.err.find(note) == r.err.rfind(note));
 }
+
+TEST_CASE("tcsolve solve --fp64-below: auto below N solves with an FP64 LU (fp64_lu in the JSON); compare "
+          "keeps every variant's mixed path; a bad N exits 2", "[cli]") {
+  const std::string sys = test_data_path("inputs/randsvd_n256_c1e4.h5");
+  const CommandResult r = run_tcsolve("solve --input '" + sys + "' --backend cpu --fp64-below 300 --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const Json j = require_one_object(r);
+  CHECK(j.find("fp64_lu")->boolean);
+  CHECK(j.find("resolved_variant")->string == "fp64");
+  CHECK(j.find("converged")->boolean);
+  const CommandResult plain = run_tcsolve("solve --input '" + sys + "' --backend cpu --json");
+  REQUIRE(plain.exit_code == 0);
+  CHECK_FALSE(require_one_object(plain).find("fp64_lu")->boolean);
+  const CommandResult bad = run_tcsolve("solve --input '" + sys + "' --backend cpu --fp64-below -5");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.err, "--fp64-below"));
+  const CommandResult text = run_tcsolve("solve --input '" + sys + "' --backend cpu --fp64-below 300");
+  CHECK(contains(text.out, "FP64 (n below --fp64-below)"));
+}

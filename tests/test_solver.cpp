@@ -545,3 +545,49 @@ TEST_CASE("cuda_solve_bytes counts A, the FP32 factors, the fallback's FP64 LU a
   CHECK(cuda_solve_bytes(57000, 1, o) < 79.2 * 1024 * 1024 * 1024);
   CHECK(cuda_solve_bytes(66000, 1, o) > 79.2 * 1024 * 1024 * 1024);
 }
+
+TEST_CASE("fp64_below: auto solves small systems by an FP64 LU refined to dsgesv's criterion, and says so; "
+          "other variants and larger systems run the mixed path", "[solver]") {
+  CHECK(fp64_below_default(Backend::cpu) == 0);
+  SolveOptions o = cpu_options(Variant::auto_);
+  o.fallback = true;
+  const LinearSystem small = randsvd(96, 1e6, 21);
+  // the default: the mixed path on the cpu
+  const SolveResult mixed = solve(small, o);
+  CHECK_FALSE(mixed.fp64_lu);
+  CHECK(mixed.resolved_variant == Variant::ec_fp16);
+  // n = 96 < 100: the FP64 LU, refined in FP64
+  o.fp64_below = 100;
+  CHECK(uses_fp64_lu(o, Backend::cpu, 96));
+  const SolveResult r = solve(small, o);
+  INFO(r.note);
+  CHECK(r.fp64_lu);
+  CHECK(r.resolved_variant == Variant::fp64);
+  CHECK(r.converged);
+  CHECK(dsgesv_criterion(small, r.x));
+  CHECK(r.iterations <= 1);  // backward stable in FP64: the first solve, or one step
+  CHECK_FALSE(r.fallback_used);
+  REQUIRE(r.condition_estimate.has_value());
+  CHECK(*r.condition_estimate >= 1e5);  // cond_2 = 1e6, and cond_1 within a factor n of it
+  CHECK(*r.condition_estimate <= 1e6 * 96 * 10);
+  REQUIRE(r.forward_error.has_value());
+  CHECK(*r.forward_error <= 1e6 * 96 * kEps64 * 10);  // cond * n * eps64: FP64 accuracy
+  CHECK(r.note.find("below fp64_below = 100") != std::string::npos);
+  // n = 96 is not below 96; ec-fp16 is never replaced
+  o.fp64_below = 96;
+  CHECK_FALSE(solve(small, o).fp64_lu);
+  o.fp64_below = 100;
+  o.variant = Variant::ec_fp16;
+  CHECK_FALSE(solve(small, o).fp64_lu);
+  // an exactly singular A is refused as on the mixed path; a bad value is refused
+  o.variant = Variant::auto_;
+  LinearSystem singular = small;
+  singular.A.row(5) = singular.A.row(7);
+  CHECK_THROWS_AS(solve(singular, o), InvalidInput);
+  o.fp64_below = -2;
+  CHECK_THROWS_AS(solve(small, o), InvalidInput);
+  // not built on cuda yet: refused before any device work (with or without a GPU)
+  o.fp64_below = 100;
+  o.backend = Backend::cuda;
+  CHECK_THROWS_AS(solve(small, o), Unavailable);
+}

@@ -50,6 +50,9 @@ void check_solve_options(const SolveOptions& options) {
   if (options.rbt_window != 0 && (options.rbt_window < 64 || options.rbt_window > 256))
     throw InvalidInput("rbt window must be 0 (no pivoting) or 64..256 rows, got " +
                        std::to_string(options.rbt_window));
+  if (options.fp64_below < kFp64BelowDefault)
+    throw InvalidInput("fp64_below must be >= 0 (or kFp64BelowDefault = -1: the backend's default), got " +
+                       std::to_string(options.fp64_below));
   check_plan(options.cuda_plan);
 }
 

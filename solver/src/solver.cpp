@@ -95,6 +95,13 @@ int default_block_size(Backend backend) {
   return resolve_backend(backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
 }
 
+int fp64_below_default(Backend) { return 0; }
+
+bool uses_fp64_lu(const SolveOptions& options, Backend backend, std::int64_t n) {
+  const int below = options.fp64_below == kFp64BelowDefault ? fp64_below_default(backend) : options.fp64_below;
+  return options.variant == Variant::auto_ && n < below;
+}
+
 double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& options) {
   const double nd = static_cast<double>(n);
   const double p = options.pivoting == Pivoting::rbt ? static_cast<double>((n + 3) / 4 * 4) : nd;
@@ -111,6 +118,9 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
+    if (uses_fp64_lu(options, Backend::cuda, sys.A.rows()))
+      throw Unavailable("fp64_below = " + std::to_string(options.fp64_below) +
+                        ": the FP64 LU path for small systems runs on the cpu backend only so far");
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;
@@ -134,6 +144,9 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
   if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
   SolveOptions options = requested;
   options.backend = Backend::cuda;
+  if (uses_fp64_lu(options, Backend::cuda, v.n))
+    throw Unavailable("fp64_below = " + std::to_string(options.fp64_below) +
+                      ": the FP64 LU path for small systems runs on the cpu backend only so far");
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda);
   SolveResult r = cuda::solve_device(v, X, ldx, options);

@@ -173,12 +173,43 @@ SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, 
   return res;
 }
 
+/// SolveOptions::fp64_below: the FP64 LU of A_s = R A C (the same equilibration), classical
+/// refinement with it to dsgesv's criterion (one or two steps: the LU is backward stable in
+/// FP64), the condition estimate through it.
+SolveResult solve_fp64(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
+  SolveResult res;
+  res.backend = Backend::cpu;
+  res.block_size = options.block_size;
+  res.fp64_lu = true;
+  res.resolved_variant = Variant::fp64;
+  LuFactorization scales;  // R and C only
+  equilibrate(sys.A, scales.row_scale, scales.col_scale);
+  const Fp64Lu lu = fp64_equilibrated_lu(sys.A, scales.row_scale, scales.col_scale);
+  const auto t_factored = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  const detail::EquilibratedInverse inverse = fp64_inverse(lu, scales);
+  const Checker checker(sys.A, sys.b);
+  SolveOptions classical = options;
+  classical.refinement = Refinement::classical;
+  refine_with(classical, sys, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse, r); }, res);
+  res.note = "n = " + std::to_string(sys.A.rows()) + " below fp64_below = " + std::to_string(options.fp64_below) +
+             ": FP64 LU, refined in FP64; " + res.note;
+  if (options.estimate_condition)
+    res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), inverse).estimate;
+  detail::finish_result(sys, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  return res;
+}
+
 }  // namespace
 
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
   if (!available(options.variant, Backend::cpu))
     throw Unavailable("variant " + std::string(to_string(options.variant)) +
                       " has no implementation on the cpu backend");
+  if (uses_fp64_lu(options, Backend::cpu, sys.A.rows())) return solve_fp64(sys, options, t_start);
   if (options.pivoting == Pivoting::rbt) {
     std::string why;
     if (std::optional<SolveResult> r = solve_rbt(sys, options, t_start, why)) return std::move(*r);

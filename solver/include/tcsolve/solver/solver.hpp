@@ -85,6 +85,13 @@ inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
 /// kDefaultBlockSizeCuda for cuda, else kDefaultBlockSizeCpu (automatic resolves first).
 int default_block_size(Backend backend);
 
+/// SolveOptions::fp64_below when it is kFp64BelowDefault: 0 (never) on both backends for now.
+/// cpu: its variants are emulations, the reference of the mixed path, not there for speed.
+/// cuda: the FP64 path is not built there yet (an explicit fp64_below > n is Unavailable);
+/// the crossover it will use is measured (SolveOptions::fp64_below).
+int fp64_below_default(Backend backend);
+
+
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (README, "Code paths"). Every field
 /// except `phases` and `host_times` gives bitwise the same factors. SolveResult::cuda_plan
@@ -141,6 +148,9 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
 /// the field and the accepted values otherwise.
 void set_plan_field(CudaLuPlan& plan, std::string_view name, std::string_view value);
 
+/// SolveOptions::fp64_below: take the backend's default (fp64_below_default).
+inline constexpr int kFp64BelowDefault = -1;
+
 struct SolveOptions {
   Variant variant = Variant::auto_;
   Backend backend = Backend::automatic;
@@ -167,6 +177,14 @@ struct SolveOptions {
   /// of this, and a consistent system with two equal rows may then "converge" with an arbitrary
   /// null-space component in x.
   bool estimate_condition = true;
+  /// variant auto: a system with n < fp64_below is solved by an FP64 LU (partial pivoting) of the
+  /// equilibrated A, refined in FP64 to the same criterion (LAPACK dsgesv's), instead of the
+  /// mixed path: below some n the FP32 path's fixed costs (panels, launches, residuals) make it
+  /// slower than an FP64 LU (measured on an H100: auto 4.4x cuSOLVER dgetrf+getrs at n = 128,
+  /// 1.4x at 2048, 1.08x at 4096, 0.93x at 6144; docs/BENCHMARKS.md, session 9). The result
+  /// says so (SolveResult::fp64_lu, resolved_variant fp64). kFp64BelowDefault: the backend's
+  /// default (fp64_below_default); 0: never. Other variants always run the mixed path.
+  int fp64_below = kFp64BelowDefault;
   GemmOptions gemm{};
   /// cuda: the LU's and the refinement's code path.
   CudaLuPlan cuda_plan{};
@@ -215,6 +233,10 @@ struct SolveTimes {
   std::vector<std::pair<std::string, double>> phases;
 };
 
+/// Whether `solve` takes the FP64 LU path for a system of order n (variant auto, n below the
+/// resolved fp64_below).
+bool uses_fp64_lu(const SolveOptions& options, Backend backend, std::int64_t n);
+
 struct SolveResult {
   Eigen::MatrixXd x;                   ///< n x nrhs: the iterate with the smallest backward error
   bool converged = false;
@@ -237,6 +259,9 @@ struct SolveResult {
                                        ///< cuda: device times with A and b already on the device
                                        ///< (total = factorization + refinement; the copies are
                                        ///< the phase "transfer")
+  /// The LU was FP64 (SolveOptions::fp64_below: auto on a small system); resolved_variant is
+  /// then fp64 and the note says why.
+  bool fp64_lu = false;
   Variant resolved_variant = Variant::fp32_simt;  ///< what the first trailing update ran (auto
                                                   ///< resolved); the requested one when n <= nb
   Backend backend = Backend::cpu;
