@@ -89,8 +89,8 @@ int run_solve(int argc, char** argv) {
   options.add_options()
       ("fp64-below", po::value(&fp64_below)->value_name("N"),
        "variant auto: solve systems with n < N by an FP64 LU refined in FP64 (the same criterion) "
-       "instead of the FP32 LU; 0: never (the default on both backends for now; the cuda path is "
-       "not built yet)")
+       "instead of the FP32 LU; 0: never (the default on both backends until the cuda crossover "
+       "is measured)")
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")

@@ -118,9 +118,6 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
-    if (uses_fp64_lu(options, Backend::cuda, sys.A.rows()))
-      throw Unavailable("fp64_below = " + std::to_string(options.fp64_below) +
-                        ": the FP64 LU path for small systems runs on the cpu backend only so far");
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;
@@ -144,9 +141,6 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
   if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
   SolveOptions options = requested;
   options.backend = Backend::cuda;
-  if (uses_fp64_lu(options, Backend::cuda, v.n))
-    throw Unavailable("fp64_below = " + std::to_string(options.fp64_below) +
-                      ": the FP64 LU path for small systems runs on the cpu backend only so far");
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda);
   SolveResult r = cuda::solve_device(v, X, ldx, options);

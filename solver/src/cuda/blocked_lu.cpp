@@ -565,6 +565,28 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
   }
 }
 
+DeviceLu equilibrate(DeviceRun& run, const DeviceSystem& s, PhaseClock& clock) {
+  const int n = s.n;
+  DeviceLu f;
+  f.n = n;
+  f.order = n;
+  f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.resolved = Variant::fp64;
+  clock.mark("equilibrate");
+  DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+  DeviceBuffer<double> norm(1);
+  kernels::equilibrate_rows(run.stream, s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+  kernels::equilibrate_columns(run.stream, s.a.data(), n, f.row_scale.data(), f.col_scale.data(), nullptr, 0, n,
+                               f.col_sum.data());
+  f.norm_a = norm.download(run.stream)[0];
+  clock.mark(nullptr);
+  f.perm_host.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) f.perm_host[static_cast<std::size_t>(i)] = i;
+  return f;
+}
+
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
                        int window, PhaseClock& clock) {
   const bool fp16_only = variant == Variant::auto_ && run.plan.auto_paths != CudaLuPlan::AutoPaths::both;

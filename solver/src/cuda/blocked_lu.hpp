@@ -70,6 +70,10 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
                        int window, PhaseClock& clock);
 
+/// R, C, the column sums and ||A||_inf of the device A, and no LU (lu empty, order n, perm the
+/// identity): the FP64 solve of small systems (fp64_solve.hpp). Phase "equilibrate".
+DeviceLu equilibrate(DeviceRun& run, const DeviceSystem& s, PhaseClock& clock);
+
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {
   Eigen::VectorXd row, col;

@@ -10,6 +10,7 @@
 //                the residual, the corrections and GMRES-IR on the device (refinement_cuda.hpp).
 //   fallback     the FP64 LU of the equilibrated A_s (fp64_lu.hpp); x is the better of its
 //                solution and the best iterate (detail::take_fallback).
+//   small n      SolveOptions::fp64_below: the FP64 LU and refinement alone (fp64_solve.hpp).
 //   condition    Hager's estimator (condition.hpp) with the solves on the device
 //                (condition_cuda.hpp), or from the FP64 LU. Phase "condition".
 // Times: factorization and refinement by the host clock around device-synchronized phases
@@ -41,6 +42,7 @@
 #include "device_run.hpp"
 #include "device_system.hpp"
 #include "fp64_lu.hpp"
+#include "fp64_solve.hpp"
 #include "libraries.hpp"
 #include "phase_clock.hpp"
 #include "refinement_cuda.hpp"
@@ -247,6 +249,8 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
 SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
                             const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
                             PhaseClock& clock) {
+  if (uses_fp64_lu(options, Backend::cuda, s.n))
+    return solve_fp64(run, s, transfer, host_a, host_b, meta, options, clock);
   if (options.pivoting != Pivoting::rbt)
     return solve_partial(run, s, transfer, host_a, host_b, meta, options, clock);
   std::string why;

@@ -87,8 +87,7 @@ int default_block_size(Backend backend);
 
 /// SolveOptions::fp64_below when it is kFp64BelowDefault: 0 (never) on both backends for now.
 /// cpu: its variants are emulations, the reference of the mixed path, not there for speed.
-/// cuda: the FP64 path is not built there yet (an explicit fp64_below > n is Unavailable);
-/// the crossover it will use is measured (SolveOptions::fp64_below).
+/// cuda: 0 until the FP64 path's crossover is measured (SolveOptions::fp64_below).
 int fp64_below_default(Backend backend);
 
 
