@@ -1,0 +1,24 @@
+// The cuda path's FP64 solve of small systems (SolveOptions::fp64_below; fp64_solve.cpp): R and C
+// by the equilibration's kernels, the FP64 LU of A_s (DeviceFp64Lu, cuSOLVER dgetrf), classical
+// refinement in FP64 through it (the residual on the device, DeviceChecker; the correction by
+// dgetrs with R and C on the host), the condition estimate through it. The cpu path's
+// solve_fp64 (cpu/solver_cpu.cpp) on the device. Internal to tcsolve::solver; host code built
+// with CUDA only.
+#pragma once
+
+#include "device_run.hpp"
+#include "device_system.hpp"
+#include "phase_clock.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cuda {
+
+/// The FP64 solve of the system s already on the device (host_a, host_b: the host A and b for
+/// the exact-singularity search and the solves' right-hand sides; meta: x_true for the forward
+/// error; transfer: the seconds s took to reach the device). Phases "equilibrate", "fp64_lu",
+/// "residual", "correction", "condition".
+SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                       const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                       PhaseClock& clock);
+
+}  // namespace tcsolve::cuda
