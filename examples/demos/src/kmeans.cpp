@@ -324,7 +324,6 @@ class CudaEngine final : public Engine {
         counts_(static_cast<std::size_t>(k_)),
         order_(3 * static_cast<std::size_t>(points)),  // keys, indices, order
         offsets_(static_cast<std::size_t>(k_) + 1),
-        cursor_(static_cast<std::size_t>(k_)),
         cnorm_(static_cast<std::size_t>(k_)),
         shift2_(static_cast<std::size_t>(k_)),
         sums_(count(k_, dim)),
@@ -333,6 +332,7 @@ class CudaEngine final : public Engine {
     cuda::copy_to_device(X_.data(), X, count(points, dim) * sizeof(float));
     cuda::device_memset(labels_.data(), 0xff, labels_.size() * sizeof(int));  // -1: no label yet
     detail::kmeans_centroid_norms(C_.data(), k_, dim_, cnorm_.data());
+    detail::kmeans_order_init(order_.data() + count(points, 1), points);  // the sort's indices
     cuda::device_synchronize();
   }
 
@@ -363,8 +363,8 @@ class CudaEngine final : public Engine {
 
   detail::OrderScratch scratch() {
     const std::size_t n = static_cast<std::size_t>(n_);
-    return {order_.data(), order_.data() + n, order_.data() + 2 * n, offsets_.data(), cursor_.data(),
-            sort_temp_.data(), sort_temp_.size()};
+    return {order_.data(), order_.data() + n, order_.data() + 2 * n, offsets_.data(), sort_temp_.data(),
+            sort_temp_.size()};
   }
 
   void warm_up(const KmeansOptions& options) override {
@@ -418,7 +418,7 @@ class CudaEngine final : public Engine {
   bool fused_;
   int n_, dim_, k_, rows_;
   cuda::DeviceBuffer<float> X_, C_, G_;
-  cuda::DeviceBuffer<int> labels_, counts_, order_, offsets_, cursor_;
+  cuda::DeviceBuffer<int> labels_, counts_, order_, offsets_;
   cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
   cuda::DeviceBuffer<unsigned long long> changed_;
   cuda::DeviceBuffer<unsigned char> sort_temp_;  ///< cub's radix-sort storage

@@ -101,9 +101,9 @@ __global__ void __launch_bounds__(kHistThreads)
       if (hist[j] != 0) atomicAdd(counts + j, hist[j]);
 }
 
-/// offsets[j] = counts[0] + ... + counts[j - 1] (j <= k) and cursor[j] = offsets[j]; one block.
+/// offsets[j] = counts[0] + ... + counts[j - 1] (j <= k); one block.
 __global__ void __launch_bounds__(kScanThreads)
-    scan_kernel(const int* __restrict__ counts, int k, int* __restrict__ offsets, int* __restrict__ cursor) {
+    scan_kernel(const int* __restrict__ counts, int k, int* __restrict__ offsets) {
   __shared__ int warp_sums[kScanThreads / kWarp];
   __shared__ int carry;
   if (threadIdx.x == 0) carry = 0;
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kScanThreads)
     }
     __syncthreads();
     const int before = carry + (warp > 0 ? warp_sums[warp - 1] : 0) + x - v;
-    if (j < k) offsets[j] = cursor[j] = before;
+    if (j < k) offsets[j] = before;
     __syncthreads();
     if (threadIdx.x == kScanThreads - 1) carry = before + v;
     __syncthreads();
@@ -237,6 +237,12 @@ void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_c
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
+void kmeans_order_init(int* d_indices, int points) {
+  if (points <= 0) return;
+  iota_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(d_indices, points);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
 std::size_t kmeans_order_bytes(int points, int k) {
   std::size_t temp = 0;
   TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp, static_cast<const int*>(nullptr),
@@ -250,8 +256,7 @@ void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points
   if (points <= 0 || dim <= 0 || k <= 0) return;
   const int blocks = std::min(ceil_div(points, kHistThreads), kMaxGrid);
   histogram_kernel<<<std::min(blocks, 1024), kHistThreads>>>(d_labels, points, k, d_counts);
-  scan_kernel<<<1, kScanThreads>>>(d_counts, k, scratch.offsets, scratch.cursor);
-  iota_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(scratch.indices, points);
+  scan_kernel<<<1, kScanThreads>>>(d_counts, k, scratch.offsets);
   std::size_t temp = scratch.temp_bytes;
   TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.temp, temp, d_labels, scratch.keys, scratch.indices,
                                                      scratch.order, points, 0, label_bits(k)));

@@ -24,13 +24,19 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
 void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_cnorm, int* d_labels,
                    unsigned long long* d_changed);
 
-/// Scratch of kmeans_accumulate_ordered: keys, indices and order (points ints each), offsets
-/// (k + 1) and cursor (k) ints, and cub's temp storage of kmeans_order_bytes(points, k) bytes.
+/// Scratch of kmeans_accumulate_ordered: keys, indices (0, 1, ..., points - 1: kmeans_order_init,
+/// once; the sort only reads them) and order (points ints each), offsets (k + 1 ints), and cub's
+/// temp storage of kmeans_order_bytes(points, k) bytes.
 struct OrderScratch {
-  int *keys, *indices, *order, *offsets, *cursor;
+  int *keys;
+  const int* indices;
+  int *order, *offsets;
   void* temp;
   std::size_t temp_bytes;
 };
+
+/// d_indices[i] = i for i < points: OrderScratch::indices, filled once.
+void kmeans_order_init(int* d_indices, int points);
 
 /// Bytes of cub's radix-sort storage for kmeans_accumulate_ordered.
 std::size_t kmeans_order_bytes(int points, int k);

@@ -9,6 +9,7 @@ namespace {
 
 void kmeans_assign(const float*, int, int, int, const double*, int*, unsigned long long*) { not_built(); }
 std::size_t kmeans_order_bytes(int, int) { not_built(); }
+void kmeans_order_init(int*, int) { not_built(); }
 void kmeans_accumulate_ordered(const float*, const int*, int, int, int, double*, int*, const OrderScratch&) {
   not_built();
 }

@@ -747,11 +747,12 @@ CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
   return map;
 }
 
-/// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl.
+/// The four operand matrices in the workspace: Ah (mp x kp), Bh (np x kp), Al, Bl; or, for
+/// the main kernel alone (which only reads them), given ones (prepared points beside B's split).
 struct Operands {
-  const unsigned char *ah, *bh, *al, *bl;
-  Operands(const unsigned char* a_hi, const unsigned char* b_hi, const unsigned char* a_lo, const unsigned char* b_lo)
-      : ah(a_hi), bh(b_hi), al(a_lo), bl(b_lo) {}
+  unsigned char *ah, *bh, *al, *bl;
+  Operands(const unsigned char* a_hi, unsigned char* b_hi, const unsigned char* a_lo, unsigned char* b_lo)
+      : ah(const_cast<unsigned char*>(a_hi)), bh(b_hi), al(const_cast<unsigned char*>(a_lo)), bl(b_lo) {}
   Operands(unsigned char* ws, int mp, int np, int kp, int elem_bytes) {
     const std::size_t a = static_cast<std::size_t>(mp) * kp * elem_bytes, b = static_cast<std::size_t>(np) * kp * elem_bytes;
     ah = ws, bh = ws + a, al = bh + b, bl = al + a;
@@ -771,10 +772,9 @@ void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int
 template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
                 unsigned char* ws) {
-  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);  // the workspace: writable
-  auto w = [](const unsigned char* p) { return const_cast<unsigned char*>(p); };
-  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, w(o.ah), w(o.al));
-  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, w(o.bh), w(o.bl));
+  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
+  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
+  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
 }
 
 template <WgmmaScheme S, bool kTf32>
@@ -870,10 +870,10 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   auto scale_split = [&](auto kernel, int e) {
     const Operands o(ws, mp, np, kp, e);
-    auto w = [](const unsigned char* p) { return reinterpret_cast<unsigned*>(const_cast<unsigned char*>(p)); };
-    const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range, w(o.ah), w(o.al)};
+    const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range,
+                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
-                              w(o.bh), w(o.bl)};
+                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
     kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, b, mp / kSplitRows, g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
