@@ -593,30 +593,18 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
   const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;
   for (int attempt = 0;; ++attempt) {
     const int n = s.n;
-    DeviceLu f;
-    f.n = n;
+    DeviceLu f = equilibrate(run, s, clock);  // R, C, the column sums, ||A||_inf
+    f.perm_host.clear();
     f.rbt.emplace(n, seed, window, run.stream);
     const int p = f.rbt->u.padded();
     f.order = p;
     f.lu = DeviceBuffer<float>(elements(p, p));
-    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
     f.resolved = variant;
     DeviceBuffer<unsigned> max_bits(1);
-    clock.mark("equilibrate");
-    {
-      DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
-      DeviceBuffer<double> norm(1);
-      kernels::equilibrate_rows(run.stream, s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
-      kernels::equilibrate_columns(run.stream, s.a.data(), n, f.row_scale.data(), f.col_scale.data(), nullptr, 0, n,
-                                   f.col_sum.data());
-      clock.mark("butterfly");
-      const DeviceButterflies& b = *f.rbt;
-      kernels::butterfly_matrix(run.stream, s.a.data(), n, p, f.row_scale.data(), f.col_scale.data(), b.u_outer.data(),
-                                b.u_inner.data(), b.v_outer.data(), b.v_inner.data(), f.lu.data(), max_bits.data());
-      f.norm_a = norm.download(run.stream)[0];
-    }
+    clock.mark("butterfly");
+    const DeviceButterflies& b = *f.rbt;
+    kernels::butterfly_matrix(run.stream, s.a.data(), n, p, f.row_scale.data(), f.col_scale.data(), b.u_outer.data(),
+                              b.u_inner.data(), b.v_outer.data(), b.v_inner.data(), f.lu.data(), max_bits.data());
     clock.mark(nullptr);
     const unsigned bits = max_bits.download(run.stream)[0];
     float a_max = 0;

@@ -13,6 +13,7 @@
 #include "../refinement_rules.hpp"
 #include "blocked_lu.hpp"
 #include "fp64_lu.hpp"
+#include "refinement_cuda.hpp"
 #include "kernels.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 
@@ -112,17 +113,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
     res.condition_estimate = detail::estimate_condition(norm_1(run, f.col_sum, host_a), inverse).estimate;
     clock.mark(nullptr);
   }
-  run.synchronize();
-  const auto t_end = Clock::now();
-  res.time_s.factorization = seconds(t_start, t_factored);
-  res.time_s.refinement = seconds(t_factored, t_end);
-  res.time_s.total = seconds(t_start, t_end);
-  const auto t = Clock::now();
-  res.x = refinement.best();
-  transfer += seconds(t, Clock::now());
-  res.time_s.phases.emplace_back("transfer", transfer);
-  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
-  detail::finish_result(meta, res);
+  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "../refinement_rules.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
@@ -173,6 +174,23 @@ int DeviceRefinement::gmres(const double* r, double* d) {
   TCSOLVE_CUBLAS_CHECK(
       cublasDgemv(handle, CUBLAS_OP_N, n, k, &one, v, n, solution_.data(), 1, &zero, d, 1));  // d = V y
   return k;
+}
+
+void finish_solve(DeviceRun& run, const std::function<Eigen::MatrixXd()>& best, const std::string& lu_note,
+                  double transfer, PhaseClock& clock, const LinearSystem& meta, Clock::time_point t_start,
+                  Clock::time_point t_factored, SolveResult& res) {
+  run.synchronize();
+  const auto t_end = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  const auto t = Clock::now();
+  res.x = best();
+  transfer += seconds(t, Clock::now());
+  res.time_s.phases.emplace_back("transfer", transfer);
+  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
+  if (!lu_note.empty()) res.note += "; " + lu_note;
+  detail::finish_result(meta, res);
 }
 
 }  // namespace tcsolve::cuda

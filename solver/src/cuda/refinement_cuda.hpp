@@ -18,7 +18,11 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
+#include <string>
 #include <vector>
+
+#include "../host_clock.hpp"
 
 #include "blocked_lu.hpp"
 #include "device_system.hpp"
@@ -31,6 +35,14 @@ namespace tcsolve::cuda {
 /// The device side of detail::refinement_loop (refinement_rules.hpp): classical refinement (d =
 /// LU^-1 r) or GMRES-IR (d from one GMRES cycle per column, gmres() below); refine auto starts
 /// classical and switch_to_gmres() changes the method once.
+/// The end of a solve (the partial-pivoting, rbt and FP64 paths): the device idle, the times
+/// (from t_start, the factorization ending at t_factored), x = best() to the host (its copy in
+/// the phase "transfer", after the system's `transfer` seconds), the clock's phases, the LU's
+/// note (when not empty), the result's checks (detail::finish_result).
+void finish_solve(DeviceRun& run, const std::function<Eigen::MatrixXd()>& best, const std::string& lu_note,
+                  double transfer, PhaseClock& clock, const LinearSystem& meta, Clock::time_point t_start,
+                  Clock::time_point t_factored, SolveResult& res);
+
 class DeviceRefinement {
  public:
   DeviceRefinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, detail::ScaledNorm norm_a,

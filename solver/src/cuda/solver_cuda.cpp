@@ -102,25 +102,6 @@ void estimate_condition(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f
   clock.mark(nullptr);
 }
 
-/// The end of a solve: the device idle, the times (from t_start, the factorization ending at
-/// t_factored), x (the best iterate) to the host, the phases, the LU's note, the result's checks.
-void finish_solve(DeviceRun& run, const DeviceRefinement& refinement, const DeviceLu& f, double transfer,
-                  PhaseClock& clock, const LinearSystem& meta, Clock::time_point t_start, Clock::time_point t_factored,
-                  SolveResult& res) {
-  run.synchronize();
-  const auto t_end = Clock::now();
-  res.time_s.factorization = seconds(t_start, t_factored);
-  res.time_s.refinement = seconds(t_factored, t_end);
-  res.time_s.total = seconds(t_start, t_end);
-  const auto t = Clock::now();
-  res.x = refinement.best();
-  transfer += seconds(t, Clock::now());
-  res.time_s.phases.emplace_back("transfer", transfer);
-  for (auto& phase : clock.totals()) res.time_s.phases.push_back(std::move(phase));
-  if (!f.note.empty()) res.note += "; " + f.note;
-  detail::finish_result(meta, res);
-}
-
 /// The reported fields of the factorization f.
 void report_factorization(const DeviceRun& run, const DeviceLu& f, SolveResult& res) {
   res.backend = Backend::cuda;
@@ -198,7 +179,7 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
   }
   if (options.estimate_condition)
     estimate_condition(run, s, f, host_a, scales(), lu64.has_value(), fp64, clock, res);
-  finish_solve(run, refinement, f, transfer, clock, meta, t_start, t_factored, res);
+  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
 }
 
@@ -239,7 +220,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
       return *lu64;
     }, clock, res);
   }
-  finish_solve(run, refinement, f, transfer, clock, meta, t_start, t_factored, res);
+  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
 }
 
