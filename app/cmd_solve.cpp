@@ -61,13 +61,14 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
 }
 
 void write_json(const std::string& input, const LinearSystem& sys, const SolveReport& r,
-                const std::string& device) {
+                const std::string& device, bool warmup) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "solve")
       .field("input", input)
       .field("n", sys.n())
-      .field("nrhs", sys.nrhs());
+      .field("nrhs", sys.nrhs())
+      .field("warmup", warmup);
   write_solve_members(w, r, device);
   finish_command_json(w);
 }
@@ -94,6 +95,8 @@ int run_solve(int argc, char** argv) {
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")
+      ("warmup", "cuda: solve once untimed first, as compare does, so that the reported times leave "
+       "out the libraries' start-up and the kernels' first loading (a fresh process pays tens of ms)")
       ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
   // clang-format on
@@ -105,7 +108,7 @@ int run_solve(int argc, char** argv) {
                 "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
                 "[--block-size NB]\n"
                 "                     [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W]\n"
-                "                     [--max-iter N] [--no-fallback] [--fp64-below N]\n"
+                "                     [--max-iter N] [--no-fallback] [--fp64-below N] [--warmup]\n"
                 "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
                 "                     [--progress auto|always|never] [--json]",
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
@@ -149,6 +152,14 @@ int run_solve(int argc, char** argv) {
   const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
   progress.step("n = " + std::to_string(sys.n()) + ", LU with " + variant + " trailing updates on " +
                 std::string(to_string(so.backend)));
+  const bool warmup = vm.count("warmup") > 0 && so.backend == Backend::cuda;
+  if (warmup) {  // untimed, as compare's: one correction, no fallback, the same options otherwise
+    progress.step("warm-up");
+    SolveOptions warm = so;
+    warm.max_iterations = 1;
+    warm.fallback = false;
+    solve_system(input, sys, warm);
+  }
   SolveReport report{variant, false, so, solve_system(input, sys, so)};
   const SolveResult& s = report.result;
   for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
@@ -170,7 +181,7 @@ int run_solve(int argc, char** argv) {
     write_solution(output, s.x, sys.b_is_vector && sys.nrhs() == 1, attributes, output_rule);
   }
   if (vm.count("json"))
-    write_json(input, sys, report, device);
+    write_json(input, sys, report, device, warmup);
   else
     print_summary(input, sys, report, device, output);
   return s.converged && finite ? 0 : kExitNotConverged;

@@ -329,9 +329,11 @@ TEST_CASE("tcsolve solve --fp64-below: auto below N solves with an FP64 LU (fp64
   CHECK(j.find("fp64_lu")->boolean);
   CHECK(j.find("resolved_variant")->string == "fp64");
   CHECK(j.find("converged")->boolean);
-  const CommandResult plain = run_tcsolve("solve --input '" + sys + "' --backend cpu --json");
+  const CommandResult plain = run_tcsolve("solve --input '" + sys + "' --backend cpu --json --warmup");
   REQUIRE(plain.exit_code == 0);
   CHECK_FALSE(require_one_object(plain).find("fp64_lu")->boolean);
+  CHECK_FALSE(require_one_object(plain).find("warmup")->boolean);  // a cuda option: the cpu path has no start-up
+  CHECK_FALSE(j.find("warmup")->boolean);
   const CommandResult bad = run_tcsolve("solve --input '" + sys + "' --backend cpu --fp64-below -5");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.err, "--fp64-below"));

@@ -242,6 +242,28 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     const demos::KmeansResult ties_resident = demos::kmeans(t.X.data(), t.points, t.dim, t.C, o);
     CHECK(ties_resident.labels == ties.labels);
   }
+  // the epilogue's other paths (wgmma_nearest.cuh): scales whose unscaling leaves FP32's normal
+  // exponents (the exact path: 2^-70), weights beyond FP32's range (W = inf: every column in
+  // FP64, 2^70), and points of mixed magnitudes (2^+-40 by point); the fused labels stay the
+  // unfused ones
+  for (const char* what : {"tiny", "huge", "mixed"}) {
+    std::vector<float> X = b.X, C = start;
+    for (int i = 0; i < 30000; ++i) {
+      const float f = what[0] == 't' ? 0x1p-70f : what[0] == 'h' ? 0x1p70f : (i % 2 ? 0x1p40f : 0x1p-40f);
+      for (int d = 0; d < 64; ++d) X[static_cast<std::size_t>(i) * 64 + d] *= f;
+    }
+    for (int j = 0; j < 300; ++j) {
+      const float f = what[0] == 't' ? 0x1p-70f : what[0] == 'h' ? 0x1p70f : (j % 2 ? 0x1p40f : 0x1p-40f);
+      for (int d = 0; d < 64; ++d) C[static_cast<std::size_t>(j) * 64 + d] *= f;
+    }
+    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+      if (!tcsolve::cuda::nearest_columns_available(v)) continue;
+      INFO("scaled " << what << ": " << tcsolve::to_string(v));
+      const demos::KmeansResult u = run(X.data(), 30000, 64, C, v, demos::KmeansAssign::unfused, Backend::cuda, 2);
+      const demos::KmeansResult f = run(X.data(), 30000, 64, C, v, demos::KmeansAssign::fused, Backend::cuda, 2);
+      CHECK(f.labels == u.labels);
+    }
+  }
   const demos::KmeansResult gpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);
   const demos::KmeansResult cpu =

@@ -145,6 +145,8 @@ __global__ void iota_kernel(int* __restrict__ v, int n) {
 /// One block per cluster j: thread d sums coordinate d of the cluster's points in point order
 /// (order[offsets[j] .. offsets[j + 1]) holds them ascending: the sort is stable), from 0, in
 /// FP64: the host's loop, so the sums are bitwise the host's.
+constexpr int kBatch = 16;
+
 __global__ void cluster_sum_kernel(const float* __restrict__ X, const int* __restrict__ order,
                                    const int* __restrict__ offsets, int dim, double* __restrict__ sums) {
   const int j = blockIdx.x;
@@ -152,12 +154,17 @@ __global__ void cluster_sum_kernel(const float* __restrict__ X, const int* __res
   for (int d = threadIdx.x; d < dim; d += blockDim.x) {
     double sum = 0;
     int p = p0;
-    for (; p + 4 <= p1; p += 4) {  // four loads in flight, the adds in order
-      float x[4];
+    // kBatch loads in flight per thread, the adds in order: the gathers are latency-bound (with 4
+    // in flight, Little's law at about 1 us of latency allows about 2 TB/s)
+    for (; p + kBatch <= p1; p += kBatch) {
+      int row[kBatch];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) x[u] = X[static_cast<std::size_t>(order[p + u]) * dim + d];
+      for (int u = 0; u < kBatch; ++u) row[u] = order[p + u];
+      float x[kBatch];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) sum = __dadd_rn(sum, static_cast<double>(x[u]));
+      for (int u = 0; u < kBatch; ++u) x[u] = X[static_cast<std::size_t>(row[u]) * dim + d];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) sum = __dadd_rn(sum, static_cast<double>(x[u]));
     }
     for (; p < p1; ++p) sum = __dadd_rn(sum, static_cast<double>(X[static_cast<std::size_t>(order[p]) * dim + d]));
     sums[static_cast<std::size_t>(j) * dim + d] = sum;

@@ -60,6 +60,8 @@ constexpr int stage_bytes(WgmmaScheme s) { return (uses_lo(s) ? 4 : 2) * kPartBy
 constexpr int stages(WgmmaScheme s) { return uses_lo(s) ? 3 : 6; }  // 192 KiB of operands
 constexpr int smem_bytes(WgmmaScheme s) { return stages(s) * stage_bytes(s) + 1024 + 2 * 8 * 8; }
 
+struct NearestBounds;  // wgmma_nearest.cuh
+
 struct MainParams {
   int m, n, tiles_m, tiles_n, k_tiles;
   int want_fp16;        // auto: this kernel runs when (*use_fp16 != 0) == want_fp16
@@ -86,6 +88,9 @@ struct MainParams {
   // kNearest: the row block's A k-tiles (hi and lo) loaded once into shared memory and kept for
   // its tiles; the stages then carry B only (resident_a_fits says when the k-tiles fit).
   int resident_a = 0;
+  // kNearest: the call's column data and bounds (wgmma_nearest.cuh, nearest_columns_prep_kernel)
+  const float2* columns = nullptr;
+  const NearestBounds* bounds = nullptr;
 };
 
 /// Bytes of shared memory of a kNearest kernel with resident A: the A region (k_tiles x hi, lo),
@@ -371,6 +376,8 @@ __device__ __forceinline__ bool nearer(double s, int j, double best, int best_j)
 }
 #endif
 
+#include "wgmma_nearest.cuh"  // the kNearest epilogue (uses unscale and nearer above)
+
 template <WgmmaScheme S>
 struct Accumulators {
   float acc[64];
@@ -468,6 +475,75 @@ __global__ void __launch_bounds__(kThreads, 1)
     Accumulators<S> r;
     double best[2] = {CUDART_INF, CUDART_INF};  // kNearest: the thread's two rows, over its columns
     int best_j[2] = {INT_MAX, INT_MAX};
+    if constexpr (kNearest && S == WgmmaScheme::ec) {
+      // The nearest-column ec consumer: per k-tile the two groups (two k-steps of the three
+      // products each) into extra and part, the add of extra while part computes (acc = 0 + g0
+      // + g1 + ..., the order of the path below), and a tile's epilogue while the next tile's
+      // first group computes. Every k-tile ends with no group in flight (ptxas serialises the
+      // wgmmas of a group whose registers stay in flight across a loop's back edge).
+      const NearestBounds nb = *p.bounds;
+      int prev_tm = -1, prev_tn = 0;  // the tile whose sums wait for their epilogue
+      auto issue = [&](float(&d)[64], std::uint64_t ah, std::uint64_t al, std::uint64_t bh, std::uint64_t bl,
+                       int half) {
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
+          const std::uint64_t o = 2 * kk;
+          wgmma_m64n128<kTf32>(d, al + o, bh + o, kk == 2 * half ? 0 : 1);
+          wgmma_m64n128<kTf32>(d, ah + o, bl + o, 1);
+          wgmma_m64n128<kTf32>(d, ah + o, bh + o, 1);
+        }
+        wgmma_commit();
+      };
+      auto finish_tile = [&](int ftm, int ftn) {  // acc: the tile's sums
+        const int row0 = ftm * kTileM + cw * 64 + warp * 16 + lane / 4;
+        nearest_score_tile(p, nb, r.acc, row0, ftn * kTileN + 2 * (lane % 4), best, best_j);
+        if (ftn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
+      };
+      for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
+        int tm, tn;
+        coords<kNearest>(p, t, tm, tn);
+        if (resident && tn == 0) {
+          if (prev_tm >= 0) {  // the previous row block's A has been read for the last time
+            if (lane == 0) mbar_arrive(a_empty);
+            finish_tile(prev_tm, prev_tn);
+            prev_tm = -1;
+          }
+          mbar_wait(a_full, a_phase);
+          a_phase ^= 1u;
+        }
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(full + stage, phase);
+          const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
+          const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
+          const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
+          const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
+          issue(r.extra, ah, al, bh, bl, 0);
+          if (kt == 0) {
+            if (prev_tm >= 0) {  // the previous tile's epilogue, beside this tile's first group
+              finish_tile(prev_tm, prev_tn);
+              prev_tm = -1;
+            }
+#pragma unroll
+            for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
+          }
+          issue(r.part, ah, al, bh, bl, 1);
+          wgmma_wait<1>();  // the first group (extra) is complete
+          fence_regs(r.extra);
+          fence_regs(r.acc);
+          add_rn(r.acc, r.extra);
+          wgmma_wait<0>();  // the second (part): the stage is free
+          if (lane == 0) mbar_arrive(empty + stage);
+          fence_regs(r.part);
+          fence_regs(r.acc);
+          add_rn(r.acc, r.part);
+          if (++stage == kStages) stage = 0, phase ^= 1u;
+        }
+        prev_tm = tm, prev_tn = tn;
+      }
+      if (prev_tm >= 0) finish_tile(prev_tm, prev_tn);
+      return;
+    }
     for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
       int tm, tn;
       coords<kNearest>(p, t, tm, tn);
@@ -601,6 +677,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
         r.acc[i] = v;
       }
+      if constexpr (kNearest) {  // the raw sums scored (wgmma_nearest.cuh)
+        nearest_score_tile(p, *p.bounds, r.acc, row0, col0, best, best_j);
+        if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
+        continue;
+      }
       if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
 #pragma unroll
         for (int c = 0; c < 32; ++c) {
@@ -612,46 +693,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             r.acc[i] = unscale(r.acc[i], sa[h], sb);
           }
         }
-      }
-      if constexpr (kNearest) {
-        // the thread's columns in ascending order (c, then e), strict <: the lowest j on ties;
-        // the tiles of the row come in ascending tn, so the same holds across tiles
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-#pragma unroll
-          for (int c = 0; c < 16; ++c) {
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int gj = col0 + 8 * c + e;
-              if (gj >= p.n) continue;
-              // 2 v is exact: fused or not, the subtraction rounds once (the unfused scores)
-              const double s = p.weights[gj] - 2.0 * static_cast<double>(r.acc[4 * c + 2 * h + e]);
-              if (s < best[h]) best[h] = s, best_j[h] = gj;
-            }
-          }
-        }
-        if (tn + 1 < p.tiles_n) continue;
-        // last tile of the row block: the 4 lanes of a row merge, lane % 4 == 0 writes
-        bool moved[2] = {false, false};
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-#pragma unroll
-          for (int off = 1; off <= 2; off *= 2) {
-            const double s = __shfl_xor_sync(0xffffffffu, best[h], off);
-            const int j = __shfl_xor_sync(0xffffffffu, best_j[h], off);
-            if (nearer(s, j, best[h], best_j[h])) best[h] = s, best_j[h] = j;
-          }
-          const int gi = row0 + 8 * h;
-          if (lane % 4 == 0 && gi < p.m) {
-            const int label = best_j[h] == INT_MAX ? 0 : best_j[h];  // no score won: cluster 0
-            moved[h] = p.labels[gi] != label;
-            p.labels[gi] = label;
-          }
-          best[h] = CUDART_INF, best_j[h] = INT_MAX;
-        }
-        const int count = __popc(__ballot_sync(0xffffffffu, moved[0])) + __popc(__ballot_sync(0xffffffffu, moved[1]));
-        if (lane == 0 && count != 0) atomicAdd(p.changed, static_cast<unsigned long long>(count));
-        continue;
       }
       const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
       const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
@@ -801,6 +842,17 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
     if (nearest) kernel = wgmma_kernel<S, kTf32, true>;
   } else if (nearest) {
     throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
+  }
+  if (nearest) {  // the epilogue's per-column data (wgmma_nearest.cuh): one small launch
+    const std::size_t column_bytes = static_cast<std::size_t>(p.tiles_n) * kTileN * sizeof(float2);
+    unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->nearest, column_bytes + sizeof(NearestBounds)));
+    float2* columns = reinterpret_cast<float2*>(ws);
+    NearestBounds* bounds = reinterpret_cast<NearestBounds*>(ws + column_bytes);
+    nearest_columns_prep_kernel<<<1, 1024, 0, g.stream()>>>(p.n, p.tiles_n * kTileN,
+                                                            p.shift_a != nullptr ? p.shift_b : nullptr, p.weights,
+                                                            columns, bounds);
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    p.columns = columns, p.bounds = bounds;
   }
   if (p.resident_a && resident_smem_bytes(S, p.k_tiles) > kMaxDynamicSmem) p.resident_a = 0;  // k too large
   const int smem = p.resident_a ? resident_smem_bytes(S, p.k_tiles) : smem_bytes(S);
