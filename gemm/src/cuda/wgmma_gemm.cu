@@ -24,6 +24,8 @@
 //      reading and writing each element of C once, straight from the accumulator registers.
 // The grid is persistent (one block per SM, tiles in groups of 8 columns for L2 reuse), so the
 // producer loads the next tile's operands while the consumers run the epilogue.
+// The kNearest instances (cuda::nearest_columns) replace the store by the nearest-column
+// epilogue of wgmma_nearest.cuh; their ec consumer overlaps it with the next tile's products.
 #include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h>
