@@ -247,15 +247,14 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
   // FP64, 2^70), and points of mixed magnitudes (2^+-40 by point); the fused labels stay the
   // unfused ones
   for (const char* what : {"tiny", "huge", "mixed"}) {
-    std::vector<float> X = b.X, C = start;
-    for (int i = 0; i < 30000; ++i) {
-      const float f = what[0] == 't' ? 0x1p-70f : what[0] == 'h' ? 0x1p70f : (i % 2 ? 0x1p40f : 0x1p-40f);
-      for (int d = 0; d < 64; ++d) X[static_cast<std::size_t>(i) * 64 + d] *= f;
-    }
-    for (int j = 0; j < 300; ++j) {
-      const float f = what[0] == 't' ? 0x1p-70f : what[0] == 'h' ? 0x1p70f : (j % 2 ? 0x1p40f : 0x1p-40f);
-      for (int d = 0; d < 64; ++d) C[static_cast<std::size_t>(j) * 64 + d] *= f;
-    }
+    auto scaled = [&](std::vector<float> V) {  // vector v (64 values) times its factor
+      for (std::size_t q = 0; q < V.size(); ++q) {
+        const std::size_t v = q / 64;
+        V[q] *= what[0] == 't' ? 0x1p-70f : what[0] == 'h' ? 0x1p70f : (v % 2 ? 0x1p40f : 0x1p-40f);
+      }
+      return V;
+    };
+    const std::vector<float> X = scaled(b.X), C = scaled(start);
     for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
       if (!tcsolve::cuda::nearest_columns_available(v)) continue;
       INFO("scaled " << what << ": " << tcsolve::to_string(v));

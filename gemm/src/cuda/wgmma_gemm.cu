@@ -186,6 +186,22 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], std::uint64_t desc
 }
 #undef TCSOLVE_WGMMA_M64N128
 
+/// ec: one group, the three products (lo*hi, hi*lo, hi*hi) of k-steps 2 half and 2 half + 1 of
+/// the k-tile into d, from zero, committed.
+template <bool kTf32>
+__device__ __forceinline__ void ec_group(float (&d)[64], std::uint64_t ah, std::uint64_t al, std::uint64_t bh,
+                                         std::uint64_t bl, int half) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
+    const std::uint64_t o = 2 * kk;  // 32 bytes along k, in 16-byte units
+    wgmma_m64n128<kTf32>(d, al + o, bh + o, kk == 2 * half ? 0 : 1);
+    wgmma_m64n128<kTf32>(d, ah + o, bl + o, 1);
+    wgmma_m64n128<kTf32>(d, ah + o, bh + o, 1);
+  }
+  wgmma_commit();
+}
+
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -485,18 +501,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       // wgmmas of a group whose registers stay in flight across a loop's back edge).
       const NearestBounds nb = *p.bounds;
       int prev_tm = -1, prev_tn = 0;  // the tile whose sums wait for their epilogue
-      auto issue = [&](float(&d)[64], std::uint64_t ah, std::uint64_t al, std::uint64_t bh, std::uint64_t bl,
-                       int half) {
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
-          const std::uint64_t o = 2 * kk;
-          wgmma_m64n128<kTf32>(d, al + o, bh + o, kk == 2 * half ? 0 : 1);
-          wgmma_m64n128<kTf32>(d, ah + o, bl + o, 1);
-          wgmma_m64n128<kTf32>(d, ah + o, bh + o, 1);
-        }
-        wgmma_commit();
-      };
       auto finish_tile = [&](int ftm, int ftn) {  // acc: the tile's sums
         const int row0 = ftm * kTileM + cw * 64 + warp * 16 + lane / 4;
         nearest_score_tile(p, nb, r.acc, row0, ftn * kTileN + 2 * (lane % 4), best, best_j);
@@ -520,7 +524,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
           const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
           const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
-          issue(r.extra, ah, al, bh, bl, 0);
+          ec_group<kTf32>(r.extra, ah, al, bh, bl, 0);
           if (kt == 0) {
             if (prev_tm >= 0) {  // the previous tile's epilogue, beside this tile's first group
               finish_tile(prev_tm, prev_tn);
@@ -529,7 +533,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
           }
-          issue(r.part, ah, al, bh, bl, 1);
+          ec_group<kTf32>(r.part, ah, al, bh, bl, 1);
           wgmma_wait<1>();  // the first group (extra) is complete
           fence_regs(r.extra);
           fence_regs(r.acc);
@@ -544,209 +548,201 @@ __global__ void __launch_bounds__(kThreads, 1)
         prev_tm = tm, prev_tn = tn;
       }
       if (prev_tm >= 0) finish_tile(prev_tm, prev_tn);
-      return;
-    }
-    for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
-      int tm, tn;
-      coords<kNearest>(p, t, tm, tn);
+    } else {  // every other scheme, and the stores
+      for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
+        int tm, tn;
+        coords<kNearest>(p, t, tm, tn);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
-      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles || S == WgmmaScheme::legemm) {
+        for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
+        if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles || S == WgmmaScheme::legemm) {
 #pragma unroll
-        for (int i = 0; i < 64; ++i) r.extra[i] = 0.0f;
-      }
-      int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
-      int held = -1;  // stage whose wgmmas may still be reading it
-      if (resident && tn == 0) {  // the row block's A
-        mbar_wait(a_full, a_phase);
-        a_phase ^= 1u;
-      }
-      for (int kt = 0; kt < p.k_tiles; ++kt) {
-        mbar_wait(full + stage, phase);
-        const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
-        const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
-        const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
-        const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
-        if constexpr (S == WgmmaScheme::ec) {
-          // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
-          // add of one chunk runs on the CUDA cores while the tensor cores work on the next
-          auto chunk = [&](float(&part)[64], float(&done)[64], int half) {
+          for (int i = 0; i < 64; ++i) r.extra[i] = 0.0f;
+        }
+        int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
+        int held = -1;  // stage whose wgmmas may still be reading it
+        if (resident && tn == 0) {  // the row block's A
+          mbar_wait(a_full, a_phase);
+          a_phase ^= 1u;
+        }
+        for (int kt = 0; kt < p.k_tiles; ++kt) {
+          mbar_wait(full + stage, phase);
+          const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
+          const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
+          const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
+          const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
+          if constexpr (S == WgmmaScheme::ec) {
+            // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
+            // add of one chunk runs on the CUDA cores while the tensor cores work on the next
+            auto chunk = [&](float(&part)[64], float(&done)[64], int half) {
+              ec_group<kTf32>(part, ah, al, bh, bl, half);
+              wgmma_wait<1>();  // all but this chunk's group: the previous chunk is complete
+              if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
+              fence_regs(done);
+              fence_regs(r.acc);
+              if (half == 1) add_rn(r.acc, done);
+            };
+            chunk(r.extra, r.part, 0);
+            chunk(r.part, r.extra, 1);
+            // part1 of this k-tile: added now (wait 0), so no accumulator is read across k-tiles
+            wgmma_wait<0>();
+            fence_regs(r.part);
+            fence_regs(r.acc);
+            add_rn(r.acc, r.part);
+          } else {
             wgmma_fence();
 #pragma unroll
-            for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
-              const std::uint64_t o = 2 * kk;
-              wgmma_m64n128<kTf32>(part, al + o, bh + o, kk == 2 * half ? 0 : 1);
-              wgmma_m64n128<kTf32>(part, ah + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(part, ah + o, bh + o, 1);
+            for (int kk = 0; kk < kStepsPerTile; ++kk) {
+              const std::uint64_t o = 2 * kk;  // 32 bytes along k (16 FP16, 8 TF32), in 16-byte units
+              if constexpr (S == WgmmaScheme::single) {
+                wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+              } else if constexpr (S == WgmmaScheme::markidis) {
+                wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
+                wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
+                wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
+                wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+              } else if constexpr (S == WgmmaScheme::legemm) {
+                wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
+                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+              } else if constexpr (S == WgmmaScheme::halfhalf_tiles) {  // part restarts at k-tile boundaries
+                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+                wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
+              } else {  // halfhalf
+                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+                wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
+                if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
+                  wgmma_commit();
+                  wgmma_wait<0>();
+                  fence_regs(r.part);
+                  fence_regs(r.acc);
+                  add_rn(r.acc, r.part);
+                  steps = 0;
+                  wgmma_fence();
+                }
+              }
             }
             wgmma_commit();
-            wgmma_wait<1>();  // all but this chunk's group: the previous chunk is complete
-            if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
-            fence_regs(done);
-            fence_regs(r.acc);
-            if (half == 1) add_rn(r.acc, done);
-          };
-          chunk(r.extra, r.part, 0);
-          chunk(r.part, r.extra, 1);
-          // part1 of this k-tile: added now (wait 0), so no accumulator is read across k-tiles
-          wgmma_wait<0>();
-          fence_regs(r.part);
-          fence_regs(r.acc);
-          add_rn(r.acc, r.part);
-        } else {
-          wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < kStepsPerTile; ++kk) {
-            const std::uint64_t o = 2 * kk;  // 32 bytes along k (16 FP16, 8 TF32), in 16-byte units
-            if constexpr (S == WgmmaScheme::single) {
-              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-            } else if constexpr (S == WgmmaScheme::markidis) {
-              wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
-              wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-            } else if constexpr (S == WgmmaScheme::legemm) {
-              wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-            } else if constexpr (S == WgmmaScheme::halfhalf_tiles) {  // part restarts at k-tile boundaries
-              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
-            } else {  // halfhalf
-              wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-              wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-              wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
-              if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
-                wgmma_commit();
+            bool waited = false;
+            if constexpr (S == WgmmaScheme::halfhalf_tiles) {
+              if (++steps == p.chunk) {  // p.chunk k-tiles of hi*hi: add outside
                 wgmma_wait<0>();
                 fence_regs(r.part);
                 fence_regs(r.acc);
                 add_rn(r.acc, r.part);
                 steps = 0;
-                wgmma_fence();
+                waited = true;
               }
             }
+            if (!waited) wgmma_wait<1>();  // every group but this k-tile's is complete
+            if (held >= 0 && lane == 0) mbar_arrive(empty + held);
           }
-          wgmma_commit();
-          bool waited = false;
-          if constexpr (S == WgmmaScheme::halfhalf_tiles) {
-            if (++steps == p.chunk) {  // p.chunk k-tiles of hi*hi: add outside
-              wgmma_wait<0>();
-              fence_regs(r.part);
-              fence_regs(r.acc);
-              add_rn(r.acc, r.part);
-              steps = 0;
-              waited = true;
+          held = stage;
+          if (++stage == kStages) stage = 0, phase ^= 1u;
+        }
+        wgmma_wait<0>();
+        if (held >= 0 && lane == 0) mbar_arrive(empty + held);
+        // resident: the row block's last tile has read A for the last time
+        if (resident && tn + 1 == p.tiles_n && lane == 0) mbar_arrive(a_empty);
+        fence_regs(r.acc);
+        if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles) {
+          fence_regs(r.extra);
+          fence_regs(r.part);
+          if (steps != 0) {
+            add_rn(r.acc, r.part);
+          }
+        } else if constexpr (S == WgmmaScheme::legemm) {
+          fence_regs(r.extra);
+        }
+
+        // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
+        // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The 64 values
+        // of C are loaded together (independent loads, one latency) before any store.
+        const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
+        const int col0 = tn * kTileN + 2 * (lane % 4);
+        int sa[2] = {0, 0};
+        if (p.shift_a != nullptr) {
+          if (row0 < p.m) sa[0] = p.shift_a[row0];
+          if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
+        }
+#pragma unroll
+        for (int i = 0; i < 64; ++i) {  // the variant's result into acc
+          float v = r.acc[i];
+          if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles)
+            v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
+          if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
+          r.acc[i] = v;
+        }
+        if constexpr (kNearest) {  // the raw sums scored (wgmma_nearest.cuh)
+          nearest_score_tile(p, *p.bounds, r.acc, row0, col0, best, best_j);
+          if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
+          continue;
+        }
+        if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
+#pragma unroll
+          for (int c = 0; c < 32; ++c) {
+            const int gj = col0 + 8 * (c / 2) + c % 2;
+            const int sb = gj < p.n ? p.shift_b[gj] : 0;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int i = 4 * (c / 2) + 2 * h + c % 2;
+              r.acc[i] = unscale(r.acc[i], sa[h], sb);
             }
           }
-          if (!waited) wgmma_wait<1>();  // every group but this k-tile's is complete
-          if (held >= 0 && lane == 0) mbar_arrive(empty + held);
         }
-        held = stage;
-        if (++stage == kStages) stage = 0, phase ^= 1u;
-      }
-      wgmma_wait<0>();
-      if (held >= 0 && lane == 0) mbar_arrive(empty + held);
-      // resident: the row block's last tile has read A for the last time
-      if (resident && tn + 1 == p.tiles_n && lane == 0) mbar_arrive(a_empty);
-      fence_regs(r.acc);
-      if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles) {
-        fence_regs(r.extra);
-        fence_regs(r.part);
-        if (steps != 0) {
-          add_rn(r.acc, r.part);
-        }
-      } else if constexpr (S == WgmmaScheme::legemm) {
-        fence_regs(r.extra);
-      }
-
-      // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
-      // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The 64 values
-      // of C are loaded together (independent loads, one latency) before any store.
-      const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
-      const int col0 = tn * kTileN + 2 * (lane % 4);
-      int sa[2] = {0, 0};
-      if (p.shift_a != nullptr) {
-        if (row0 < p.m) sa[0] = p.shift_a[row0];
-        if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
-      }
+        const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
+        const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
+        const bool beta0 = beta == 0.0f;
+        // element (gi, gj) of D: C[gi + gj ldc], or C[gj + gi ldc] when trans_c
+        const std::size_t si = p.trans_c ? static_cast<std::size_t>(p.ldc) : 1;
+        const std::size_t sj = p.trans_c ? 1 : static_cast<std::size_t>(p.ldc);
+        if (p.vec_c) {  // trans_c: the pair (i, i + 1) is C[gj, gj + 1] of column gi
 #pragma unroll
-      for (int i = 0; i < 64; ++i) {  // the variant's result into acc
-        float v = r.acc[i];
-        if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles)
-          v = __fadd_rn(v, r.extra[i] * (1.0f / kOotomoScale));
-        if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
-        r.acc[i] = v;
-      }
-      if constexpr (kNearest) {  // the raw sums scored (wgmma_nearest.cuh)
-        nearest_score_tile(p, *p.bounds, r.acc, row0, col0, best, best_j);
-        if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
-        continue;
-      }
-      if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
+          for (int h = 0; h < 64; h += 32) {
+            float2 old[16];
+            if (!beta0) {
 #pragma unroll
-        for (int c = 0; c < 32; ++c) {
-          const int gj = col0 + 8 * (c / 2) + c % 2;
-          const int sb = gj < p.n ? p.shift_b[gj] : 0;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int i = 4 * (c / 2) + 2 * h + c % 2;
-            r.acc[i] = unscale(r.acc[i], sa[h], sb);
-          }
-        }
-      }
-      const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
-      const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
-      const bool beta0 = beta == 0.0f;
-      // element (gi, gj) of D: C[gi + gj ldc], or C[gj + gi ldc] when trans_c
-      const std::size_t si = p.trans_c ? static_cast<std::size_t>(p.ldc) : 1;
-      const std::size_t sj = p.trans_c ? 1 : static_cast<std::size_t>(p.ldc);
-      if (p.vec_c) {  // trans_c: the pair (i, i + 1) is C[gj, gj + 1] of column gi
-#pragma unroll
-        for (int h = 0; h < 64; h += 32) {
-          float2 old[16];
-          if (!beta0) {
+              for (int q = 0; q < 16; ++q) {
+                const int i = h + 2 * q;
+                const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
+                const float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+                if (gi < p.m && gj + 1 < p.n) old[q] = *reinterpret_cast<const float2*>(c);
+                else old[q] = make_float2(gi < p.m && gj < p.n ? c[0] : 0.0f, 0.0f);
+              }
+            }
 #pragma unroll
             for (int q = 0; q < 16; ++q) {
               const int i = h + 2 * q;
               const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
-              const float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
-              if (gi < p.m && gj + 1 < p.n) old[q] = *reinterpret_cast<const float2*>(c);
-              else old[q] = make_float2(gi < p.m && gj < p.n ? c[0] : 0.0f, 0.0f);
+              if (gi >= p.m || gj >= p.n) continue;
+              float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+              float2 v = make_float2(__fmul_rn(alpha, r.acc[i]), __fmul_rn(alpha, r.acc[i + 1]));
+              if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(beta, old[q].y)));
+              if (gj + 1 < p.n) *reinterpret_cast<float2*>(c) = v;
+              else c[0] = v.x;
+            }
+          }
+          continue;
+        }
+#pragma unroll
+        for (int h = 0; h < 64; h += 32) {  // C in two halves of 32 loads in flight
+          float old[32];
+          if (!beta0) {
+#pragma unroll
+            for (int i = h; i < h + 32; ++i) {
+              const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
+              old[i - h] = gi < p.m && gj < p.n ? p.C[gi * si + gj * sj] : 0.0f;
             }
           }
 #pragma unroll
-          for (int q = 0; q < 16; ++q) {
-            const int i = h + 2 * q;
-            const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
-            if (gi >= p.m || gj >= p.n) continue;
-            float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
-            float2 v = make_float2(__fmul_rn(alpha, r.acc[i]), __fmul_rn(alpha, r.acc[i + 1]));
-            if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(beta, old[q].y)));
-            if (gj + 1 < p.n) *reinterpret_cast<float2*>(c) = v;
-            else c[0] = v.x;
-          }
-        }
-        continue;
-      }
-#pragma unroll
-      for (int h = 0; h < 64; h += 32) {  // C in two halves of 32 loads in flight
-        float old[32];
-        if (!beta0) {
-#pragma unroll
           for (int i = h; i < h + 32; ++i) {
             const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-            old[i - h] = gi < p.m && gj < p.n ? p.C[gi * si + gj * sj] : 0.0f;
+            if (gi >= p.m || gj >= p.n) continue;
+            const float v = r.acc[i];
+            p.C[gi * si + gj * sj] =
+                beta0 ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, old[i - h]));
           }
-        }
-#pragma unroll
-        for (int i = h; i < h + 32; ++i) {
-          const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-          if (gi >= p.m || gj >= p.n) continue;
-          const float v = r.acc[i];
-          p.C[gi * si + gj * sj] =
-              beta0 ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, old[i - h]));
         }
       }
     }

@@ -11,7 +11,7 @@
 //   T = 2^-21 (W + |s32_min|) + 2^-126        (twice the sum of the two columns' bounds)
 // scores strictly worse in FP64 than the smallest one's column and cannot win. Usually the
 // smallest s32's column is the only one within T: its FP64 score alone is computed. Otherwise
-// (ties, a non-finite score, W overflowing) every column within T is scored in FP64, in
+// (ties, a non-finite score, W overflowing) every column of the row is scored in FP64, in
 // ascending j, as the unfused path compares them. The labels are those of scoring every
 // column in FP64, bit for bit.
 // The unscaling D = v 2^-(sa + sb) is one multiplication by the exact power of two
@@ -65,9 +65,11 @@ __global__ void __launch_bounds__(1024) nearest_columns_prep_kernel(int n, int n
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// The exact path of a warp: every column unscaled by unscale() and scored in FP64.
+/// The exact path: every column unscaled by unscale() and scored in FP64, for the rows h
+/// without skip[h].
 __device__ __forceinline__ void nearest_score_exact(const MainParams& p, const float (&acc)[64], const int (&sa)[2],
-                                                    int col0, double (&best)[2], int (&best_j)[2]) {
+                                                    int col0, const bool (&skip)[2], double (&best)[2],
+                                                    int (&best_j)[2]) {
 #pragma unroll
   for (int c = 0; c < 16; ++c) {
 #pragma unroll
@@ -78,6 +80,7 @@ __device__ __forceinline__ void nearest_score_exact(const MainParams& p, const f
       const double w = p.weights[gj];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
+        if (skip[h]) continue;
         const float v = p.shift_a != nullptr ? unscale(acc[4 * c + 2 * h + e], sa[h], sb) : acc[4 * c + 2 * h + e];
         // 2 v is exact: fused or not, the subtraction rounds once (the unfused scores)
         const double s = w - 2.0 * static_cast<double>(v);
@@ -110,7 +113,8 @@ __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const Ne
     fast = fast && -nb.sb_max >= -126 && -nb.sb_min <= 127;
   }
   if (!__all_sync(0xffffffffu, fast)) {
-    nearest_score_exact(p, acc, sa, col0, best, best_j);
+    const bool none[2] = {false, false};
+    nearest_score_exact(p, acc, sa, col0, none, best, best_j);
     return;
   }
   const float2* columns = p.columns;  // padded to whole tiles
@@ -148,24 +152,9 @@ __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const Ne
     }
   }
   if (alone[0] && alone[1]) return;
-  // near ties or non-finite scores: every column in FP64, as the exact path
-#pragma unroll
-  for (int c = 0; c < 16; ++c) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int gj = col0 + 8 * c + e;
-      if (gj >= p.n) continue;
-      const float2 col = columns[gj];
-      const double w = p.weights[gj];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if (alone[h]) continue;
-        const float d = __fmul_rn(acc[4 * c + 2 * h + e], __fmul_rn(fa[h], col.x));
-        const double s = w - 2.0 * static_cast<double>(d);
-        if (s < best[h]) best[h] = s, best_j[h] = gj;
-      }
-    }
-  }
+  // near ties or non-finite scores: every column in FP64 (there unscale() is the one
+  // multiplication above, bit for bit)
+  nearest_score_exact(p, acc, sa, col0, alone, best, best_j);
 }
 
 /// The row block's last tile: the 4 lanes of a row merge their best, lane % 4 == 0 writes the
