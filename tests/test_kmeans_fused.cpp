@@ -209,6 +209,19 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     CHECK(f.iterations == u.iterations);
     CHECK(f.points_prepared == (v == Variant::ec_fp16));  // the default prepare_points
   }
+  {  // 200 dimensions: several k-tiles per tile (4 FP16, 7 TF32), and 3 column tiles for the
+     // epilogue's skip of tiles that cannot win
+    const demos::Blobs wide = demos::make_blobs(12000, 200, 30, 5);
+    const std::vector<float> c0 = demos::kmeans_plus_plus(wide.X.data(), 12000, 200, 300, 5);
+    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+      if (!tcsolve::cuda::nearest_columns_available(v)) continue;
+      INFO("wide blobs: " << tcsolve::to_string(v));
+      const demos::KmeansResult u = run(wide.X.data(), 12000, 200, c0, v, demos::KmeansAssign::unfused, Backend::cuda, 3);
+      const demos::KmeansResult f = run(wide.X.data(), 12000, 200, c0, v, demos::KmeansAssign::fused, Backend::cuda, 3);
+      CHECK(f.labels == u.labels);
+      CHECK(f.iterations == u.iterations);
+    }
+  }
   {  // ec-fp16 on points split once against split every iteration, in chunks: the same run
     demos::KmeansOptions o;
     o.variant = Variant::ec_fp16;

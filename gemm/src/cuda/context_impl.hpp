@@ -44,7 +44,7 @@ struct Context::Impl {
   Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
   Scratch split;    ///< the Hopper kernels' split operands
   Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
-  Scratch nearest;  ///< nearest_columns' per-column data (FP32 weights, unscaling factors, bounds)
+  Scratch nearest;  ///< nearest_columns' per-column data (FP32 and FP64 weights, scalings, bounds)
 
   /// A workspace of at least `bytes` bytes for the current call: `cached`'s growing array
   /// (Context::Workspaces), or a stream-ordered allocation on `stream` that end_call() frees.

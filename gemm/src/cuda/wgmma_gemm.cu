@@ -63,6 +63,7 @@ constexpr int stages(WgmmaScheme s) { return uses_lo(s) ? 3 : 6; }  // 192 KiB o
 constexpr int smem_bytes(WgmmaScheme s) { return stages(s) * stage_bytes(s) + 1024 + 2 * 8 * 8; }
 
 struct NearestBounds;  // wgmma_nearest.cuh
+struct NearestExactColumn;
 
 struct MainParams {
   int m, n, tiles_m, tiles_n, k_tiles;
@@ -92,6 +93,7 @@ struct MainParams {
   int resident_a = 0;
   // kNearest: the call's column data and bounds (wgmma_nearest.cuh, nearest_columns_prep_kernel)
   const float2* columns = nullptr;
+  const NearestExactColumn* exact = nullptr;
   const NearestBounds* bounds = nullptr;
 };
 
@@ -491,63 +493,68 @@ __global__ void __launch_bounds__(kThreads, 1)
     int stage = 0;
     unsigned phase = 0, a_phase = 0;
     Accumulators<S> r;
-    double best[2] = {CUDART_INF, CUDART_INF};  // kNearest: the thread's two rows, over its columns
-    int best_j[2] = {INT_MAX, INT_MAX};
+    NearestRows rows;  // kNearest: the thread's two rows of the current row block
     if constexpr (kNearest && S == WgmmaScheme::ec) {
-      // The nearest-column ec consumer: per k-tile the two groups (two k-steps of the three
-      // products each) into extra and part, the add of extra while part computes (acc = 0 + g0
-      // + g1 + ..., the order of the path below), and a tile's epilogue while the next tile's
-      // first group computes. Every k-tile ends with no group in flight (ptxas serialises the
-      // wgmmas of a group whose registers stay in flight across a loop's back edge).
+      // The nearest-column ec consumer. Per k-tile, the two groups (two k-steps of the three
+      // products each, from zero) go into `extra` and `part`, and acc = ((0 + g0) + g1) + g2
+      // + ..., the order of the stores' path: k-tile 0 ends with acc = g0 + g1 (0 + g0 = g0
+      // but for the sign of a zero, which no score sees), the others add g0 while g1
+      // computes. A tile's epilogue runs while the next tile's first group computes, on acc,
+      // which is never a wgmma accumulator (ptxas would otherwise wait for the group). Every
+      // k-tile ends with no group in flight (ptxas serialises the wgmmas of a group whose
+      // registers stay in flight across a loop's back edge).
       const NearestBounds nb = *p.bounds;
-      int prev_tm = -1, prev_tn = 0;  // the tile whose sums wait for their epilogue
-      auto finish_tile = [&](int ftm, int ftn) {  // acc: the tile's sums
-        const int row0 = ftm * kTileM + cw * 64 + warp * 16 + lane / 4;
-        nearest_score_tile(p, nb, r.acc, row0, ftn * kTileN + 2 * (lane % 4), best, best_j);
-        if (ftn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
+      const int row_in_tile = cw * 64 + warp * 16 + lane / 4;
+      const int col_in_tile = 2 * (lane % 4);
+      int prev_tm = -1, prev_tn = 0;  // the tile whose sums (in acc) wait for their epilogue
+      auto finish_tile = [&]() {
+        nearest_score_tile(p, nb, r.acc, prev_tn * kTileN + col_in_tile, rows);
+        if (prev_tn + 1 == p.tiles_n) nearest_finish_rows(p, prev_tm * kTileM + row_in_tile, lane, rows);
+        prev_tm = -1;
       };
-      for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
-        int tm, tn;
-        coords<kNearest>(p, t, tm, tn);
-        if (resident && tn == 0) {
+      for (int tm = static_cast<int>(blockIdx.x); tm < p.tiles_m; tm += static_cast<int>(gridDim.x)) {
+        if (resident) {
           if (prev_tm >= 0) {  // the previous row block's A has been read for the last time
             if (lane == 0) mbar_arrive(a_empty);
-            finish_tile(prev_tm, prev_tn);
-            prev_tm = -1;
+            finish_tile();
           }
           mbar_wait(a_full, a_phase);
           a_phase ^= 1u;
         }
-        for (int kt = 0; kt < p.k_tiles; ++kt) {
-          mbar_wait(full + stage, phase);
-          const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
-          const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
-          const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
-          const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
-          ec_group<kTf32>(r.extra, ah, al, bh, bl, 0);
-          if (kt == 0) {
-            if (prev_tm >= 0) {  // the previous tile's epilogue, beside this tile's first group
-              finish_tile(prev_tm, prev_tn);
-              prev_tm = -1;
+        for (int tn = 0; tn < p.tiles_n; ++tn) {
+          for (int kt = 0; kt < p.k_tiles; ++kt) {
+            mbar_wait(full + stage, phase);
+            const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
+            const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
+            const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
+            const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
+            ec_group<kTf32>(r.extra, ah, al, bh, bl, 0);
+            if (kt == 0) {
+              if (prev_tm >= 0) finish_tile();  // beside this tile's first group
+              if (tn == 0) nearest_rows_start(p, tm * kTileM + row_in_tile, rows);  // after the last one's finish
             }
+            ec_group<kTf32>(r.part, ah, al, bh, bl, 1);
+            wgmma_wait<1>();  // the first group (extra) is complete
+            fence_regs(r.extra);
+            fence_regs(r.acc);
+            if (kt != 0) add_rn(r.acc, r.extra);
+            wgmma_wait<0>();  // the second (part): the stage is free
+            if (lane == 0) mbar_arrive(empty + stage);
+            if (++stage == kStages) stage = 0, phase ^= 1u;
+            fence_regs(r.part);
+            fence_regs(r.acc);
+            if (kt == 0) {
+              fence_regs(r.extra);
 #pragma unroll
-            for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
+              for (int i = 0; i < 64; ++i) r.acc[i] = __fadd_rn(r.extra[i], r.part[i]);
+            } else {
+              add_rn(r.acc, r.part);
+            }
           }
-          ec_group<kTf32>(r.part, ah, al, bh, bl, 1);
-          wgmma_wait<1>();  // the first group (extra) is complete
-          fence_regs(r.extra);
-          fence_regs(r.acc);
-          add_rn(r.acc, r.extra);
-          wgmma_wait<0>();  // the second (part): the stage is free
-          if (lane == 0) mbar_arrive(empty + stage);
-          fence_regs(r.part);
-          fence_regs(r.acc);
-          add_rn(r.acc, r.part);
-          if (++stage == kStages) stage = 0, phase ^= 1u;
+          prev_tm = tm, prev_tn = tn;
         }
-        prev_tm = tm, prev_tn = tn;
       }
-      if (prev_tm >= 0) finish_tile(prev_tm, prev_tn);
+      if (prev_tm >= 0) finish_tile();
     } else {  // every other scheme, and the stores
       for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
         int tm, tn;
@@ -675,8 +682,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           r.acc[i] = v;
         }
         if constexpr (kNearest) {  // the raw sums scored (wgmma_nearest.cuh)
-          nearest_score_tile(p, *p.bounds, r.acc, row0, col0, best, best_j);
-          if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, best, best_j);
+          if (tn == 0) nearest_rows_start(p, row0, rows);
+          nearest_score_tile(p, *p.bounds, r.acc, col0, rows);
+          if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, rows);
           continue;
         }
         if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
@@ -842,15 +850,18 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
     throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
   }
   if (nearest) {  // the epilogue's per-column data (wgmma_nearest.cuh): one small launch
-    const std::size_t column_bytes = static_cast<std::size_t>(p.tiles_n) * kTileN * sizeof(float2);
-    unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->nearest, column_bytes + sizeof(NearestBounds)));
-    float2* columns = reinterpret_cast<float2*>(ws);
-    NearestBounds* bounds = reinterpret_cast<NearestBounds*>(ws + column_bytes);
-    nearest_columns_prep_kernel<<<1, 1024, 0, g.stream()>>>(p.n, p.tiles_n * kTileN,
+    const std::size_t np = static_cast<std::size_t>(p.tiles_n) * kTileN;
+    const std::size_t column_bytes = np * sizeof(float2), exact_bytes = np * sizeof(NearestExactColumn);
+    unsigned char* ws = static_cast<unsigned char*>(
+        g.ctx->take(g.ctx->nearest, exact_bytes + column_bytes + sizeof(NearestBounds)));
+    NearestExactColumn* exact = reinterpret_cast<NearestExactColumn*>(ws);  // 16-byte aligned first
+    float2* columns = reinterpret_cast<float2*>(ws + exact_bytes);
+    NearestBounds* bounds = reinterpret_cast<NearestBounds*>(ws + exact_bytes + column_bytes);
+    nearest_columns_prep_kernel<<<1, 1024, 0, g.stream()>>>(p.n, static_cast<int>(np),
                                                             p.shift_a != nullptr ? p.shift_b : nullptr, p.weights,
-                                                            columns, bounds);
+                                                            columns, exact, bounds);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
-    p.columns = columns, p.bounds = bounds;
+    p.columns = columns, p.exact = exact, p.bounds = bounds;
   }
   if (p.resident_a && resident_smem_bytes(S, p.k_tiles) > kMaxDynamicSmem) p.resident_a = 0;  // k too large
   const int smem = p.resident_a ? resident_smem_bytes(S, p.k_tiles) : smem_bytes(S);

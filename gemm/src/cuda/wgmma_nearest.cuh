@@ -13,7 +13,10 @@
 // smallest s32's column is the only one within T: its FP64 score alone is computed. Otherwise
 // (ties, a non-finite score, W overflowing) every column of the row is scored in FP64, in
 // ascending j, as the unfused path compares them. The labels are those of scoring every
-// column in FP64, bit for bit.
+// column in FP64, bit for bit. The same bound holds between any two columns of a row, so a
+// tile whose smallest s32 exceeds the s32 of the row's best column so far by more than T
+// (of that s32) holds no winner, and no FP64 score of it is computed: past the first tiles of
+// a row, most tiles end there.
 // The unscaling D = v 2^-(sa + sb) is one multiplication by the exact power of two
 // 2^-sa 2^-sb when every exponent involved is a normal FP32 number (the bounds prepared per
 // call below); a warp with a row outside that range takes unscale()'s two-step path and
@@ -28,15 +31,26 @@ struct NearestBounds {
   float w_bound;       ///< W = max_j |w32_j| (inf when a weight is not finite in FP32)
 };
 
-/// One block: columns[j] for j < np and *bounds (min / max reductions: any order, the same
-/// result).
+/// Column j's data for the FP64 scores: its weight and scaling exponent (padding columns
+/// j >= n: {+inf, 0}: their FP64 score is +inf, which never wins, so no column needs a bound
+/// check).
+struct NearestExactColumn {
+  double w;
+  int sb;
+  int unused;
+};
+
+/// One block: columns[j] and exact[j] for j < np, and *bounds (min / max reductions: any
+/// order, the same result).
 __global__ void __launch_bounds__(1024) nearest_columns_prep_kernel(int n, int np, const int* shift_b,
                                                                     const double* weights, float2* columns,
+                                                                    NearestExactColumn* exact,
                                                                     NearestBounds* bounds) {
   int lo = INT_MAX, hi = INT_MIN;
   float w = 0.0f;
   for (int j = threadIdx.x; j < np; j += blockDim.x) {
     float2 c = make_float2(1.0f, CUDART_INF_F);
+    NearestExactColumn x{CUDART_INF, 0, 0};
     if (j < n) {
       const int sb = shift_b != nullptr ? shift_b[j] : 0;
       lo = min(lo, sb), hi = max(hi, sb);
@@ -44,8 +58,10 @@ __global__ void __launch_bounds__(1024) nearest_columns_prep_kernel(int n, int n
       c.y = __double2float_rn(weights[j]);
       const float a = fabsf(c.y);
       w = isfinite(c.y) ? fmaxf(w, a) : CUDART_INF_F;
+      x.w = weights[j], x.sb = sb;
     }
     columns[j] = c;
+    exact[j] = x;
   }
   __shared__ int s_lo[32], s_hi[32];
   __shared__ float s_w[32];
@@ -65,56 +81,82 @@ __global__ void __launch_bounds__(1024) nearest_columns_prep_kernel(int n, int n
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// The exact path: every column unscaled by unscale() and scored in FP64, for the rows h
-/// without skip[h].
-__device__ __forceinline__ void nearest_score_exact(const MainParams& p, const float (&acc)[64], const int (&sa)[2],
-                                                    int col0, const bool (&skip)[2], double (&best)[2],
-                                                    int (&best_j)[2]) {
+/// A thread's two rows (row0, row0 + 8) of the current row block: their best FP64 score and
+/// column so far, the FP32 score of that column (+inf: none known, which disables the tile skip
+/// below) and the rows' scaling exponents.
+struct NearestRows {
+  double best[2];
+  int best_j[2];
+  float best32[2];
+  int sa[2];
+};
+
+/// The state of a new row block: no best yet, and the rows' exponents loaded (their first use
+/// is the row block's first epilogue, a tile later in the ec consumer, so the loads' latency is
+/// hidden).
+__device__ __forceinline__ void nearest_rows_start(const MainParams& p, int row0, NearestRows& r) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    r.best[h] = CUDART_INF, r.best_j[h] = INT_MAX, r.best32[h] = CUDART_INF_F;
+    r.sa[h] = p.shift_a != nullptr && row0 + 8 * h < p.m ? p.shift_a[row0 + 8 * h] : 0;
+  }
+}
+
+/// T(s) = 2^-21 (W + |s|) + 2^-126: a column whose FP32 score exceeds s + T(s) scores strictly
+/// worse in FP64 than the column whose FP32 score is s (the header's bound, twice over).
+__device__ __forceinline__ float nearest_margin(float w_bound, float s) {
+  return __fmaf_rn(0x1p-21f, __fadd_rn(w_bound, fabsf(s)), 0x1p-126f);
+}
+
+/// The exact path: every column of the thread's two rows unscaled by unscale() and scored in
+/// FP64, in ascending j (padding columns score +inf). Rescoring a column already scored, or one
+/// that cannot win, leaves best as it is (strict <), so both rows are always scored; their
+/// FP32 score is then unknown (best32 = +inf).
+__device__ __forceinline__ void nearest_score_exact(const MainParams& p, const float (&acc)[64], int col0,
+                                                    NearestRows& r) {
 #pragma unroll
   for (int c = 0; c < 16; ++c) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int gj = col0 + 8 * c + e;
-      if (gj >= p.n) continue;
-      const int sb = p.shift_b != nullptr ? p.shift_b[gj] : 0;
-      const double w = p.weights[gj];
+      if (gj >= p.n) continue;  // (padding columns score +inf; the check keeps ptxas from hoisting every load)
+      const NearestExactColumn x = p.exact[gj];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (skip[h]) continue;
-        const float v = p.shift_a != nullptr ? unscale(acc[4 * c + 2 * h + e], sa[h], sb) : acc[4 * c + 2 * h + e];
+        const float v = p.shift_a != nullptr ? unscale(acc[4 * c + 2 * h + e], r.sa[h], x.sb) : acc[4 * c + 2 * h + e];
         // 2 v is exact: fused or not, the subtraction rounds once (the unfused scores)
-        const double s = w - 2.0 * static_cast<double>(v);
-        if (s < best[h]) best[h] = s, best_j[h] = gj;
+        const double s = x.w - 2.0 * static_cast<double>(v);
+        if (s < r.best[h]) r.best[h] = s, r.best_j[h] = gj;
       }
     }
   }
+  r.best32[0] = r.best32[1] = CUDART_INF_F;
 }
 
-/// The tile's scores of the thread's two rows (row0, row0 + 8) and 32 columns (col0 + 8 c + e)
-/// folded into best / best_j (the columns in ascending order, strict <: the lowest j on ties;
-/// the tiles of a row come in ascending tn, so the same holds across tiles). acc: the raw
-/// accumulators.
+/// The tile's scores of the thread's two rows and 32 columns (col0 + 8 c + e) folded into r
+/// (the columns in ascending order, strict <: the lowest j on ties; the tiles of a row come in
+/// ascending tn, so the same holds across tiles). acc: the raw accumulators. Per row:
+///   - a tile whose smallest FP32 score exceeds best32 + T(best32) cannot hold the winner:
+///     nothing more is done (no FP64 score);
+///   - else when the tile's smallest FP32 score is alone within T of it, its column's FP64
+///     score alone is compared with best;
+///   - else (near ties, non-finite scores) both rows take the exact path.
 __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const NearestBounds& nb, const float (&acc)[64],
-                                                   int row0, int col0, double (&best)[2], int (&best_j)[2]) {
-  int sa[2] = {0, 0};
-  if (p.shift_a != nullptr) {
-    if (row0 < p.m) sa[0] = p.shift_a[row0];
-    if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
-  }
+                                                   int col0, NearestRows& r) {
   // one multiplication by 2^-sa 2^-sb is unscale() when -sa, -sb and -(sa + sb) are normal exponents
   bool fast = true;
   float fa[2] = {1.0f, 1.0f};
   if (p.shift_a != nullptr) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      fast = fast && -sa[h] >= -126 && -sa[h] <= 127 && -(sa[h] + nb.sb_max) >= -126 && -(sa[h] + nb.sb_min) <= 127;
-      fa[h] = scale_factor(min(127, max(-126, -sa[h])));
+      const int sa = r.sa[h];
+      fast = fast && -sa >= -126 && -sa <= 127 && -(sa + nb.sb_max) >= -126 && -(sa + nb.sb_min) <= 127;
+      fa[h] = scale_factor(min(127, max(-126, -sa)));
     }
     fast = fast && -nb.sb_max >= -126 && -nb.sb_min <= 127;
   }
   if (!__all_sync(0xffffffffu, fast)) {
-    const bool none[2] = {false, false};
-    nearest_score_exact(p, acc, sa, col0, none, best, best_j);
+    nearest_score_exact(p, acc, col0, r);
     return;
   }
   const float2* columns = p.columns;  // padded to whole tiles
@@ -137,46 +179,46 @@ __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const Ne
       }
     }
   }
-  // jmin alone can win when every other column's FP32 score exceeds smin + T
-  bool alone[2];
+  bool exact = false;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const float thr = __fadd_rn(smin[h], __fmaf_rn(0x1p-21f, __fadd_rn(nb.w_bound, fabsf(smin[h])), 0x1p-126f));
-    alone[h] = jmin[h] >= 0 && snext[h] > thr;
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    if (alone[h]) {  // the usual case: jmin alone can win
-      const double s = p.weights[jmin[h]] - 2.0 * static_cast<double>(dmin[h]);
-      if (s < best[h]) best[h] = s, best_j[h] = jmin[h];
+    // every column of the tile scores worse than the best so far (smin finite: an FP32
+    // overflow says nothing)
+    if (smin[h] < CUDART_INF_F && smin[h] > __fadd_rn(r.best32[h], nearest_margin(nb.w_bound, r.best32[h])))
+      continue;
+    // jmin alone can win when every other column's FP32 score exceeds smin + T
+    if (jmin[h] >= 0 && snext[h] > __fadd_rn(smin[h], nearest_margin(nb.w_bound, smin[h]))) {
+      const double s = p.exact[jmin[h]].w - 2.0 * static_cast<double>(dmin[h]);
+      if (s < r.best[h]) r.best[h] = s, r.best_j[h] = jmin[h], r.best32[h] = smin[h];
+    } else {
+      exact = true;
     }
   }
-  if (alone[0] && alone[1]) return;
   // near ties or non-finite scores: every column in FP64 (there unscale() is the one
   // multiplication above, bit for bit)
-  nearest_score_exact(p, acc, sa, col0, alone, best, best_j);
+  if (exact) nearest_score_exact(p, acc, col0, r);
 }
 
 /// The row block's last tile: the 4 lanes of a row merge their best, lane % 4 == 0 writes the
-/// label and counts it when it changed; best / best_j are reset for the next row block.
-__device__ __forceinline__ void nearest_finish_rows(const MainParams& p, int row0, int lane, double (&best)[2],
-                                                    int (&best_j)[2]) {
+/// label and counts it when it changed.
+__device__ __forceinline__ void nearest_finish_rows(const MainParams& p, int row0, int lane, NearestRows& r) {
   bool moved[2] = {false, false};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
+    double best = r.best[h];
+    int best_j = r.best_j[h];
 #pragma unroll
     for (int off = 1; off <= 2; off *= 2) {
-      const double s = __shfl_xor_sync(0xffffffffu, best[h], off);
-      const int j = __shfl_xor_sync(0xffffffffu, best_j[h], off);
-      if (nearer(s, j, best[h], best_j[h])) best[h] = s, best_j[h] = j;
+      const double s = __shfl_xor_sync(0xffffffffu, best, off);
+      const int j = __shfl_xor_sync(0xffffffffu, best_j, off);
+      if (nearer(s, j, best, best_j)) best = s, best_j = j;
     }
     const int gi = row0 + 8 * h;
     if (lane % 4 == 0 && gi < p.m) {
-      const int label = best_j[h] == INT_MAX ? 0 : best_j[h];  // no score won: cluster 0
+      const int label = best_j == INT_MAX ? 0 : best_j;  // no score won: cluster 0
       moved[h] = p.labels[gi] != label;
       p.labels[gi] = label;
     }
-    best[h] = CUDART_INF, best_j[h] = INT_MAX;
   }
   const int count = __popc(__ballot_sync(0xffffffffu, moved[0])) + __popc(__ballot_sync(0xffffffffu, moved[1]));
   if (lane == 0 && count != 0) atomicAdd(p.changed, static_cast<unsigned long long>(count));
