@@ -13,10 +13,13 @@
 // smallest s32's column is the only one within T: its FP64 score alone is computed. Otherwise
 // (ties, a non-finite score, W overflowing) every column of the row is scored in FP64, in
 // ascending j, as the unfused path compares them. The labels are those of scoring every
-// column in FP64, bit for bit. The same bound holds between any two columns of a row, so a
-// tile whose smallest s32 exceeds the s32 of the row's best column so far by more than T
-// (of that s32) holds no winner, and no FP64 score of it is computed: past the first tiles of
-// a row, most tiles end there.
+// column in FP64, bit for bit. The same bound holds between any two columns of a row, so the
+// comparisons across tiles are made in FP32 too: a tile whose smallest s32 exceeds the s32 of
+// the row's best column so far by more than T (of that s32) holds no winner, and a tile's lone
+// smallest s32 below the best's by more than T is the new best, with no FP64 score computed.
+// Only scores within T of each other are compared in FP64, and each row's best once more at
+// the end, where the four lanes of a row merge theirs: the FP64 work and its dependent loads
+// leave the common path.
 // The unscaling D = v 2^-(sa + sb) is one multiplication by the exact power of two
 // 2^-sa 2^-sb when every exponent involved is a normal FP32 number (the bounds prepared per
 // call below); a warp with a row outside that range takes unscale()'s two-step path and
@@ -81,12 +84,13 @@ __global__ void __launch_bounds__(1024) nearest_columns_prep_kernel(int n, int n
 
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-/// A thread's two rows (row0, row0 + 8) of the current row block: their best FP64 score and
-/// column so far, the FP32 score of that column (+inf: none known, which disables the tile skip
-/// below) and the rows' scaling exponents.
+/// A thread's two rows (row0, row0 + 8) of the current row block: the column of the best score
+/// so far (INT_MAX: none), its D (the unscaled FP32 product: its FP64 score is computed only
+/// where two scores must be compared in FP64, and at the row block's end), its FP32 score s32
+/// (+inf with no column) and the rows' scaling exponents.
 struct NearestRows {
-  double best[2];
   int best_j[2];
+  float best_d[2];
   float best32[2];
   int sa[2];
 };
@@ -97,9 +101,15 @@ struct NearestRows {
 __device__ __forceinline__ void nearest_rows_start(const MainParams& p, int row0, NearestRows& r) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    r.best[h] = CUDART_INF, r.best_j[h] = INT_MAX, r.best32[h] = CUDART_INF_F;
+    r.best_j[h] = INT_MAX, r.best_d[h] = 0.0f, r.best32[h] = CUDART_INF_F;
     r.sa[h] = p.shift_a != nullptr && row0 + 8 * h < p.m ? p.shift_a[row0 + 8 * h] : 0;
   }
+}
+
+/// The FP64 score of column j whose unscaled product is d: weights[j] - 2 d, one rounding (2 d
+/// is exact), as the unfused path scores it; +inf for no column.
+__device__ __forceinline__ double nearest_score64(const MainParams& p, int j, float d) {
+  return j == INT_MAX ? CUDART_INF : p.exact[j].w - 2.0 * static_cast<double>(d);
 }
 
 /// T(s) = 2^-21 (W + |s|) + 2^-126: a column whose FP32 score exceeds s + T(s) scores strictly
@@ -109,11 +119,14 @@ __device__ __forceinline__ float nearest_margin(float w_bound, float s) {
 }
 
 /// The exact path: every column of the thread's two rows unscaled by unscale() and scored in
-/// FP64, in ascending j (padding columns score +inf). Rescoring a column already scored, or one
-/// that cannot win, leaves best as it is (strict <), so both rows are always scored; their
-/// FP32 score is then unknown (best32 = +inf).
+/// FP64 against the best so far, in ascending j. Rescoring a column already scored, or one that
+/// cannot win, leaves the best as it is (strict <), so both rows are always scored. The best's
+/// FP32 score is then recomputed from its D (the bound holds for any column's s32).
 __device__ __forceinline__ void nearest_score_exact(const MainParams& p, const float (&acc)[64], int col0,
                                                     NearestRows& r) {
+  double best[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) best[h] = nearest_score64(p, r.best_j[h], r.best_d[h]);
 #pragma unroll
   for (int c = 0; c < 16; ++c) {
 #pragma unroll
@@ -126,20 +139,23 @@ __device__ __forceinline__ void nearest_score_exact(const MainParams& p, const f
         const float v = p.shift_a != nullptr ? unscale(acc[4 * c + 2 * h + e], r.sa[h], x.sb) : acc[4 * c + 2 * h + e];
         // 2 v is exact: fused or not, the subtraction rounds once (the unfused scores)
         const double s = x.w - 2.0 * static_cast<double>(v);
-        if (s < r.best[h]) r.best[h] = s, r.best_j[h] = gj;
+        if (s < best[h]) best[h] = s, r.best_j[h] = gj, r.best_d[h] = v;
       }
     }
   }
-  r.best32[0] = r.best32[1] = CUDART_INF_F;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+    r.best32[h] = r.best_j[h] == INT_MAX ? CUDART_INF_F : __fmaf_rn(-2.0f, r.best_d[h], p.columns[r.best_j[h]].y);
 }
 
 /// The tile's scores of the thread's two rows and 32 columns (col0 + 8 c + e) folded into r
 /// (the columns in ascending order, strict <: the lowest j on ties; the tiles of a row come in
-/// ascending tn, so the same holds across tiles). acc: the raw accumulators. Per row:
-///   - a tile whose smallest FP32 score exceeds best32 + T(best32) cannot hold the winner:
-///     nothing more is done (no FP64 score);
-///   - else when the tile's smallest FP32 score is alone within T of it, its column's FP64
-///     score alone is compared with best;
+/// ascending tn, so the same holds across tiles). acc: the raw accumulators. Per row, with
+/// s_min the tile's smallest FP32 score and b the best column's:
+///   - s_min > b + T(b): no column of the tile can win; nothing more is done;
+///   - s_min alone within T(s_min) in the tile and b > s_min + T(s_min): its column is the new
+///     best, without an FP64 score;
+///   - s_min alone otherwise: its column's FP64 score against the best's;
 ///   - else (near ties, non-finite scores) both rows take the exact path.
 __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const NearestBounds& nb, const float (&acc)[64],
                                                    int col0, NearestRows& r) {
@@ -182,14 +198,16 @@ __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const Ne
   bool exact = false;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    // every column of the tile scores worse than the best so far (smin finite: an FP32
-    // overflow says nothing)
-    if (smin[h] < CUDART_INF_F && smin[h] > __fadd_rn(r.best32[h], nearest_margin(nb.w_bound, r.best32[h])))
-      continue;
-    // jmin alone can win when every other column's FP32 score exceeds smin + T
-    if (jmin[h] >= 0 && snext[h] > __fadd_rn(smin[h], nearest_margin(nb.w_bound, smin[h]))) {
-      const double s = p.exact[jmin[h]].w - 2.0 * static_cast<double>(dmin[h]);
-      if (s < r.best[h]) r.best[h] = s, r.best_j[h] = jmin[h], r.best32[h] = smin[h];
+    const float b = r.best32[h];
+    // every column of the tile scores worse than the best (both finite: an FP32 overflow
+    // says nothing)
+    if (isfinite(b) && smin[h] < CUDART_INF_F && smin[h] > __fadd_rn(b, nearest_margin(nb.w_bound, b))) continue;
+    const float thr = __fadd_rn(smin[h], nearest_margin(nb.w_bound, smin[h]));
+    if (jmin[h] >= 0 && snext[h] > thr) {  // jmin alone can win in the tile
+      bool take = b > thr;                  // and beats the best so far (none: b = +inf)
+      if (!take) take = p.exact[jmin[h]].w - 2.0 * static_cast<double>(dmin[h]) <
+                        nearest_score64(p, r.best_j[h], r.best_d[h]);  // equal: the lower j, the best's
+      if (take) r.best_j[h] = jmin[h], r.best_d[h] = dmin[h], r.best32[h] = smin[h];
     } else {
       exact = true;
     }
@@ -199,13 +217,13 @@ __device__ __forceinline__ void nearest_score_tile(const MainParams& p, const Ne
   if (exact) nearest_score_exact(p, acc, col0, r);
 }
 
-/// The row block's last tile: the 4 lanes of a row merge their best, lane % 4 == 0 writes the
-/// label and counts it when it changed.
-__device__ __forceinline__ void nearest_finish_rows(const MainParams& p, int row0, int lane, NearestRows& r) {
+/// The row block's last tile: the 4 lanes of a row merge their best by FP64 score (the lower
+/// j on ties), lane % 4 == 0 writes the label and counts it when it changed.
+__device__ __forceinline__ void nearest_finish_rows(const MainParams& p, int row0, int lane, const NearestRows& r) {
   bool moved[2] = {false, false};
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    double best = r.best[h];
+    double best = nearest_score64(p, r.best_j[h], r.best_d[h]);
     int best_j = r.best_j[h];
 #pragma unroll
     for (int off = 1; off <= 2; off *= 2) {
