@@ -6,7 +6,9 @@
 //     on the committed data sets and on integer blobs with ties (cpu backend);
 //   - [gpu] the same on the device (ec-fp16, ec-tf32, auto: bitwise the same D), and the device
 //     fp32-simt kernel's labels are the cpu model's (FP32 FMAs in k order, bitwise);
-//   - [gpu] k-means++ on the device returns bitwise the host's centroids for a seed.
+//   - [gpu] k-means++ on the device returns bitwise the host's centroids for a seed;
+//   - [gpu] a run and the seeding on the caller's non-blocking stream (KmeansOptions::stream)
+//     give bitwise the labels and centroids of the legacy default stream.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <climits>
@@ -23,6 +25,10 @@
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+
+#if defined(TCSOLVE_HAVE_CUDA)
+#include "cuda_test_util.hpp"  // tcsolve::test::Stream
+#endif
 
 namespace {
 
@@ -365,4 +371,41 @@ TEST_CASE("tcsolve kmeans --assign and --seeding: reported in the JSON; bad valu
   const tcsolve::test::CommandResult seeding =
       tcsolve::test::run_tcsolve("kmeans --input '" + iris + "' --k 3 --backend cpu --seeding gpu");
   CHECK(seeding.exit_code == 2);
+}
+
+TEST_CASE("on the GPU, a run and the k-means++ seeding on the caller's non-blocking stream give the default "
+          "stream's labels and centroids", "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the K-means stream test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+#if defined(TCSOLVE_HAVE_CUDA)
+  const tcsolve::test::Stream stream;  // cudaStreamNonBlocking: no implicit order with stream 0
+  const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
+  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda);
+  CHECK(demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda, stream.get()) == start);
+  demos::KmeansOptions o;
+  o.variant = Variant::ec_fp16;
+  o.backend = Backend::cuda;
+  o.max_iterations = 10;
+  // unfused (every sm_80+ device): the GEMM, assign_kernel, the sort and the update on the stream;
+  // fused (sm_90): nearest_columns on the prepared points
+  for (demos::KmeansAssign assign : {demos::KmeansAssign::unfused, demos::KmeansAssign::fused}) {
+    if (assign == demos::KmeansAssign::fused && !tcsolve::cuda::nearest_columns_available(o.variant)) {
+      WARN("no fused cuda path for ec-fp16 on " << tcsolve::cuda::device_name());
+      continue;
+    }
+    INFO(demos::to_string(assign));
+    o.assign = assign;
+    o.stream = nullptr;
+    const demos::KmeansResult legacy = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    o.stream = stream.get();
+    const demos::KmeansResult own = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    CHECK(own.assign == assign);
+    CHECK(own.labels == legacy.labels);
+    CHECK(own.centroids == legacy.centroids);
+    CHECK(own.iterations == legacy.iterations);
+  }
+  CHECK(cudaStreamQuery(stream.get()) == cudaSuccess);  // the run waited for its stream
+#endif
 }

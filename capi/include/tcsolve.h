@@ -222,7 +222,8 @@ typedef struct {
  * centroids; labels (n, may be NULL): written with each point's cluster in [0, k). params NULL:
  * the defaults; info may be NULL. X, centers and labels are host memory on both backends: on a
  * cuda handle the demo copies X to the device itself and runs there (in a device context of its
- * own on the default stream, not the handle's stream): k-means++ on the device, and each point's
+ * own on the handle's stream, tcsolveSetStream; the call returns with the results on the host,
+ * having waited for that stream only): k-means++ on the device, and each point's
  * nearest centroid computed in the GEMM's epilogue where the variant has such a kernel (the CLI's
  * --assign auto). INVALID_VALUE for n, d or k < 1, k > n,
  * a bad leading dimension or parameter, a NULL pointer that is needed, a non-finite value in X

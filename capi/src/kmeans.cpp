@@ -102,6 +102,7 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     tcsolveKmeansParamsDefault(&p);
     if (params) p = *params;
     demos::KmeansOptions options = kmeans_options(p, h->backend);
+    options.stream = h->context.stream();  // the handle's stream (tcsolveSetStream)
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const int points = static_cast<int>(n), dim = static_cast<int>(d), clusters = static_cast<int>(k);
@@ -111,7 +112,8 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
       start = packed(centers, k, d, ldc);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
-      start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend);  // bitwise on either
+      start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend,  // bitwise on either
+                                      h->context.stream());
       out.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const demos::KmeansResult r = demos::kmeans(x, points, dim, start, options);
@@ -138,7 +140,8 @@ tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, c
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const std::vector<float> start =
-        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend);
+        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend,
+                                h->context.stream());
     for (std::int64_t j = 0; j < k; ++j) std::copy_n(start.begin() + j * d, d, centers + j * ldc);
     return TCSOLVE_STATUS_SUCCESS;
   });

@@ -307,18 +307,21 @@ int cuda_chunk_rows(int points, int dim, int k, int requested, bool fused) {
   return static_cast<int>(std::min(rows, fit / 128 * 128 > 0 ? fit / 128 * 128 : fit));
 }
 
-/// Device arrays; the GEMM (or nearest_columns) in the engine's context (the default stream, as
-/// the kernels of kmeans_cuda.cu), the rest in kmeans_cuda.cu.
+/// Device arrays; the GEMM (or nearest_columns) in the engine's context, the rest in
+/// kmeans_cuda.cu, all on the caller's stream (KmeansOptions::stream): every kernel, copy and
+/// wait of the run goes on it; the engine waits for that stream only, never for the device.
 class CudaEngine final : public Engine {
  public:
-  CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk, bool fused)
-      : fused_(fused),
+  CudaEngine(const float* X, int points, int dim, const std::vector<float>& init, int chunk, bool fused,
+             CUstream_st* stream)
+      : context_(stream),
+        fused_(fused),
         n_(points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
         rows_(cuda_chunk_rows(points, dim, k_, chunk, fused)),  // checks the memory first
         X_(count(points, dim)),
-        C_(init),
+        C_(init.size()),
         G_(fused ? 0 : count(rows_, k_)),
         labels_(static_cast<std::size_t>(points)),
         counts_(static_cast<std::size_t>(k_)),
@@ -329,15 +332,17 @@ class CudaEngine final : public Engine {
         sums_(count(k_, dim)),
         changed_(1),
         sort_temp_(detail::kmeans_order_bytes(points, k_)) {
-    cuda::copy_to_device(X_.data(), X, count(points, dim) * sizeof(float));
-    cuda::device_memset(labels_.data(), 0xff, labels_.size() * sizeof(int));  // -1: no label yet
-    detail::kmeans_centroid_norms(C_.data(), k_, dim_, cnorm_.data());
-    detail::kmeans_order_init(order_.data() + count(points, 1), points);  // the sort's indices
-    cuda::device_synchronize();
+    CUstream_st* const s = context_.stream();
+    cuda::copy_to_device(X_.data(), X, count(points, dim) * sizeof(float), s);
+    C_.upload(init, s);
+    cuda::device_memset(labels_.data(), 0xff, labels_.size() * sizeof(int), s);  // -1: no label yet
+    detail::kmeans_centroid_norms(C_.data(), k_, dim_, cnorm_.data(), s);
+    detail::kmeans_order_init(order_.data() + count(points, 1), points, s);  // the sort's indices
+    context_.synchronize();
   }
 
   long long assign(const KmeansOptions& options, GemmRecord& record) override {
-    cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long));
+    cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long), stream());
     for (int i0 = 0; i0 < n_; i0 += rows_) {
       const int rows = std::min(rows_, n_ - i0);
       if (!prepared_.empty()) {  // ec-fp16 on points split once
@@ -354,9 +359,10 @@ class CudaEngine final : public Engine {
       record.add(cuda::gemm(context_, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f,
                             X_.data() + count(i0, dim_), dim_, C_.data(), dim_, 0.0f, G_.data(), rows,
                             options.gemm));
-      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels_.data() + i0, changed_.data());
+      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels_.data() + i0, changed_.data(),
+                            stream());
     }
-    return static_cast<long long>(changed_.download()[0]);
+    return static_cast<long long>(changed_.download(stream())[0]);
   }
 
   bool prepared() const override { return !prepared_.empty(); }
@@ -389,31 +395,35 @@ class CudaEngine final : public Engine {
     } else {
       cuda::gemm(context_, options.variant, Op::t, Op::n, rows, k_, dim_, 1.0f, X_.data(), dim_, C_.data(), dim_, 0.0f,
                  G_.data(), rows, options.gemm);
-      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels.data(), changed.data());
+      detail::kmeans_assign(G_.data(), rows, rows, k_, cnorm_.data(), labels.data(), changed.data(), stream());
     }
-    cuda::device_memset(labels.data(), 0, labels.size() * sizeof(int));
-    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));
+    cuda::device_memset(labels.data(), 0, labels.size() * sizeof(int), stream());
+    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int), stream());
     detail::kmeans_accumulate_ordered(X_.data(), labels.data(), rows, dim_, k_, sums_.data(), counts_.data(),
-                                      scratch());
-    cuda::device_synchronize();
+                                      scratch(), stream());
+    context_.synchronize();  // before the scratch labels are freed
   }
 
   void update(std::vector<int>& counts, std::vector<double>& shift2) override {
-    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int));  // the sums are overwritten
+    // the counts from 0; the sums are overwritten
+    cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int), stream());
     detail::kmeans_accumulate_ordered(X_.data(), labels_.data(), n_, dim_, k_, sums_.data(), counts_.data(),
-                                      scratch());
-    detail::kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_);
-    counts = counts_.download();
-    shift2 = shift2_.download();
+                                      scratch(), stream());
+    detail::kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_,
+                            stream());
+    counts = counts_.download(stream());
+    shift2 = shift2_.download(stream());
   }
 
-  std::vector<int> labels() const override { return labels_.download(); }
-  std::vector<float> centroids() const override { return C_.download(); }
+  std::vector<int> labels() const override { return labels_.download(stream()); }
+  std::vector<float> centroids() const override { return C_.download(stream()); }
   double inertia() const override {
-    return detail::kmeans_inertia(X_.data(), labels_.data(), C_.data(), n_, dim_);
+    return detail::kmeans_inertia(X_.data(), labels_.data(), C_.data(), n_, dim_, stream());
   }
 
  private:
+  CUstream_st* stream() const { return context_.stream(); }
+
   cuda::Context context_;  // first: destroyed after the buffers' last use
   bool fused_;
   int n_, dim_, k_, rows_;
@@ -427,8 +437,8 @@ class CudaEngine final : public Engine {
 
 /// The one switch between backends.
 std::unique_ptr<Engine> make_engine(Backend backend, const float* X, int points, int dim,
-                                    const std::vector<float>& init, int chunk, bool fused) {
-  if (backend == Backend::cuda) return std::make_unique<CudaEngine>(X, points, dim, init, chunk, fused);
+                                    const std::vector<float>& init, int chunk, bool fused, CUstream_st* stream) {
+  if (backend == Backend::cuda) return std::make_unique<CudaEngine>(X, points, dim, init, chunk, fused, stream);
   return std::make_unique<CpuEngine>(X, points, dim, init, chunk, fused);
 }
 
@@ -511,7 +521,8 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   r.assign = resolve_assign(options, r.backend);
   Clock::time_point setup = Clock::now();
   std::unique_ptr<Engine> engine =
-      make_engine(r.backend, X, points, dim, init, options.chunk_points, r.assign == KmeansAssign::fused);
+      make_engine(r.backend, X, points, dim, init, options.chunk_points, r.assign == KmeansAssign::fused,
+                  options.stream);
   engine->warm_up(options);
   r.points_prepared = engine->prepared();
   r.setup_time_s = std::chrono::duration<double>(Clock::now() - setup).count();
@@ -564,7 +575,8 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   return r;
 }
 
-std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed, Backend backend) {
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed, Backend backend,
+                                    CUstream_st* stream) {
   check_sizes(points, dim, k);
   check_finite(X, count(points, dim), dim, "X");
   if (resolve_backend(backend) == Backend::cuda) {
@@ -576,8 +588,8 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
       throw InvalidInput("kmeans++: " + std::to_string(points) + " x " + std::to_string(dim) + " points need about " +
                          std::to_string(need) + " bytes of device memory, " + std::to_string(mem.free) + " are free");
     cuda::DeviceBuffer<float> d_X(count(points, dim));
-    cuda::copy_to_device(d_X.data(), X, count(points, dim) * sizeof(float));
-    return detail::kmeans_plus_plus_device(d_X.data(), points, dim, k, seed, kSeedBlock, kSeedSub);
+    cuda::copy_to_device(d_X.data(), X, count(points, dim) * sizeof(float), stream);
+    return detail::kmeans_plus_plus_device(d_X.data(), points, dim, k, seed, kSeedBlock, kSeedSub, stream);
   }
   Rng64 rng(seed);
   std::vector<float> C(count(k, dim));

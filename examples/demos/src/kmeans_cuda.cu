@@ -237,16 +237,16 @@ int grid_for(int points) { return std::min(ceil_div(points, kRowsPerBlock), kMax
 }  // namespace
 
 void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_cnorm, int* d_labels,
-                   unsigned long long* d_changed) {
+                   unsigned long long* d_changed, CUstream_st* stream) {
   if (rows <= 0 || k <= 0) return;
   const dim3 block(kWarp, kRowsPerBlock);
-  assign_kernel<<<ceil_div(rows, kWarp), block>>>(d_G, ldg, rows, k, d_cnorm, d_labels, d_changed);
+  assign_kernel<<<ceil_div(rows, kWarp), block, 0, stream>>>(d_G, ldg, rows, k, d_cnorm, d_labels, d_changed);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void kmeans_order_init(int* d_indices, int points) {
+void kmeans_order_init(int* d_indices, int points, CUstream_st* stream) {
   if (points <= 0) return;
-  iota_kernel<<<ceil_div(points, kHistThreads), kHistThreads>>>(d_indices, points);
+  iota_kernel<<<ceil_div(points, kHistThreads), kHistThreads, 0, stream>>>(d_indices, points);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -259,42 +259,43 @@ std::size_t kmeans_order_bytes(int points, int k) {
 }
 
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, const OrderScratch& scratch) {
+                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream) {
   if (points <= 0 || dim <= 0 || k <= 0) return;
   const int blocks = std::min(ceil_div(points, kHistThreads), kMaxGrid);
-  histogram_kernel<<<std::min(blocks, 1024), kHistThreads>>>(d_labels, points, k, d_counts);
-  scan_kernel<<<1, kScanThreads>>>(d_counts, k, scratch.offsets);
+  histogram_kernel<<<std::min(blocks, 1024), kHistThreads, 0, stream>>>(d_labels, points, k, d_counts);
+  scan_kernel<<<1, kScanThreads, 0, stream>>>(d_counts, k, scratch.offsets);
   std::size_t temp = scratch.temp_bytes;
   TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.temp, temp, d_labels, scratch.keys, scratch.indices,
-                                                     scratch.order, points, 0, label_bits(k)));
+                                                     scratch.order, points, 0, label_bits(k), stream));
   const int threads = std::min(256, ceil_div(dim, kWarp) * kWarp);
-  cluster_sum_kernel<<<k, threads>>>(d_X, scratch.order, scratch.offsets, dim, d_sums);
+  cluster_sum_kernel<<<k, threads, 0, stream>>>(d_X, scratch.order, scratch.offsets, dim, d_sums);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, double* d_cnorm, double* d_shift2,
-                     int k, int dim) {
+                     int k, int dim, CUstream_st* stream) {
   if (k <= 0) return;
-  finalize_kernel<<<ceil_div(k, kFinalizeThreads), kFinalizeThreads>>>(d_sums, d_counts, d_C, d_cnorm,
-                                                                       d_shift2, k, dim);
+  finalize_kernel<<<ceil_div(k, kFinalizeThreads), kFinalizeThreads, 0, stream>>>(d_sums, d_counts, d_C, d_cnorm,
+                                                                                  d_shift2, k, dim);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm) {
+void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CUstream_st* stream) {
   if (k <= 0) return;
-  norms_kernel<<<ceil_div(k, kFinalizeThreads), kFinalizeThreads>>>(d_C, k, dim, d_cnorm);
+  norms_kernel<<<ceil_div(k, kFinalizeThreads), kFinalizeThreads, 0, stream>>>(d_C, k, dim, d_cnorm);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim) {
+double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
+                      CUstream_st* stream) {
   cuda::DeviceBuffer<double> total(1);
-  cuda::device_memset(total.data(), 0, sizeof(double));
+  cuda::device_memset(total.data(), 0, sizeof(double), stream);
   if (points > 0 && dim > 0) {
-    inertia_kernel<<<grid_for(points), dim3(kWarp, kRowsPerBlock)>>>(d_X, d_labels, d_C, points, dim,
-                                                                     total.data());
+    inertia_kernel<<<grid_for(points), dim3(kWarp, kRowsPerBlock), 0, stream>>>(d_X, d_labels, d_C, points, dim,
+                                                                                total.data());
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   }
-  return total.download()[0];
+  return total.download(stream)[0];  // waits for the stream only
 }
 
 }  // namespace tcsolve::demos::detail

@@ -1,28 +1,34 @@
 // Internal interface of the K-means demo's cuda part: the assignment, centroid update, norm and
 // inertia kernels (kmeans_cuda.cu); in a build without CUDA every function throws
 // tcsolve::Unavailable (kmeans_cuda_stub.cpp). Pointers d_* are device memory, layouts as in
-// kmeans.hpp (X dim x N, C dim x k, G rows x k, all column-major). Everything runs on the
-// default stream and returns once enqueued. Nothing outside examples/demos/src includes this.
+// kmeans.hpp (X dim x N, C dim x k, G rows x k, all column-major). Every function that enqueues
+// work takes the caller's `stream` (cudaStream_t; nullptr: the legacy default stream): its
+// kernels, copies and memsets go on that stream only, and it returns once they are enqueued,
+// except where it says it synchronizes (then it waits for that stream, never for the whole
+// device). kmeans_order_bytes enqueues nothing and takes no stream. Nothing outside
+// examples/demos/src includes this.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
 namespace tcsolve::demos::detail {
 
 /// k-means++ on the device from the points d_X (dim x N): bitwise kmeans_plus_plus's host result
 /// for the seed, with its blocks of block_points points in sub-blocks of sub_points (at most 32
-/// per block; kmeans_seed_cuda.cu). Synchronizes.
+/// per block; kmeans_seed_cuda.cu). d_X must be ready on `stream`; waits for `stream`.
 std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
-                                           int block_points, int sub_points);
+                                           int block_points, int sub_points, CUstream_st* stream);
 
 /// For i < rows: d_labels[i] = argmin_j (d_cnorm[j] - 2 G(i, j)) in FP64, ties to the lowest j,
 /// NaN and +inf scores never winning (0 when none wins): the host loop of kmeans.cpp. G has
 /// leading dimension ldg >= rows. Adds to *d_changed the number of i whose label differs from
 /// the value d_labels[i] held before.
 void kmeans_assign(const float* d_G, int ldg, int rows, int k, const double* d_cnorm, int* d_labels,
-                   unsigned long long* d_changed);
+                   unsigned long long* d_changed, CUstream_st* stream);
 
 /// Scratch of kmeans_accumulate_ordered: keys, indices (0, 1, ..., points - 1: kmeans_order_init,
 /// once; the sort only reads them) and order (points ints each), offsets (k + 1 ints), and cub's
@@ -36,28 +42,29 @@ struct OrderScratch {
 };
 
 /// d_indices[i] = i for i < points: OrderScratch::indices, filled once.
-void kmeans_order_init(int* d_indices, int points);
+void kmeans_order_init(int* d_indices, int points, CUstream_st* stream);
 
-/// Bytes of cub's radix-sort storage for kmeans_accumulate_ordered.
+/// Bytes of cub's radix-sort storage for kmeans_accumulate_ordered (a size query: enqueues nothing).
 std::size_t kmeans_order_bytes(int points, int k);
 
 /// d_sums (dim x k, FP64) = the sums of each cluster's points and d_counts (k, zero before) +=
 /// their number, without atomics on the sums: the points sorted by label (stable), then one block per cluster sums its
 /// points in point order, so the sums are bitwise the host's and the same on every run.
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, const OrderScratch& scratch);
+                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream);
 
 /// For every centroid j with d_counts[j] > 0: c_j = float(d_sums(:, j) / count) (empty clusters
 /// keep their centroid); d_shift2[j] = sum_d (c_new - c_old)^2 and d_cnorm[j] = sum_d c_new^2,
 /// in FP64 with d ascending (one thread per centroid: bitwise the host's loop).
 void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, double* d_cnorm, double* d_shift2,
-                     int k, int dim);
+                     int k, int dim, CUstream_st* stream);
 
 /// d_cnorm[j] = sum_d C(d, j)^2 in FP64, d ascending (bitwise the host's loop).
-void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm);
+void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CUstream_st* stream);
 
 /// Returns sum_i ||x_i - c_label(i)||^2 in FP64 (a block reduction then FP64 atomics: the last
-/// bits depend on the order). Synchronizes.
-double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim);
+/// bits depend on the order). Waits for `stream`.
+double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
+                      CUstream_st* stream);
 
 }  // namespace tcsolve::demos::detail

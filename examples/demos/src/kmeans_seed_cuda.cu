@@ -221,7 +221,7 @@ __global__ void init_kernel(SeedState s) {
 }  // namespace
 
 std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim, int k, std::uint64_t seed,
-                                           int block_points, int sub_points) {
+                                           int block_points, int sub_points, CUstream_st* stream) {
   if (sub_points < 1 || block_points % sub_points != 0 || block_points / sub_points > 32)
     throw InvalidInput("kmeans++ on the device: blocks of at most 32 sub-blocks, got " + std::to_string(block_points) +
                        " and " + std::to_string(sub_points) + " points");
@@ -229,7 +229,8 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
   std::mt19937_64 rng(seed);
   std::vector<unsigned long long> draws(2 * static_cast<std::size_t>(k) + 1);
   for (auto& r : draws) r = rng();  // at most 1 + 2 (k - 1) are used
-  cuda::DeviceBuffer<unsigned long long> d_draws(draws);
+  cuda::DeviceBuffer<unsigned long long> d_draws(draws.size());
+  d_draws.upload(draws, stream);
   const int blocks = ceil_div(points, block_points);
   cuda::DeviceBuffer<float> C(static_cast<std::size_t>(k) * dim);
   cuda::DeviceBuffer<double> dist(static_cast<std::size_t>(points)), between(static_cast<std::size_t>(k)),
@@ -242,19 +243,19 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
                     block_sum.data(), sub_sum.data(), changed.data(), scalars.data(),
                     scalars.data() + 1, d_draws.data()};
   const int grid = ceil_div(std::max(points, blocks * subs), kThreads);
-  init_kernel<<<grid, kThreads>>>(s);
-  first_kernel<<<1, 1>>>(s);
+  init_kernel<<<grid, kThreads, 0, stream>>>(s);
+  first_kernel<<<1, 1, 0, stream>>>(s);
   for (int t = 0;; ++t) {
-    copy_kernel<<<1, 128>>>(s, t);
+    copy_kernel<<<1, 128, 0, stream>>>(s, t);
     if (t + 1 == k) break;
-    if (t > 0) between_kernel<<<ceil_div(t, 128), 128>>>(s, t);
-    distance_kernel<<<ceil_div(points, kThreads), kThreads>>>(s, t);
-    block_sum_kernel<<<blocks, 32>>>(s);
-    pick_kernel<<<1, kScanThreads>>>(s);
+    if (t > 0) between_kernel<<<ceil_div(t, 128), 128, 0, stream>>>(s, t);
+    distance_kernel<<<ceil_div(points, kThreads), kThreads, 0, stream>>>(s, t);
+    block_sum_kernel<<<blocks, 32, 0, stream>>>(s);
+    pick_kernel<<<1, kScanThreads, 0, stream>>>(s);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   }
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  return C.download();
+  return C.download(stream);  // waits for the stream only
 }
 
 }  // namespace tcsolve::demos::detail

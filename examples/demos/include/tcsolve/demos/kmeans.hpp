@@ -53,6 +53,8 @@
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
 namespace tcsolve::demos {
 
 /// Bytes of the distance block G: rows of G per GEMM = max(1, kDistanceChunkBytes / (4 k)) on the
@@ -97,6 +99,11 @@ inline constexpr std::size_t kFusedChunkBytes = std::size_t{4} << 30;
 struct KmeansOptions {
   Variant variant = Variant::auto_;      ///< the GEMM variant of the cross term
   Backend backend = Backend::automatic;  ///< automatic: cuda when a usable GPU is present
+  /// cuda backend: the stream every kernel, copy and wait of the run goes on (nullptr: the legacy
+  /// default stream, as before). The run's cuda::Context is made on it; the run waits for this
+  /// stream only, never for the whole device, and returns when its results are on the host. The
+  /// labels and centroids are bitwise the same on every stream. Ignored by the cpu backend.
+  CUstream_st* stream = nullptr;
   int max_iterations = 300;              ///< >= 1
   double tol = 0;                        ///< >= 0; 0: stop only on unchanged labels or max_iterations
   /// Points per distance GEMM (rows of G per call); 0: kDistanceChunkBytes (cuda:
@@ -163,9 +170,11 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 /// InvalidInput as kmeans does.
 /// backend cuda (automatic: cuda when a usable GPU is present): the same on the device, bitwise
 /// the host's centroids (every FP64 operation the same, in the same order; X is copied to the
-/// device first); Unavailable without a usable device.
+/// device first); Unavailable without a usable device. Its kernels, copies and waits go on
+/// `stream` (cudaStream_t; nullptr: the legacy default stream; ignored on the cpu): the same
+/// centroids on every stream.
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
-                                    Backend backend = Backend::cpu);
+                                    Backend backend = Backend::cpu, CUstream_st* stream = nullptr);
 
 /// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
 double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
