@@ -90,8 +90,8 @@ int run_solve(int argc, char** argv) {
   options.add_options()
       ("fp64-below", po::value(&fp64_below)->value_name("N"),
        "variant auto: solve systems with n < N by an FP64 LU refined in FP64 (the same criterion) "
-       "instead of the FP32 LU; 0: never (the default on both backends until the cuda crossover "
-       "is measured)")
+       "instead of the FP32 LU; 0: never. Default: 224 on cuda (the measured crossover: below it "
+       "the FP64 LU is the faster), 0 on cpu (its variants are the mixed path's reference)")
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")

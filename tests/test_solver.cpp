@@ -549,6 +549,16 @@ TEST_CASE("cuda_solve_bytes counts A, the FP32 factors, the fallback's FP64 LU a
 TEST_CASE("fp64_below: auto solves small systems by an FP64 LU refined to dsgesv's criterion, and says so; "
           "other variants and larger systems run the mixed path", "[solver]") {
   CHECK(fp64_below_default(Backend::cpu) == 0);
+  CHECK(fp64_below_default(Backend::cuda) == kFp64BelowCuda);
+  {  // the defaults: cuda's small systems take the FP64 LU (the measured crossover), cpu's never
+    SolveOptions d;
+    d.variant = Variant::auto_;
+    CHECK(uses_fp64_lu(d, Backend::cuda, kFp64BelowCuda - 1));
+    CHECK_FALSE(uses_fp64_lu(d, Backend::cuda, kFp64BelowCuda));
+    CHECK_FALSE(uses_fp64_lu(d, Backend::cpu, 64));
+    d.variant = Variant::ec_fp16;
+    CHECK_FALSE(uses_fp64_lu(d, Backend::cuda, 64));
+  }
   SolveOptions o = cpu_options(Variant::auto_);
   o.fallback = true;
   const LinearSystem small = randsvd(96, 1e6, 21);

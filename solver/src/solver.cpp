@@ -95,7 +95,7 @@ int default_block_size(Backend backend) {
   return resolve_backend(backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
 }
 
-int fp64_below_default(Backend) { return 0; }
+int fp64_below_default(Backend backend) { return resolve_backend(backend) == Backend::cuda ? kFp64BelowCuda : 0; }
 
 bool uses_fp64_lu(const SolveOptions& options, Backend backend, std::int64_t n) {
   const int below = options.fp64_below == kFp64BelowDefault ? fp64_below_default(backend) : options.fp64_below;

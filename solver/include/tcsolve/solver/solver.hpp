@@ -85,9 +85,15 @@ inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
 /// kDefaultBlockSizeCuda for cuda, else kDefaultBlockSizeCpu (automatic resolves first).
 int default_block_size(Backend backend);
 
-/// SolveOptions::fp64_below when it is kFp64BelowDefault: 0 (never) on both backends for now.
-/// cpu: its variants are emulations, the reference of the mixed path, not there for speed.
-/// cuda: 0 until the FP64 path's crossover is measured (SolveOptions::fp64_below).
+/// The cuda default of SolveOptions::fp64_below: auto solves n < 224 by the FP64 LU. Measured
+/// on an H100 (docs/BENCHMARKS.md, session 13; `tcsolve solve --warmup`, U(-1,1), three runs
+/// each): the FP64 path takes 0.84-0.91x the mixed path's time from n = 96 to 192, 1.02-1.03x at
+/// 224 and 256, 1.14x at 320 and 1.23x at 384, both to dsgesv's criterion.
+inline constexpr int kFp64BelowCuda = 224;
+
+/// SolveOptions::fp64_below when it is kFp64BelowDefault.
+/// cpu: 0 (never): its variants are emulations, the reference of the mixed path, not there for
+/// speed. cuda (automatic resolving to it): kFp64BelowCuda, the measured crossover.
 int fp64_below_default(Backend backend);
 
 
@@ -180,7 +186,8 @@ struct SolveOptions {
   /// equilibrated A, refined in FP64 to the same criterion (LAPACK dsgesv's), instead of the
   /// mixed path: below some n the FP32 path's fixed costs (panels, launches, residuals) make it
   /// slower than an FP64 LU (measured on an H100: auto 4.4x cuSOLVER dgetrf+getrs at n = 128,
-  /// 1.4x at 2048, 1.08x at 4096, 0.93x at 6144; docs/BENCHMARKS.md, session 9). The result
+  /// 1.4x at 2048, 1.08x at 4096, 0.93x at 6144; docs/BENCHMARKS.md, session 9; the FP64 path
+  /// is the faster one below kFp64BelowCuda, session 13). The result
   /// says so (SolveResult::fp64_lu, resolved_variant fp64). kFp64BelowDefault: the backend's
   /// default (fp64_below_default); 0: never. Other variants always run the mixed path.
   int fp64_below = kFp64BelowDefault;
