@@ -204,29 +204,34 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
   }
   // real-valued blobs, whole runs: the ec variants' fused labels are bitwise the unfused ones
   // on the device (the same D); fp32-simt's fused labels are the cpu model's in one assignment
+  // For each ec variant with a fused kernel here: `iterations` unfused and fused from `start`;
+  // the labels (and, when `same_iterations`, the iteration counts) must match; `more` checks
+  // the fused run further.
+  auto fused_matches_unfused = [&](const char* what, const std::vector<float>& X, int points, int dim,
+                                   const std::vector<float>& C, int iterations, bool same_iterations, auto&& more) {
+    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+      if (!tcsolve::cuda::nearest_columns_available(v)) continue;
+      INFO(what << ": " << tcsolve::to_string(v));
+      const demos::KmeansResult u = run(X.data(), points, dim, C, v, demos::KmeansAssign::unfused, Backend::cuda,
+                                        iterations);
+      const demos::KmeansResult f = run(X.data(), points, dim, C, v, demos::KmeansAssign::fused, Backend::cuda,
+                                        iterations);
+      CHECK(f.labels == u.labels);
+      if (same_iterations) CHECK(f.iterations == u.iterations);
+      more(v, f);
+    }
+  };
+  const auto nothing_more = [](Variant, const demos::KmeansResult&) {};
   const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
   const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3);
-  for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
-    if (!tcsolve::cuda::nearest_columns_available(v)) continue;
-    INFO("blobs: " << tcsolve::to_string(v));
-    const demos::KmeansResult u = run(b.X.data(), 30000, 64, start, v, demos::KmeansAssign::unfused, Backend::cuda, 10);
-    const demos::KmeansResult f = run(b.X.data(), 30000, 64, start, v, demos::KmeansAssign::fused, Backend::cuda, 10);
-    CHECK(f.labels == u.labels);
-    CHECK(f.iterations == u.iterations);
+  fused_matches_unfused("blobs", b.X, 30000, 64, start, 10, true, [](Variant v, const demos::KmeansResult& f) {
     CHECK(f.points_prepared == (v == Variant::ec_fp16));  // the default prepare_points
-  }
+  });
   {  // 200 dimensions: several k-tiles per tile (4 FP16, 7 TF32), and 3 column tiles for the
      // epilogue's skip of tiles that cannot win
     const demos::Blobs wide = demos::make_blobs(12000, 200, 30, 5);
     const std::vector<float> c0 = demos::kmeans_plus_plus(wide.X.data(), 12000, 200, 300, 5);
-    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
-      if (!tcsolve::cuda::nearest_columns_available(v)) continue;
-      INFO("wide blobs: " << tcsolve::to_string(v));
-      const demos::KmeansResult u = run(wide.X.data(), 12000, 200, c0, v, demos::KmeansAssign::unfused, Backend::cuda, 3);
-      const demos::KmeansResult f = run(wide.X.data(), 12000, 200, c0, v, demos::KmeansAssign::fused, Backend::cuda, 3);
-      CHECK(f.labels == u.labels);
-      CHECK(f.iterations == u.iterations);
-    }
+    fused_matches_unfused("wide blobs", wide.X, 12000, 200, c0, 3, true, nothing_more);
   }
   {  // ec-fp16 on points split once against split every iteration, in chunks: the same run
     demos::KmeansOptions o;
@@ -273,14 +278,8 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
       }
       return V;
     };
-    const std::vector<float> X = scaled(b.X), C = scaled(start);
-    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
-      if (!tcsolve::cuda::nearest_columns_available(v)) continue;
-      INFO("scaled " << what << ": " << tcsolve::to_string(v));
-      const demos::KmeansResult u = run(X.data(), 30000, 64, C, v, demos::KmeansAssign::unfused, Backend::cuda, 2);
-      const demos::KmeansResult f = run(X.data(), 30000, 64, C, v, demos::KmeansAssign::fused, Backend::cuda, 2);
-      CHECK(f.labels == u.labels);
-    }
+    fused_matches_unfused((std::string("scaled ") + what).c_str(), scaled(b.X), 30000, 64, scaled(start), 2, false,
+                          nothing_more);
   }
   const demos::KmeansResult gpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);

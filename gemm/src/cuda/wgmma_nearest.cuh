@@ -35,8 +35,8 @@ struct NearestBounds {
 };
 
 /// Column j's data for the FP64 scores: its weight and scaling exponent (padding columns
-/// j >= n: {+inf, 0}: their FP64 score is +inf, which never wins, so no column needs a bound
-/// check).
+/// j >= n: {+inf, 0}: their FP64 score is +inf, which never wins; the exact path still stops at
+/// n, which keeps ptxas from hoisting all its loads).
 struct NearestExactColumn {
   double w;
   int sb;
