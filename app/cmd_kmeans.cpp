@@ -94,7 +94,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        "the same tiles, emulated); auto: fused on cuda where it runs, else unfused")
       ("resident-points", "fused ec on sm_90: keep each row block's points in shared memory across its tiles "
        "(GemmOptions::nearest_resident_points; the same labels; off until measured)")
-      ("split-points-each-iteration", "fused ec-fp16 on cuda: split the points to FP16 in every assignment instead of "
+      ("split-points-each-iteration", "fused ec-fp16 and auto on cuda: split the points in every assignment instead of "
        "once before the iterations (the same labels; to compare)")
       ("seeding", po::value(&seeding)->default_value("auto")->value_name("B"),
        "where k-means++ runs: auto (the run's backend) | cpu | cuda; both give bitwise the same centroids")

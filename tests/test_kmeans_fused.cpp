@@ -225,7 +225,7 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
   const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
   const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3);
   fused_matches_unfused("blobs", b.X, 30000, 64, start, 10, true, [](Variant v, const demos::KmeansResult& f) {
-    CHECK(f.points_prepared == (v == Variant::ec_fp16));  // the default prepare_points
+    CHECK(f.points_prepared == (v != Variant::ec_tf32));  // the default prepare_points
   });
   {  // 200 dimensions: several k-tiles per tile (4 FP16, 7 TF32), and 3 column tiles for the
      // epilogue's skip of tiles that cannot win
@@ -280,6 +280,17 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     };
     fused_matches_unfused((std::string("scaled ") + what).c_str(), scaled(b.X), 30000, 64, scaled(start), 2, false,
                           nothing_more);
+  }
+  {  // auto on prepared points choosing TF32 (dimension 0 made 2^45 larger: every point spans
+     // more than kAutoMaxExponentRange binades): the points are split again, to TF32, from X
+    std::vector<float> X = b.X, C = start;
+    for (std::size_t q = 0; q < X.size(); q += 64) X[q] *= 0x1p45f;
+    for (std::size_t q = 0; q < C.size(); q += 64) C[q] *= 0x1p45f;
+    fused_matches_unfused("auto's TF32 choice", X, 30000, 64, C, 2, true, [](Variant v, const demos::KmeansResult& f) {
+      if (v != Variant::auto_) return;
+      CHECK(f.points_prepared);
+      CHECK(f.resolved_variant == Variant::ec_tf32);
+    });
   }
   const demos::KmeansResult gpu =
       run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);

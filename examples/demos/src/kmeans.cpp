@@ -345,7 +345,7 @@ class CudaEngine final : public Engine {
     cuda::device_memset(changed_.data(), 0, sizeof(unsigned long long), stream());
     for (int i0 = 0; i0 < n_; i0 += rows_) {
       const int rows = std::min(rows_, n_ - i0);
-      if (!prepared_.empty()) {  // ec-fp16 on points split once
+      if (!prepared_.empty()) {  // ec-fp16 or auto on points split once
         record.add(cuda::nearest_columns(context_, prepared_[static_cast<std::size_t>(i0 / rows_)], k_, C_.data(), dim_,
                                          cnorm_.data(), labels_.data() + i0, changed_.data(), options.gemm));
         continue;
@@ -378,13 +378,13 @@ class CudaEngine final : public Engine {
     // stays false and every assignment splits its chunk)
     const std::size_t prepared = static_cast<std::size_t>(ceil_div(n_, rows_)) *
                                  cuda::NearestPoints::bytes(std::min(rows_, n_), dim_);
-    if (fused_ && options.prepare_points && options.variant == Variant::ec_fp16 &&
+    if (fused_ && options.prepare_points && (options.variant == Variant::ec_fp16 || options.variant == Variant::auto_) &&
         cuda::NearestPoints::available(options.gemm) &&
         prepared + (std::size_t{256} << 20) + cuda_chunk_bytes_per_point(dim_, k_, true) * rows_ <=
             cuda::device_memory().free)
       for (int i0 = 0; i0 < n_; i0 += rows_)
         prepared_.emplace_back(context_, std::min(rows_, n_ - i0), dim_, X_.data() + count(i0, dim_), dim_,
-                               options.gemm);
+                               options.gemm, options.variant);  // auto: X_ stays for its TF32 calls
     const int rows = std::min({n_, 256, rows_});  // G_ holds rows_ rows
     cuda::DeviceBuffer<int> labels(static_cast<std::size_t>(rows));
     cuda::DeviceBuffer<unsigned long long> changed(1);
@@ -432,7 +432,7 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
   cuda::DeviceBuffer<unsigned long long> changed_;
   cuda::DeviceBuffer<unsigned char> sort_temp_;  ///< cub's radix-sort storage
-  std::vector<cuda::NearestPoints> prepared_;  ///< per chunk of rows_ points (ec-fp16, prepare_points)
+  std::vector<cuda::NearestPoints> prepared_;  ///< per chunk of rows_ points (ec-fp16, auto; prepare_points)
 };
 
 /// The one switch between backends.

@@ -5,8 +5,8 @@
 //                            registers over the row's tiles (wgmma_gemm.cu, kNearest);
 //   fp32-simt                nearest_simt_kernel below: FP32 FMAs in k order on the CUDA cores,
 //                            128 x 128 tiles, 8 x 8 per thread, the same argmin epilogue.
-// NearestPoints: ec-fp16's points scaled and split once (wgmma_prepare_points), then each call
-// splits B alone and runs the same kernel on them (wgmma_nearest_prepared).
+// NearestPoints: ec-fp16's or auto's points scaled and split once (wgmma_prepare_points), then
+// each call splits B alone and runs the same kernels on them (wgmma_nearest_prepared).
 // The score is weights[j] - 2 D(i, j) in FP64 (2 D is exact: one rounding); the minimum is the
 // lexicographic (score, j), which no merge order changes, so the lowest j wins ties.
 #include <cuda_runtime.h>
@@ -183,39 +183,46 @@ GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, con
 bool NearestPoints::available(const GemmOptions& options) { return device_available() && wgmma_ec(options); }
 
 std::size_t NearestPoints::bytes(int m, int k) {
-  return detail::prepared_points_bytes(m, k) + static_cast<std::size_t>(m) * sizeof(int);
+  return detail::prepared_points_bytes(m, k) + (static_cast<std::size_t>(m) + 1) * sizeof(int);
 }
 
-NearestPoints::NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options)
-    : m_(m), k_(k) {
+NearestPoints::NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options,
+                             Variant variant)
+    : m_(m), k_(k), variant_(variant), a_(d_A), lda_(lda) {
   check_gemm_arguments(Op::t, Op::n, m, 1, k, lda, k, m);
+  if (variant != Variant::ec_fp16 && variant != Variant::auto_)
+    throw InvalidInput("NearestPoints: prepared points serve ec-fp16 and auto, not " + std::string(to_string(variant)));
   if (!available(options))
-    throw Unavailable("NearestPoints: ec-fp16's prepared points need Hopper's wgmma kernels with ec_chunk_k 32 (" +
+    throw Unavailable("NearestPoints: prepared points need Hopper's wgmma kernels with ec_chunk_k 32 (" +
                       device_name() + ")");
   split_ = DeviceBuffer<unsigned char>(detail::prepared_points_bytes(m, k));
-  shift_ = DeviceBuffer<int>(static_cast<std::size_t>(m));
+  shift_ = DeviceBuffer<int>(static_cast<std::size_t>(m) + 1);
   detail::GemmArgs args{Op::t, Op::n, m, 1, k, 1.0f, d_A, lda, nullptr, k, 0.0f, nullptr, m};
   args.ctx = &ctx.impl();
-  const detail::PreparedPoints layout = detail::prepared_points(split_.data(), shift_.data(), m, k);
-  detail::PreparedPoints ignored{};
-  detail::wgmma_prepare_points(args, split_.data(), const_cast<unsigned char*>(layout.lo), shift_.data(), ignored);
+  const detail::PreparedPoints layout = detail::prepared_points(split_.data(), shift(), range(), m, k);
+  detail::wgmma_prepare_points(args, split_.data(), const_cast<unsigned char*>(layout.lo), shift_.data(),
+                               shift_.data() + m);
 }
 
 GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const float* d_B, int ldb,
                          const double* d_weights, int* d_labels, unsigned long long* d_changed,
                          const GemmOptions& options) {
   const int m = points.m(), k = points.k();
-  check_gemm_arguments(Op::t, Op::n, m, n, k, k, ldb, m);
+  check_gemm_arguments(Op::t, Op::n, m, n, k, points.lda(), ldb, m);
   if (!NearestPoints::available(options))
     throw Unavailable("nearest_columns on prepared points: needs Hopper's wgmma kernels with ec_chunk_k 32 (" +
                       device_name() + ")");
   Context::Impl& impl = ctx.impl();
   const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
-  detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, nullptr, k, d_B, ldb, 0.0f, nullptr, m};
+  detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, points.points(), points.lda(), d_B, ldb, 0.0f, nullptr, m};
   return run_wgmma_nearest(impl, args, nearest, [&] {
-    int* shift_b = static_cast<int*>(impl.take(impl.scaling, static_cast<std::size_t>(n) * sizeof(int)));
-    detail::wgmma_nearest_prepared(args, detail::prepared_points(points.split(), points.shift(), m, k), shift_b);
-    return GemmInfo{Variant::ec_fp16, Variant::ec_fp16, Backend::cuda, {}, CudaKernels::wgmma};
+    // shift_b (n ints), then auto's ranges and flag (3 ints)
+    int* ws = static_cast<int*>(impl.take(impl.scaling, (static_cast<std::size_t>(n) + 3) * sizeof(int)));
+    const bool fp16 = detail::wgmma_nearest_prepared(
+        points.variant(), args, detail::prepared_points(points.split(), points.shift(), points.range(), m, k),
+        options.ec_chunk_k_tf32 / 8, ws, ws + n, ws + n + 2);  // TF32 k-steps of 8
+    return GemmInfo{points.variant(), fp16 ? Variant::ec_fp16 : Variant::ec_tf32, Backend::cuda, {},
+                    CudaKernels::wgmma};
   });
 }
 

@@ -992,26 +992,56 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   return fp16;
 }
 
-/// ec-fp16 with op(A) prepared (wgmma_prepare_points): op(B) alone is scaled and split, then the
-/// main kernel reads the prepared A. The same kernels and arguments as production(ec-fp16),
-/// so the same D.
-void production_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b) {
+/// ec-fp16 or auto with op(A) prepared (wgmma_prepare_points): op(B) alone is scaled and split,
+/// auto chooses from A's prepared range and B's, then the main kernel reads the prepared A (a
+/// TF32 choice splits A again, as production() would). The same kernels and arguments as
+/// production(variant), so the same D.
+bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoints& a, int tf32_chunk_steps,
+                         int* shift_b, int* max_range, int* flag) {
+  const bool with_auto = variant == Variant::auto_;
   const int np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, 2 * static_cast<std::size_t>(np) * kp * 2));
+  // B's FP16 hi and lo; auto: room for both operands in TF32 (used only when it chooses TF32)
+  const std::size_t bytes = with_auto ? 2 * (static_cast<std::size_t>(a.mp) + np) * kp * 4
+                                      : 2 * static_cast<std::size_t>(np) * kp * 2;
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, bytes));
   unsigned char* bh = ws;
   unsigned char* bl = ws + static_cast<std::size_t>(np) * kp * 2;
+  if (with_auto) {  // A's range as production()'s split finds it, B's from this call's split
+    TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(max_range, a.range, sizeof(int), cudaMemcpyDeviceToDevice, g.stream()));
+    TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range + 1, 0, sizeof(int), g.stream()));
+  }
   PhaseTimer phases(g);
   phases.mark("scale+split-fp16");
-  const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b, nullptr, reinterpret_cast<unsigned*>(bh),
-                            reinterpret_cast<unsigned*>(bl)};
+  const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b, with_auto ? max_range + 1 : nullptr,
+                            reinterpret_cast<unsigned*>(bh), reinterpret_cast<unsigned*>(bl)};
   scale_split_kernel<Transform::markidis, false><<<np / kSplitRows, kSplitThreads, 0, g.stream()>>>(b, b, 0, g.k, kp);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  phases.mark("main-fp16");
+  bool fp16 = true;
+  if (with_auto) {  // the choice read back, as production() without auto_on_device
+    auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, nullptr);
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    int chose = 0;
+    TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, g.stream()));
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
+    fp16 = chose != 0;
+  }
   MainParams p{g.m, g.n, a.mp / kTileM, np / kTileN, kp / tile_k(false), 1, 1.0f, 0.0f, nullptr, g.m, 2, a.shift,
                shift_b, nullptr, 0, 0, nullptr, nullptr};
   p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
   p.resident_a = g.nearest->resident_a ? 1 : 0;
-  launch_main<WgmmaScheme::ec, false>(g, a.mp, np, kp, Operands(a.hi, bh, a.lo, bl), p);
+  if (fp16) {
+    phases.mark("main-fp16");
+    launch_main<WgmmaScheme::ec, false>(g, a.mp, np, kp, Operands(a.hi, bh, a.lo, bl), p);
+  } else {
+    p.want_fp16 = 0;
+    p.k_tiles = kp / tile_k(true);
+    p.chunk = tf32_chunk_steps / kStepsPerTile;
+    phases.mark("split-tf32");
+    split_both<Transform::ootomo, true>(g, a.mp, np, kp, a.shift, shift_b, nullptr, ws);
+    phases.mark("main-tf32");
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, a.mp, np, kp, Operands(ws, a.mp, np, kp, 4), p);
+  }
+  return fp16;
 }
 
 }  // namespace
@@ -1020,26 +1050,27 @@ std::size_t prepared_points_bytes(int m, int k) {
   return 2 * static_cast<std::size_t>(round_up(m, kTileM)) * round_up(k, kSplitK) * 2;
 }
 
-PreparedPoints prepared_points(const unsigned char* split, const int* shift, int m, int k) {
+PreparedPoints prepared_points(const unsigned char* split, const int* shift, const int* range, int m, int k) {
   const int mp = round_up(m, kTileM), kp = round_up(k, kSplitK);
-  return PreparedPoints{split, split + static_cast<std::size_t>(mp) * kp * 2, shift, m, k, mp, kp};
+  return PreparedPoints{split, split + static_cast<std::size_t>(mp) * kp * 2, shift, range, m, k, mp, kp};
 }
 
-void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, PreparedPoints& out) {
+void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, int* range) {
   const int mp = round_up(g.m, kTileM), kp = round_up(g.k, kSplitK);
-  const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, nullptr, reinterpret_cast<unsigned*>(hi),
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(range, 0, sizeof(int), g.stream()));
+  const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range, reinterpret_cast<unsigned*>(hi),
                             reinterpret_cast<unsigned*>(lo)};
   scale_split_kernel<Transform::markidis, false><<<mp / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, a, mp / kSplitRows,
                                                                                                    g.k, kp);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  out = PreparedPoints{hi, lo, shift, g.m, g.k, mp, kp};
 }
 
-void wgmma_nearest_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b) {
+bool wgmma_nearest_prepared(Variant variant, const GemmArgs& g, const PreparedPoints& a, int tf32_chunk_steps,
+                            int* shift_b, int* max_range, int* flag) {
   if (g.m != a.m || g.k != a.k)
     throw InvalidInput("nearest_columns: the prepared points are " + std::to_string(a.m) + " x " + std::to_string(a.k) +
                        ", the call's " + std::to_string(g.m) + " x " + std::to_string(g.k));
-  production_prepared(g, a, shift_b);
+  return production_prepared(variant, g, a, tf32_chunk_steps, shift_b, max_range, flag);
 }
 
 PhaseTimer::PhaseTimer(const GemmArgs& g) : ctx_(g.ctx->time_phases ? g.ctx : nullptr) {

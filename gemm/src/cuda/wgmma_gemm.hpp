@@ -53,12 +53,14 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
                       int* flag);
 
-/// op(A) of the nearest-column GEMM scaled and split to FP16 once (ec-fp16): hi and lo
-/// (mp x kp FP16 each, K contiguous, zero-padded) and the rows' scaling exponents (m ints).
+/// op(A) of the nearest-column GEMM scaled and split to FP16 once (ec-fp16, auto): hi and lo
+/// (mp x kp FP16 each, K contiguous, zero-padded), the rows' scaling exponents (m ints) and
+/// their largest exponent range (one int: auto's choice needs it).
 struct PreparedPoints {
   const unsigned char* hi;
   const unsigned char* lo;
   const int* shift;
+  const int* range;
   int m, k, mp, kp;
 };
 
@@ -66,14 +68,20 @@ struct PreparedPoints {
 std::size_t prepared_points_bytes(int m, int k);
 
 /// The layout of prepared points in one allocation of prepared_points_bytes(m, k): hi, then lo.
-PreparedPoints prepared_points(const unsigned char* split, const int* shift, int m, int k);
+PreparedPoints prepared_points(const unsigned char* split, const int* shift, const int* range, int m, int k);
 
 /// Scales and splits op(A) = A^T of g (g.m rows, g.k) into hi, lo (prepared_points_bytes(m, k)
-/// / 2 bytes each) and shift (m ints): the scale_split kernel production() runs on it.
-void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, PreparedPoints& out);
+/// / 2 bytes each), shift (m ints) and *range (the rows' largest exponent range; zeroed first):
+/// the scale_split kernel production() runs on it.
+void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* lo, int* shift, int* range);
 
-/// nearest_columns for ec-fp16 on prepared points: op(B) scaled and split (shift_b: n ints of
-/// workspace), then the main kernel with the nearest-column epilogue (g.nearest).
-void wgmma_nearest_prepared(const GemmArgs& g, const PreparedPoints& a, int* shift_b);
+/// nearest_columns for ec-fp16 or auto on prepared points: op(B) scaled and split (shift_b: n
+/// ints of workspace), auto's choice made from both ranges as production() makes it
+/// (max_range, flag: 2 and 1 ints of workspace; one read-back), then the main kernel with the
+/// nearest-column epilogue (g.nearest); a TF32 choice splits op(A) again from g.A. The same
+/// kernels and arguments as production(variant), so the same D. Returns whether the FP16 path
+/// ran.
+bool wgmma_nearest_prepared(Variant variant, const GemmArgs& g, const PreparedPoints& a, int tf32_chunk_steps,
+                            int* shift_b, int* max_range, int* flag);
 
 }  // namespace tcsolve::cuda::detail

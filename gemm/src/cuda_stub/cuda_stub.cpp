@@ -47,7 +47,10 @@ bool nearest_columns_available(Variant, const GemmOptions&) { return false; }
 
 bool NearestPoints::available(const GemmOptions&) { return false; }
 std::size_t NearestPoints::bytes(int, int) { return 0; }
-NearestPoints::NearestPoints(Context&, int, int, const float*, int, const GemmOptions&) : m_(0), k_(0) { not_built(); }
+NearestPoints::NearestPoints(Context&, int, int, const float*, int, const GemmOptions&, Variant variant)
+    : m_(0), k_(0), variant_(variant), a_(nullptr), lda_(0) {
+  not_built();
+}
 GemmInfo nearest_columns(Context&, const NearestPoints&, int, const float*, int, const double*, int*,
                          unsigned long long*, const GemmOptions&) {
   not_built();

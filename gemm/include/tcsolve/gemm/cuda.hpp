@@ -241,32 +241,43 @@ struct ErrorMetrics {
 ErrorMetrics error_metrics_device(const float* d_C, int ldc, const double* d_C64, int m, int n,
                                   CUstream_st* stream = nullptr);
 
-/// The points (A, k x m) of nearest_columns with ec-fp16 scaled and split to FP16 once, for
-/// repeated calls against changing B (K-means: the points stay, the centroids move): each call
-/// then scales and splits B only. The labels are bitwise those of nearest_columns(ctx,
-/// Variant::ec_fp16, m, n, k, d_A, ...) with the same options. Owns
-/// 4 (m + 127)(k + 63) bytes (and m ints) of device memory; d_A is not used after the
-/// constructor, which enqueues the split on ctx.stream().
+/// The points (A, k x m) of nearest_columns with ec-fp16 or auto scaled and split to FP16 once,
+/// for repeated calls against changing B (K-means: the points stay, the centroids move): each
+/// call then scales and splits B only. The labels are bitwise those of nearest_columns(ctx,
+/// variant, m, n, k, d_A, ...) with the same options. Owns 4 (m + 127)(k + 63) bytes (and m + 1
+/// ints) of device memory. ec-fp16: d_A is not used after the constructor, which enqueues the
+/// split on ctx.stream(). auto: d_A must stay valid while the object is used: a call whose
+/// centroids make auto choose TF32 splits the points again from it.
 class NearestPoints {
  public:
   /// Whether this device and build run it (Hopper's wgmma kernels with ec_chunk_k 32).
   static bool available(const GemmOptions& options = {});
   /// Device bytes it owns for m x k points.
   static std::size_t bytes(int m, int k);
-  /// Throws Unavailable where !available(options), InvalidInput for bad sizes.
-  NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options = {});
+  /// Throws Unavailable where !available(options), InvalidInput for bad sizes or a variant other
+  /// than ec-fp16 and auto.
+  NearestPoints(Context& ctx, int m, int k, const float* d_A, int lda, const GemmOptions& options = {},
+                Variant variant = Variant::ec_fp16);
   int m() const { return m_; }
   int k() const { return k_; }
+  Variant variant() const { return variant_; }
+  const float* points() const { return a_; }  ///< d_A (auto's TF32 calls read it)
+  int lda() const { return lda_; }
   const unsigned char* split() const { return split_.data(); }
   const int* shift() const { return shift_.data(); }
+  const int* range() const { return shift_.data() + m_; }  ///< the rows' largest exponent range
 
  private:
   int m_, k_;
+  Variant variant_;
+  const float* a_;
+  int lda_;
   DeviceBuffer<unsigned char> split_;  // hi, then lo
-  DeviceBuffer<int> shift_;
+  DeviceBuffer<int> shift_;            // m shifts, then the range
 };
 
-/// nearest_columns(ctx, Variant::ec_fp16, points.m(), n, points.k(), A, ...) on prepared points.
+/// nearest_columns(ctx, points.variant(), points.m(), n, points.k(), A, ...) on prepared points;
+/// GemmInfo::resolved says what auto chose.
 GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const float* d_B, int ldb,
                          const double* d_weights, int* d_labels, unsigned long long* d_changed,
                          const GemmOptions& options = {});

@@ -110,9 +110,10 @@ struct KmeansOptions {
   /// kDistanceChunkBytesCuda) / (4 k), at most N.
   int chunk_points = 0;
   KmeansAssign assign = KmeansAssign::automatic;
-  /// cuda, fused ec-fp16: the points scaled and split to FP16 once (cuda::NearestPoints, 4
-  /// bytes a value more device memory) instead of in every assignment; the labels are bitwise
-  /// the same. false: split every iteration (to compare).
+  /// cuda, fused ec-fp16 and auto: the points scaled and split to FP16 once
+  /// (cuda::NearestPoints, 4 bytes a value more device memory) instead of in every assignment
+  /// (auto splits them again, to TF32, in an assignment where it chooses TF32); the labels are
+  /// bitwise the same. false: split every iteration (to compare).
   bool prepare_points = true;
   GemmOptions gemm{};
   /// Called after every iteration (for progress lines); may be empty.
