@@ -11,6 +11,21 @@
 //   ||b - L U y||_inf / (|| |L| |U| ||_inf ||y||_inf + ||b||_inf) <= 2 g + g^2 <= 6.5 n u
 // since n + 2 <= 3n for n >= 1 and g <= 1.001 (n + 2) u for every n tested (u = 2^-24). A wrong
 // element, a missed block or a race shows as an error of order one, far above the bound.
+//
+// With the diagonal blocks' inverses (CudaLuPlan::Trsv::inverse) the bound is normwise in the
+// blocks' conditioning instead. lu_solve then forms y_I = X c - M_2 y_J2 - M_1 y_J1 with X =
+// fl(T_II^-1) (columns by substitution: T_II X - I = -dT X, |dT| <= gamma_64 |T_II|), M_q =
+// fl(X T(I, Jq)) (|M_q - X T(I, Jq)| <= gamma_64 |X| |T(I, Jq)|), c = fl(b_I - the older blocks'
+// sums) (error <= gamma_{n+1} (|b_I| + |T(I, older)| |y|)), and products of two 32-term halves
+// and two subtractions (gamma_35). So y_I = X w + d, w = c - T(I, J2) y_J2 - T(I, J1) y_J1,
+// |d| <= gamma_100 |X| (|c| + |T(I, J)| |y_J|), and the block row's residual is
+//   b_I - T(I, :) y = (b_I - older - c) + dT X w - T_II d,
+//   |.| <= gamma_{n+1} (|b_I| + |T(I, older)| |y|) + gamma_164 (1 + gamma_{n+1}) |T_II| |X| (|b_I| + |T(I, off)| |y|).
+// Normwise: ||r - T w|| <= e_T (||r|| + || |T| || ||w||), e_T = gamma_{n+1} + gamma_164 (1 +
+// gamma_{n+1}) k_T with k_T = max_I || |T_II| |X_I| ||_inf (from the device's X, in FP64). For
+// b - L U y = f_L + L f_U (z the forward solve's result, ||z|| <= Z = (1 + e_U) / (1 - e_U)
+// || |U| || ||y||):
+//   ||b - L U y|| <= e_L ||b|| + (e_L + e_U) || |L| || Z + e_U || |L| || || |U| || ||y||.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -67,29 +82,122 @@ std::vector<float> row_major(const Eigen::MatrixXf& lu, int ld) {
 
 std::vector<float> to_vector(const Eigen::MatrixXf& m) { return {m.data(), m.data() + m.size()}; }
 
-/// A device LU, right-hand sides and scratch; solve() runs lu_solve on a fresh copy of b.
+/// A device LU, right-hand sides and scratch (with `inverse`, the diagonal blocks' inverses);
+/// solve() runs lu_solve on a fresh copy of b.
 struct DeviceSystem {
   int n, ld, cols;
   cuda::DeviceBuffer<float> lu;
   cuda::DeviceBuffer<float> y;
   cuda::DeviceBuffer<int> scratch;
+  cuda::DeviceBuffer<float> inverses;
   std::vector<float> b;
 
-  DeviceSystem(const Eigen::MatrixXf& packed, int ld_, const Eigen::MatrixXf& rhs)
+  DeviceSystem(const Eigen::MatrixXf& packed, int ld_, const Eigen::MatrixXf& rhs, bool inverse = false)
       : n(static_cast<int>(packed.rows())),
         ld(ld_),
         cols(static_cast<int>(rhs.cols())),
         lu(row_major(packed, ld_)),
         y(rhs.size()),
         scratch(cuda::kernels::lu_solve_scratch_ints(n, cols)),
-        b(to_vector(rhs)) {}
+        inverses(inverse ? cuda::kernels::lu_block_inverse_floats(n) : 0),
+        b(to_vector(rhs)) {
+    if (inverse) cuda::kernels::lu_block_inverses(nullptr, lu.data(), ld, n, inverses.data());
+  }
+
+  const float* inverse_data() const { return inverses.size() > 0 ? inverses.data() : nullptr; }
 
   std::vector<float> solve() {
     y.upload(b);
-    cuda::kernels::lu_solve(nullptr, lu.data(), ld, n, y.data(), cols, scratch.data());
+    cuda::kernels::lu_solve(nullptr, lu.data(), ld, n, y.data(), cols, scratch.data(), inverse_data());
     return y.download();
   }
 };
+
+constexpr int kBlock = 64;    ///< lu_solve's diagonal blocks (triangular.cu)
+constexpr int kMatrices = 3;  ///< lu_block_inverses' matrices per block and triangle: X, M_1, M_2
+constexpr std::size_t kBlockFloats = static_cast<std::size_t>(kBlock) * kBlock;
+
+/// Matrix q of block b, triangle `upper`, in lu_block_inverses' output.
+std::size_t matrix_offset(int b, bool upper, int q) {
+  return ((2 * static_cast<std::size_t>(b) + (upper ? 1 : 0)) * kMatrices + q) * kBlockFloats;
+}
+
+/// block_inverse_kernel on the host, the same operations in the same order (fmaf, correctly
+/// rounded reciprocals).
+std::vector<float> host_block_inverses(const Eigen::MatrixXf& packed) {
+  const int n = static_cast<int>(packed.rows()), blocks = (n + kBlock - 1) / kBlock;
+  std::vector<float> out(2 * static_cast<std::size_t>(blocks) * kMatrices * kBlockFloats);
+  auto entry = [&](int row, int col) { return row < n && col < n ? packed(row, col) : 0.0f; };
+  for (int b = 0; b < blocks; ++b) {
+    std::vector<float> t(kBlockFloats);
+    for (int r = 0; r < kBlock; ++r)
+      for (int c = 0; c < kBlock; ++c) {
+        const int row = b * kBlock + r, col = b * kBlock + c;
+        t[r * kBlock + c] = row < n && col < n ? packed(row, col) : (r == c ? 1.0f : 0.0f);
+      }
+    for (bool upper : {false, true}) {
+      float* x = out.data() + matrix_offset(b, upper, 0);  // row-major
+      for (int c = 0; c < kBlock; ++c) {
+        if (!upper) {
+          for (int i = 0; i < kBlock; ++i) {
+            float v = i == c ? 1.0f : 0.0f;
+            if (i > c) {
+              v = 0.0f;
+              for (int m = c; m < i; ++m) v = std::fma(-t[i * kBlock + m], x[m * kBlock + c], v);
+            }
+            x[i * kBlock + c] = v;
+          }
+        } else {
+          for (int i = kBlock - 1; i >= 0; --i) {
+            float v = 0.0f;
+            if (i == c) {
+              v = 1.0f / t[i * kBlock + i];
+            } else if (i < c) {
+              for (int m = i + 1; m <= c; ++m) v = std::fma(-t[i * kBlock + m], x[m * kBlock + c], v);
+              v *= 1.0f / t[i * kBlock + i];
+            }
+            x[i * kBlock + c] = v;
+          }
+        }
+      }
+      for (int q = 1; q < kMatrices; ++q) {  // M_q = X T(I, Jq), Jq solved q steps before I
+        const int other = upper ? b + q : b - q;
+        float* m = out.data() + matrix_offset(b, upper, q);
+        for (int i = 0; i < kBlock; ++i)
+          for (int c = 0; c < kBlock; ++c) {
+            float v = 0.0f;
+            for (int k = 0; k < kBlock; ++k) {
+              const float tk = other >= 0 && other < blocks ? entry(b * kBlock + k, other * kBlock + c) : 0.0f;
+              v = std::fma(x[i * kBlock + k], tk, v);
+            }
+            m[i * kBlock + c] = v;
+          }
+      }
+    }
+  }
+  return out;
+}
+
+/// k_T = max over the diagonal blocks of || |T_II| |X_I| ||_inf (see the top), for T = L
+/// (upper = false, unit diagonal) or U.
+double block_conditioning(const Eigen::MatrixXf& packed, const std::vector<float>& inverses, bool upper) {
+  const int n = static_cast<int>(packed.rows()), blocks = (n + kBlock - 1) / kBlock;
+  double worst = 0;
+  for (int b = 0; b < blocks; ++b) {
+    const int r0 = b * kBlock, w = std::min(kBlock, n - r0);
+    Eigen::MatrixXd t = Eigen::MatrixXd::Zero(w, w), x(w, w);
+    for (int i = 0; i < w; ++i)
+      for (int j = 0; j < w; ++j) {
+        if (upper ? j >= i : j < i) t(i, j) = std::abs(packed(r0 + i, r0 + j));
+        if (!upper && i == j) t(i, j) = 1;
+        x(i, j) = std::abs(inverses[matrix_offset(b, upper, 0) + static_cast<std::size_t>(i) * kBlock + j]);
+      }
+    worst = std::max(worst, (t * x).rowwise().sum().maxCoeff());
+  }
+  return worst;
+}
+
+double gamma32(int k) { return k * kU32 / (1 - k * kU32); }
 
 struct Errors {
   double backward = 0;  ///< the largest normwise backward error over the columns
@@ -119,6 +227,38 @@ Errors errors(const Eigen::MatrixXf& packed, const Eigen::MatrixXf& b, const std
   return e;
 }
 
+/// The inverse path's bound (see the top): the residual against || |L| || || |U| || ||y||.
+void check_inverse_bound(const Eigen::MatrixXf& packed, int ld, const Eigen::MatrixXf& b) {
+  const int n = static_cast<int>(packed.rows());
+  DeviceSystem sys(packed, ld, b, true);
+  const std::vector<float> inverses = sys.inverses.download();
+  const std::vector<float> host = host_block_inverses(packed);
+  REQUIRE(inverses.size() == host.size());
+  CHECK(std::memcmp(inverses.data(), host.data(), host.size() * sizeof(float)) == 0);  // bitwise
+  const std::vector<float> y_device = sys.solve();
+  const Eigen::MatrixXd lu = packed.cast<double>();
+  const Eigen::MatrixXd L = lu.triangularView<Eigen::UnitLower>();
+  const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
+  const Eigen::MatrixXd y = Eigen::Map<const Eigen::MatrixXf>(y_device.data(), n, b.cols()).cast<double>();
+  const Eigen::MatrixXd rhs = b.cast<double>();
+  const Eigen::MatrixXd residual = rhs - L * (U * y);
+  const double norm_l = L.cwiseAbs().rowwise().sum().maxCoeff(), norm_u = U.cwiseAbs().rowwise().sum().maxCoeff();
+  const double k_l = block_conditioning(packed, inverses, false), k_u = block_conditioning(packed, inverses, true);
+  const double e_l = gamma32(n + 1) + gamma32(164) * (1 + gamma32(n + 1)) * k_l;
+  const double e_u = gamma32(n + 1) + gamma32(164) * (1 + gamma32(n + 1)) * k_u;
+  double worst = 0, bound = 0;  // the largest ratio of residual to bound over the columns
+  for (Eigen::Index j = 0; j < y.cols(); ++j) {
+    const double ny = y.col(j).lpNorm<Eigen::Infinity>(), nb = rhs.col(j).lpNorm<Eigen::Infinity>();
+    const double z = (1 + e_u) / (1 - e_u) * norm_u * ny;
+    const double limit = e_l * nb + (e_l + e_u) * norm_l * z + e_u * norm_l * norm_u * ny;
+    const double e = residual.col(j).lpNorm<Eigen::Infinity>() / limit;
+    if (std::isnan(e) || e > worst) worst = e, bound = limit;
+  }
+  INFO("n = " << n << ", ld = " << ld << ", cols = " << b.cols() << ": residual / bound " << worst << " (bound "
+              << bound << "; e_L " << e_l << ", e_U " << e_u << ", k_L " << k_l << ", k_U " << k_u << ")");
+  CHECK(worst <= 1.0);
+}
+
 void check_backward_stable(const Eigen::MatrixXf& packed, int ld, const Eigen::MatrixXf& b) {
   const int n = static_cast<int>(packed.rows());
   DeviceSystem sys(packed, ld, b);
@@ -141,6 +281,16 @@ TEST_CASE("lu_solve is backward stable on partial-pivoting LU factors, row-major
   }
 }
 
+TEST_CASE("lu_solve with the diagonal blocks' inverses: inverses bitwise the host's, solves within their bound",
+          "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve test with inverses");
+  for (int n : {1, 7, 100, 1000, 3000}) {
+    const Eigen::MatrixXf packed = random_lu(n, 1000u + static_cast<unsigned>(n));
+    for (int ld : {n, n + 5})
+      for (int cols : {1, 3, 9}) check_inverse_bound(packed, ld, uniform(n, cols, 7u * n + cols));
+  }
+}
+
 TEST_CASE("lu_solve runs more columns than one launch takes in chunks", "[gpu]") {
   TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the chunked triangular solve test");
   // 9 columns: launches of 4, 4 and 1 columns that share the scratch through their tags.
@@ -150,35 +300,54 @@ TEST_CASE("lu_solve runs more columns than one launch takes in chunks", "[gpu]")
 
 TEST_CASE("lu_solve gives the same bits on every call and clears its scratch itself", "[gpu]") {
   TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve repeatability test");
-  for (int ld : {1000, 1003}) {
+  for (int ld : {1000, 1003, -1000}) {  // -1000: ld 1000 with the inverses
+    const bool inverse = ld < 0;
+    ld = std::abs(ld);
     const Eigen::MatrixXf packed = random_lu(1000, 5u);
     const Eigen::MatrixXf b = uniform(1000, 3, 6u);
-    DeviceSystem sys(packed, ld, b);
+    DeviceSystem sys(packed, ld, b, inverse);
     // Scratch of all ones: every flag and LL word carries the first launch's tag, which only the
     // launcher's reset keeps from being taken for solved blocks.
     sys.scratch.upload(std::vector<int>(sys.scratch.size(), 1));
     const std::vector<float> first = sys.solve();
     const std::vector<float> second = sys.solve();
-    INFO("ld = " << ld);
+    INFO("ld = " << ld << (inverse ? ", inverses" : ""));
     CHECK(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)) == 0);
-    CHECK(errors(packed, b, first).backward <= kC * 1000 * kU32);
+    if (!inverse) CHECK(errors(packed, b, first).backward <= kC * 1000 * kU32);  // the inverses' bound: above
   }
 }
 
-TEST_CASE("lu_solve time per call at n = 3000 (information only)", "[gpu]") {
-  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve timing");
-  constexpr int kN = 3000, kCalls = 20;
-  DeviceSystem sys(random_lu(kN, 9u), kN, uniform(kN, 1, 10u));
+/// Back to back, as in the refinement (the host enqueues while the device works); y is solved
+/// again and again, which changes nothing in the work done.
+void print_solve_time(const char* what, const Eigen::MatrixXf& packed, bool inverse) {
+  constexpr int kCalls = 20;
+  const int n = static_cast<int>(packed.rows());
+  DeviceSystem sys(packed, n, uniform(n, 1, 10u), inverse);
   sys.solve();  // warm-up (module load, first touch)
   cuda::EventTimer timer;
   timer.start();
-  // Back to back, as in the refinement (the host enqueues while the device works); y is solved
-  // again and again, which changes nothing in the work done.
   for (int i = 0; i < kCalls; ++i)
-    cuda::kernels::lu_solve(nullptr, sys.lu.data(), sys.ld, kN, sys.y.data(), 1, sys.scratch.data());
+    cuda::kernels::lu_solve(nullptr, sys.lu.data(), sys.ld, n, sys.y.data(), 1, sys.scratch.data(),
+                            sys.inverse_data());
   const float ms = timer.stop_ms();
-  std::printf("\nlu_solve, n = %d, 1 column: %.1f us per call (both triangles, scratch reset included)\n", kN,
-              1000.0 * ms / kCalls);
+  std::printf("\nlu_solve, n = %d (%s), 1 column, %s: %.1f us per call (both triangles, scratch reset included)\n",
+              n, what, inverse ? "inverses" : "substitution", 1000.0 * ms / kCalls);
+}
+
+TEST_CASE("lu_solve time per call at n = 3000 and 16384 (information only)", "[gpu]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the triangular solve timing");
+  const Eigen::MatrixXf lu3000 = random_lu(3000, 9u);
+  for (bool inverse : {false, true}) print_solve_time("a random LU", lu3000, inverse);
+  // n = 16384, the solver's benchmark size: factors shaped like partial pivoting's without an
+  // LU on the host (u_ii in [1, 2), the rest U(-1, 1) / n: the solution stays of order one).
+  constexpr int kBig = 16384;
+  Eigen::MatrixXf big = uniform(kBig, kBig, 11u);
+  for (int i = 0; i < kBig; ++i) {
+    for (int j = 0; j < kBig; ++j)
+      if (j != i) big(i, j) /= kBig;
+    big(i, i) = 1.5f + 0.5f * big(i, i);
+  }
+  for (bool inverse : {false, true}) print_solve_time("synthetic factors", big, inverse);
 }
 
 // trsm.cu: B := L^-1 B for the LU's small solves (U12 of the next block, the panel's joins).

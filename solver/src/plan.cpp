@@ -52,7 +52,14 @@ std::string_view to_string(CudaLuPlan::Trsm v) {
   return "?";
 }
 
-std::string_view to_string(CudaLuPlan::Trsv v) { return v == CudaLuPlan::Trsv::lu_solve ? "lu_solve" : "cublas"; }
+std::string_view to_string(CudaLuPlan::Trsv v) {
+  switch (v) {
+    case CudaLuPlan::Trsv::lu_solve: return "lu_solve";
+    case CudaLuPlan::Trsv::inverse: return "inverse";
+    case CudaLuPlan::Trsv::cublas: return "cublas";
+  }
+  return "?";
+}
 
 std::string_view to_string(CudaLuPlan::AutoPaths v) {
   switch (v) {
@@ -93,7 +100,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = parse_choice(name, value, {16, 32});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
-  else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::cublas});
+  else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});

@@ -518,6 +518,15 @@ class BlockedLu {
   int convert_c0_ = 0;
 };
 
+/// The plan's trsv = inverse: the diagonal blocks' inverses for the solves (phase "inverses").
+void prepare_solves(DeviceRun& run, DeviceLu& f, PhaseClock& clock) {
+  if (run.plan.trsv != CudaLuPlan::Trsv::inverse || f.zero_pivot >= 0) return;  // no inverse of a zero pivot
+  clock.mark("inverses");
+  f.inverses = DeviceBuffer<float>(kernels::lu_block_inverse_floats(f.order));
+  kernels::lu_block_inverses(run.stream, f.lu.data(), f.order, f.order, f.inverses.data());
+  clock.mark(nullptr);
+}
+
 }  // namespace
 
 DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock) {
@@ -560,6 +569,7 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
       if (attempt > 0)
         f.note += (f.note.empty() ? "" : "; ") +
                   std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
+      prepare_solves(run, f, clock);
       return f;
     }
   }
@@ -629,6 +639,7 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
     }
     clock.mark(nullptr);
     f.breakdown = detail::rbt_breakdown(f.zero_pivot, growth);
+    if (f.breakdown.empty()) prepare_solves(run, f, clock);
     return f;
   }
 }

@@ -55,6 +55,10 @@ struct DeviceLu {
   Variant resolved = Variant::fp32_simt;
   CudaKernels kernels = CudaKernels::automatic;  ///< the first trailing update's GemmInfo::kernels
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
+  /// The diagonal blocks' inverses for lu_solve (kernels::lu_block_inverses) when the plan's
+  /// trsv is inverse; empty otherwise.
+  DeviceBuffer<float> inverses;
+  const float* solve_inverses() const { return inverses.size() > 0 ? inverses.data() : nullptr; }
 };
 
 /// Equilibration and the blocked LU of the device A (n x n FP64). Ends with the pivots read

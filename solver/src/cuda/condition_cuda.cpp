@@ -50,7 +50,7 @@ void DeviceConditionOps::solve(Eigen::MatrixXd& w) {
           static_cast<float>(f_.rbt ? t(f_.perm_host[static_cast<std::size_t>(i)], c)
                                     : w(f_.perm_host[static_cast<std::size_t>(i)], c));
   copy_to_device(y_.data(), host_.data(), elements(m, k) * sizeof(float), run_.stream);
-  kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), k, scratch_.data());
+  kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), k, scratch_.data(), f_.solve_inverses());
   copy_to_host(host_.data(), y_.data(), elements(m, k) * sizeof(float), run_.stream);
   if (f_.rbt) {  // V z, its first n rows
     for (int c = 0; c < k; ++c)

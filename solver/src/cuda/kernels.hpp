@@ -240,7 +240,22 @@ std::size_t lu_solve_scratch_ints(int n, int cols);
 /// dimension n, FP32, overwritten. scratch: lu_solve_scratch_ints(n, cols) device ints (any
 /// content on entry; cleared here). Each solve is backward stable (gamma_{n+2}) and the result is
 /// bitwise the same on every call with the same inputs. Throws InvalidInput unless n >= 1,
-/// ld >= n and cols >= 1.
-void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch);
+/// ld >= n and cols >= 1. With `inverses` (lu_block_inverses of the same LU) each 64-row block
+/// is solved through products with its diagonal block's inverse and the two blocks before it
+/// instead of by substitution (CudaLuPlan::Trsv::inverse): a shorter chain, with a backward error
+/// bounded through the diagonal blocks' conditioning (triangular.cu's comment).
+void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch,
+              const float* inverses = nullptr);
+
+/// Floats of lu_block_inverses' output for order n: three 64 x 64 matrices per triangle and 64 rows.
+std::size_t lu_block_inverse_floats(int n);
+
+/// lu_solve's matrices for the LU's 64 x 64 diagonal blocks, per block b and triangle (L, unit
+/// lower, then U) of the row-major packed LU (lu_solve's layout): X = T_bb^-1, then M_q = X
+/// T(b, b -+ q) for the blocks solved q = 1, 2 steps before b (L: b - q, U: b + q; zero where
+/// there is none), each row-major, at inverses + ((2b + upper) 3 + q) 4096. Every entry in a
+/// fixed order (bitwise repeatable; rows and columns past n are the identity's in X, zero in
+/// the products' T). Throws InvalidInput unless n >= 1 and ld >= n.
+void lu_block_inverses(CUstream_st* stream, const float* lu, int ld, int n, float* inverses);
 
 }  // namespace tcsolve::cuda::kernels

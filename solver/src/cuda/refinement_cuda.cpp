@@ -116,7 +116,7 @@ void DeviceRefinement::lu_apply(const double* rhs, double* out, int cols) {
     TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                      CUBLAS_DIAG_NON_UNIT, m, cols, &one, f_.lu.data(), m, y_.data(), m));
   } else {
-    kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), cols, solve_scratch_.data());
+    kernels::lu_solve(run_.stream, f_.lu.data(), m, m, y_.data(), cols, solve_scratch_.data(), f_.solve_inverses());
   }
   if (f_.rbt) {  // x = C (V double(y))[0, n) 2^e
     const DeviceButterflies& b = *f_.rbt;

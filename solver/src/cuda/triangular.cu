@@ -19,13 +19,28 @@
 //   diagonal  One warp per right-hand side solves the diagonal block by substitution, kGroup rows
 //             per shuffle round: every lane solves the group's small triangle redundantly, so the
 //             chain waits on one shuffle latency per kGroup rows instead of one per row.
+//   inverse   Or (`inverses`, CudaLuPlan::Trsv::inverse), with matrices made once per
+//             factorization by lu_block_inverses: X_I = T_II^-1 and, for the two blocks J1, J2
+//             solved just before I, M_q = X_I T(I, Jq). Then y_I = X_I c_I - M_2 y_J2 - M_1 y_J1
+//             with c_I = b_I - (the sums over the older blocks), and the chain's step is only the
+//             wait for y_J1 and one 64 x 64 product with it, a lane per row (no reduction across
+//             lanes, no barrier): X_I c_I is formed while y_J2 is on its way, and M_2 y_J2 while
+//             y_J1 is. (Measured per step on the H100 with substitution: 0.5 us from one block's
+//             publication to the next block seeing it, 0.25 us for the sums' reduction and
+//             barrier, 0.86 us for the 16 rounds.) X, M_2 and M_1 take the near region's places
+//             of the diagonal block and of J2 and J1.
 //
 // Determinism: the sweep's chunks depend on timing, so every lane accumulates a fixed set of
 // columns (fixed by the column index alone) in a fixed order (the solve order of the columns)
 // whatever the chunks; everything after the sweep is in a fixed order too. Accuracy: every entry
 // of y is a substitution step over at most n + 2 roundings (the dot products in any order, one
 // reciprocal and one product for U's diagonal), so each solve is backward stable with gamma_{n+2}
-// (Higham, Thm 8.5).
+// (Higham, Thm 8.5). With inverses the bound goes through the diagonal blocks' conditioning
+// instead: X's columns are backward stable (T_II X - I = -dT X, |dT| <= gamma_64 |T_II|), the
+// products M_q = fl(X T(I, Jq)) add gamma_64 |X| |T(I, Jq)|, and the three 64-term products and
+// two subtractions of the step gamma_35 |X| |.|, so the residual of block row I is at most
+// gamma_{n+1} (|b_I| + |T(I, older)| |y|) + gamma_164 (1 + gamma_{n+1}) |T_II| |X| (|b_I| +
+// |T(I, off)| |y|) (tests/test_triangular_cuda.cpp derives this and checks its normwise form).
 //
 // Scratch (ints): a ticket per launch, a flag per row block, and an LL word per row and column of
 // a launch (at most kMaxCols columns per launch; more run in chunks). One memset per call clears
@@ -71,8 +86,11 @@ using DeviceAtomic = ::cuda::atomic_ref<T, ::cuda::thread_scope_device>;
 constexpr auto kRelaxed = ::cuda::memory_order_relaxed;
 
 struct Shared {
-  float near[kBlock * kNearStride];  ///< the block's rows, columns [near0, near0 + kNearWidth)
-  float sums[kBlock][kMaxCols];      ///< the finished dot products T(I, J) y_J
+  /// the block's rows, columns [near0, near0 + kNearWidth); with inverses the diagonal block's
+  /// place holds X = T_II^-1 instead
+  float near[kBlock * kNearStride];
+  float sums[kBlock][kMaxCols];  ///< the finished dot products T(I, J) y_J (inverses: b_I - those)
+  float rhs[kMaxCols][kBlock];   ///< inverses: b_I
   float inverse[kBlock];             ///< 1 / u_ii (backward solve; 1 for rows past n)
   int ticket;
   int ready;
@@ -81,6 +99,7 @@ struct Shared {
 /// One launch: the triangle, at most kMaxCols columns of y, and its share of the scratch.
 struct Problem {
   const float* lu;
+  const float* inverses;  ///< lu_block_inverses' output, or nullptr: substitution
   int ld;
   int n;
   int blocks;  ///< row blocks: ceil(n / kBlock)
@@ -135,14 +154,30 @@ __device__ Place take_ticket(const Problem& p, Shared& s) {
   return place;
 }
 
+constexpr int kInverseMatrices = 3;  ///< per block and triangle: X, M_1, M_2
+
+/// Matrix q (0: X = T_II^-1, 1: M_1, 2: M_2) of block `block` of the lower (Upper = false) or
+/// upper triangle in lu_block_inverses' output: kBlock x kBlock floats, row-major.
+template <bool Upper>
+__device__ __forceinline__ const float* block_matrix(const float* inverses, int block, int q) {
+  return inverses + ((2 * static_cast<std::size_t>(block) + (Upper ? 1 : 0)) * kInverseMatrices + q) * kBlock * kBlock;
+}
+
 /// Starts copying the near region (zero outside the matrix) into shared memory. The copies are
-/// asynchronous (cp.async): their DRAM latency passes while the CTA sweeps.
+/// asynchronous (cp.async): their DRAM latency passes while the CTA sweeps. With inverses the
+/// diagonal block's place gets X = T_II^-1 (identity past n).
+template <bool Upper, bool Inverse>
 __device__ void start_near(const Problem& p, const Place& place, Shared& s) {
   for (int at = threadIdx.x; at < kBlock * kNearWidth; at += kThreads) {
     const int r = at / kNearWidth, x = at % kNearWidth;
     const int row = place.row0 + r, col = place.near0 + x;
     float* dst = s.near + r * kNearStride + x;
-    if (row < p.n && col >= 0 && col < p.n)
+    // the place's age: 0 the diagonal block, q the block solved q steps before it
+    const int age = Upper ? x / kBlock : kLookback - x / kBlock;
+    if (Inverse && age < kInverseMatrices)
+      __pipeline_memcpy_async(dst, block_matrix<Upper>(p.inverses, place.block, age) + r * kBlock + x % kBlock,
+                              sizeof(float));
+    else if (row < p.n && col >= 0 && col < p.n)
       __pipeline_memcpy_async(dst, p.lu + static_cast<std::size_t>(row) * p.ld + col, sizeof(float));
     else
       *dst = 0.0f;
@@ -151,11 +186,11 @@ __device__ void start_near(const Problem& p, const Place& place, Shared& s) {
 }
 
 /// Waits for the near region and, for U, takes the reciprocals of its diagonal (1 past n).
-template <bool Upper>
+template <bool Upper, bool Inverse>
 __device__ void finish_near(const Problem& p, const Place& place, Shared& s) {
   __pipeline_wait_prior(0);
   __syncthreads();
-  if (Upper && threadIdx.x < kBlock) {
+  if (Upper && !Inverse && threadIdx.x < kBlock) {
     const int r = threadIdx.x;
     const float diagonal = s.near[r * kNearStride + near_offset<Upper>(place.order, place) + r];
     s.inverse[r] = place.row0 + r < p.n ? __frcp_rn(diagonal) : 1.0f;
@@ -281,13 +316,14 @@ __device__ void wait_solution(const Problem& p, int col0, float (&yv)[2][NC]) {
 
 /// The last kLookback blocks before this one, the oldest first, each as soon as its solution
 /// arrives: only the last block's products remain once the chain reaches this block.
-template <bool Upper, int NC>
+/// Skip: the newest blocks left out (the inverse path's J2 and J1, applied through M_2 and M_1).
+template <bool Upper, int NC, int Skip>
 __device__ void add_recent(const Problem& p, const Place& place, const Shared& s,
                            float (&acc)[kRowsPerWarp][NC]) {
   const int lane = threadIdx.x % 32;
   const int count = min(place.order, kLookback);
   const float* rows = s.near + (threadIdx.x / 32) * kRowsPerWarp * kNearStride;
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; k < count - Skip; ++k) {
     const int order = place.order - count + k;
     const int x0 = near_offset<Upper>(order, place), col0 = block_of<Upper>(order, p.blocks) * kBlock;
     float yv[2][NC] = {};
@@ -304,9 +340,10 @@ __device__ void add_recent(const Problem& p, const Place& place, const Shared& s
   }
 }
 
-/// s.sums[row][j] = the warp's sum of acc[r][j] over its lanes (a fixed butterfly).
-template <int NC>
-__device__ void reduce_sums(float (&acc)[kRowsPerWarp][NC], Shared& s) {
+/// s.sums[row][j] = the warp's sum of acc[r][j] over its lanes (a fixed butterfly); with
+/// inverses b_row - that sum, 0 for rows past n.
+template <bool Inverse, int NC>
+__device__ void reduce_sums(const Problem& p, const Place& place, float (&acc)[kRowsPerWarp][NC], Shared& s) {
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r)
 #pragma unroll
@@ -314,7 +351,9 @@ __device__ void reduce_sums(float (&acc)[kRowsPerWarp][NC], Shared& s) {
       float v = acc[r][j];
 #pragma unroll
       for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
-      if (threadIdx.x % 32 == 0) s.sums[(threadIdx.x / 32) * kRowsPerWarp + r][j] = v;
+      const int row = (threadIdx.x / 32) * kRowsPerWarp + r;
+      if (Inverse) v = place.row0 + row < p.n ? s.rhs[j][row] - v : 0.0f;
+      if (threadIdx.x % 32 == 0) s.sums[row][j] = v;
     }
 }
 
@@ -406,14 +445,74 @@ __device__ void solve_diagonal(const Problem& p, const Place& place, const Share
   }
 }
 
+/// Lane l: the solution at columns col0 + l and col0 + l + 32 (those below n) of column j of the
+/// launch, polled from their LL words until both carry the launch's tag.
+__device__ void wait_column(const Problem& p, int col0, int j, float (&yv)[2]) {
+  const int lane = threadIdx.x % 32;
+  for (bool all = false; !all;) {
+    all = true;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int col = col0 + lane + 32 * h;
+      if (col >= p.n) continue;
+      const unsigned long long w = load_word(p.ll + static_cast<std::size_t>(j) * p.n + col);
+      if (static_cast<int>(w >> 32) == p.tag)
+        yv[h] = __uint_as_float(static_cast<unsigned>(w));
+      else
+        all = false;
+    }
+  }
+}
+
+/// v - m(row, :) y for a kBlock-vector y held as yv[0] (entries 0..31, one per lane) and yv[1]
+/// (32..63): lane-by-lane broadcasts, two partial sums (fixed order), one subtraction.
+__device__ __forceinline__ float minus_product(float v, const float* m_row, const float (&yv)[2]) {
+  float lo = 0.0f, hi = 0.0f;
+#pragma unroll
+  for (int c = 0; c < 32; ++c) {
+    lo = fmaf(m_row[c], __shfl_sync(kFullMask, yv[0], c), lo);
+    hi = fmaf(m_row[c + 32], __shfl_sync(kFullMask, yv[1], c), hi);
+  }
+  return v - (lo + hi);
+}
+
+/// With inverses, warps 2j and 2j + 1 (j < NC), lane l: row r = 32 (warp % 2) + l of column j.
+/// y_I(r) = X(r, :) c - M_2(r, :) y_J2 - M_1(r, :) y_J1 (c = s.sums: b_I minus the older blocks'
+/// sums), each product as soon as its vector is there; then the row is published.
+template <bool Upper>
+__device__ void chain_inverse(const Problem& p, const Place& place, const Shared& s) {
+  const int lane = threadIdx.x % 32, j = threadIdx.x / 64, r = 32 * ((threadIdx.x / 32) % 2) + lane;
+  const float* x = s.near + r * kNearStride + near_offset<Upper>(place.order, place);
+  float lo = 0.0f, hi = 0.0f;
+#pragma unroll 8
+  for (int c = 0; c < 32; ++c) {
+    lo = fmaf(x[c], s.sums[c][j], lo);
+    hi = fmaf(x[c + 32], s.sums[c + 32][j], hi);
+  }
+  float v = lo + hi;
+  for (int q = 2; q >= 1; --q) {  // J2 = the block solved two steps before, then J1
+    const int order = place.order - q;
+    if (order < 0) continue;
+    float yv[2] = {0.0f, 0.0f};
+    wait_column(p, block_of<Upper>(order, p.blocks) * kBlock, j, yv);
+    v = minus_product(v, s.near + r * kNearStride + near_offset<Upper>(order, place), yv);
+  }
+  const int row = place.row0 + r;
+  if (row < p.n) {
+    const std::size_t at = static_cast<std::size_t>(j) * p.n + row;
+    store_word(p.ll + at, v, p.tag);
+    p.y[at] = v;
+  }
+}
+
 /// One row block per CTA, in ticket order: forward (L) or backward (U) substitution of NC columns.
 /// Two CTAs per SM: ptxas, left alone, squeezes the registers for occupancy and spills.
-template <bool Upper, int NC, int VEC>
+template <bool Upper, bool Inverse, int NC, int VEC>
 __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   Shared& s = *reinterpret_cast<Shared*>(shared_bytes);
   const Place place = take_ticket<Upper>(p, s);
-  start_near(p, place, s);
+  start_near<Upper, Inverse>(p, place, s);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   float rhs[2] = {0.0f, 0.0f};  // warp j < NC: column j at rows lane and lane + 32
   if (warp < NC)
@@ -421,14 +520,19 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
     for (int h = 0; h < 2; ++h) {
       const int row = place.row0 + lane + 32 * h;
       if (row < p.n) rhs[h] = __ldcg(p.y + static_cast<std::size_t>(warp) * p.n + row);
+      if (Inverse) s.rhs[warp][lane + 32 * h] = rhs[h];  // read after finish_near's barrier
     }
   float acc[kRowsPerWarp][NC] = {};
   sweep_flagged<Upper, NC, VEC>(p, place, s, acc);
-  finish_near<Upper>(p, place, s);
-  add_recent<Upper, NC>(p, place, s, acc);
-  reduce_sums<NC>(acc, s);
+  finish_near<Upper, Inverse>(p, place, s);
+  add_recent<Upper, NC, Inverse ? 2 : 0>(p, place, s, acc);
+  reduce_sums<Inverse, NC>(p, place, acc, s);
   __syncthreads();  // the sums and the reciprocals are complete
-  if (warp < NC) solve_diagonal<Upper>(p, place, s, rhs);
+  if (Inverse) {
+    if (warp < 2 * NC) chain_inverse<Upper>(p, place, s);
+  } else if (warp < NC) {
+    solve_diagonal<Upper>(p, place, s, rhs);
+  }
   __syncthreads();
   if (threadIdx.x == 0) {  // the barrier, then a fence and the flag: cooperative groups' grid sync
     __threadfence();       // release: the block's y, stored by the warps before the barrier
@@ -436,9 +540,67 @@ __global__ void __launch_bounds__(kThreads, 2) solve_kernel(Problem p) {
   }
 }
 
+/// Block (blockIdx.x, triangle blockIdx.y: 0 lower, 1 upper) of lu_block_inverses: thread c
+/// computes column c of X = T_II^-1 by substitution, then column c of M_q = X T(I, Jq) for the
+/// blocks Jq solved q = 1, 2 steps before I (zero where there is none), the terms in the fixed
+/// order below (the tests repeat it on the host, bitwise). Rows and columns past n are the
+/// identity's in X and zero in T(I, Jq).
+__global__ void __launch_bounds__(kBlock) block_inverse_kernel(const float* __restrict__ lu, int ld, int n,
+                                                                float* __restrict__ inverses) {
+  __shared__ float t[kBlock][kBlock + 1];
+  __shared__ float x[kBlock][kBlock + 1];  ///< x[i][c]: column c of X
+  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  const int row0 = block * kBlock, c = threadIdx.x;
+  const bool upper = blockIdx.y == 1;
+  for (int r = 0; r < kBlock; ++r) {
+    const int row = row0 + r, col = row0 + c;
+    t[r][c] = row < n && col < n ? lu[static_cast<std::size_t>(row) * ld + col] : (r == c ? 1.0f : 0.0f);
+  }
+  __syncthreads();
+  if (!upper) {  // unit lower: x_c = 1, x_i = -sum_{m = c..i-1} l_im x_m for i > c
+    for (int i = 0; i < kBlock; ++i) {
+      float v = i == c ? 1.0f : 0.0f;
+      if (i > c) {
+        v = 0.0f;
+        for (int m = c; m < i; ++m) v = fmaf(-t[i][m], x[m][c], v);
+      }
+      x[i][c] = v;
+    }
+  } else {  // upper: x_c = 1 / u_cc, x_i = (-sum_{m = i+1..c} u_im x_m) (1 / u_ii) for i < c
+    for (int i = kBlock - 1; i >= 0; --i) {
+      float v = 0.0f;
+      if (i == c) {
+        v = __frcp_rn(t[i][i]);
+      } else if (i < c) {
+        for (int m = i + 1; m <= c; ++m) v = fmaf(-t[i][m], x[m][c], v);
+        v *= __frcp_rn(t[i][i]);
+      }
+      x[i][c] = v;
+    }
+  }
+  float* out = inverses + (2 * static_cast<std::size_t>(block) + (upper ? 1 : 0)) * kInverseMatrices * kBlock * kBlock;
+  for (int i = 0; i < kBlock; ++i) out[i * kBlock + c] = x[i][c];
+  for (int q = 1; q < kInverseMatrices; ++q) {
+    const int other = upper ? block + q : block - q;  // Jq
+    __syncthreads();  // t is read by every thread until here
+    for (int r = 0; r < kBlock; ++r) {
+      const int row = row0 + r, col = other * kBlock + c;
+      t[r][c] = other >= 0 && other < blocks && row < n && col < n ? lu[static_cast<std::size_t>(row) * ld + col]
+                                                                   : 0.0f;
+    }
+    __syncthreads();
+    float* m = out + static_cast<std::size_t>(q) * kBlock * kBlock;
+    for (int i = 0; i < kBlock; ++i) {
+      float v = 0.0f;
+      for (int k = 0; k < kBlock; ++k) v = fmaf(x[i][k], t[k][c], v);
+      m[i * kBlock + c] = v;
+    }
+  }
+}
+
 template <bool Upper, int NC, int VEC>
 void launch(cudaStream_t stream, const Problem& p) {
-  const auto kernel = solve_kernel<Upper, NC, VEC>;
+  const auto kernel = p.inverses != nullptr ? solve_kernel<Upper, true, NC, VEC> : solve_kernel<Upper, false, NC, VEC>;
   TCSOLVE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, sizeof(Shared)));
   kernel<<<static_cast<unsigned>(p.blocks), kThreads, sizeof(Shared), stream>>>(p);
@@ -484,9 +646,11 @@ Scratch split_scratch(int* scratch, int n, int cols) {
 }
 
 /// The forward launch of the columns [chunk kMaxCols, (chunk + 1) kMaxCols) of y.
-Problem forward_problem(const float* lu, int ld, int n, float* y, const Scratch& parts, int chunk) {
+Problem forward_problem(const float* lu, const float* inverses, int ld, int n, float* y, const Scratch& parts,
+                        int chunk) {
   Problem p;
   p.lu = lu;
+  p.inverses = inverses;
   p.ld = ld;
   p.n = n;
   p.blocks = ceil_div(n, kBlock);
@@ -500,13 +664,27 @@ Problem forward_problem(const float* lu, int ld, int n, float* y, const Scratch&
 
 }  // namespace
 
+std::size_t lu_block_inverse_floats(int n) {
+  return 2 * static_cast<std::size_t>(ceil_div(n, kBlock)) * kInverseMatrices * kBlock * kBlock;
+}
+
+void lu_block_inverses(CUstream_st* stream, const float* lu, int ld, int n, float* inverses) {
+  if (n < 1 || ld < n)
+    throw InvalidInput("lu_block_inverses: n = " + std::to_string(n) + ", ld = " + std::to_string(ld) +
+                       " (need n >= 1, ld >= n)");
+  block_inverse_kernel<<<dim3(static_cast<unsigned>(ceil_div(n, kBlock)), 2), kBlock, 0, stream>>>(lu, ld, n,
+                                                                                                   inverses);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
 std::size_t lu_solve_scratch_ints(int n, int cols) {
   const std::size_t chunks = static_cast<std::size_t>(ceil_div(cols, kMaxCols));
   const std::size_t words = static_cast<std::size_t>(n) * std::min(cols, kMaxCols);
   return 2 * chunks + static_cast<std::size_t>(ceil_div(n, kBlock)) + 1 + 2 * words;
 }
 
-void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch) {
+void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int cols, int* scratch,
+              const float* inverses) {
   if (n < 1 || cols < 1 || ld < n)
     throw InvalidInput("lu_solve: n = " + std::to_string(n) + ", ld = " + std::to_string(ld) +
                        ", cols = " + std::to_string(cols) + " (need n >= 1, ld >= n, cols >= 1)");
@@ -517,7 +695,7 @@ void lu_solve(CUstream_st* stream, const float* lu, int ld, int n, float* y, int
   const bool vectorized = aligned16(lu) && aligned16(y) && ld % 4 == 0 && n % 4 == 0;
   for (int chunk = 0; chunk * kMaxCols < cols; ++chunk) {
     const int width = std::min(kMaxCols, cols - chunk * kMaxCols);
-    Problem p = forward_problem(lu, ld, n, y, parts, chunk);
+    Problem p = forward_problem(lu, inverses, ld, n, y, parts, chunk);
     launch_solve<false>(stream, p, width, vectorized);
     p.ticket += 1;  // the backward launch: its own ticket counter, the next tag
     p.tag += 1;

@@ -122,9 +122,11 @@ struct CudaLuPlan {
   /// (trsm.cu's kernel for all of U12), cublas (one cublasStrsm per part).
   enum class Trsm { mixed, kernel, cublas };
   Trsm trsm = Trsm::mixed;
-  /// The refinement's triangular solves: lu_solve (triangular.cu's sync-free row-block solve)
-  /// or cublas (cublasStrsm).
-  enum class Trsv { lu_solve, cublas };
+  /// The refinement's and the condition estimate's triangular solves: lu_solve (triangular.cu's
+  /// sync-free row-block solve, its 64 x 64 diagonal blocks by substitution), inverse (the same
+  /// solve with the diagonal blocks applied through their inverses, computed once after the
+  /// factorization: a shorter chain per block) or cublas (cublasStrsm, the refinement only).
+  enum class Trsv { lu_solve, inverse, cublas };
   Trsv trsv = Trsv::lu_solve;
   /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
   /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
@@ -144,7 +146,7 @@ struct CudaLuPlan {
 
 std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver"
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
-std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "cublas"
+std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
