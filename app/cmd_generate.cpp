@@ -103,12 +103,12 @@ int run_generate(int argc, char** argv) {
 
   const bool randsvd = mode != SpectrumMode::random;
   {
-    // Host: A, U and V with their QR workspaces (cpu randsvd), then the write (the HDF5 image in
-    // memory, its C-order buffer and the bytes): about 32 n^2 bytes at the peak. Device (cuda
-    // randsvd): 3 n^2 doubles.
+    // Host: A, U and V with their QR workspaces (cpu randsvd: about 40 n^2 bytes at the peak);
+    // otherwise A (random, or cuda randsvd's copied back) and the write's C-order copy of at
+    // most 256 MiB (system_file.cpp). Device (cuda randsvd): 3 n^2 doubles.
     const double n2 = static_cast<double>(order) * order;
     const std::string what = "generate --n " + std::to_string(order);
-    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 : 32) * n2);
+    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 * n2 : 8 * n2 + 512.0 * 1024 * 1024));
     if (randsvd && backend == Backend::cuda) require_device_memory(what, 24 * n2 + 64.0 * 1024 * 1024);
   }
   Progress progress("generate", progress_mode(vm));

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,39 @@ TEST_CASE("a file declaring a huge A is refused before allocating, naming the si
   CHECK(seconds < 10);  // refused from the metadata, not after reading 80 GB
 }
 
+TEST_CASE("a cuda solve larger than the device memory is refused up front with the bytes needed", "[gpu][cli]") {
+  const tcsolve::cuda::DeviceMemory memory = tcsolve::cuda::device_memory();
+  if (memory.total == 0) {
+    WARN("no CUDA device: skipping the device-memory refusal");
+    return;
+  }
+  // The smallest n whose cuda solve (20 n^2 bytes with the FP64 fallback's LU) does not fit the
+  // free memory, rounded up to a multiple of 1000; the host check (16 n^2) must pass first.
+  const double n_fit = std::sqrt(static_cast<double>(memory.free) / 20.0);
+  const long long n = (static_cast<long long>(n_fit) / 1000 + 1) * 1000;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double available_kb = 0;
+  while (meminfo >> key >> available_kb >> unit)
+    if (key == "MemAvailable:") break;
+  if (available_kb * 1024 < 16.0 * static_cast<double>(n) * static_cast<double>(n)) {
+    WARN("skipped: the host cannot hold the n = " << n << " system that exceeds the GPU");
+    return;
+  }
+  TempDir dir;
+  write_declared_only(dir.path("big.h5"), static_cast<hsize_t>(n));
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult r = run_tcsolve("solve --json --backend cuda --input '" + dir.path("big.h5") + "'");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "big.h5"));
+  CHECK(contains(r.err, std::to_string(n) + " x " + std::to_string(n)));
+  CHECK(contains(r.err, "of GPU memory"));
+  CHECK(contains(r.err, "free of"));
+  CHECK(seconds < 10);  // refused from the metadata, before reading or allocating
+}
+
 TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
   const auto t0 = std::chrono::steady_clock::now();
   const CommandResult r = run_tcsolve("kmeans --backend cpu --synthetic 100:2 --k 1000000000");
@@ -257,29 +291,35 @@ TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
   CHECK(seconds < 5);
 }
 
-TEST_CASE("generate refuses n above 46340 and names the memory when n = 46340 does not fit", "[cli]") {
+TEST_CASE("generate refuses n above 131072 and names the memory when a large n does not fit", "[cli]") {
   TempDir dir;
-  // 46340 is the largest order (n^2 < 2^31); above it the option is refused whatever the memory.
-  CommandResult r = run_tcsolve("generate --n 46341 --backend cpu --output '" + dir.path("g.h5") + "'");
+  // 2^17 is the largest order (tcsolve/solver/generate.hpp); above it the option is refused
+  // whatever the memory.
+  CommandResult r = run_tcsolve("generate --n 131073 --backend cpu --output '" + dir.path("g.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "46340"));
-  // A cpu randsvd of n = 46340 needs about 40 n^2 bytes = 80 GiB: refused on machines with less.
+  CHECK(contains(r.err, "131072"));
+  // A random system of n = 100000 holds A on the host, 8 n^2 bytes and a 512 MiB margin = 75.0 GiB (the file is
+  // written by blocks of rows); a cpu randsvd about 40 n^2. Refused on machines with less.
   std::ifstream meminfo("/proc/meminfo");
   std::string key, unit;
   double available_kb = 0;
   while (meminfo >> key >> available_kb >> unit)
     if (key == "MemAvailable:") break;
-  if (available_kb * 1024 > 40.0 * 46340 * 46340) {
-    WARN("skipped: this machine has the memory for a n = 46340 randsvd");
+  if (available_kb * 1024 > 8.0 * 1e10 + 512.0 * 1024 * 1024) {
+    WARN("skipped: this machine has the memory for a n = 100000 random system");
     return;
   }
-  r = run_tcsolve("generate --n 46340 --backend cpu --output '" + dir.path("g.h5") + "'");
-  INFO(r);
-  CHECK(r.exit_code == 2);
-  CHECK(contains(r.err, "needs "));
-  CHECK(contains(r.err, "MemAvailable"));
-  CHECK(!fs::exists(dir.path("g.h5")));
+  for (const char* mode : {"random", "geometric"}) {
+    r = run_tcsolve(std::string("generate --n 100000 --mode ") + mode + " --backend cpu --output '" +
+                    dir.path("g.h5") + "'");
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "needs "));
+    CHECK(contains(r.err, mode == std::string("random") ? "75.0 GiB" : "372.5 GiB"));
+    CHECK(contains(r.err, "MemAvailable"));
+    CHECK(!fs::exists(dir.path("g.h5")));
+  }
 }
 
 TEST_CASE("an A of zeros is refused as exactly singular before any LU, naming the file", "[cli]") {

@@ -204,6 +204,26 @@ TEST_CASE("write_system then read_system gives back A, b, x and the description 
   CHECK_FALSE(has_temporary_file(dir));
 }
 
+TEST_CASE("write_system writes a large A by blocks of rows: read back bit for bit, in C order", "[io]") {
+  // 6000^2 = 3.6e7 elements: two of write_matrix's 2^25-element blocks (the second one partial).
+  TempDir dir;
+  constexpr int kN = 6000;
+  const LinearSystem s = tcsolve::generate_system(kN, 1, tcsolve::SpectrumMode::random, 3);
+  const std::string path = dir.path("large.h5");
+  tcsolve::write_system(path, s, false);
+  const LinearSystem r = tcsolve::read_system(path);
+  CHECK(r.A == s.A);
+  CHECK(r.b == s.b);
+  std::vector<hsize_t> dims;
+  const std::vector<double> raw = read_raw(path, "A", dims);  // the file's own order
+  REQUIRE(dims == std::vector<hsize_t>{kN, kN});
+  bool c_order = true;
+  for (int i : {0, 5591, 5592, kN - 1})  // around the blocks' seam (2^25 / 6000 = 5592 rows)
+    for (int j : {0, 1, kN - 1}) c_order = c_order && raw[static_cast<std::size_t>(i) * kN + j] == s.A(i, j);
+  CHECK(c_order);
+  CHECK_FALSE(has_temporary_file(dir));
+}
+
 TEST_CASE("a non-symmetric A is not transposed: h5py's file, our writer and memory agree", "[io]") {
   // tests/data/rowmajor_3x3.h5 was written by h5py 3.7 (numpy 1.24, C order), from the repository root:
   // /usr/bin/python3 -c 'import h5py, numpy as np; f = h5py.File("tests/data/rowmajor_3x3.h5", "w"); f["A"] =
@@ -796,7 +816,7 @@ TEST_CASE("tcsolve generate rejects a bad --mode, a missing --output and a bad -
       {"generate --output '" + out + "'", "--n"},
       {"generate --n 8 --cond 0.5 --output '" + out + "'", "--cond"},
       {"generate --n 0 --output '" + out + "'", "--n"},
-      {"generate --n 46341 --output '" + out + "'", "--n"},  // n^2 >= 2^31
+      {"generate --n 131073 --output '" + out + "'", "--n"},  // above kMaxGeneratedOrder
       {"generate --n 8 --seed -1 --output '" + out + "'", "--seed"},
       // --backend cpu: without a GPU, auto would add its one note on stderr before this error
       // (the directory is found missing when the file is written).

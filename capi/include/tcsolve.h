@@ -110,7 +110,9 @@ typedef struct {
 
 /* Solves A X = B (A n x n, B and X n x nrhs) to FP64 accuracy: the solver of `tcsolve solve`
  * (same options, bitwise the same X). Column-major unless params->row_major; lda, ldb, ldx >=
- * max(1, n) (column-major) or >= max(1, n), max(1, nrhs), max(1, nrhs) (row-major). params NULL:
+ * max(1, n) (column-major) or >= max(1, n), max(1, nrhs), max(1, nrhs) (row-major), and n, nrhs
+ * and the leading dimensions at most INT_MAX (NOT_SUPPORTED beyond; n^2 may exceed it: n up to
+ * what memory holds, about 64000 on an 80 GB GPU with the fallback's FP64 LU). params NULL:
  * the defaults; info may be NULL. Host pointers on a cpu handle, host or device pointers on a
  * cuda handle. n = 0 or nrhs = 0: quick return. NOT_CONVERGED (X the best iterate, info
  * filled) when refinement and fallback fail; INVALID_VALUE for bad arguments and for a matrix

@@ -281,6 +281,9 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
     not_null("X", X);
     as_int("n", n);
     as_int("nrhs", nrhs);
+    as_int("lda", lda);  // the device path keeps leading dimensions as int (DeviceSystemView)
+    as_int("ldb", ldb);
+    as_int("ldx", ldx);
 
     SolveResult r;
     if (h->backend == Backend::cuda) {

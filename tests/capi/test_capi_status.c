@@ -256,6 +256,10 @@ static void test_dgesv(tcsolveHandle_t h) {
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "lda", &p, NS, R, A, NS - 1, B, LD, X, LD, &info);
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "ldb", &p, NS, R, A, LD, B, 3, X, LD, &info);
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "ldx", &p, NS, R, A, LD, B, LD, X, 0, &info);
+  /* leading dimensions past INT_MAX: NOT_SUPPORTED, by name, before anything is read */
+  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "lda", &p, NS, R, A, (int64_t)1 << 31, B, LD, X, LD, &info);
+  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "ldb", &p, NS, R, A, LD, B, (int64_t)1 << 32, X, LD, &info);
+  DGESV_FAILS(TCSOLVE_STATUS_NOT_SUPPORTED, "ldx", &p, NS, R, A, LD, B, LD, X, (int64_t)1 << 31, &info);
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "A:", &p, NS, R, NULL, LD, B, LD, X, LD, &info);
   DGESV_FAILS(TCSOLVE_STATUS_INVALID_VALUE, "B:", &p, NS, R, A, LD, NULL, LD, X, LD, &info);
   CHECK_STATUS(h, tcsolveDgesv(h, &p, NS, R, A, LD, B, LD, NULL, LD, &info), TCSOLVE_STATUS_INVALID_VALUE, "X:");

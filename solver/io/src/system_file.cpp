@@ -222,6 +222,9 @@ Handle bool_enum_type(hid_t base) {
 // --- writing --------------------------------------------------------------------------------
 
 
+/// Elements of one block of rows in write_matrix's C-order copy (256 MiB of doubles).
+constexpr hsize_t kWriteBlockElements = hsize_t{1} << 25;
+
 /// Dataset `name` = m as float64, row-major; 1-D (length rows) when `as_vector`.
 void write_matrix(hid_t file, const std::string& path, const char* name, const Eigen::MatrixXd& m,
                   bool as_vector) {
@@ -244,11 +247,24 @@ void write_matrix(hid_t file, const std::string& path, const char* name, const E
   }
   Handle dataset(H5Dcreate2(file, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
                  H5Dclose);
-  const RowMajorMatrix buffer = m;  // C order, as h5py writes
-  if (!space.valid() || !dataset.valid() ||
-      H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0 ||
-      !dataset.close())
-    fail(path, name, "cannot write the dataset (disk full?)");
+  if (!space.valid() || !dataset.valid()) fail(path, name, "cannot create the dataset");
+  // C order, as h5py writes, by blocks of rows of at most kWriteBlockElements: the copy in C
+  // order never holds more than a block (a whole one was another n^2 doubles of host memory:
+  // 33 GB at n = 64000). The bytes in the file are the same either way.
+  const hsize_t cols = dims[1], rows_per_block = std::max<hsize_t>(1, kWriteBlockElements / std::max<hsize_t>(cols, 1));
+  for (hsize_t r0 = 0; r0 < dims[0]; r0 += rows_per_block) {
+    const hsize_t rows = std::min(rows_per_block, dims[0] - r0);
+    const RowMajorMatrix buffer = m.middleRows(static_cast<Eigen::Index>(r0), static_cast<Eigen::Index>(rows));
+    const hsize_t start[2] = {r0, 0}, count[2] = {rows, cols};
+    Handle file_space(H5Dget_space(dataset.get()), H5Sclose);
+    Handle memory_space(H5Screate_simple(as_vector ? 1 : 2, count, nullptr), H5Sclose);
+    if (!file_space.valid() || !memory_space.valid() ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+        H5Dwrite(dataset.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT,
+                 buffer.data()) < 0)
+      fail(path, name, "cannot write the dataset (disk full?)");
+  }
+  if (!dataset.close()) fail(path, name, "cannot write the dataset (disk full?)");
 }
 
 

@@ -26,9 +26,9 @@ struct MatrixMarketMatrix {
   long long stored_entries = 0;  ///< entries in the file (the size line's count for coordinate)
 };
 
-/// Largest order read_matrix_market accepts: n^2 < 2^31, the 32-bit element indices of the GPU
-/// kernels (held dense: 16 GiB; whether it fits in memory is the caller's check).
-constexpr int kMaxMatrixMarketOrder = 46340;
+/// Largest order read_matrix_market accepts: 2^17, as generate (tcsolve/solver/generate.hpp:
+/// the solver's indices are 64-bit); held dense, whether it fits in memory is the caller's check.
+constexpr int kMaxMatrixMarketOrder = 131072;
 
 /// Whether `path` starts with a %%MatrixMarket banner (case-insensitive): the readers of HDF5
 /// files name such a file as what it is, and solve/compare import it.
