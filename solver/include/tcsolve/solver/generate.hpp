@@ -17,9 +17,9 @@ enum class SpectrumMode { geometric, arithmetic, clustered, random };
 /// Largest order generate_system accepts: 2^17, twice what an 80 GB GPU solves (n^2 = 1.7e10
 /// elements, 137 GB as FP64). Every element index and count of the solver is 64-bit (until
 /// 2026-11-26 this was 46340, n^2 < 2^31, on a claim of 32-bit kernel indices that a review of
-/// every kernel and solves at n = 70000 disproved). Memory is the caller's check: the cpu holds
-/// up to five n x n FP64 matrices at once for randsvd and one for random, the cuda backend three
-/// on the device for randsvd.
+/// every kernel disproved; n = 64512 is solved on an H100 in docs/BENCHMARKS.md). Memory is the
+/// caller's check: the cpu holds up to five n x n FP64 matrices at once for randsvd and one for
+/// random, the cuda backend three on the device for randsvd.
 constexpr int kMaxGeneratedOrder = 131072;
 
 /// "geometric" | "arithmetic" | "clustered" | "random"; throws InvalidInput otherwise.
