@@ -105,12 +105,13 @@ int run_generate(int argc, char** argv) {
   {
     // Host: A, U and V with their QR workspaces (cpu randsvd: about 40 n^2 bytes at the peak);
     // otherwise A (random, or cuda randsvd's copied back), then the write: the HDF5 file built
-    // in memory and its image (hdf5_file.hpp: all disk I/O is ours), the C-order copy of A at
-    // most 256 MiB at a time (system_file.cpp): 24 n^2 bytes and a margin (measured: 97.8 GB
-    // resident at n = 64512, 24 n^2 = 99.9 GB). Device (cuda randsvd): 3 n^2 doubles.
+    // in memory (hdf5_file.hpp: all disk I/O is ours, from HDF5's own buffer) and the C-order
+    // copy of A 32 MiB at a time (system_file.cpp): 18 n^2 bytes and a margin (measured: 17.7 n^2
+    // resident at n = 12000; with a copy of the image and whole-matrix C-order copies it was
+    // 97.8 GB, 23.5 n^2, at n = 64512). Device (cuda randsvd): 3 n^2 doubles.
     const double n2 = static_cast<double>(order) * order;
     const std::string what = "generate --n " + std::to_string(order);
-    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 * n2 : 24 * n2 + 512.0 * 1024 * 1024));
+    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 * n2 : 18 * n2 + 512.0 * 1024 * 1024));
     if (randsvd && backend == Backend::cuda) require_device_memory(what, 24 * n2 + 64.0 * 1024 * 1024);
   }
   Progress progress("generate", progress_mode(vm));

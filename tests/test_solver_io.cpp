@@ -205,7 +205,8 @@ TEST_CASE("write_system then read_system gives back A, b, x and the description 
 }
 
 TEST_CASE("write_system writes a large A by blocks of rows: read back bit for bit, in C order", "[io]") {
-  // 6000^2 = 3.6e7 elements: two of write_matrix's 2^25-element blocks (the second one partial).
+  // 6000^2 = 3.6e7 elements: nine of write_matrix's 2^22-element blocks of 699 rows (the last
+  // one partial).
   TempDir dir;
   constexpr int kN = 6000;
   const LinearSystem s = tcsolve::generate_system(kN, 1, tcsolve::SpectrumMode::random, 3);
@@ -218,7 +219,7 @@ TEST_CASE("write_system writes a large A by blocks of rows: read back bit for bi
   const std::vector<double> raw = read_raw(path, "A", dims);  // the file's own order
   REQUIRE(dims == std::vector<hsize_t>{kN, kN});
   bool c_order = true;
-  for (int i : {0, 5591, 5592, kN - 1})  // around the blocks' seam (2^25 / 6000 = 5592 rows)
+  for (int i : {0, 698, 699, 5591, 5592, kN - 1})  // around blocks' seams (2^22 / 6000 = 699 rows)
     for (int j : {0, 1, kN - 1}) c_order = c_order && raw[static_cast<std::size_t>(i) * kN + j] == s.A(i, j);
   CHECK(c_order);
   CHECK_FALSE(has_temporary_file(dir));

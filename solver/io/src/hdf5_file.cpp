@@ -2,6 +2,8 @@
 #include "hdf5_file.hpp"
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -22,11 +24,53 @@ namespace tcsolve::hdf5 {
   throw InvalidInput(file + ": " + name + ": " + problem);
 }
 
+namespace {
+
+// The core driver's allocations, through HDF5's file image callbacks (H5Pset_file_image_callbacks),
+// recorded in the OutputFile's Image (udata) so that commit() can write the buffer itself.
+void* image_malloc(std::size_t size, H5FD_file_image_op_t, void* udata) {
+  auto* image = static_cast<OutputFile::Image*>(udata);
+  image->memory = std::malloc(size);
+  image->size = image->memory != nullptr ? size : 0;
+  return image->memory;
+}
+
+void* image_memcpy(void* dest, const void* src, std::size_t size, H5FD_file_image_op_t, void*) {
+  return std::memcpy(dest, src, size);
+}
+
+void* image_realloc(void* ptr, std::size_t size, H5FD_file_image_op_t, void* udata) {
+  auto* image = static_cast<OutputFile::Image*>(udata);
+  void* grown = std::realloc(ptr, size);
+  if (grown != nullptr) image->memory = grown, image->size = size;
+  return grown;
+}
+
+herr_t image_free(void* ptr, H5FD_file_image_op_t, void* udata) {
+  auto* image = static_cast<OutputFile::Image*>(udata);
+  if (ptr == image->memory) image->memory = nullptr, image->size = 0;
+  std::free(ptr);
+  return 0;
+}
+
+void* udata_copy(void* udata) { return udata; }  // the OutputFile's Image, shared by the copies
+herr_t udata_free(void*) { return 0; }
+
+/// Offset of the file consistency flags in a version 0 or 1 superblock (HDF5 file format
+/// specification, "Superblock"); H5Fget_file_image clears them in its copy of a file open for
+/// writing, and commit() does the same in what it writes.
+constexpr std::size_t kConsistencyFlags = 20;
+
+}  // namespace
+
 OutputFile::OutputFile(const std::string& path, OutputOptions options)
     : path_(path), options_(std::move(options)) {
   check_output(path_, options_);  // refuse before anything is built
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), kGrowBytes, false) < 0)
+  H5FD_file_image_callbacks_t callbacks = {image_malloc, image_memcpy, image_realloc, image_free,
+                                           udata_copy,   udata_free,   &image_};
+  if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), kGrowBytes, false) < 0 ||
+      H5Pset_file_image_callbacks(fapl.get(), &callbacks) < 0)
     fail(path, "cannot set up the HDF5 file in memory");
   // The name only identifies the file inside HDF5 (unique among the open ones: this object's
   // address): nothing is created under it.
@@ -38,16 +82,26 @@ OutputFile::OutputFile(const std::string& path, OutputOptions options)
 void OutputFile::commit() {
   // Metadata still in HDF5's cache is in no image until flushed (to memory: nothing fails).
   if (H5Fflush(file_, H5F_SCOPE_GLOBAL) < 0) fail(path_, "cannot assemble the HDF5 file");
-  const ssize_t size = H5Fget_file_image(file_, nullptr, 0);
+  const ssize_t size = H5Fget_file_image(file_, nullptr, 0);  // the size only
   if (size < 0) fail(path_, "cannot assemble the HDF5 file");
-  std::vector<char> image(static_cast<std::size_t>(size));
-  if (H5Fget_file_image(file_, image.data(), image.size()) != size)
-    fail(path_, "cannot assemble the HDF5 file");
+  const auto bytes = static_cast<std::size_t>(size);
+  const auto* memory = static_cast<const unsigned char*>(image_.memory);
+  TemporaryOutput out(path_, options_);
+  if (memory != nullptr && bytes <= image_.size && bytes > kConsistencyFlags + 4 && memory[8] <= 1) {
+    // The driver's buffer is the file: written as it is, but for the consistency flags of a
+    // version 0/1 superblock (byte 8), which say "open for writing" until the file is closed.
+    unsigned char head[kConsistencyFlags + 4];
+    std::memcpy(head, memory, sizeof head);
+    std::memset(head + kConsistencyFlags, 0, 4);
+    out.write(head, sizeof head);
+    out.write(memory + sizeof head, bytes - sizeof head);
+  } else {  // another superblock version: HDF5's own copy of the image
+    std::vector<char> copy(bytes);
+    if (H5Fget_file_image(file_, copy.data(), copy.size()) != size) fail(path_, "cannot assemble the HDF5 file");
+    out.write(copy.data(), copy.size());
+  }
   H5Fclose(file_);  // in memory: nothing to flush
   file_ = H5I_INVALID_HID;
-
-  TemporaryOutput out(path_, options_);
-  out.write(image.data(), image.size());
   out.publish();
 }
 

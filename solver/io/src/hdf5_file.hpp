@@ -46,6 +46,8 @@ class Handle {
 /// synced, renamed; nothing is left on disk when anything fails. All disk I/O is ours, not
 /// HDF5's: a write that fails inside HDF5 (disk full) leaves it holding a half-closed file,
 /// which HDF5 1.10 then crashes on when it closes its files at exit (H5F__close_cb).
+/// commit() writes the core driver's own buffer (kept track of through HDF5's file image
+/// callbacks), not a copy of it: the image of a 33 GB system is not held twice.
 class OutputFile {
  public:
   /// Checks `path` by the output rule (check_output: refusals throw InvalidInput "<path>:
@@ -63,10 +65,17 @@ class OutputFile {
   /// replaces; else only while the name is free). Throws InvalidInput.
   void commit();
 
+  /// The core driver's buffer, as HDF5's file image callbacks allocate and grow it.
+  struct Image {
+    void* memory = nullptr;
+    std::size_t size = 0;
+  };
+
  private:
   static constexpr std::size_t kGrowBytes = std::size_t{1} << 20;  ///< the in-memory file grows by 1 MiB
   std::string path_;
   OutputOptions options_;
+  Image image_;
   hid_t file_ = H5I_INVALID_HID;
 };
 

@@ -222,8 +222,8 @@ Handle bool_enum_type(hid_t base) {
 // --- writing --------------------------------------------------------------------------------
 
 
-/// Elements of one block of rows in write_matrix's C-order copy (256 MiB of doubles).
-constexpr hsize_t kWriteBlockElements = hsize_t{1} << 25;
+/// Elements of one block of rows in write_matrix's C-order copy (32 MiB of doubles).
+constexpr hsize_t kWriteBlockElements = hsize_t{1} << 22;
 
 /// Dataset `name` = m as float64, row-major; 1-D (length rows) when `as_vector`.
 void write_matrix(hid_t file, const std::string& path, const char* name, const Eigen::MatrixXd& m,
