@@ -73,6 +73,27 @@ void write_declared_only(const std::string& path, hsize_t n) {
   H5Fclose(file);
 }
 
+/// The host's MemAvailable in bytes (/proc/meminfo), 0 when it cannot be read.
+double host_memory_available() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+/// run_tcsolve(args) and the seconds it took.
+struct TimedRun {
+  CommandResult result;
+  double seconds;
+};
+TimedRun run_timed(const std::string& args) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CommandResult r = run_tcsolve(args);
+  return {std::move(r), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+}
+
 }  // namespace
 
 TEST_CASE("tcsolve without a subcommand prints the usage on stderr and exits 2", "[cli]") {
@@ -233,9 +254,7 @@ TEST_CASE("a file declaring a huge A is refused before allocating, naming the si
   TempDir dir;
   write_declared_only(dir.path("huge.h5"), 100000);
   CHECK(fs::file_size(dir.path("huge.h5")) < 64 * 1024);
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = run_tcsolve("solve --json --backend cpu --input '" + dir.path("huge.h5") + "'");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto [r, seconds] = run_timed("solve --json --backend cpu --input '" + dir.path("huge.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "huge.h5"));
@@ -257,20 +276,13 @@ TEST_CASE("a cuda solve larger than the device memory is refused up front with t
   // free memory, rounded up to a multiple of 1000; the host check (16 n^2) must pass first.
   const double n_fit = std::sqrt(static_cast<double>(memory.free) / 20.0);
   const long long n = (static_cast<long long>(n_fit) / 1000 + 1) * 1000;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  double available_kb = 0;
-  while (meminfo >> key >> available_kb >> unit)
-    if (key == "MemAvailable:") break;
-  if (available_kb * 1024 < 16.0 * static_cast<double>(n) * static_cast<double>(n)) {
+  if (host_memory_available() < 16.0 * static_cast<double>(n) * static_cast<double>(n)) {
     WARN("skipped: the host cannot hold the n = " << n << " system that exceeds the GPU");
     return;
   }
   TempDir dir;
   write_declared_only(dir.path("big.h5"), static_cast<hsize_t>(n));
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = run_tcsolve("solve --json --backend cuda --input '" + dir.path("big.h5") + "'");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto [r, seconds] = run_timed("solve --json --backend cuda --input '" + dir.path("big.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "big.h5"));
@@ -281,9 +293,7 @@ TEST_CASE("a cuda solve larger than the device memory is refused up front with t
 }
 
 TEST_CASE("kmeans refuses k above the points before any work", "[cli]") {
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = run_tcsolve("kmeans --backend cpu --synthetic 100:2 --k 1000000000");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto [r, seconds] = run_timed("kmeans --backend cpu --synthetic 100:2 --k 1000000000");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "1000000000"));
@@ -302,12 +312,7 @@ TEST_CASE("generate refuses n above 131072 and names the memory when a large n d
   // A random system of n = 100000 needs A and the HDF5 file in memory on the host: 18 n^2 bytes
   // and a 512 MiB margin = 168.1 GiB; a cpu randsvd about 40 n^2 = 372.5 GiB. Refused on
   // machines with less.
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key, unit;
-  double available_kb = 0;
-  while (meminfo >> key >> available_kb >> unit)
-    if (key == "MemAvailable:") break;
-  if (available_kb * 1024 > 18.0 * 1e10 + 512.0 * 1024 * 1024) {
+  if (host_memory_available() > 18.0 * 1e10 + 512.0 * 1024 * 1024) {
     WARN("skipped: this machine has the memory for a n = 100000 random system");
     return;
   }
@@ -326,9 +331,7 @@ TEST_CASE("generate refuses n above 131072 and names the memory when a large n d
 TEST_CASE("an A of zeros is refused as exactly singular before any LU, naming the file", "[cli]") {
   TempDir dir;
   write_declared_only(dir.path("zeros.h5"), 3000);  // reads as zeros (HDF5's fill value)
-  const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult r = run_tcsolve("solve --backend cpu --input '" + dir.path("zeros.h5") + "'");
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto [r, seconds] = run_timed("solve --backend cpu --input '" + dir.path("zeros.h5") + "'");
   INFO(r);
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "zeros.h5"));
