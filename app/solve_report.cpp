@@ -18,7 +18,7 @@ void add_solver_options(po::options_description& options) {
   options.add_options()
       ("backend", po::value<std::string>()->default_value("auto")->value_name("B"),
        "auto | cpu | cuda (auto: cuda when a usable GPU is present, else cpu)")
-      ("block-size", po::value<long long>()->default_value(kDefaultBlockSizeCpu, "128 on cpu, 512 on cuda")->value_name("NB"),
+      ("block-size", po::value<long long>()->default_value(kDefaultBlockSizeCpu, "128 on cpu; 512 on cuda, 1024 from n = 24576")->value_name("NB"),
        "block size nb of the LU (panel width, k of the trailing-update GEMMs)")
       ("refine", po::value<std::string>()->default_value("classical")->value_name("R"),
        "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
@@ -42,7 +42,7 @@ void add_solver_options(po::options_description& options) {
        "cuda solve at n = 16384) and the warnings that rest on it")
       ("cuda-plan", po::value<std::string>()->value_name("F=V,..."),
        "cuda: the LU's code path, to compare (the default is the production path): leaf=cluster|"
-       "cusolver, leaf_chunk=2|8|4|1, leaf_ahead=on|off, lookahead=on|off, panel_sms=16|32, "
+       "cusolver|tournament, leaf_chunk=2|8|4|1, leaf_ahead=on|off, lookahead=on|off, panel_sms=16|32|48|64, "
        "trsm=mixed|kernel|cublas, trsv=lu_solve|inverse|cublas, auto_paths=fp16_first|both|retry, "
        "phases=blocks|detail|off, host_times=off|on; after the TCSOLVE_SOLVER_* variables")
       ("gemm-kernels", po::value<std::string>()->value_name("K"),

@@ -53,12 +53,13 @@ struct LuResidual {
 };
 
 /// Checks the structure of the factorization of A (perm a permutation; L unit lower with
-/// |l_ij| <= 1, partial pivoting) and returns the reconstruction error and its bound. Higham
+/// |l_ij| <= max_multiplier: 1 for partial pivoting) and returns the reconstruction error and
+/// its bound. Higham
 /// (Thm 9.3): the computed factors of LU with partial pivoting satisfy |P A_s - L U| <= gamma_n
 /// |L||U|, gamma_n = n u / (1 - n u), when every operation is rounded to u = u32; the conversion
 /// of A_s to FP32 adds u |A_s|. The split variants' trailing updates carry up to two such errors
 /// per product (inside and outside the tensor core), hence the factor 2.
-inline LuResidual lu_reconstruction(const LuFactorization& f, const Eigen::MatrixXd& A) {
+inline LuResidual lu_reconstruction(const LuFactorization& f, const Eigen::MatrixXd& A, double max_multiplier = 1.0) {
   constexpr double kU32 = 0x1p-24;
   const int n = static_cast<int>(A.rows());
   std::vector<int> sorted = f.perm;
@@ -68,7 +69,7 @@ inline LuResidual lu_reconstruction(const LuFactorization& f, const Eigen::Matri
   Eigen::MatrixXd L = lu.triangularView<Eigen::StrictlyLower>();
   L.diagonal().setOnes();
   const Eigen::MatrixXd U = lu.triangularView<Eigen::Upper>();
-  CHECK(L.cwiseAbs().maxCoeff() <= 1.0);
+  CHECK(L.cwiseAbs().maxCoeff() <= max_multiplier);
   const Eigen::MatrixXd As = f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal();
   Eigen::MatrixXd PAs(n, n);
   for (int i = 0; i < n; ++i) PAs.row(i) = As.row(f.perm[static_cast<std::size_t>(i)]);

@@ -349,9 +349,13 @@ TEST_CASE("solve throws Unavailable for the cuda path without a device and for a
 
 TEST_CASE("block size 0 is the backend's default, and the result says which nb the LU ran with",
           "[solver]") {
-  // The default is the library's, not the command line's: a library caller on cuda gets 512.
+  // The default is the library's, not the command line's: a library caller on cuda gets 512,
+  // and 1024 from n = kLargeBlockFromCuda on; the cpu 128 at every n.
   CHECK(default_block_size(Backend::cpu) == kDefaultBlockSizeCpu);
+  CHECK(default_block_size(Backend::cpu, 100000) == kDefaultBlockSizeCpu);
   CHECK(default_block_size(Backend::cuda) == kDefaultBlockSizeCuda);
+  CHECK(default_block_size(Backend::cuda, kLargeBlockFromCuda - 1) == kDefaultBlockSizeCuda);
+  CHECK(default_block_size(Backend::cuda, kLargeBlockFromCuda) == kLargeBlockSizeCuda);
   const LinearSystem sys = randsvd(40, 10, 1);
   SolveOptions o = cpu_options(Variant::fp32_simt);
   o.block_size = 0;

@@ -41,7 +41,14 @@ std::string on_off(bool b) { return b ? "on" : "off"; }
 
 }  // namespace
 
-std::string_view to_string(CudaLuPlan::Leaf v) { return v == CudaLuPlan::Leaf::cluster ? "cluster" : "cusolver"; }
+std::string_view to_string(CudaLuPlan::Leaf v) {
+  switch (v) {
+    case CudaLuPlan::Leaf::cluster: return "cluster";
+    case CudaLuPlan::Leaf::cusolver: return "cusolver";
+    case CudaLuPlan::Leaf::tournament: return "tournament";
+  }
+  return "?";
+}
 
 std::string_view to_string(CudaLuPlan::Trsm v) {
   switch (v) {
@@ -94,11 +101,11 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
 
 void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value) {
   using P = CudaLuPlan;
-  if (name == "leaf") p.leaf = parse_value(name, value, {P::Leaf::cluster, P::Leaf::cusolver});
+  if (name == "leaf") p.leaf = parse_value(name, value, {P::Leaf::cluster, P::Leaf::cusolver, P::Leaf::tournament});
   else if (name == "leaf_chunk") p.leaf_chunk = parse_choice(name, value, {2, 8, 4, 1});
   else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
-  else if (name == "panel_sms") p.panel_sms = parse_choice(name, value, {16, 32});
+  else if (name == "panel_sms") p.panel_sms = parse_choice(name, value, {16, 32, 48, 64});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "auto_paths")

@@ -91,8 +91,9 @@ LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant 
   return cuda::lu_factorize(A, variant, block_size, gemm, plan, ctx);
 }
 
-int default_block_size(Backend backend) {
-  return resolve_backend(backend) == Backend::cuda ? kDefaultBlockSizeCuda : kDefaultBlockSizeCpu;
+int default_block_size(Backend backend, std::int64_t n) {
+  if (resolve_backend(backend) != Backend::cuda) return kDefaultBlockSizeCpu;
+  return n >= kLargeBlockFromCuda ? kLargeBlockSizeCuda : kDefaultBlockSizeCuda;
 }
 
 int fp64_below_default(Backend backend) { return resolve_backend(backend) == Backend::cuda ? kFp64BelowCuda : 0; }
@@ -114,7 +115,7 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   detail::check_system(sys);
   detail::check_solve_options(requested);
   SolveOptions options = requested;
-  if (options.block_size == 0) options.block_size = default_block_size(options.backend);
+  if (options.block_size == 0) options.block_size = default_block_size(options.backend, sys.A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
@@ -142,7 +143,7 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
   SolveOptions options = requested;
   options.backend = Backend::cuda;
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);
-  if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda);
+  if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, v.n);
   SolveResult r = cuda::solve_device(v, X, ldx, options);
   r.block_size = options.block_size;
   return r;

@@ -94,11 +94,14 @@ class BlockedLu {
         window_(f.rbt ? f.rbt->window : -1),
         pivot_(window_ != 0),
         leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
+        // CudaLuPlan::Leaf::tournament: leaf_tournament.cu's leaves where that kernel runs
+        tournament_(window_ < 0 && run.plan.leaf == CudaLuPlan::Leaf::tournament &&
+                    kernels::tournament_leaf_width(f.order) > 0),
         // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs;
         // rbt: leaf_rbt.cu's leaves of kMaxLeafWidth
-        leaf_(window_ >= 0 ? kernels::kMaxLeafWidth
-                           : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0
-                                                                           : kernels::leaf_width(f.order, leaf_variant_))),
+        leaf_(window_ >= 0 || tournament_
+                  ? kernels::kMaxLeafWidth
+                  : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.order, leaf_variant_))),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
         infos_(static_cast<std::size_t>(2 + f.order / kernels::kMaxLeafWidth)),
         origin_(pivot_ ? static_cast<std::size_t>(f.order) : 1),
@@ -113,6 +116,8 @@ class BlockedLu {
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
     f_.perm = DeviceBuffer<int>(identity.size());
     f_.perm.upload(identity, run_.stream);
+    if (run_.plan.leaf == CudaLuPlan::Leaf::tournament && !tournament_ && leaf_ > 0)
+      run_.plan.leaf = CudaLuPlan::Leaf::cluster;  // reported: the tournament kernel cannot run for this n
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
       leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
@@ -451,6 +456,12 @@ class BlockedLu {
       kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
       return;
     }
+    if (tournament_) {  // like the cluster kernel, with tournament pivoting
+      const auto timed = host_.time(HostTimes::leaf);
+      kernels::factor_leaf_tournament(panel_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
+                                      origin_.data());
+      return;
+    }
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
       kernels::factor_leaf(panel_, leaf_variant_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
@@ -491,6 +502,7 @@ class BlockedLu {
   bool pivot_;  ///< rows are interchanged (partial pivoting, or rbt's windowed pivoting)
   float tiny_ = 0;  ///< rbt: a pivot not above this in magnitude is reported
   kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
+  bool tournament_;  ///< the leaves by leaf_tournament.cu (CudaLuPlan::Leaf::tournament, where it runs)
   int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
   DeviceBuffer<int> pairs_;
   DeviceBuffer<int> infos_;          ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info

@@ -1,4 +1,4 @@
-// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_rbt.cu,
+// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu,
 // butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
@@ -69,6 +69,19 @@ int leaf_width(int n, LeafVariant leaf = {});
 /// (one launch per leaf instead of two).
 void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
+
+// --- leaf_tournament.cu ------------------------------------------------------------------------
+
+/// Width of the leaves factor_leaf_tournament() takes for order n on this device: 32, or 0 when
+/// it cannot run here (compute capability other than 9.0, n above 16 x 1024 rows, or the cluster
+/// not schedulable).
+int tournament_leaf_width(int n);
+
+/// factor_leaf()'s work with tournament pivoting (CALU's TSLU, two rounds: each CTA's 1024 rows,
+/// then the cluster's candidates) instead of partial pivoting: the same arguments, outputs and
+/// formats; the pivots are the final round's, each row's multipliers by substitution with them.
+void factor_leaf_tournament(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int* pairs, int* info,
+                            int block_lo = 0, int block_hi = 0, int* origin = nullptr);
 
 // --- leaf_rbt.cu -------------------------------------------------------------------------------
 

@@ -78,12 +78,11 @@ SolverLibraries& SolverLibraries::of(Context& ctx) {
 }
 
 SolverLibraries::~SolverLibraries() {  // errors dropped: a destructor
-  lookahead_16_.panel_gemm.reset();
-  lookahead_16_.update_gemm.reset();
-  lookahead_32_.panel_gemm.reset();
-  lookahead_32_.update_gemm.reset();
-  destroy_lookahead_streams(lookahead_16_.streams);
-  destroy_lookahead_streams(lookahead_32_.streams);
+  for (auto& [sms, l] : lookahead_) {
+    l.panel_gemm.reset();
+    l.update_gemm.reset();
+    destroy_lookahead_streams(l.streams);
+  }
   if (blas_ != nullptr) cublasDestroy(blas_);
   if (blas_second_ != nullptr) cublasDestroy(blas_second_);
   if (dense_ != nullptr) cusolverDnDestroy(dense_);
@@ -107,16 +106,14 @@ cusolverDnHandle_t SolverLibraries::dense(cudaStream_t stream) {
 }
 
 const SolverLibraries::Lookahead& SolverLibraries::lookahead(int panel_sms) {
-  Lookahead& l = panel_sms == 32 ? lookahead_32_ : lookahead_16_;
-  bool& made = panel_sms == 32 ? made_32_ : made_16_;
-  if (!made) {
-    l.streams = make_lookahead_streams(panel_sms == 32 ? 32u : 16u);
-    if (l.streams.unavailable.empty()) {
-      l.panel_gemm = std::make_unique<Context>(l.streams.panel);
-      l.update_gemm = std::make_unique<Context>(l.streams.update);
-      l.update_gemm->set_max_blocks(l.streams.update_sms);
-    }
-    made = true;
+  const auto found = lookahead_.find(panel_sms);
+  if (found != lookahead_.end()) return found->second;
+  Lookahead& l = lookahead_[panel_sms];
+  l.streams = make_lookahead_streams(static_cast<unsigned>(panel_sms));
+  if (l.streams.unavailable.empty()) {
+    l.panel_gemm = std::make_unique<Context>(l.streams.panel);
+    l.update_gemm = std::make_unique<Context>(l.streams.update);
+    l.update_gemm->set_max_blocks(l.streams.update_sms);
   }
   return l;
 }

@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -54,8 +55,7 @@ class SolverLibraries : public Context::Attachment {
   cublasHandle_t blas_ = nullptr, blas_second_ = nullptr;
   cusolverDnHandle_t dense_ = nullptr;
   cudaStream_t blas_stream_ = nullptr, blas_second_stream_ = nullptr, dense_stream_ = nullptr;
-  Lookahead lookahead_16_, lookahead_32_;
-  bool made_16_ = false, made_32_ = false;
+  std::map<int, Lookahead> lookahead_;  ///< by panel_sms, made on first use
 };
 
 }  // namespace tcsolve::cuda

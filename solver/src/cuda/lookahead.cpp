@@ -54,7 +54,7 @@ LookaheadStreams make_streams(unsigned kPanelSms) {
     s.unavailable = missing;
     return s;
   }
-  // 16: one 16-CTA cluster of the leaf kernel; 32 leaves two groups (to compare)
+  // 16: one 16-CTA cluster of the leaf kernel; 32, 48, 64 leave more (the joins' SGEMMs use them)
   CUdevice dev = 0;
   CUdevResource all{}, panel{}, rest{};
   unsigned groups = 1;

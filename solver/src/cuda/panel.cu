@@ -58,6 +58,7 @@
 #include <string>
 
 #include "kernels.hpp"
+#include "leaf_device.cuh"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -67,9 +68,7 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
-constexpr int kMaxCluster = 16;  ///< H100's non-portable maximum (8 is portable)
+using namespace leaf_device;
 
 /// One CTA's candidate pivot row as posted to the cluster: its w values, |a(r, i)| and the
 /// row, padded to whole 16-byte st.async vectors.
@@ -93,86 +92,9 @@ struct LeafShared {
   unsigned long long full[2];            ///< mbarriers: slot[p] holds every CTA's candidate
   unsigned long long loaded;             ///< mbarrier: the CTA's rows have arrived
   Candidate<W> stage[kWarps];            ///< each warp's candidate, as it will be posted
-  int chosen[W];                         ///< pivot row (relative to c0) of each step
-  int below[W];                          ///< the chosen rows below the block [0, w), in step order
-  unsigned top;                          ///< bit r: row r < w was chosen
-  int pair_dst[2 * W], pair_src[2 * W];  ///< the leaf's interchanges as (dst, src) row pairs
-  int pair_count;
+  LeafPermutation<W> perm;               ///< the pivots (perm.chosen) and the write-back's permutation
 };
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-/// The shared::cluster address of the same shared variable in CTA `rank`.
-__device__ __forceinline__ unsigned remote_address(unsigned local, int rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
-  return remote;
-}
-
-/// 16 bytes into another CTA's shared memory, completing 16 bytes of its mbarrier's phase.
-__device__ __forceinline__ void store_async(unsigned remote, const float4& v, unsigned remote_barrier) {
-  asm volatile(
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
-          remote),
-      "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
-      "r"(__float_as_uint(v.w)), "r"(remote_barrier)
-      : "memory");
-}
-
-__device__ __forceinline__ void barrier_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void barrier_arrive_expect(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),
-               "r"(bytes)
-               : "memory");
-}
-
-/// Copies `bytes` (a multiple of 16, both addresses 16-byte aligned) from global memory into
-/// this CTA's shared memory, completing them on the mbarrier.
-__device__ __forceinline__ void bulk_load(void* shared, const void* global, unsigned bytes,
-                                          unsigned long long* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-          shared_address(shared)),
-      "l"(global), "r"(bytes), "r"(shared_address(bar))
-      : "memory");
-}
-
-/// The reverse, tracked by the thread's bulk group (bulk_store_wait()).
-__device__ __forceinline__ void bulk_store(void* global, const void* shared, unsigned bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(global),
-               "r"(shared_address(shared)), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void bulk_store_wait() {
-  asm volatile(
-      "cp.async.bulk.commit_group;\n"
-      "cp.async.bulk.wait_group 0;\n" ::
-          : "memory");
-}
-
-/// Waits until the phase of `parity` completes; acquire at cluster scope, so the other CTAs'
-/// st.async data is visible.
-__device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait;\n"
-      "}\n" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-#endif
 
 template <int W, int RPT, int kChunk, bool Ahead>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -210,26 +132,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     row[k] = first_row + k * kThreads + tid;
     live[k] = row[k] < m;
     step[k] = -1;
-    if (bulk && live[k])
-      bulk_load(sh.rows[k * kThreads + tid], a + static_cast<std::size_t>(c0 + row[k]) * ld + c0,
-                W * sizeof(float), &sh.loaded);
   }
+  leaf_issue_loads<W, RPT, kThreads>(sh.rows, a, ld, c0, bulk, row, live, &sh.loaded);
   cluster.sync();  // every CTA's barriers exist before anyone posts
   if (bulk) barrier_wait(&sh.loaded, 0);
-#pragma unroll
-  for (int k = 0; k < RPT; ++k) {
-    if (bulk) {
-#pragma unroll
-      for (int c = 0; c < W; c += 4) {
-        const float4 x = *reinterpret_cast<const float4*>(&sh.rows[k * kThreads + tid][c]);
-        v[k][c] = x.x, v[k][c + 1] = x.y, v[k][c + 2] = x.z, v[k][c + 3] = x.w;
-      }
-    } else {
-      const float* src = a + static_cast<std::size_t>(c0 + (live[k] ? row[k] : 0)) * ld + c0;
-#pragma unroll
-      for (int c = 0; c < W; ++c) v[k][c] = live[k] && c < w ? src[c] : 0.0f;
-    }
-  }
+  leaf_take_rows<W, RPT, kThreads>(sh.rows, v, a, ld, c0, w, bulk, row, live, false);
 
   // The columns rotate through the registers: before chunk j, register column p holds matrix
   // column (p + kChunk j) mod W, so step i = kChunk j + t works on register column t, a
@@ -338,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float pivot = u[t];
       const float reciprocal = 1.0f / pivot;
       if (tid == 0) {
-        sh.chosen[i] = q;
+        sh.perm.chosen[i] = q;
         if (rank == 0 && pivot == 0.0f) atomicCAS(info, 0, c0 + i + 1);
       }
       float u_row[W];
@@ -406,52 +313,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int c = 0; c < kChunk; ++c) v[k][W - kChunk + c] = first[c];
     }
   }
-  __syncthreads();  // sh.chosen
-
-  // The final permutation. Warp 0: `top` marks the rows r < w chosen as pivots; `below` lists
-  // the chosen rows below the block in step order (ballot compaction); rank 0 writes the pairs.
-  if (warp == 0) {
-    const int chosen = lane < w ? sh.chosen[lane] : -1;
-    const unsigned lower = (1u << lane) - 1;
-    const unsigned leaving = __ballot_sync(kFull, chosen >= w);
-    // bit r: some step chose row r < w.
-    const unsigned chosen_top = __reduce_or_sync(kFull, (chosen >= 0 && chosen < w) ? 1u << chosen : 0u);
-    if (chosen >= w) sh.below[__popc(leaving & lower)] = chosen;
-    if (lane == 0) sh.top = chosen_top;
-    __syncwarp();
-    {  // every CTA: the pairs in shared memory (for the block's other columns, below)
-      int* dst = sh.pair_dst;
-      int* src = sh.pair_src;
-      const bool moved = lane < w && chosen != lane;  // row c0 + lane receives its pivot row
-      const unsigned moved_mask = __ballot_sync(kFull, moved);
-      if (moved) dst[__popc(moved_mask & lower)] = c0 + lane, src[__popc(moved_mask & lower)] = c0 + chosen;
-      const bool leaves = lane < w && !(chosen_top >> lane & 1);  // row c0 + lane goes below
-      const unsigned leaves_mask = __ballot_sync(kFull, leaves);
-      if (leaves) {
-        const int at = __popc(moved_mask) + __popc(leaves_mask & lower);
-        dst[at] = c0 + sh.below[__popc(leaves_mask & lower)], src[at] = c0 + lane;
-      }
-      const int count = __popc(moved_mask) + __popc(leaves_mask);
-      if (lane == 0) sh.pair_count = count;
-      __syncwarp();
-      if (rank == 0) {  // and in the pairs format of row_swap.cu
-        for (int t = lane; t < count; t += 32) pairs[1 + t] = dst[t], pairs[1 + 2 * w + t] = src[t];
-        if (lane == 0) pairs[0] = count;
-        if (origin != nullptr) {  // origin[dst] = old origin[src]
-          int moved_origin[2];
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            moved_origin[h] = lane + 32 * h < count ? origin[src[lane + 32 * h]] : 0;
-          __syncwarp();
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (lane + 32 * h < count) origin[dst[lane + 32 * h]] = moved_origin[h];
-        }
-      }
-    }
-  }
-  __syncthreads();  // sh.top, sh.below
-  const unsigned chosen_top = sh.top;
   // Back to matrix column order: the rotation is a whole turn unless the leaf is narrower.
   for (; rotation % W != 0; ++rotation)
 #pragma unroll
@@ -461,76 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int c = 0; c + 1 < W; ++c) v[k][c] = v[k][c + 1];
       v[k][W - 1] = first;
     }
-#pragma unroll
-  for (int k = 0; k < RPT; ++k) {
-    if (!(row[k] < m)) continue;
-    int dest = row[k];
-    if (step[k] >= 0)
-      dest = step[k];
-    else if (row[k] < w)
-      dest = sh.below[__popc(~chosen_top & ((1u << row[k]) - 1))];
-    float* out = a + static_cast<std::size_t>(c0 + dest) * ld + c0;
-    if (bulk) {
-      // Into this thread's own padded row, then out by one bulk copy to its destination.
-      float* staged = sh.rows[k * kThreads + tid];
-#pragma unroll
-      for (int c = 0; c < W; c += 4)
-        *reinterpret_cast<float4*>(staged + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the copy engine
-      bulk_store(out, staged, W * sizeof(float));
-    } else {
-#pragma unroll
-      for (int c = 0; c < W; ++c)
-        if (c < w) out[c] = v[k][c];
-    }
-  }
-  // The interchanges in the block's other columns [block_lo, block_hi) minus the leaf (origin
-  // given); every src value is read before any dst value is written (the moved rows are a
-  // permutation of themselves). Spread over every thread of the cluster (element e: pair
-  // e / others, column e % others), the reads before the cluster barrier below and the writes
-  // after it, when they fit in kMovesPerThread registers per thread; else a column per thread,
-  // its reads before its writes.
-  constexpr int kMovesPerThread = 16;
-  const int count = origin != nullptr ? sh.pair_count : 0, others = block_hi - block_lo - w;
-  const int moves = count * others, threads = clusters * kThreads, first = rank * kThreads + tid;
-  const bool spread = moves <= threads * kMovesPerThread;
-  float moved_spread[kMovesPerThread];
-  if (origin != nullptr && spread) {
-#pragma unroll
-    for (int u = 0; u < kMovesPerThread; ++u) {
-      const int e = first + u * threads;
-      if (e < moves) {
-        const int q = e % others;
-        moved_spread[u] = a[static_cast<std::size_t>(sh.pair_src[e / others]) * ld + block_lo + q +
-                            (block_lo + q >= c0 ? w : 0)];
-      }
-    }
-  } else if (origin != nullptr) {
-    for (int q = first; q < others; q += threads) {
-      const int col = block_lo + q + (block_lo + q >= c0 ? w : 0);
-      float moved[2 * W];
-#pragma unroll
-      for (int t = 0; t < 2 * W; ++t)
-        if (t < count) moved[t] = a[static_cast<std::size_t>(sh.pair_src[t]) * ld + col];
-#pragma unroll
-      for (int t = 0; t < 2 * W; ++t)
-        if (t < count) a[static_cast<std::size_t>(sh.pair_dst[t]) * ld + col] = moved[t];
-    }
-  }
-  if (bulk) bulk_store_wait();
-  cluster.sync();  // no CTA leaves while another may still address its shared memory; and
-                   // every spread read of the moved rows is done before any write
-  if (origin != nullptr && spread) {
-#pragma unroll
-    for (int u = 0; u < kMovesPerThread; ++u) {
-      const int e = first + u * threads;
-      if (e < moves) {
-        const int q = e % others;
-        a[static_cast<std::size_t>(sh.pair_dst[e / others]) * ld + block_lo + q +
-          (block_lo + q >= c0 ? w : 0)] = moved_spread[u];
-      }
-    }
-  }
+  leaf_write_back<W, RPT>(sh.perm, sh.rows, v, row, step, a, ld, m, c0, w, bulk, pairs, block_lo, block_hi, origin);
 #else
   __trap();  // launched only on compute capability 9.0 (leaf_width() returns 0 elsewhere)
 #endif

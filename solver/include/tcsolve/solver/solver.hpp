@@ -78,12 +78,18 @@ std::string_view to_string(Pivoting p);
 /// (see Pivoting); any other request is returned as it is.
 Pivoting resolve_pivoting(Pivoting requested, Backend backend, int n);
 
-/// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; 512 on cuda, where
+/// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; on cuda 512, where
 /// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
-/// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/BENCHMARKS.md, session 2).
-inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512;
-/// kDefaultBlockSizeCuda for cuda, else kDefaultBlockSizeCpu (automatic resolves first).
-int default_block_size(Backend backend);
+/// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/BENCHMARKS.md, session 2), and 1024 from
+/// n = kLargeBlockFromCuda on, where the trailing updates' corrected GEMMs set the pace and run
+/// faster with k = 1024 (n = 32768: auto 320 ms against 336 at 512, the update 135 ms against
+/// 183; at n = 16384 1024 is 5% slower: docs/BENCHMARKS.md, session 15).
+inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512, kLargeBlockSizeCuda = 1024;
+inline constexpr int kLargeBlockFromCuda = 24576;
+/// The default block size for order n: kDefaultBlockSizeCpu on the cpu; on cuda
+/// kLargeBlockSizeCuda from n = kLargeBlockFromCuda on, else kDefaultBlockSizeCuda (automatic
+/// resolves first).
+int default_block_size(Backend backend, std::int64_t n = 0);
 
 /// The cuda default of SolveOptions::fp64_below: auto solves n < 224 by the FP64 LU. Measured
 /// on an H100 (docs/BENCHMARKS.md, session 13; `tcsolve solve --warmup`, U(-1,1), three runs
@@ -99,12 +105,16 @@ int fp64_below_default(Backend backend);
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (README, "Code paths"). Every field
-/// except `phases` and `host_times` gives bitwise the same factors. SolveResult::cuda_plan
-/// says what ran (a request the device cannot serve is reported as what replaced it).
+/// except `leaf = tournament`, `phases` and `host_times` gives bitwise the same factors.
+/// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
+/// replaced it).
 struct CudaLuPlan {
-  /// The 32-column leaves of the recursive panels: the thread-block-cluster kernel (Hopper; where
-  /// it cannot run, cuSOLVER's), or cuSOLVER sgetrf on a transposed copy.
-  enum class Leaf { cluster, cusolver };
+  /// The 32-column leaves of the recursive panels: the thread-block-cluster kernel with partial
+  /// pivoting (Hopper; where it cannot run, cuSOLVER's), cuSOLVER sgetrf on a transposed copy,
+  /// or tournament pivoting (CALU's two-round TSLU in one cluster kernel: each CTA's 1024 rows
+  /// choose their candidates, the candidates the pivots; other pivots than partial pivoting's,
+  /// so other factors; n <= 16384 on Hopper, else the cluster kernel).
+  enum class Leaf { cluster, cusolver, tournament };
   Leaf leaf = Leaf::cluster;
   /// The cluster leaf kernel's register columns rotate every leaf_chunk steps: 2, or 8, 4, 1.
   int leaf_chunk = 2;
@@ -115,7 +125,8 @@ struct CudaLuPlan {
   /// green context holding all SMs but panel_sms for the update); false: one stream, one step
   /// after the other. Needs compute capability 9.0 and the driver's green contexts.
   bool lookahead = true;
-  /// SMs the look-ahead leaves to the panel: 16 (one cluster) or 32.
+  /// SMs the look-ahead leaves to the panel: 16 (one cluster), 32, 48 or 64 (the leaf uses one
+  /// cluster of 16; the joins' SGEMMs and TRSMs use them all; the update gets the rest).
   int panel_sms = 16;
   /// U12 = L11^-1 A12 and the panels' joins: mixed (trsm.cu's kernel for the next block's
   /// columns and the joins, a recursive TRSM on cublasStrsm + SGEMM for the rest of U12), kernel
@@ -144,7 +155,7 @@ struct CudaLuPlan {
   bool host_times = false;
 };
 
-std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver"
+std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver", "tournament"
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
