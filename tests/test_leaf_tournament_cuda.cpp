@@ -53,8 +53,8 @@ unsigned key_of(float v) {
 /// are work.row(j): w steps; choosing (u_given null): the live row of the largest key, the
 /// lower id on a tie; else step i's pivot is given[i] and its row u_given->row(i). Returns the
 /// pivots; with u_out, u_out->row(i) = the pivot row at step i (columns >= i; 0 before).
-std::vector<int> eliminate_host(RowMajorF& work, const std::vector<int>& ids, int w, const std::vector<int>* given,
-                                const RowMajorF* u_given, RowMajorF* u_out) {
+std::vector<int> eliminate_host(RowMajorF& work, const std::vector<int>& ids, int w,
+                                const std::vector<int>* given, const RowMajorF* u_given, RowMajorF* u_out) {
   const int rows = static_cast<int>(ids.size());
   std::vector<bool> live(static_cast<std::size_t>(rows), true);
   std::vector<int> chosen;
@@ -115,7 +115,8 @@ HostLeaf tournament_host(const RowMajorF& leaf, int w) {
       if (q >= 0) candidates.push_back(q);
   }
   RowMajorF work(static_cast<Eigen::Index>(candidates.size()), 32);
-  for (std::size_t j = 0; j < candidates.size(); ++j) work.row(static_cast<Eigen::Index>(j)) = leaf.row(candidates[j]);
+  for (std::size_t j = 0; j < candidates.size(); ++j)
+    work.row(static_cast<Eigen::Index>(j)) = leaf.row(candidates[j]);
   RowMajorF u = RowMajorF::Zero(32, 32);
   HostLeaf h;
   h.pivots = eliminate_host(work, candidates, w, nullptr, nullptr, &u);
@@ -134,8 +135,10 @@ std::vector<int> destinations(const std::vector<int>& pivots, int m, int w) {
   std::vector<bool> top(static_cast<std::size_t>(w), false);
   for (int i = 0; i < w; ++i) {
     const int q = pivots[static_cast<std::size_t>(i)];
-    if (q >= w) below.push_back(q);
-    else top[static_cast<std::size_t>(q)] = true;
+    if (q >= w)
+      below.push_back(q);
+    else
+      top[static_cast<std::size_t>(q)] = true;
   }
   std::size_t next = 0;
   for (int r = 0; r < m; ++r) dest[static_cast<std::size_t>(r)] = r;
@@ -147,9 +150,10 @@ std::vector<int> destinations(const std::vector<int>& pivots, int m, int w) {
 
 }  // namespace
 
-TEST_CASE("the device tournament leaf gives bitwise the host emulation's pivots, factors, places and pairs, "
-          "and P A = L U within the substitution's bound",
-          "[gpu]") {
+TEST_CASE(
+    "the device tournament leaf gives bitwise the host emulation's pivots, factors, places and pairs, "
+    "and P A = L U within the substitution's bound",
+    "[gpu]") {
   TCSOLVE_TOURNAMENT_SKIP_WITHOUT_GPU("the tournament leaf");
   if (cuda::kernels::tournament_leaf_width(2500) == 0) {
     WARN("the tournament leaf kernel does not run on " << cuda::device_name() << " (Hopper only): skipped");
@@ -183,7 +187,8 @@ TEST_CASE("the device tournament leaf gives bitwise the host emulation's pivots,
 
     cuda::DeviceBuffer<float> d_a(host_vector(a.data(), a.size()));
     cuda::DeviceBuffer<int> info(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(t.w));
-    cuda::kernels::factor_leaf_tournament(nullptr, d_a.data(), t.n, t.n, t.c0, t.w, pairs.data(), info.data());
+    cuda::kernels::factor_leaf_tournament(nullptr, d_a.data(), t.n, t.n, t.c0, t.w, pairs.data(),
+                                          info.data());
     const std::vector<float> got = d_a.download();
     const Eigen::Map<const RowMajorF> f(got.data(), t.n, t.n);
 
@@ -191,7 +196,8 @@ TEST_CASE("the device tournament leaf gives bitwise the host emulation's pivots,
     // every row of the leaf in its place, bitwise; nothing else moved
     RowMajorF expected = a;
     for (int r = 0; r < m; ++r)
-      expected.block(t.c0 + dest[static_cast<std::size_t>(r)], t.c0, 1, t.w) = want.factored.block(r, 0, 1, t.w);
+      expected.block(t.c0 + dest[static_cast<std::size_t>(r)], t.c0, 1, t.w) =
+          want.factored.block(r, 0, 1, t.w);
     CHECK(std::memcmp(expected.data(), f.data(), got.size() * sizeof(float)) == 0);
     // the pairs say the same: row dst receives the original row src
     const std::vector<int> pr = pairs.download();
@@ -201,14 +207,16 @@ TEST_CASE("the device tournament leaf gives bitwise the host emulation's pivots,
     for (int r = 0; r < m; ++r) moved += dest[static_cast<std::size_t>(r)] != r;
     CHECK(count == moved);
     for (int k = 0; k < count; ++k) {
-      const int dst = pr[static_cast<std::size_t>(1 + k)], src = pr[static_cast<std::size_t>(1 + 2 * t.w + k)];
+      const int dst = pr[static_cast<std::size_t>(1 + k)],
+                src = pr[static_cast<std::size_t>(1 + 2 * t.w + k)];
       REQUIRE(src >= t.c0);
       CHECK(dest[static_cast<std::size_t>(src - t.c0)] == dst - t.c0);
     }
     if (t.zero_column >= 0) continue;
     // P leaf = L U within twice gamma_w |L||U| (each entry a w-term dot product rounded in FP32)
     Eigen::MatrixXd panel(m, t.w);
-    for (int r = 0; r < m; ++r) panel.row(dest[static_cast<std::size_t>(r)]) = leaf.row(r).head(t.w).cast<double>();
+    for (int r = 0; r < m; ++r)
+      panel.row(dest[static_cast<std::size_t>(r)]) = leaf.row(r).head(t.w).cast<double>();
     Eigen::MatrixXd L = f.block(t.c0, t.c0, m, t.w).cast<double>();
     const Eigen::MatrixXd U = L.topRows(t.w).triangularView<Eigen::Upper>();
     for (int i = 0; i < t.w; ++i)
@@ -224,15 +232,16 @@ TEST_CASE("the device tournament leaf gives bitwise the host emulation's pivots,
   }
 }
 
-TEST_CASE("the cuda solver with tournament leaves meets dsgesv's criterion in partial pivoting's iterations or one "
-          "more, and reports the leaves that ran",
-          "[gpu]") {
+TEST_CASE(
+    "the cuda solver with tournament leaves meets dsgesv's criterion in partial pivoting's iterations or one "
+    "more, and reports the leaves that ran",
+    "[gpu]") {
   TCSOLVE_TOURNAMENT_SKIP_WITHOUT_GPU("the solver with tournament leaves");
   const bool hopper = cuda::kernels::tournament_leaf_width(1500) > 0;
   for (double cond : {0.0, 1e2, 1e4, 1e6}) {
     const int n = 1500;
-    const LinearSystem sys =
-        cond == 0 ? generate_system(n, 1, SpectrumMode::random, 23) : generate_system(n, cond, SpectrumMode::geometric, 23);
+    const LinearSystem sys = cond == 0 ? generate_system(n, 1, SpectrumMode::random, 23)
+                                       : generate_system(n, cond, SpectrumMode::geometric, 23);
     INFO("n = " << n << (cond == 0 ? ", U(-1,1)" : ", randsvd geometric cond ") << cond);
     SolveOptions o;
     o.backend = Backend::cuda;
@@ -240,8 +249,9 @@ TEST_CASE("the cuda solver with tournament leaves meets dsgesv's criterion in pa
     const SolveResult partial = solve(sys, o);
     o.cuda_plan.leaf = CudaLuPlan::Leaf::tournament;
     const SolveResult tournament = solve(sys, o);
-    std::printf("n = %d cond %.0e: iterations partial %d, tournament %d; backward error %.2e / %.2e\n", n, cond,
-                partial.iterations, tournament.iterations, partial.backward_error, tournament.backward_error);
+    std::printf("n = %d cond %.0e: iterations partial %d, tournament %d; backward error %.2e / %.2e\n", n,
+                cond, partial.iterations, tournament.iterations, partial.backward_error,
+                tournament.backward_error);
     REQUIRE(tournament.cuda_plan.has_value());
     CHECK(tournament.cuda_plan->leaf == (hopper ? CudaLuPlan::Leaf::tournament : CudaLuPlan::Leaf::cusolver));
     CHECK(tournament.converged);

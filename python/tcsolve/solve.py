@@ -163,7 +163,7 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     fallback : bool, default True
         Solve again with an FP64 LU when refinement fails.
     block_size : int or None, default None
-        The LU's block size nb; None: the backend's default (128 cpu, 512 cuda).
+        The LU's block size nb; None: the backend's default (128 cpu; 512 cuda, 1024 from n = 24576).
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Host arrays only: auto is "cuda" when a usable GPU is present, else "cpu" (the CLI's
         --backend auto). Device arrays always run on their own GPU.

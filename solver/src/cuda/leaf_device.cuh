@@ -109,24 +109,24 @@ __device__ __forceinline__ void barrier_wait(unsigned long long* bar, unsigned p
 /// m), by one bulk copy each into rows[k Threads + tid] (`bulk`: whole 16-byte aligned rows),
 /// completing on `loaded` (armed by thread 0 with the CTA's bytes); nothing without `bulk`.
 template <int W, int RPT, int Threads>
-__device__ __forceinline__ void leaf_issue_loads(float (*rows)[W + 4], const float* __restrict__ a, int ld, int c0,
-                                                 bool bulk, const int (&row)[RPT], const bool (&live)[RPT],
-                                                 unsigned long long* loaded) {
+__device__ __forceinline__ void leaf_issue_loads(float (*rows)[W + 4], const float* __restrict__ a, int ld,
+                                                 int c0, bool bulk, const int (&row)[RPT],
+                                                 const bool (&live)[RPT], unsigned long long* loaded) {
   const int tid = static_cast<int>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < RPT; ++k)
     if (bulk && live[k])
-      bulk_load(rows[k * Threads + tid], a + static_cast<std::size_t>(c0 + row[k]) * ld + c0, W * sizeof(float),
-                loaded);
+      bulk_load(rows[k * Threads + tid], a + static_cast<std::size_t>(c0 + row[k]) * ld + c0,
+                W * sizeof(float), loaded);
 }
 
 /// The rows into the registers v (after the wait for `loaded` when bulk): from the bulk copies,
 /// else from global memory, zero past the leaf's w columns and for rows past m; `keep`: the
 /// latter also into rows[k Threads + tid] (the tournament keeps the originals there).
 template <int W, int RPT, int Threads>
-__device__ __forceinline__ void leaf_take_rows(float (*rows)[W + 4], float (&v)[RPT][W], const float* __restrict__ a,
-                                               int ld, int c0, int w, bool bulk, const int (&row)[RPT],
-                                               const bool (&live)[RPT], bool keep) {
+__device__ __forceinline__ void leaf_take_rows(float (*rows)[W + 4], float (&v)[RPT][W],
+                                               const float* __restrict__ a, int ld, int c0, int w, bool bulk,
+                                               const int (&row)[RPT], const bool (&live)[RPT], bool keep) {
   const int tid = static_cast<int>(threadIdx.x);
 #pragma unroll
   for (int k = 0; k < RPT; ++k) {
@@ -155,9 +155,10 @@ __device__ __forceinline__ void leaf_take_rows(float (*rows)[W + 4], float (&v)[
 /// each thread stages its own rows for the bulk stores (bulk: w = W and 16-byte aligned rows).
 /// Ends with a cluster barrier: no CTA leaves while another may still address its shared memory.
 template <int W, int RPT, int Threads = kThreads>
-__device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*rows)[W + 4], float (&v)[RPT][W],
-                                                const int (&row)[RPT], const int (&step)[RPT], float* __restrict__ a,
-                                                int ld, int m, int c0, int w, bool bulk, int* __restrict__ pairs,
+__device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*rows)[W + 4],
+                                                float (&v)[RPT][W], const int (&row)[RPT],
+                                                const int (&step)[RPT], float* __restrict__ a, int ld, int m,
+                                                int c0, int w, bool bulk, int* __restrict__ pairs,
                                                 int block_lo, int block_hi, int* __restrict__ origin) {
   cg::cluster_group cluster = cg::this_cluster();
   const int clusters = static_cast<int>(cluster.num_blocks());
@@ -250,7 +251,8 @@ __device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*r
 #pragma unroll
     for (int u = 0; u < kMovesPerThread; ++u) {
       const int e = first + u * threads;
-      if (e < moves) moved_spread[u] = a[static_cast<std::size_t>(p.pair_src[e / others]) * ld + column_of(e)];
+      if (e < moves)
+        moved_spread[u] = a[static_cast<std::size_t>(p.pair_src[e / others]) * ld + column_of(e)];
     }
   } else if (origin != nullptr) {
     for (int q = first; q < others; q += threads) {
@@ -271,7 +273,8 @@ __device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*r
 #pragma unroll
     for (int u = 0; u < kMovesPerThread; ++u) {
       const int e = first + u * threads;
-      if (e < moves) a[static_cast<std::size_t>(p.pair_dst[e / others]) * ld + column_of(e)] = moved_spread[u];
+      if (e < moves)
+        a[static_cast<std::size_t>(p.pair_dst[e / others]) * ld + column_of(e)] = moved_spread[u];
     }
   }
 }

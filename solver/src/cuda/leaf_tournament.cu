@@ -1,6 +1,6 @@
 // The leaf of the GPU LU's panel with tournament pivoting (CudaLuPlan::Leaf::tournament): the
 // m x w column block (m = n - c0 rows, w <= 32 columns) of the row-major FP32 matrix, held by a
-// cluster of up to 16 CTAs of 256 threads (4 rows of 32 values per thread), factored as
+// cluster of up to 16 CTAs of 512 threads (1024 rows a CTA, 2 of 32 values per thread), factored as
 //   P A_leaf = L U,  with the w pivot rows chosen by a two-level tournament.
 // Tournament pivoting is CALU's panel factorization (Grigori, Demmel and Xiang, "CALU: a
 // communication optimal LU factorization algorithm", SIAM J. Matrix Anal. Appl. 32 (2011);
@@ -18,9 +18,13 @@
 // Why: partial pivoting's leaf (panel.cu) makes one cluster-wide exchange per column, a chain
 // of about 3000 cycles each (docs/BENCHMARKS.md), 36 ms of the 16384 columns at n = 16384. Here
 // the steps inside a CTA need no exchange between CTAs (one __syncthreads a step), and the
-// cluster exchanges once per leaf. CALU's growth factor is bounded by 2^(w(h+1)-1) for a tree
-// of height h (partial pivoting's: 2^(w-1)) and behaves like partial pivoting's in practice
-// (the paper's experiments); the refinement corrects the LU's error in any case.
+// cluster exchanges once per leaf. CALU's worst-case growth factor is larger than partial
+// pivoting's, and in practice alike (the paper's experiments); the refinement corrects the LU's
+// error in any case. Measured (H100, session 15): 0.7-0.9 us a step, 96 steps a leaf, so the
+// leaves take 41.9 ms against the cluster kernel's 35.6 at n = 16384: a step is a chain of
+// 130-195 dependent instructions per warp with or without an exchange (docs/BENCHMARKS.md has
+// the ncu stall breakdown). An option to compare, not the default. 512 threads x 2 rows: 256 x
+// 4 took 55.6 ms (fewer warps to hide the chain), 1024 x 1 the same as 512 x 2.
 //
 // Rows never move inside the kernel; the write-back (leaf_device.cuh, shared with panel.cu)
 // puts them in their places, writes the (dst, src) pairs and moves the rows in the block's
@@ -69,13 +73,13 @@ struct TournamentShared {
   /// The CTA's rows as loaded (the original values: the final round and the substitution read
   /// them), then the write-back's staging; padded by 16 bytes (panel.cu's bank argument).
   float rows[kCtaRows][kW + 4];
-  Stage stage[2][kLeafWarps];            ///< the warps' candidates, by step parity
-  int candidates[kW];                ///< this CTA's first-round pivots (rows relative to c0; -1: none)
-  alignas(16) float u[kW][kW];       ///< the final round's pivot rows: U (row i from column i on)
-  float scale[kW];                   ///< the reciprocals of U's diagonal (1 for a zero pivot)
-  int step_of[kCtaRows];             ///< the step that chose each of this CTA's rows, or -1
-  unsigned long long loaded;         ///< mbarrier: the CTA's rows have arrived
-  LeafPermutation<kW> perm;          ///< perm.chosen: the leaf's pivots
+  Stage stage[2][kLeafWarps];   ///< the warps' candidates, by step parity
+  int candidates[kW];           ///< this CTA's first-round pivots (rows relative to c0; -1: none)
+  alignas(16) float u[kW][kW];  ///< the final round's pivot rows: U (row i from column i on)
+  float scale[kW];              ///< the reciprocals of U's diagonal (1 for a zero pivot)
+  int step_of[kCtaRows];        ///< the step that chose each of this CTA's rows, or -1
+  unsigned long long loaded;    ///< mbarrier: the CTA's rows have arrived
+  LeafPermutation<kW> perm;     ///< perm.chosen: the leaf's pivots
 };
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -120,7 +124,8 @@ __device__ __forceinline__ void eliminate(TournamentShared& sh, Round round, flo
         float mag = fabsf(v[k][i]);
         if (mag != mag) mag = __int_as_float(0x7f800000);
         const unsigned bits = __float_as_uint(mag);
-        if (live[k] && (bits > key || (bits == key && row[k] < best_row))) key = bits, best_row = row[k], best_k = k;
+        if (live[k] && (bits > key || (bits == key && row[k] < best_row)))
+          key = bits, best_row = row[k], best_k = k;
       }
       const unsigned warp_key = __reduce_max_sync(kFull, key);
       const int warp_row = __reduce_min_sync(kFull, key == warp_key ? best_row : INT_MAX);
@@ -143,7 +148,8 @@ __device__ __forceinline__ void eliminate(TournamentShared& sh, Round round, flo
         if (tid == 0) chosen[i] = -1;
         continue;
       }
-      const int from = __ffs(__ballot_sync(kFull, lane < kLeafWarps && stage_key == pivot_key && stage_row == q)) - 1;
+      const int from =
+          __ffs(__ballot_sync(kFull, lane < kLeafWarps && stage_key == pivot_key && stage_row == q)) - 1;
       u = stage[from].values;
       const float pivot = u[i];
       // l = v times the pivot's reciprocal (__frcp_rn: 1.0f / pivot, correctly rounded, without
@@ -278,8 +284,8 @@ __global__ void __launch_bounds__(kLeafThreads, 1)
     eliminate(sh, round, v, ids, live, w, round == Round::own ? sh.candidates : sh.perm.chosen, info, c0,
               round == Round::final_round && rank == 0);
   }
-  leaf_write_back<kW, kRows, kLeafThreads>(sh.perm, sh.rows, v, row, step, a, ld, m, c0, w, bulk, pairs, block_lo, block_hi,
-                             origin);
+  leaf_write_back<kW, kRows, kLeafThreads>(sh.perm, sh.rows, v, row, step, a, ld, m, c0, w, bulk, pairs,
+                                           block_lo, block_hi, origin);
 #else
   __trap();  // launched only on compute capability 9.0 (tournament_leaf_width() returns 0 elsewhere)
 #endif
@@ -344,19 +350,20 @@ bool runs_here(int n) {
 
 int tournament_leaf_width(int n) { return runs_here(n) ? kW : 0; }
 
-void factor_leaf_tournament(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int* pairs, int* info,
-                            int block_lo, int block_hi, int* origin) {
+void factor_leaf_tournament(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int* pairs,
+                            int* info, int block_lo, int block_hi, int* origin) {
   if (!runs_here(n) || w < 1 || w > kW || c0 < 0 || c0 + w > n)
-    throw InvalidInput("factor_leaf_tournament: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
-                       " of n = " + std::to_string(n) + " is not a leaf this device can factor");
+    throw InvalidInput("factor_leaf_tournament: block c0 = " + std::to_string(c0) +
+                       ", w = " + std::to_string(w) + " of n = " + std::to_string(n) +
+                       " is not a leaf this device can factor");
   if (origin != nullptr && (block_lo < 0 || block_lo > c0 || c0 + w > block_hi || block_hi > n))
-    throw InvalidInput("factor_leaf_tournament: leaf c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
-                       " not inside the block [" + std::to_string(block_lo) + ", " + std::to_string(block_hi) +
-                       ")");
+    throw InvalidInput("factor_leaf_tournament: leaf c0 = " + std::to_string(c0) +
+                       ", w = " + std::to_string(w) + " not inside the block [" + std::to_string(block_lo) +
+                       ", " + std::to_string(block_hi) + ")");
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = cluster_launch(stream, clusters_for(n - c0), attribute);
-  TCSOLVE_CUDA_CHECK(
-      cudaLaunchKernelEx(&config, tournament_leaf_kernel, a, ld, n, c0, w, pairs, info, block_lo, block_hi, origin));
+  TCSOLVE_CUDA_CHECK(cudaLaunchKernelEx(&config, tournament_leaf_kernel, a, ld, n, c0, w, pairs, info,
+                                        block_lo, block_hi, origin));
 }
 
 }  // namespace tcsolve::cuda::kernels
