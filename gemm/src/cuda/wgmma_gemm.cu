@@ -492,6 +492,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tid = threadIdx.x % 128, warp = tid / 32, lane = tid % 32;
     int stage = 0;
     unsigned phase = 0, a_phase = 0;
+    // The wgmma descriptors of a stage's four parts for k-tile kt: A's hi and lo at this
+    // warpgroup's 64 rows, B's hi and lo.
+    struct StageDescs {
+      std::uint64_t ah, bh, al, bl;
+    };
+    auto stage_descs = [&](int s, int kt) {
+      return StageDescs{smem_desc(part_ptr(s, 0, kt) + cw * 64 * 128), smem_desc(part_ptr(s, 1, kt)),
+                        smem_desc(part_ptr(s, 2, kt) + cw * 64 * 128), smem_desc(part_ptr(s, 3, kt))};
+    };
     Accumulators<S> r;
     NearestRows rows;  // kNearest: the thread's two rows of the current row block
     if constexpr (kNearest && S == WgmmaScheme::ec) {
@@ -524,10 +533,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int tn = 0; tn < p.tiles_n; ++tn) {
           for (int kt = 0; kt < p.k_tiles; ++kt) {
             mbar_wait(full + stage, phase);
-            const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
-            const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
-            const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
-            const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
+            const StageDescs d = stage_descs(stage, kt);
+            const std::uint64_t ah = d.ah, bh = d.bh, al = d.al, bl = d.bl;
             ec_group<kTf32>(r.extra, ah, al, bh, bl, 0);
             if (kt == 0) {
               if (prev_tm >= 0) finish_tile();  // beside this tile's first group
@@ -573,10 +580,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         for (int kt = 0; kt < p.k_tiles; ++kt) {
           mbar_wait(full + stage, phase);
-          const std::uint64_t ah = smem_desc(part_ptr(stage, 0, kt) + cw * 64 * 128);
-          const std::uint64_t bh = smem_desc(part_ptr(stage, 1, kt));
-          const std::uint64_t al = smem_desc(part_ptr(stage, 2, kt) + cw * 64 * 128);
-          const std::uint64_t bl = smem_desc(part_ptr(stage, 3, kt));
+          const StageDescs d = stage_descs(stage, kt);
+          const std::uint64_t ah = d.ah, bh = d.bh, al = d.al, bl = d.bl;
           if constexpr (S == WgmmaScheme::ec) {
             // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
             // add of one chunk runs on the CUDA cores while the tensor cores work on the next

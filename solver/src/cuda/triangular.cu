@@ -292,9 +292,10 @@ __device__ void sweep_flagged(const Problem& p, const Place& place, Shared& s,
 }
 
 /// Lane l: the solution at columns col0 + l and col0 + l + 32 (those below n) of the launch's
-/// columns, polled from their LL words until all of them carry the launch's tag.
+/// columns first .. first + NC - 1, polled from their LL words until all of them carry the
+/// launch's tag.
 template <int NC>
-__device__ void wait_solution(const Problem& p, int col0, float (&yv)[2][NC]) {
+__device__ void wait_solution(const Problem& p, int col0, float (&yv)[2][NC], int first = 0) {
   const int lane = threadIdx.x % 32;
   for (bool all = false; !all;) {
     all = true;
@@ -304,7 +305,7 @@ __device__ void wait_solution(const Problem& p, int col0, float (&yv)[2][NC]) {
       if (col >= p.n) continue;
 #pragma unroll
       for (int j = 0; j < NC; ++j) {
-        const unsigned long long w = load_word(p.ll + static_cast<std::size_t>(j) * p.n + col);
+        const unsigned long long w = load_word(p.ll + static_cast<std::size_t>(first + j) * p.n + col);
         if (static_cast<int>(w >> 32) == p.tag)
           yv[h][j] = __uint_as_float(static_cast<unsigned>(w));
         else
@@ -446,22 +447,11 @@ __device__ void solve_diagonal(const Problem& p, const Place& place, const Share
 }
 
 /// Lane l: the solution at columns col0 + l and col0 + l + 32 (those below n) of column j of the
-/// launch, polled from their LL words until both carry the launch's tag.
-__device__ void wait_column(const Problem& p, int col0, int j, float (&yv)[2]) {
-  const int lane = threadIdx.x % 32;
-  for (bool all = false; !all;) {
-    all = true;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int col = col0 + lane + 32 * h;
-      if (col >= p.n) continue;
-      const unsigned long long w = load_word(p.ll + static_cast<std::size_t>(j) * p.n + col);
-      if (static_cast<int>(w >> 32) == p.tag)
-        yv[h] = __uint_as_float(static_cast<unsigned>(w));
-      else
-        all = false;
-    }
-  }
+/// launch (wait_solution for that column alone).
+__device__ __forceinline__ void wait_column(const Problem& p, int col0, int j, float (&yv)[2]) {
+  float one[2][1] = {{yv[0]}, {yv[1]}};
+  wait_solution<1>(p, col0, one, j);
+  yv[0] = one[0][0], yv[1] = one[1][0];
 }
 
 /// v - m(row, :) y for a kBlock-vector y held as yv[0] (entries 0..31, one per lane) and yv[1]
