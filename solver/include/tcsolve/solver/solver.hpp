@@ -172,7 +172,7 @@ inline constexpr int kFp64BelowDefault = -1;
 struct SolveOptions {
   Variant variant = Variant::auto_;
   Backend backend = Backend::automatic;
-  int block_size = 0;                ///< nb of the blocked LU; 0: default_block_size(backend)
+  int block_size = 0;                ///< nb of the blocked LU; 0: default_block_size(backend, n)
   Refinement refinement = Refinement::classical;
   Pivoting pivoting = Pivoting::partial;
   /// rbt: the seed of the butterflies (the same seed, the same transform and bits).
