@@ -24,8 +24,11 @@
 //      reading and writing each element of C once, straight from the accumulator registers.
 // The grid is persistent (one block per SM, tiles in groups of 8 columns for L2 reuse), so the
 // producer loads the next tile's operands while the consumers run the epilogue.
-// The kNearest instances (cuda::nearest_columns) replace the store by the nearest-column
-// epilogue of wgmma_nearest.cuh; their ec consumer overlaps it with the next tile's products.
+// The epilogue is a template parameter (Epilogue): the stores of C in pairs (the common case)
+// or element by element, or (cuda::nearest_columns) the nearest-column epilogue of
+// wgmma_nearest.cuh, whose ec consumer overlaps it with the next tile's products. One epilogue
+// per instance: with both stores in one kernel, ptxas spilled 128-152 bytes of the consumers'
+// registers (ec-tf32 9% slower on the LU shape, docs/BENCHMARKS.md session 16).
 #include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h>
@@ -75,23 +78,18 @@ struct MainParams {
   const int* shift_a;   // ec: scaling exponents (nullptr: none)
   const int* shift_b;
   const int* use_fp16;  // auto: device flag (nullptr: always run)
-  // The kernel computes D = X Y^T for its operands (D: m x n). trans_c: D = C^T (the host passed
-  // op(B) as X and op(A) as Y), so a thread's pairs of adjacent D columns are adjacent rows of
-  // the column-major C: 8-byte loads and stores (vec_c: C and ldc allow them).
-  int trans_c;
-  int vec_c;
   const float* alpha_ptr;  // device scalars (cuBLAS's device pointer mode); nullptr: alpha, beta
   const float* beta_ptr;
-  // The nearest-column epilogue (kernel instances with kNearest; GemmArgs::nearest): instead of
+  // The nearest-column epilogue (Epilogue::nearest; GemmArgs::nearest): instead of
   // storing D, labels[i] = argmin_j (weights[j] - 2 D(i, j)) in FP64, the lowest j on ties, and
   // *changed += the labels that differ from before. Each block owns whole rows of tiles.
   const double* weights = nullptr;
   int* labels = nullptr;
   unsigned long long* changed = nullptr;
-  // kNearest: the row block's A k-tiles (hi and lo) loaded once into shared memory and kept for
+  // nearest: the row block's A k-tiles (hi and lo) loaded once into shared memory and kept for
   // its tiles; the stages then carry B only (resident_a_fits says when the k-tiles fit).
   int resident_a = 0;
-  // kNearest: the call's column data and bounds (wgmma_nearest.cuh, nearest_columns_prep_kernel)
+  // nearest: the call's column data and bounds (wgmma_nearest.cuh, nearest_columns_prep_kernel)
   const float2* columns = nullptr;
   const NearestExactColumn* exact = nullptr;
   const NearestBounds* bounds = nullptr;
@@ -396,7 +394,23 @@ __device__ __forceinline__ bool nearer(double s, int j, double best, int best_j)
 }
 #endif
 
-#include "wgmma_nearest.cuh"  // the kNearest epilogue (uses unscale and nearer above)
+#include "wgmma_nearest.cuh"  // the nearest epilogue (uses unscale and nearer above)
+
+/// What a kernel instance does with its tile of D = X Y^T (D: m x n).
+///   store        alpha D + beta C into the column-major C, element by element (D is C).
+///   store_pairs  the host passed op(B) as X and op(A) as Y, so D = C^T: a thread's pairs of
+///                adjacent D columns are adjacent rows of C, moved by 8-byte loads and stores
+///                (C 8-byte aligned, ldc even): the common case.
+///   nearest      the nearest-column epilogue (wgmma_nearest.cuh) instead of any store.
+enum class Epilogue { store, store_pairs, nearest };
+
+/// Elements of C a thread loads before it stores them (the epilogue's loads in flight). The
+/// halfhalf scheme (ootomo-*: an outside add every k-step) takes batches of 16: with 32, ptxas
+/// spilled 8-48 bytes of its registers and ootomo-fp16 ran 36% slower at the H100's own clocks.
+/// halfhalf_tiles (ec-tf32) keeps 32: with 16 it is spill-free too, but the two more round
+/// trips to C measured 3% slower than its 24 spilled bytes (docs/BENCHMARKS.md session 16).
+template <WgmmaScheme S>
+constexpr int kStoreBatch = S == WgmmaScheme::halfhalf ? 16 : 32;
 
 template <WgmmaScheme S>
 struct Accumulators {
@@ -407,12 +421,13 @@ struct Accumulators {
   float part[S == WgmmaScheme::single || S == WgmmaScheme::markidis || S == WgmmaScheme::legemm ? 1 : 64];
 };
 
-template <WgmmaScheme S, bool kTf32, bool kNearest = false>
+template <WgmmaScheme S, bool kTf32, Epilogue E>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_ah, const __grid_constant__ CUtensorMap map_al,
                  const __grid_constant__ CUtensorMap map_bh, const __grid_constant__ CUtensorMap map_bl,
                  const MainParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr bool kNearest = E == Epilogue::nearest;
   if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) return;  // auto chose the other
   constexpr int kTileK = tile_k(kTf32);
   constexpr int kStages = stages(S);
@@ -669,8 +684,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
 
         // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
-        // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The 64 values
-        // of C are loaded together (independent loads, one latency) before any store.
+        // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The values of
+        // C come in batches of kStoreBatch<S> (independent loads, one latency a batch), each
+        // loaded whole before any of its stores.
         const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
         const int col0 = tn * kTileN + 2 * (lane % 4);
         int sa[2] = {0, 0};
@@ -707,16 +723,13 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
         const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
         const bool beta0 = beta == 0.0f;
-        // element (gi, gj) of D: C[gi + gj ldc], or C[gj + gi ldc] when trans_c
-        const std::size_t si = p.trans_c ? static_cast<std::size_t>(p.ldc) : 1;
-        const std::size_t sj = p.trans_c ? 1 : static_cast<std::size_t>(p.ldc);
-        if (p.vec_c) {  // trans_c: the pair (i, i + 1) is C[gj, gj + 1] of column gi
+        if constexpr (E == Epilogue::store_pairs) {  // the pair (i, i + 1) is C[gj, gj + 1] of column gi
 #pragma unroll
-          for (int h = 0; h < 64; h += 32) {
-            float2 old[16];
+          for (int h = 0; h < 64; h += kStoreBatch<S>) {  // C in batches of kStoreBatch<S> loads in flight
+            float2 old[kStoreBatch<S> / 2];
             if (!beta0) {
 #pragma unroll
-              for (int q = 0; q < 16; ++q) {
+              for (int q = 0; q < kStoreBatch<S> / 2; ++q) {
                 const int i = h + 2 * q;
                 const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
                 const float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
@@ -725,7 +738,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               }
             }
 #pragma unroll
-            for (int q = 0; q < 16; ++q) {
+            for (int q = 0; q < kStoreBatch<S> / 2; ++q) {
               const int i = h + 2 * q;
               const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
               if (gi >= p.m || gj >= p.n) continue;
@@ -738,22 +751,24 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           continue;
         }
+        // Epilogue::store: element (gi, gj) of D is C[gi + gj ldc]
+        const std::size_t ldc = static_cast<std::size_t>(p.ldc);
 #pragma unroll
-        for (int h = 0; h < 64; h += 32) {  // C in two halves of 32 loads in flight
-          float old[32];
+        for (int h = 0; h < 64; h += kStoreBatch<S>) {  // C in batches of kStoreBatch<S> loads in flight
+          float old[kStoreBatch<S>];
           if (!beta0) {
 #pragma unroll
-            for (int i = h; i < h + 32; ++i) {
+            for (int i = h; i < h + kStoreBatch<S>; ++i) {
               const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-              old[i - h] = gi < p.m && gj < p.n ? p.C[gi * si + gj * sj] : 0.0f;
+              old[i - h] = gi < p.m && gj < p.n ? p.C[gi + gj * ldc] : 0.0f;
             }
           }
 #pragma unroll
-          for (int i = h; i < h + 32; ++i) {
+          for (int i = h; i < h + kStoreBatch<S>; ++i) {
             const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
             if (gi >= p.m || gj >= p.n) continue;
             const float v = r.acc[i];
-            p.C[gi * si + gj * sj] =
+            p.C[gi + gj * ldc] =
                 beta0 ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, old[i - h]));
           }
         }
@@ -832,7 +847,7 @@ void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, c
 template <WgmmaScheme S, bool kTf32>
 void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, const MainParams& params) {
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
-  // adjacent rows of C (see MainParams::trans_c); the products and their order are the same.
+  // adjacent rows of C (Epilogue::store_pairs); the products and their order are the same.
   MainParams p = params;
   const bool nearest = p.labels != nullptr;  // rows of D must be the points: no C^T
   const bool trans = !nearest && p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
@@ -843,14 +858,13 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
     std::swap(p.tiles_m, p.tiles_n);
     std::swap(p.shift_a, p.shift_b);
     std::swap(xh, yh), std::swap(xl, yl), std::swap(xp, yp);
-    p.trans_c = 1, p.vec_c = 1;
   }
   const CUtensorMap m_ah = operand_map(xh, xp, kp, kTf32), m_bh = operand_map(yh, yp, kp, kTf32);
   const CUtensorMap m_al = uses_lo(S) ? operand_map(xl, xp, kp, kTf32) : m_ah;
   const CUtensorMap m_bl = uses_lo(S) ? operand_map(yl, yp, kp, kTf32) : m_bh;
-  auto kernel = wgmma_kernel<S, kTf32>;
+  auto kernel = trans ? wgmma_kernel<S, kTf32, Epilogue::store_pairs> : wgmma_kernel<S, kTf32, Epilogue::store>;
   if constexpr (S == WgmmaScheme::ec || S == WgmmaScheme::halfhalf_tiles) {  // the production schemes
-    if (nearest) kernel = wgmma_kernel<S, kTf32, true>;
+    if (nearest) kernel = wgmma_kernel<S, kTf32, Epilogue::nearest>;
   } else if (nearest) {
     throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
   }
@@ -904,7 +918,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   }
   phases.mark(kTf32 ? "main-tf32" : "main-fp16");
   const MainParams p{g.m, g.n, mp / kTileM, np / kTileN, kp / tile_k(kTf32), kTf32 ? 0 : 1, g.alpha, g.beta, g.C,
-                     g.ldc, chunk_steps, shift_a, shift_b, use_fp16, 0, 0, g.alpha_device, g.beta_device};
+                     g.ldc, chunk_steps, shift_a, shift_b, use_fp16, g.alpha_device, g.beta_device};
   switch (scheme) {
     case WgmmaScheme::single: launch_main<WgmmaScheme::single, kTf32>(g, mp, np, kp, Operands(ws, mp, np, kp, kTf32 ? 4 : 2), p); break;
     case WgmmaScheme::markidis:
@@ -946,7 +960,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int* shift_a = shift;
   const int* shift_b = shift + g.m;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr,
-               0, 0, g.alpha_device, g.beta_device};
+               g.alpha_device, g.beta_device};
   if (g.nearest != nullptr)
     p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed,
     p.resident_a = g.nearest->resident_a ? 1 : 0;
@@ -1031,7 +1045,7 @@ bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoint
     fp16 = chose != 0;
   }
   MainParams p{g.m, g.n, a.mp / kTileM, np / kTileN, kp / tile_k(false), 1, 1.0f, 0.0f, nullptr, g.m, 2, a.shift,
-               shift_b, nullptr, 0, 0, nullptr, nullptr};
+               shift_b, nullptr, nullptr, nullptr};
   p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed;
   p.resident_a = g.nearest->resident_a ? 1 : 0;
   if (fp16) {
@@ -1116,7 +1130,7 @@ bool wgmma_available() {
       return false;
     if (major != 9 || minor != 0) return false;
     cudaFuncAttributes attr{};  // the build carries sm_90a code of the kernel
-    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false>) == cudaSuccess &&
+    return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false, Epilogue::store>) == cudaSuccess &&
            attr.binaryVersion >= 90;
   }();
   return available;

@@ -1,4 +1,4 @@
-// The nearest-column epilogue of the wgmma kernels (wgmma_gemm.cu's kNearest instances,
+// The nearest-column epilogue of the wgmma kernels (wgmma_gemm.cu's Epilogue::nearest instances,
 // cuda::nearest_columns): per output tile, each point's best (score, j) over the tile's
 // centroid columns, where score_j = weights[j] - 2 D(i, j) in FP64 (one rounding; D the
 // unscaled FP32 product, as the unfused path stores it), the lowest j on ties.
