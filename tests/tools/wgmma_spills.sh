@@ -5,7 +5,7 @@
 #
 # Why: the consumers of these kernels hold 128-192 accumulator registers of 232; one more live
 # value (a device scalar, a second epilogue in the same instance) made ptxas spill 120-152 bytes,
-# and ec-tf32 ran 9%, ec-fp16 4% and ootomo-fp16 36% slower for eight sessions before a
+# and ec-tf32 ran 9%, ec-fp16 4% and ootomo-fp16 26% slower from session 9 to 15 before a
 # benchmark against an old build showed it (docs/BENCHMARKS.md session 16).
 #
 # Budgets (bytes of spill stores): 0 for every instance, except halfhalf_tiles (ec-tf32), scheme
