@@ -4,6 +4,8 @@
 #   P/bin/tcsolve                the executable
 #   P/<libdir>/cmake/tcsolve/    tcsolveConfig.cmake, tcsolveConfigVersion.cmake, tcsolveTargets*.cmake
 #   P/<libdir>/pkgconfig/tcsolve.pc    for C users of tcsolve.h
+#   P/share/doc/tcsolve/LICENSE  the licence (BSD-3-Clause), also named in tcsolve.pc, the CMake
+#                                package (tcsolve_LICENSE) and the Python package (__license__)
 include(CMakePackageConfigHelpers)
 
 set(tcsolve_libraries tcsolve_gemm tcsolve_solver tcsolve_io tcsolve_capi)
@@ -34,3 +36,6 @@ file(RELATIVE_PATH TCSOLVE_PC_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" TCSOLVE_PC_PREFIX "${TCSOLVE_PC_PREFIX}")
 configure_file(cmake/tcsolve.pc.in ${PROJECT_BINARY_DIR}/tcsolve.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/tcsolve.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The licence beside the package (BSD-3-Clause, LICENSE at the top of the tree).
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/tcsolve)

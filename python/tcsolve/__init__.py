@@ -22,9 +22,10 @@ from .solve import SolveInfo, solve
 from .variants import Variant, variants
 
 __version__ = _version()
+__license__ = "BSD-3-Clause"  # LICENSE at the top of the source tree
 
 __all__ = [
     "solve", "SolveInfo", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
     "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError",
-    "NotConvergedWarning", "__version__",
+    "NotConvergedWarning", "__version__", "__license__",
 ]

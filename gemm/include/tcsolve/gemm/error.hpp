@@ -24,6 +24,13 @@ class Unavailable : public Error {
   using Error::Error;
 };
 
+/// The caller asked the running call to stop (SolveOptions::interrupt, GemmOptions::interrupt);
+/// its outputs are unspecified. The C API returns TCSOLVE_STATUS_INTERRUPTED for it.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A CUDA runtime or library call failed; the message names the call, file and line.
 class CudaError : public Error {
  public:

@@ -1,6 +1,7 @@
 // Public GEMM API of tcsolve::gemm: one signature, two backends (cpu emulation, cuda).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ struct GemmOptions {
   /// centroids stream from L2 (where the k-tiles fit: k <= 256 at FP16, 128 at TF32). The same
   /// products in the same order: the same labels. Off until measured.
   bool nearest_resident_points = false;
+  /// cpu: polled by the emulated products between blocks of output columns (well under a second
+  /// apart); when it reads true the call throws Interrupted with C unspecified. nullptr: never.
+  /// The caller owns the flag (another thread or a signal handler sets it).
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 /// cuda, auto: the FP16/TF32 choice of a call stays on the device (the solver's trailing

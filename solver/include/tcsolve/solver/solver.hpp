@@ -29,6 +29,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -211,6 +212,11 @@ struct SolveOptions {
   /// cuSOLVER handle and look-ahead streams to it). nullptr: a context made for this solve on
   /// the default stream. The solve is ordered on its stream and returns with it idle.
   cuda::Context* cuda_context = nullptr;
+  /// Polled between the LU's blocks, inside the cpu backend's emulated products (passed on as
+  /// GemmOptions::interrupt) and between refinement steps; when it reads true the solve throws
+  /// Interrupted. nullptr: never. The caller owns the flag (another thread or a signal handler
+  /// sets it); the C API sets it from tcsolveInterrupt.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 struct SolveTimes {
