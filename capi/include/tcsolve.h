@@ -34,7 +34,8 @@ typedef enum {
   TCSOLVE_STATUS_NOT_CONVERGED = 3, /* tcsolveDgesv: X is the best iterate, info filled */
   TCSOLVE_STATUS_NOT_SUPPORTED = 4, /* backend, variant or option unavailable here */
   TCSOLVE_STATUS_ALLOC_FAILED = 5,
-  TCSOLVE_STATUS_CUDA_ERROR = 6
+  TCSOLVE_STATUS_CUDA_ERROR = 6,
+  TCSOLVE_STATUS_INTERRUPTED = 7 /* tcsolveInterrupt stopped the call; its outputs unspecified */
 } tcsolveStatus_t;
 
 /* AUTO resolves when the handle is created: CUDA when a usable GPU is present, else CPU. */
@@ -44,10 +45,31 @@ typedef enum { TCSOLVE_OP_N = 0, TCSOLVE_OP_T = 1 } tcsolveOperation_t;
 
 /* Creates a handle on `backend`. CUDA (or AUTO resolving to it) without a usable device, or in
  * a build without CUDA: TCSOLVE_STATUS_NOT_SUPPORTED, *handle set to NULL and the message kept
- * for tcsolveGetLastErrorMessage(NULL). */
+ * for tcsolveGetLastErrorMessage(NULL).
+ *
+ * A handle's life. The library keeps a registry of the live handles (those tcsolveCreate
+ * returned and tcsolveDestroy has not destroyed) and every function taking a handle looks it up
+ * before reading it. Detected, without the handle's memory being read: a destroyed handle
+ * passed again (a second tcsolveDestroy included) and a pointer tcsolveCreate never returned:
+ * TCSOLVE_STATUS_INVALID_VALUE, the message kept for tcsolveGetLastErrorMessage(NULL) (the
+ * getters that return a string give "" or NULL, as for a NULL handle). Undefined, as for any
+ * object: tcsolveDestroy while another thread's call on the handle runs (tcsolveInterrupt the
+ * call and wait for it first), and calls on one handle from several threads at once (use a
+ * handle per thread), tcsolveInterrupt excepted. Not detected: a destroyed handle whose address
+ * a later tcsolveCreate happened to reuse; it then names that new handle. */
 tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend);
-/* Destroys the handle (NULL: nothing to do, SUCCESS). */
+/* Destroys the handle (NULL: nothing to do, SUCCESS; not live, e.g. already destroyed:
+ * INVALID_VALUE, nothing freed). */
 tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle);
+/* Asks the call running on `handle` to stop: only sets a flag, so it is safe from another thread
+ * (or a signal handler: it neither allocates nor locks). The calls that poll the flag --
+ * tcsolveDgesv (both backends) and tcsolveSgemm on a cpu handle -- return
+ * TCSOLVE_STATUS_INTERRUPTED at their next check (within about a second) with their outputs
+ * unspecified (tcsolveDgesv's X and info, tcsolveSgemm's C) and the last-solve record empty; each
+ * of them clears the flag when it starts, so an interrupt that comes before a call does not stop
+ * it. A cuda tcsolveSgemm is launched without waiting and is not interrupted. SUCCESS whether or
+ * not a call is running; INVALID_VALUE for a NULL or not live handle (no message is kept). */
+tcsolveStatus_t tcsolveInterrupt(tcsolveHandle_t handle);
 /* The cudaStream_t the handle's work is launched on (NULL: the legacy default stream). Stored
  * on a cpu handle too, where it has no effect. */
 tcsolveStatus_t tcsolveSetStream(tcsolveHandle_t handle, void* cuda_stream);
@@ -60,7 +82,8 @@ tcsolveStatus_t tcsolveGetBackend(tcsolveHandle_t handle, tcsolveBackend_t* back
 const char* tcsolveGetStatusString(tcsolveStatus_t status);
 /* The message of the handle's last failed call ("" when none failed yet; valid until another
  * call on the handle fails). NULL handle: the last failure on this thread of a call made without a handle
- * (tcsolveCreate, tcsolveVariantFromName, any call given a NULL handle). */
+ * (tcsolveCreate, tcsolveVariantFromName, any call given a NULL handle or one not live); a
+ * handle that is not live (destroyed) gives the same. */
 const char* tcsolveGetLastErrorMessage(tcsolveHandle_t handle);
 /* TCSOLVE_VERSION_STRING of the library ("0.2.0"). */
 const char* tcsolveGetVersion(void);

@@ -36,7 +36,7 @@ extern "C" {
 
 tcsolveStatus_t tcsolveGetLastSolveHistory(tcsolveHandle_t handle, double* backward_errors, int64_t capacity,
                                            int64_t* length) {
-  if (!handle) return null_handle("tcsolveGetLastSolveHistory");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolveHistory")) return s;
   return guarded(handle, "tcsolveGetLastSolveHistory", [&] {
     not_null("length", length);
     nonnegative("capacity", capacity);
@@ -50,7 +50,7 @@ tcsolveStatus_t tcsolveGetLastSolveHistory(tcsolveHandle_t handle, double* backw
 }
 
 tcsolveStatus_t tcsolveGetLastSolveTimes(tcsolveHandle_t handle, tcsolveSolveTimes_t* times) {
-  if (!handle) return null_handle("tcsolveGetLastSolveTimes");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolveTimes")) return s;
   return guarded(handle, "tcsolveGetLastSolveTimes", [&] {
     not_null("times", times);
     const LastSolve& r = handle->last_solve;
@@ -60,7 +60,7 @@ tcsolveStatus_t tcsolveGetLastSolveTimes(tcsolveHandle_t handle, tcsolveSolveTim
 }
 
 tcsolveStatus_t tcsolveGetLastSolvePhaseCount(tcsolveHandle_t handle, int64_t* count) {
-  if (!handle) return null_handle("tcsolveGetLastSolvePhaseCount");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolvePhaseCount")) return s;
   return guarded(handle, "tcsolveGetLastSolvePhaseCount", [&] {
     not_null("count", count);
     *count = static_cast<int64_t>(handle->last_solve.phases.size());
@@ -69,7 +69,7 @@ tcsolveStatus_t tcsolveGetLastSolvePhaseCount(tcsolveHandle_t handle, int64_t* c
 }
 
 tcsolveStatus_t tcsolveGetLastSolvePhase(tcsolveHandle_t handle, int64_t index, const char** name, double* seconds) {
-  if (!handle) return null_handle("tcsolveGetLastSolvePhase");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolvePhase")) return s;
   return guarded(handle, "tcsolveGetLastSolvePhase", [&] {
     not_null("name", name);
     not_null("seconds", seconds);
@@ -84,7 +84,7 @@ tcsolveStatus_t tcsolveGetLastSolvePhase(tcsolveHandle_t handle, int64_t index, 
 }
 
 tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_size) {
-  if (!handle) return null_handle("tcsolveGetLastSolveBlockSize");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolveBlockSize")) return s;
   return guarded(handle, "tcsolveGetLastSolveBlockSize", [&] {
     not_null("block_size", block_size);
     *block_size = handle->last_solve.block_size;
@@ -93,11 +93,11 @@ tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_
 }
 
 const char* tcsolveGetLastSolveNote(tcsolveHandle_t handle) {
-  return handle ? handle->last_solve.note.c_str() : "";
+  return handle_live(handle) ? handle->last_solve.note.c_str() : "";
 }
 
 tcsolveStatus_t tcsolveGetLastSolveWarningCount(tcsolveHandle_t handle, int64_t* count) {
-  if (!handle) return null_handle("tcsolveGetLastSolveWarningCount");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolveWarningCount")) return s;
   return guarded(handle, "tcsolveGetLastSolveWarningCount", [&] {
     not_null("count", count);
     *count = static_cast<int64_t>(handle->last_solve.warnings.size());
@@ -106,7 +106,7 @@ tcsolveStatus_t tcsolveGetLastSolveWarningCount(tcsolveHandle_t handle, int64_t*
 }
 
 const char* tcsolveGetLastSolveWarning(tcsolveHandle_t handle, int64_t index) {
-  if (!handle) return nullptr;
+  if (!handle_live(handle)) return nullptr;
   const auto& warnings = handle->last_solve.warnings;
   if (index < 0 || index >= static_cast<std::int64_t>(warnings.size())) return nullptr;
   return warnings[static_cast<std::size_t>(index)].c_str();

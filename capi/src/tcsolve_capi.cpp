@@ -1,16 +1,19 @@
 // The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: the
-// handle, status strings, variant names, tcsolveSgemm and tcsolveDgesv; argument checks in BLAS's
-// manner (arguments.hpp: the message names the argument; nothing is touched), the cpu path on
-// host pointers, the cuda path through cuda_path.hpp. Every entry point returns a status; no
-// exception leaves this file (context.hpp, guarded). The extensions live beside it: the last
-// solve's record (last_solve.cpp), the variant table (variant_table.cpp), K-means (kmeans.cpp).
+// handle and the registry of live handles, tcsolveInterrupt, status strings, variant names,
+// tcsolveSgemm and tcsolveDgesv; argument checks in BLAS's manner (arguments.hpp: the message
+// names the argument; nothing is touched), the cpu path on host pointers, the cuda path through
+// cuda_path.hpp. Every entry point returns a status; no exception leaves this file (context.hpp,
+// guarded). The extensions live beside it: the last solve's record (last_solve.cpp), the variant
+// table (variant_table.cpp), K-means (kmeans.cpp).
 #include "tcsolve.h"
 
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "arguments.hpp"
@@ -25,6 +28,55 @@ namespace tcsolve::capi {
 std::string& message_without_handle() {
   thread_local std::string message;
   return message;
+}
+
+namespace {
+
+/// The registry of live handles: slots holding the live handles' addresses (nullptr: free), in
+/// chunks linked once and never freed, so that a lookup is atomic loads only (async-signal-safe)
+/// and a slot can be filled or emptied by compare-and-swap while others read.
+struct HandleChunk {
+  static constexpr int kSlots = 64;
+  std::atomic<tcsolveContext*> slots[kSlots] = {};
+  std::atomic<HandleChunk*> next{nullptr};
+};
+HandleChunk first_chunk;  // zero-initialized before any code runs: no initialization order to mind
+
+}  // namespace
+
+void register_handle(tcsolveContext* h) {
+  for (HandleChunk* chunk = &first_chunk;;) {
+    for (auto& slot : chunk->slots) {
+      tcsolveContext* empty = nullptr;
+      if (slot.load(std::memory_order_relaxed) == nullptr && slot.compare_exchange_strong(empty, h)) return;
+    }
+    HandleChunk* next = chunk->next.load();
+    if (!next) {
+      auto* fresh = new HandleChunk;  // kept for the life of the process (lookups may be reading)
+      if (chunk->next.compare_exchange_strong(next, fresh))
+        next = fresh;
+      else
+        delete fresh;  // another thread linked one first: `next` is that one
+    }
+    chunk = next;
+  }
+}
+
+bool unregister_handle(tcsolveContext* h) noexcept {
+  for (HandleChunk* chunk = &first_chunk; chunk; chunk = chunk->next.load())
+    for (auto& slot : chunk->slots) {
+      tcsolveContext* expected = h;
+      if (slot.load(std::memory_order_relaxed) == h && slot.compare_exchange_strong(expected, nullptr)) return true;
+    }
+  return false;
+}
+
+bool handle_live(const tcsolveContext* h) noexcept {
+  if (!h) return false;
+  for (const HandleChunk* chunk = &first_chunk; chunk; chunk = chunk->next.load())
+    for (const auto& slot : chunk->slots)
+      if (slot.load() == h) return true;
+  return false;
 }
 
 namespace {
@@ -135,33 +187,44 @@ tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend)
       throw Unavailable("backend cuda: this build of tcsolve has no CUDA backend");
 #endif
     }
-    tcsolveContext* h = new tcsolveContext;
+    auto h = std::make_unique<tcsolveContext>();
     h->backend = b;
-    *handle = h;
+    register_handle(h.get());
+    *handle = h.release();
     return TCSOLVE_STATUS_SUCCESS;
   });
 }
 
 tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle) {
+  if (!handle) return TCSOLVE_STATUS_SUCCESS;
+  if (!unregister_handle(handle)) return fail(nullptr, TCSOLVE_STATUS_INVALID_VALUE, "tcsolveDestroy", kNotLive);
   delete handle;
   return TCSOLVE_STATUS_SUCCESS;
 }
 
+tcsolveStatus_t tcsolveInterrupt(tcsolveHandle_t handle) {
+  // atomic loads and one store: nothing that allocates or locks (a signal handler may call it),
+  // so no message is kept
+  if (!handle_live(handle)) return TCSOLVE_STATUS_INVALID_VALUE;
+  handle->interrupt.store(true);
+  return TCSOLVE_STATUS_SUCCESS;
+}
+
 tcsolveStatus_t tcsolveSetStream(tcsolveHandle_t handle, void* cuda_stream) {
-  if (!handle) return null_handle("tcsolveSetStream");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveSetStream")) return s;
   handle->context.set_stream(static_cast<CUstream_st*>(cuda_stream));
   return TCSOLVE_STATUS_SUCCESS;
 }
 
 tcsolveStatus_t tcsolveGetStream(tcsolveHandle_t handle, void** cuda_stream) {
-  if (!handle) return null_handle("tcsolveGetStream");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetStream")) return s;
   if (!cuda_stream) return fail(handle, TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetStream", "cuda_stream: NULL pointer");
   *cuda_stream = handle->context.stream();
   return TCSOLVE_STATUS_SUCCESS;
 }
 
 tcsolveStatus_t tcsolveGetBackend(tcsolveHandle_t handle, tcsolveBackend_t* backend) {
-  if (!handle) return null_handle("tcsolveGetBackend");
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetBackend")) return s;
   if (!backend) return fail(handle, TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetBackend", "backend: NULL pointer");
   *backend = handle->backend == Backend::cuda ? TCSOLVE_BACKEND_CUDA : TCSOLVE_BACKEND_CPU;
   return TCSOLVE_STATUS_SUCCESS;
@@ -176,12 +239,13 @@ const char* tcsolveGetStatusString(tcsolveStatus_t status) {
     case TCSOLVE_STATUS_NOT_SUPPORTED: return "TCSOLVE_STATUS_NOT_SUPPORTED: not available in this build or on this machine";
     case TCSOLVE_STATUS_ALLOC_FAILED: return "TCSOLVE_STATUS_ALLOC_FAILED: memory allocation failed";
     case TCSOLVE_STATUS_CUDA_ERROR: return "TCSOLVE_STATUS_CUDA_ERROR: a CUDA call failed";
+    case TCSOLVE_STATUS_INTERRUPTED: return "TCSOLVE_STATUS_INTERRUPTED: the call was interrupted (tcsolveInterrupt)";
   }
   return "unknown tcsolveStatus_t value";
 }
 
 const char* tcsolveGetLastErrorMessage(tcsolveHandle_t handle) {
-  return handle ? handle->last_error.c_str() : message_without_handle().c_str();
+  return handle_live(handle) ? handle->last_error.c_str() : message_without_handle().c_str();
 }
 
 const char* tcsolveGetVersion(void) { return TCSOLVE_VERSION_STRING; }
@@ -203,7 +267,8 @@ const char* tcsolveVariantName(int variant) {
 tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t transa, tcsolveOperation_t transb,
                              int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
                              const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc) {
-  if (!h) return null_handle("tcsolveSgemm");
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveSgemm")) return s;
+  h->interrupt.store(false);  // an interrupt before this call does not stop it
   return guarded(h, "tcsolveSgemm", [&] {
     const Variant v = variant_argument("variant", variant);
     const Op ta = operation_argument("transa", transa), tb = operation_argument("transb", transb);
@@ -238,8 +303,11 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
                         std::string(to_string(h->backend)) + " backend");
     if (on_cuda)
       cuda_gemm(h->context, v, ta, tb, mi, ni, ki, *alpha, A, ldai, B, ldbi, *beta, C, ldci);
-    else
-      cpu::gemm(v, ta, tb, mi, ni, ki, *alpha, A, ldai, B, ldbi, *beta, C, ldci);
+    else {
+      GemmOptions options;
+      options.interrupt = &h->interrupt;
+      cpu::gemm(v, ta, tb, mi, ni, ki, *alpha, A, ldai, B, ldbi, *beta, C, ldci, options);
+    }
     return TCSOLVE_STATUS_SUCCESS;
   });
 }
@@ -258,7 +326,8 @@ void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
 tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,
                              const double* A, int64_t lda, const double* B, int64_t ldb, double* X, int64_t ldx,
                              tcsolveSolveInfo_t* info) {
-  if (!h) return null_handle("tcsolveDgesv");
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveDgesv")) return s;
+  h->interrupt.store(false);    // an interrupt before this call does not stop it
   h->last_solve = LastSolve{};  // a failure below leaves the record empty
   return guarded(h, "tcsolveDgesv", [&] {
     tcsolveSolveParams_t p;
@@ -266,6 +335,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
     if (params) p = *params;
     SolveOptions options = solve_options(p, h->backend);
     options.cuda_context = &h->context;
+    options.interrupt = &h->interrupt;
     const bool row_major = p.row_major == 1;
     nonnegative("n", n);
     nonnegative("nrhs", nrhs);
@@ -304,7 +374,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
       info->condition_estimate = r.condition_estimate.value_or(-1.0);
     }
     if (!r.converged) {
-      const std::string why = "did not converge (backward error " + std::to_string(r.backward_error) + ")" +
+      const std::string why = "did not converge (backward error " + number(r.backward_error) + ")" +
                               (r.note.empty() ? "" : ": " + r.note);
       return fail(h, TCSOLVE_STATUS_NOT_CONVERGED, "tcsolveDgesv", why.c_str());
     }

@@ -2,11 +2,13 @@
  * bad backends, a cuda handle without a device, unknown variants, negative sizes, NULL pointers
  * and bad leading dimensions (each INVALID_VALUE naming the argument and touching nothing),
  * BLAS's quick returns and beta scaling for m, n, k = 0, the unimplemented solver options
- * (NOT_SUPPORTED), NOT_CONVERGED; and small cpu products and solves checked numerically.
+ * (NOT_SUPPORTED), NOT_CONVERGED and its message, destroyed and foreign handles; and small cpu
+ * products and solves checked numerically.
  * Prints one line per failed check; exit status 1 when any failed. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <tcsolve.h>
@@ -33,7 +35,7 @@ static int variant(const char* name) {
 /* No handle: version, status strings, creation, variant names, a NULL handle everywhere. */
 static void test_without_handle(void) {
   CHECK(strcmp(tcsolveGetVersion(), TCSOLVE_VERSION_STRING) == 0);
-  for (int s = 0; s <= 6; ++s) CHECK(strstr(tcsolveGetStatusString((tcsolveStatus_t)s), "TCSOLVE_STATUS_") != NULL);
+  for (int s = 0; s <= 7; ++s) CHECK(strstr(tcsolveGetStatusString((tcsolveStatus_t)s), "TCSOLVE_STATUS_") != NULL);
   CHECK(tcsolveGetStatusString((tcsolveStatus_t)99) != NULL);
 
   CHECK_STATUS(NULL, tcsolveCreate(NULL, TCSOLVE_BACKEND_CPU), TCSOLVE_STATUS_INVALID_VALUE, "handle");
@@ -341,11 +343,94 @@ static void test_dgesv(tcsolveHandle_t h) {
   CHECK(info.backward_error > 0 && info.backward_error < 1e-5);
   for (int j = 0; j < R; ++j)
     for (int i = 0; i < NS; ++i) CHECK(isfinite(X[i + j * LD]) && X[i + j * LD] != 99);
+  /* The message gives that backward error to three digits in e-notation ("8.2e-08"), not in
+   * fixed notation with six decimals ("0.000000"). */
+  const char* shown = strstr(tcsolveGetLastErrorMessage(h), "backward error ");
+  CHECK(shown != NULL);
+  if (shown != NULL) {
+    shown += strlen("backward error ");
+    char expected[32];
+    snprintf(expected, sizeof expected, "%.3g", info.backward_error);
+    CHECK(strchr(expected, 'e') != NULL);
+    CHECK(strncmp(shown, expected, strlen(expected)) == 0 && shown[strlen(expected)] == ')');
+    if (strncmp(shown, expected, strlen(expected)) != 0)
+      fprintf(stderr, "message: %s; expected the backward error %s\n", tcsolveGetLastErrorMessage(h), expected);
+    CHECK(fabs(strtod(shown, NULL) - info.backward_error) <= 5e-3 * info.backward_error);
+  }
+}
+
+/* Handles that are not live -- destroyed (a second tcsolveDestroy included) or never made by
+ * tcsolveCreate -- are refused by every function with INVALID_VALUE, the message kept as for a
+ * NULL handle, nothing run or written; the registry holds more handles than one chunk of it. */
+static void test_dead_handles(void) {
+  tcsolveHandle_t h = NULL;
+  CHECK_STATUS(NULL, tcsolveCreate(&h, TCSOLVE_BACKEND_CPU), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(NULL, tcsolveDestroy(h), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(NULL, tcsolveDestroy(h), TCSOLVE_STATUS_INVALID_VALUE, "destroyed");
+  CHECK(strstr(tcsolveGetLastErrorMessage(NULL), "tcsolveDestroy: handle:") != NULL);
+
+  float one = 1, c = 5;
+  CHECK_STATUS(h, tcsolveSgemm(h, 0, TCSOLVE_OP_N, TCSOLVE_OP_N, 1, 1, 1, &one, &one, 1, &one, 1, &one, &c, 1),
+               TCSOLVE_STATUS_INVALID_VALUE, "not a live tcsolve handle");
+  CHECK(c == 5);
+  double a = 2, x = 99;
+  CHECK_STATUS(h, tcsolveDgesv(h, NULL, 1, 1, &a, 1, &a, 1, &x, 1, NULL), TCSOLVE_STATUS_INVALID_VALUE,
+               "tcsolveDgesv: handle");
+  CHECK(x == 99);
+  void* stream = NULL;
+  tcsolveBackend_t backend = TCSOLVE_BACKEND_AUTO;
+  int64_t count = -1;
+  tcsolveSolveTimes_t times;
+  const char* name = NULL;
+  double seconds = 0;
+  int block = -1;
+  CHECK_STATUS(h, tcsolveSetStream(h, NULL), TCSOLVE_STATUS_INVALID_VALUE, "tcsolveSetStream: handle");
+  CHECK_STATUS(h, tcsolveGetStream(h, &stream), TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetStream: handle");
+  CHECK_STATUS(h, tcsolveGetBackend(h, &backend), TCSOLVE_STATUS_INVALID_VALUE, "tcsolveGetBackend: handle");
+  CHECK(backend == TCSOLVE_BACKEND_AUTO);
+  CHECK_STATUS(h, tcsolveGetLastSolveHistory(h, NULL, 0, &count), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK_STATUS(h, tcsolveGetLastSolveTimes(h, &times), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK_STATUS(h, tcsolveGetLastSolvePhaseCount(h, &count), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK_STATUS(h, tcsolveGetLastSolvePhase(h, 0, &name, &seconds), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK_STATUS(h, tcsolveGetLastSolveBlockSize(h, &block), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK_STATUS(h, tcsolveGetLastSolveWarningCount(h, &count), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+  CHECK(count == -1 && block == -1 && name == NULL);
+  CHECK(strcmp(tcsolveGetLastSolveNote(h), "") == 0);
+  CHECK(tcsolveGetLastSolveWarning(h, 0) == NULL);
+  float point = 1, center = 7;
+  int32_t label = 9;
+  CHECK_STATUS(h, tcsolveKmeans(h, NULL, 1, 1, &point, 1, 1, &center, 1, &label, NULL), TCSOLVE_STATUS_INVALID_VALUE,
+               "tcsolveKmeans: handle");
+  CHECK_STATUS(h, tcsolveKmeansPlusPlus(h, 1, 1, &point, 1, 1, 1, &center, 1), TCSOLVE_STATUS_INVALID_VALUE,
+               "tcsolveKmeansPlusPlus: handle");
+  CHECK(center == 7 && label == 9);
+  CHECK(tcsolveInterrupt(h) == TCSOLVE_STATUS_INVALID_VALUE);
+  CHECK(tcsolveInterrupt(NULL) == TCSOLVE_STATUS_INVALID_VALUE);
+
+  /* a pointer tcsolveCreate never returned */
+  static double not_a_handle[64];
+  tcsolveHandle_t stranger = (tcsolveHandle_t)(void*)not_a_handle;
+  CHECK_STATUS(stranger, tcsolveGetBackend(stranger, &backend), TCSOLVE_STATUS_INVALID_VALUE, "tcsolveCreate");
+  CHECK_STATUS(NULL, tcsolveDestroy(stranger), TCSOLVE_STATUS_INVALID_VALUE, "handle");
+
+  /* 100 handles (more than a chunk of the registry's slots): each live until destroyed, once */
+  enum { MANY = 100 };
+  tcsolveHandle_t many[MANY];
+  for (int i = 0; i < MANY; ++i) CHECK_STATUS(NULL, tcsolveCreate(&many[i], TCSOLVE_BACKEND_CPU), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int i = 0; i < MANY; i += 2) CHECK_STATUS(NULL, tcsolveDestroy(many[i]), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int i = 0; i < MANY; ++i) {
+    const tcsolveStatus_t expected = i % 2 ? TCSOLVE_STATUS_SUCCESS : TCSOLVE_STATUS_INVALID_VALUE;
+    CHECK_STATUS(many[i], tcsolveGetBackend(many[i], &backend), expected, NULL);
+    CHECK_STATUS(NULL, tcsolveInterrupt(many[i]), expected, NULL);
+  }
+  for (int i = 1; i < MANY; i += 2) CHECK_STATUS(NULL, tcsolveDestroy(many[i]), TCSOLVE_STATUS_SUCCESS, NULL);
+  for (int i = 0; i < MANY; ++i) CHECK_STATUS(NULL, tcsolveDestroy(many[i]), TCSOLVE_STATUS_INVALID_VALUE, "handle");
 }
 
 int main(void) {
   test_without_handle();
   test_cuda_without_device();
+  test_dead_handles();
   tcsolveHandle_t h = NULL;
   CHECK_STATUS(NULL, tcsolveCreate(&h, TCSOLVE_BACKEND_CPU), TCSOLVE_STATUS_SUCCESS, NULL);
   if (!h) return 1;
