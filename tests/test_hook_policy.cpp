@@ -3,6 +3,10 @@
 // reason the log names. [hook]
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -32,6 +36,44 @@ Config from(const std::map<std::string, std::string>& env) {
     const auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });
+}
+
+/// What the process writes on stderr (file descriptor 2) while it lives.
+class StderrCapture {
+ public:
+  StderrCapture() : file_(std::tmpfile()), saved_(::dup(2)) {
+    std::fflush(stderr);
+    if (file_ && saved_ >= 0) ::dup2(::fileno(file_), 2);
+  }
+  ~StderrCapture() { restore(); }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+  /// Restores stderr and returns what was written.
+  std::string text() {
+    restore();
+    std::string out;
+    if (!file_) return out;
+    std::rewind(file_);
+    for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
+    return out;
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, 2);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  std::FILE* file_;
+  int saved_;
+};
+
+std::size_t occurrences(const std::string& text, const std::string& word) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++count;
+  return count;
 }
 
 }  // namespace
@@ -96,16 +138,74 @@ TEST_CASE("the hook passes through what it does not serve, naming the reason", "
   CHECK(reason(r) == "alpha = 0");
   r = square(4096), r.pointers = Pointers::device, r.alpha = 0.0f;  // alpha unread on the host
   CHECK(decide(r, s).intercept);
-  r = square(4096), r.lda = 4095;
-  CHECK(reason(r) == "leading dimension");
   r = square(4096), r.ta = 'T', r.k = 1000, r.lda = 1000;  // A is k x m: lda >= k suffices
   CHECK(decide(r, s).intercept);
-  r = square(4096), r.tb = 'T', r.ldb = 4095;
-  CHECK(reason(r) == "leading dimension");
   r = square(4096), r.n = 3000000000LL, r.ldc = 4096;
   CHECK(reason(r) == "size beyond int");
   r = square(4096), r.reentrant = true;
   CHECK(reason(r) == "reentrant");
+}
+
+TEST_CASE("a call cuBLAS rejects as invalid passes through untouched, naming the argument", "[hook]") {
+  const Settings s;
+  auto reason = [&](const Request& r) { return decide(r, s).reason; };
+  Request r = square(4096);
+  r.ta = '?';  // transa 7 (cublas_entries.cpp's op_letter): never run as 'T'
+  CHECK(reason(r) == "invalid transa");
+  r = square(4096), r.tb = '?';
+  CHECK(reason(r) == "invalid transb");
+  r = square(4096), r.ta = 'C';  // CUBLAS_OP_C: valid, the transpose for real data
+  CHECK(decide(r, s).intercept);
+  r = square(4096), r.m = -1;
+  CHECK(reason(r) == "invalid m");
+  r = square(4096), r.n = -4096;
+  CHECK(reason(r) == "invalid n");
+  r = square(4096), r.k = -1;
+  CHECK(reason(r) == "invalid k");
+  r = square(4096), r.batch = -2;
+  CHECK(reason(r) == "invalid batch count");
+  r = square(4096), r.lda = 4095;
+  CHECK(reason(r) == "invalid lda");
+  r = square(4096), r.tb = 'T', r.ldb = 4095;  // B is n x k: ldb >= n
+  CHECK(reason(r) == "invalid ldb");
+  r = square(4096), r.ldc = 0;
+  CHECK(reason(r) == "invalid ldc");
+  r = square(4096), r.m = 0, r.lda = 0;  // lda >= max(1, m) even when nothing is computed
+  CHECK(reason(r) == "invalid lda");
+  r = square(4096), r.null_scalars = true;
+  CHECK(reason(r) == "invalid alpha or beta (NULL)");
+  r = square(4096), r.entry = Entry::gemm_ex, r.algo_valid = false;
+  CHECK(reason(r) == "invalid algo");
+  // before the rules that would pass it for another reason, after variant off and reentrant
+  r = square(4096), r.ta = '?', r.fp32_types = false;
+  CHECK(reason(r) == "invalid transa");
+  r.reentrant = true;
+  CHECK(reason(r) == "reentrant");
+}
+
+TEST_CASE("a log that cannot be written is said once on stderr, and the calls go on", "[hook]") {
+  const std::string missing_dir =
+      (std::filesystem::temp_directory_path() / ("tcsolve-no-such-dir-" + std::to_string(::getpid()))).string();
+  REQUIRE_FALSE(std::filesystem::exists(missing_dir));
+  CallRecord call;
+  call.function = "cublasSgemm_v2";
+  StderrCapture capture;
+  {
+    Journal full(from({{"TCSOLVE_HOOK_LOG", "/dev/full"}, {"TCSOLVE_HOOK_REPORT", "1"}}));  // open works, writes fail
+    for (int i = 0; i < 3; ++i) full.record(call);
+    CHECK(full.report().find("0 calls intercepted") != std::string::npos);  // still counted
+    CHECK(full.report().find("3 passed through") != std::string::npos);
+  }
+  {
+    Journal absent(from({{"TCSOLVE_HOOK_LOG", missing_dir + "/log.jsonl"}}));  // open fails
+    absent.record(call);
+  }
+  const std::string err = capture.text();
+  INFO(err);
+  CHECK(occurrences(err, "tcsolve hook: cannot write log /dev/full: No space left on device") == 1);
+  CHECK(occurrences(err, "tcsolve hook: cannot write log " + missing_dir + "/log.jsonl: No such file or directory") ==
+        1);
+  CHECK(occurrences(err, "cannot write log") == 2);
 }
 
 TEST_CASE("small, thin and few-tile products pass through at the thresholds, which can be lowered", "[hook]") {

@@ -42,7 +42,23 @@ cublasStatus_t forward(RealFunction& f, Args... args) {
   return address(args...);
 }
 
-char op_letter(cublasOperation_t op) { return op == CUBLAS_OP_N ? 'N' : 'T'; }  // C: real data
+/// 'N', 'T' (CUBLAS_OP_C too: real data) or '?' for a value cuBLAS's GEMMs reject (the policy
+/// passes it through untouched).
+char op_letter(cublasOperation_t op) {
+  switch (op) {
+    case CUBLAS_OP_N: return 'N';
+    case CUBLAS_OP_T:
+    case CUBLAS_OP_C: return 'T';
+    default: return '?';
+  }
+}
+
+/// One of cublasGemmAlgo_t's values (cuBLAS rejects others).
+bool algo_valid(cublasGemmAlgo_t algo) {
+  const int a = static_cast<int>(algo);
+  return a == CUBLAS_GEMM_DEFAULT || (a >= CUBLAS_GEMM_ALGO0 && a <= CUBLAS_GEMM_ALGO23) ||
+         (a >= CUBLAS_GEMM_DEFAULT_TENSOR_OP && a <= CUBLAS_GEMM_ALGO15_TENSOR_OP) || a == CUBLAS_GEMM_AUTOTUNE;
+}
 
 Compute compute_of(cublasComputeType_t c) {
   switch (static_cast<int>(c)) {
@@ -89,7 +105,7 @@ template <typename Int>
 cublasStatus_t serve_gemm(cublasHandle_t handle, Entry entry, bool is64, cublasOperation_t ta, cublasOperation_t tb,
                           Int m, Int n, Int k, const float* alpha, const float* A, Int lda, long long stride_a,
                           const float* B, Int ldb, long long stride_b, const float* beta, float* C, Int ldc,
-                          long long stride_c, Int batch, bool fp32_types, Compute compute,
+                          long long stride_c, Int batch, bool fp32_types, Compute compute, bool algo_ok,
                           const std::function<cublasStatus_t()>& original) {
   HandleSettings hs;
   if (!read_handle(handle, hs)) return original();
@@ -101,8 +117,10 @@ cublasStatus_t serve_gemm(cublasHandle_t handle, Entry entry, bool is64, cublasO
   r.math = hs.math;
   r.compute = compute == Compute::f32 && hs.pedantic ? Compute::f32_pedantic : compute;
   r.pointers = hs.device_pointers ? Pointers::device : Pointers::host;
+  r.null_scalars = alpha == nullptr || beta == nullptr;
+  r.algo_valid = algo_ok;
   Operands& o = call.operands;
-  if (!hs.device_pointers && fp32_types) {
+  if (!hs.device_pointers && fp32_types && !r.null_scalars) {
     r.alpha = *alpha;
     o.alpha = *alpha, o.beta = *beta;
   }
@@ -134,7 +152,7 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, c
                                                  beta, C, ldc);
     };
     return serve_gemm<int>(handle, Entry::sgemm, false, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta,
-                           C, ldc, 0, 1, true, Compute::f32, original);
+                           C, ldc, 0, 1, true, Compute::f32, true, original);
   });
 }
 
@@ -147,7 +165,7 @@ cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa
                                                     ldb, beta, C, ldc);
     };
     return serve_gemm<int64_t>(handle, Entry::sgemm, true, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta,
-                               C, ldc, 0, 1, true, Compute::f32, original);
+                               C, ldc, 0, 1, true, Compute::f32, true, original);
   });
 }
 
@@ -163,7 +181,8 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                                             batchCount);
     };
     return serve_gemm<int>(handle, Entry::sgemm_strided_batched, false, transa, transb, m, n, k, alpha, A, lda,
-                           strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount, true, Compute::f32, original);
+                           strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount, true, Compute::f32, true,
+                           original);
   });
 }
 
@@ -180,7 +199,7 @@ cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle, cublasOperati
     };
     return serve_gemm<int64_t>(handle, Entry::sgemm_strided_batched, true, transa, transb, m, n, k, alpha, A, lda,
                                strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount, true, Compute::f32,
-                               original);
+                               true, original);
   });
 }
 
@@ -197,7 +216,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
     return serve_gemm<int>(handle, Entry::gemm_ex, false, transa, transb, m, n, k, static_cast<const float*>(alpha),
                            static_cast<const float*>(A), lda, 0, static_cast<const float*>(B), ldb, 0,
                            static_cast<const float*>(beta), static_cast<float*>(C), ldc, 0, 1, fp32,
-                           compute_of(computeType), original);
+                           compute_of(computeType), algo_valid(algo), original);
   });
 }
 
@@ -215,7 +234,7 @@ cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa, 
     return serve_gemm<int64_t>(handle, Entry::gemm_ex, true, transa, transb, m, n, k, static_cast<const float*>(alpha),
                                static_cast<const float*>(A), lda, 0, static_cast<const float*>(B), ldb, 0,
                                static_cast<const float*>(beta), static_cast<float*>(C), ldc, 0, 1, fp32,
-                               compute_of(computeType), original);
+                               compute_of(computeType), algo_valid(algo), original);
   });
 }
 

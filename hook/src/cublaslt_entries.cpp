@@ -94,8 +94,12 @@ std::string read_desc(cublasLtMatmulDesc_t desc, Request& r, Operands& o) {
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue))
     return "descriptor unreadable";
   r.compute = compute_of(compute);
-  r.ta = ta == CUBLAS_OP_N ? 'N' : 'T';
-  r.tb = tb == CUBLAS_OP_N ? 'N' : 'T';
+  // CUBLAS_OP_C is T for real data; any other value cuBLASLt rejects: '?', passed through
+  auto letter = [](std::int32_t op) {
+    return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T || op == CUBLAS_OP_C ? 'T' : '?';
+  };
+  r.ta = letter(ta);
+  r.tb = letter(tb);
   r.pointers = pointer_mode == CUBLASLT_POINTER_MODE_HOST     ? Pointers::host
                : pointer_mode == CUBLASLT_POINTER_MODE_DEVICE ? Pointers::device
                                                               : Pointers::vector;
@@ -153,7 +157,8 @@ Call describe(cublasLtMatmulDesc_t desc, const void* alpha, const void* A, cubla
     else if (a.batch != d.batch || b.batch != d.batch || c.batch != d.batch) why = "batch counts";
   }
   r.unsupported = why;
-  if (r.pointers == Pointers::host && r.fp32_types && why.empty()) {
+  r.null_scalars = alpha == nullptr || beta == nullptr;
+  if (r.pointers == Pointers::host && r.fp32_types && why.empty() && !r.null_scalars) {
     r.alpha = *static_cast<const float*>(alpha);
     o.alpha = r.alpha, o.beta = *static_cast<const float*>(beta);
   }

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace tcsolve::hook {
@@ -36,23 +38,32 @@ std::string json_line(const CallRecord& r) {
 
 void Journal::warn(const std::string& message) { std::fprintf(stderr, "tcsolve hook: %s\n", message.c_str()); }
 
-Journal::Journal(const Config& config) : report_(config.report) {
+Journal::Journal(const Config& config) : log_path_(config.log_path), report_(config.report) {
   for (const std::string& p : config.problems) warn(p);
-  if (!config.log_path.empty()) {
-    log_fd_ = ::open(config.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd_ < 0) warn("cannot open TCSOLVE_HOOK_LOG file " + config.log_path + "; no log is written");
+  if (!log_path_.empty()) {
+    log_fd_ = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd_ < 0) log_failed(std::strerror(errno));
   }
 }
 
 Journal::~Journal() {
   if (report_) std::fputs(report().c_str(), stderr);
-  if (log_fd_ >= 0) ::close(log_fd_);
+  if (log_fd_ >= 0 && ::close(log_fd_) != 0) log_failed(std::strerror(errno));  // NFS reports late
+}
+
+void Journal::log_failed(const std::string& reason) {
+  if (log_broken_.exchange(true)) return;  // said already
+  warn("cannot write log " + log_path_ + ": " + reason + " (TCSOLVE_HOOK_LOG; no more lines are logged)");
 }
 
 void Journal::record(const CallRecord& r) {
-  if (log_fd_ >= 0) {
+  if (log_fd_ >= 0 && !log_broken_.load()) {
     const std::string line = json_line(r) + "\n";
-    [[maybe_unused]] const ssize_t written = ::write(log_fd_, line.data(), line.size());  // O_APPEND
+    const ssize_t written = ::write(log_fd_, line.data(), line.size());  // O_APPEND: one line, whole
+    if (written < 0)
+      log_failed(std::strerror(errno));
+    else if (static_cast<std::size_t>(written) != line.size())
+      log_failed("wrote " + std::to_string(written) + " of " + std::to_string(line.size()) + " bytes of a line");
   }
   if (!report_) return;
   const std::lock_guard<std::mutex> lock(mutex_);

@@ -8,8 +8,12 @@
 //     as a pass with reason "error: <message>".
 //   - TCSOLVE_HOOK_REPORT=1: at exit, on stderr, the calls and GFLOP intercepted and passed
 //     through, by reason.
+// A log that cannot be written (open fails, a write fails or is short, close fails) is said once
+// on stderr ("tcsolve hook: cannot write log FILE: reason"); the log stops there and the program
+// goes on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -51,7 +55,12 @@ class Journal {
     std::uint64_t calls = 0;
     double flops = 0;
   };
+  /// Says once that the log cannot be written (`reason`: strerror or what went wrong) and stops it.
+  void log_failed(const std::string& reason);
+
+  std::string log_path_;
   int log_fd_ = -1;
+  std::atomic<bool> log_broken_{false};  ///< a write failed: no more lines (said once)
   bool report_ = false;
   mutable std::mutex mutex_;
   Tally intercepted_;

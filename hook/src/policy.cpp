@@ -47,11 +47,32 @@ const char* compute_reason(Compute c) {
 
 bool beyond_int(std::int64_t v) { return v > INT_MAX; }
 
+bool valid_op(char t) { return t == 'N' || t == 'T' || t == 'C'; }
+
+/// The first argument cuBLAS would reject with CUBLAS_STATUS_INVALID_VALUE, or nullptr: the
+/// checks of BLAS's xGEMM (and cuBLAS's on the batch count, the scalars and the algorithm).
+const char* invalid_argument(const Request& r) {
+  if (!valid_op(r.ta)) return "invalid transa";
+  if (!valid_op(r.tb)) return "invalid transb";
+  if (r.m < 0) return "invalid m";
+  if (r.n < 0) return "invalid n";
+  if (r.k < 0) return "invalid k";
+  if (r.batch < 0) return "invalid batch count";
+  const std::int64_t a_rows = r.ta == 'N' ? r.m : r.k, b_rows = r.tb == 'N' ? r.k : r.n;
+  if (r.lda < std::max<std::int64_t>(1, a_rows)) return "invalid lda";
+  if (r.ldb < std::max<std::int64_t>(1, b_rows)) return "invalid ldb";
+  if (r.ldc < std::max<std::int64_t>(1, r.m)) return "invalid ldc";
+  if (r.null_scalars) return "invalid alpha or beta (NULL)";
+  if (!r.algo_valid) return "invalid algo";
+  return nullptr;
+}
+
 }  // namespace
 
 Decision decide(const Request& r, const Settings& s) {
   if (s.variant == HookVariant::off) return pass("variant off");
   if (r.reentrant) return pass("reentrant");
+  if (const char* invalid = invalid_argument(r)) return pass(invalid);
   if (!r.fp32_types) return pass("data type");
   const bool tf32_compute = r.compute == Compute::f32_fast_tf32;
   if (r.compute != Compute::f32 && r.compute != Compute::f32_pedantic && !(tf32_compute && s.tf32_replace))
@@ -61,13 +82,9 @@ Decision decide(const Request& r, const Settings& s) {
   if (r.math == MathMode::emulated_bf16x9) return pass("bf16x9 math mode");
   if (r.pointers == Pointers::vector) return pass("pointer mode vector");
   if (!r.unsupported.empty()) return pass(r.unsupported);
-  if (r.m <= 0 || r.n <= 0 || r.batch <= 0) return pass("empty");
-  if (r.k <= 0) return pass("k = 0");
+  if (r.m == 0 || r.n == 0 || r.batch == 0) return pass("empty");
+  if (r.k == 0) return pass("k = 0");
   if (r.pointers == Pointers::host && r.alpha == 0.0f) return pass("alpha = 0");
-  const std::int64_t a_rows = r.ta == 'N' ? r.m : r.k, b_rows = r.tb == 'N' ? r.k : r.n;
-  if (r.lda < std::max<std::int64_t>(1, a_rows) || r.ldb < std::max<std::int64_t>(1, b_rows) ||
-      r.ldc < std::max<std::int64_t>(1, r.m))
-    return pass("leading dimension");
   for (std::int64_t v : {r.m, r.n, r.k, r.lda, r.ldb, r.ldc, r.batch})
     if (beyond_int(v)) return pass("size beyond int");
   if (flops(r) / static_cast<double>(std::max<std::int64_t>(r.batch, 1)) < s.min_flops) return pass("below min flops");

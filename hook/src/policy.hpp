@@ -6,6 +6,10 @@
 // Rules, in order (the first that applies gives the reason):
 //   - the variant is off                                   -> pass "variant off"
 //   - a call made from inside the hook (our own fallback)  -> pass "reentrant"
+//   - an argument cuBLAS rejects (CUBLAS_STATUS_INVALID_VALUE): an operation other than N, T, C,
+//     a negative size or batch count, a leading dimension below BLAS's bound, a NULL alpha or
+//     beta, an unknown GEMM algorithm               -> pass "invalid transa", "invalid m", ...
+//     (cuBLAS sees the call untouched and answers it)
 //   - not FP32 A, B, C (and D)                             -> pass "data type"
 //   - compute type not 32F (or pedantic): FAST_TF32 is a TF32 request, the others reduced
 //     precision asked for                                  -> pass "compute type ..."
@@ -16,7 +20,7 @@
 //   - a cuBLASLt layout that is not column-major, an epilogue other than default or bias,
 //     a transposed C, a bias type other than FP32         -> pass with the attribute named
 //   - sizes: empty or k = 0 (cuBLAS applies BLAS's C = beta C), host alpha = 0, a dimension or
-//     leading dimension beyond int, leading dimensions cuBLAS rejects -> pass
+//     leading dimension beyond int -> pass
 //   - fewer flops than min_flops, or min(m, n, k) < min_dim -> pass "below min flops" / "below min dim"
 //   - fewer 128 x 128 output tiles than min_tiles            -> pass "few output tiles"
 //   - otherwise intercept with the configured variant.
@@ -63,7 +67,8 @@ struct Settings {
 struct Request {
   Entry entry = Entry::sgemm;
   bool is64 = false;
-  char ta = 'N', tb = 'N';  ///< 'N', 'T' or 'C' (the same as 'T' for real data)
+  /// 'N', 'T' or 'C' (the same as 'T' for real data); '?' for any other value (cuBLAS rejects it).
+  char ta = 'N', tb = 'N';
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   std::int64_t lda = 0, ldb = 0, ldc = 0;
   bool fp32_types = true;  ///< A, B, C (and D) are FP32
@@ -71,6 +76,8 @@ struct Request {
   Compute compute = Compute::f32;
   Pointers pointers = Pointers::host;
   float alpha = 1.0f;  ///< with host pointers (alpha == 0: BLAS does not read A and B)
+  bool null_scalars = false;  ///< alpha or beta is NULL (cuBLAS rejects it; the hook must not read it)
+  bool algo_valid = true;     ///< cublasGemmEx: the algorithm is one of cublasGemmAlgo_t's values
   /// cuBLASLt only: an unsupported attribute ("order", "epilogue 8", "transc", "bias type"); empty
   /// when the descriptors ask for nothing the hook does not do.
   std::string unsupported;
