@@ -1,8 +1,10 @@
 // `tcsolve import`: a Matrix Market matrix turned into an HDF5 system with a known solution,
-// x = ones or U(-1,1) and b = A x (tcsolve/io/matrix_market.hpp, import_matrix_market).
+// x = ones or U(-1,1) and b = A x (tcsolve/io/matrix_market.hpp, import_matrix_market); the
+// reader's warnings on stderr ("tcsolve: warning: ...") and in --json's "warnings".
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli_util.hpp"
 #include "input.hpp"
@@ -62,7 +64,9 @@ int run_import(int argc, char** argv) {
                         32.0 * static_cast<double>(n) * static_cast<double>(n));
   Progress progress("import", progress_mode(vm));
   progress.step("reading " + mtx);
-  const LinearSystem sys = import_matrix_market(mtx, rhs, static_cast<std::uint64_t>(seed));
+  std::vector<std::string> warnings;
+  const LinearSystem sys = import_matrix_market(mtx, rhs, static_cast<std::uint64_t>(seed), &warnings);
+  print_warnings(warnings);  // before the write: a refused output still shows what was suspicious
   progress.step("writing " + output);
   write_system(output, sys, output_rule);
 
@@ -76,6 +80,9 @@ int run_import(int argc, char** argv) {
         .field("rhs", to_string(rhs));
     w.field_or_null("seed", rhs == RhsKind::random, seed);
     w.field("description", sys.description);
+    w.key("warnings").begin_array();
+    for (const std::string& warning : warnings) w.value(warning);
+    w.end_array();
     finish_command_json(w);
   } else {
     std::cout << "import: wrote " << output << ": " << sys.description << '\n';

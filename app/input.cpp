@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "tcsolve/gemm/error.hpp"
@@ -96,9 +97,17 @@ std::int64_t matrix_market_order(const std::string& path) {
   return 0;
 }
 
+bool is_matrix_market_input(const std::string& path) {
+  return is_matrix_market_file(path) || (has_matrix_market_extension(path) && !is_hdf5_file(path));
+}
+
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) std::cerr << "tcsolve: warning: " << warning << std::endl;
+}
+
 LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
-                         Progress& progress) {
-  if (is_matrix_market_file(path)) {
+                         Progress& progress, std::vector<std::string>* warnings) {
+  if (is_matrix_market_input(path)) {
     const std::int64_t n = matrix_market_order(path);
     if (n > 0) {
       const SolveMemory need = solve_memory(n, 1, backend, fallback);
@@ -107,7 +116,11 @@ LinearSystem load_system(const std::string& path, Layout layout, Backend backend
       if (backend == Backend::cuda) require_device_memory(what, need.device);
     }
     progress.step("importing " + path + " (Matrix Market; x = ones, b = A x)");
-    return import_matrix_market(path, RhsKind::ones, 1);
+    std::vector<std::string> read_warnings;
+    LinearSystem sys = import_matrix_market(path, RhsKind::ones, 1, &read_warnings);
+    print_warnings(read_warnings);
+    if (warnings != nullptr) warnings->insert(warnings->end(), read_warnings.begin(), read_warnings.end());
+    return sys;
   }
   const SystemShape shape = inspect_system(path, layout);
   const SolveMemory need = solve_memory(shape.n, shape.nrhs, backend, fallback);

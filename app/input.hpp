@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli_util.hpp"
 #include "progress.hpp"
@@ -42,10 +43,20 @@ struct SolveMemory {
 };
 SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, bool fallback);
 
+/// Whether `path` is read as a Matrix Market file: its %%MatrixMarket banner, or a ".mtx" name
+/// on a file that is not HDF5 (an empty or damaged one is then named by the Matrix Market
+/// reader, not called "not an HDF5 file").
+bool is_matrix_market_input(const std::string& path);
+
+/// "tcsolve: warning: <warning>" on stderr, one line each (the readers' warnings).
+void print_warnings(const std::vector<std::string>& warnings);
+
 /// The system of `solve` / `compare`: an HDF5 system file read with `layout`, or a Matrix
-/// Market file imported in memory (x = ones, b = A x, as `tcsolve import` does), after checking
-/// that the solve fits in memory (solve_memory). Throws InvalidInput naming the file.
+/// Market file (is_matrix_market_input) imported in memory (x = ones, b = A x, as `tcsolve
+/// import` does), after checking that the solve fits in memory (solve_memory). The Matrix
+/// Market reader's warnings are printed (print_warnings) and, when `warnings` is given,
+/// appended to it (for --json). Throws InvalidInput naming the file.
 LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
-                         Progress& progress);
+                         Progress& progress, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace tcsolve::app

@@ -556,3 +556,157 @@ TEST_CASE("same_file compares by device and inode, through hard and symbolic lin
   CHECK(tcsolve::same_file(dir.path("new"), dir.path("sub/../new")));  // neither exists: by path
   CHECK_FALSE(tcsolve::same_file(dir.path("new"), dir.path("other")));
 }
+
+// --- issue 31: long names, a regular file as a folder, the standard streams ----------------------
+
+TEST_CASE("an output name of 236-255 bytes is written: its temporary's name is cut to fit NAME_MAX",
+          "[output]") {
+  Scratch dir;
+  const std::string input = dir.path("sys.h5");
+  small_system(input);
+  const std::string before = read_file(input);
+  const std::string name250 = std::string(247, 'g') + ".h5", name255 = std::string(251, 'c') + ".csv";
+  REQUIRE(name250.size() == 250);
+  REQUIRE(name255.size() == 255);
+  CommandResult r = run_tcsolve("generate --n 8 --mode random --backend cpu --output " + quoted(dir.path(name250)));
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(tcsolve::read_system(dir.path(name250)).n() == 8);
+  r = run_tcsolve("solve --input " + quoted(input) + " --backend cpu --variant fp32-simt --output " +
+                  quoted(dir.path(name250)) + " --force");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(tcsolve::read_solution(dir.path(name250)).x.rows() == 8);
+  r = compare(input, "--csv " + quoted(dir.path(name255)));
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(read_file(dir.path(name255)).rfind("method,", 0) == 0);
+  CHECK(read_file(input) == before);
+  CHECK(dir.entries() == std::vector<std::string>{name255, name250, "sys.h5"});
+  CHECK_FALSE(dir.has_temporary());
+}
+
+TEST_CASE("a temporary of a long name stays within NAME_MAX, unique, registered and whole UTF-8",
+          "[output]") {
+  Scratch dir;
+  tcsolve::TempFileRegistry registry;
+  tcsolve::OutputOptions options;
+  options.temporaries = &registry;
+  const long name_max = ::pathconf(dir.path(".").c_str(), _PC_NAME_MAX);
+  const std::size_t longest = name_max > 0 ? static_cast<std::size_t>(name_max) : 255;
+  // Two names alike in their first 250 bytes, and one of two-byte characters (U+00E9).
+  const std::string a = std::string(250, 'a') + "1.txt", b = std::string(250, 'a') + "2.txt";
+  std::string accents;
+  while (accents.size() + 2 <= longest) accents += "\xC3\xA9";
+  {
+    tcsolve::TemporaryOutput ta(dir.path(a), options), tb(dir.path(b), options), tc(dir.path(accents), options);
+    CHECK(registry.size() == 3);
+    CHECK(ta.temporary() != tb.temporary());
+    for (const tcsolve::TemporaryOutput* t : {&ta, &tb, &tc}) {
+      const std::string name = fs::path(t->temporary()).filename().string();
+      INFO(name);
+      CHECK(name.size() <= longest);
+      CHECK(contains(name, std::string(tcsolve::kTemporaryMarker) + std::to_string(::getpid()) + "-"));
+      CHECK(fs::exists(t->temporary()));
+      CHECK(tcsolve::find_stale_temporaries(t->temporary()).empty());  // ours, alive
+    }
+    // Cut between characters: the accented prefix is an even number of bytes, each pair é.
+    const std::string name = fs::path(tc.temporary()).filename().string();
+    const std::string prefix = name.substr(0, name.find(tcsolve::kTemporaryMarker));
+    CHECK(prefix.size() % 2 == 0);
+    CHECK(accents.compare(0, prefix.size(), prefix) == 0);
+    ta.write("a", 1);
+    tb.write("b", 1);
+    ta.publish();
+    tb.publish();
+  }  // tc never published: removed
+  CHECK(read_file(dir.path(a)) == "a");
+  CHECK(read_file(dir.path(b)) == "b");
+  CHECK(registry.size() == 0);
+  CHECK(dir.entries() == std::vector<std::string>{a, b});
+}
+
+TEST_CASE("an output under a regular file is refused as 'is not a directory', naming it", "[output]") {
+  Scratch dir;
+  const std::string input = dir.path("sys.h5");
+  small_system(input);
+  const std::string before = read_file(input);
+  const std::vector<std::string> names = dir.entries();
+  for (const std::string& out : {input + "/k.h5", input + "/sub/k.h5"})
+    for (const std::string& command :
+         {"generate --n 8 --mode random --backend cpu --output " + quoted(out),
+          "solve --input " + quoted(input) + " --backend cpu --variant fp32-simt --output " + quoted(out),
+          "compare --input " + quoted(input) + " --backend cpu --variants fp32-simt --csv " + quoted(out)}) {
+      const CommandResult r = run_tcsolve(command);
+      INFO(r);
+      CHECK(r.exit_code == 2);
+      CHECK(tcsolve::test::count_lines(r.err) == 1);
+      CHECK(contains(r.err, out + ": '" + input + "' is not a directory"));
+      CHECK(r.out.empty());
+      CHECK(read_file(input) == before);
+      CHECK(dir.entries() == names);
+    }
+  // A folder that is really missing is still called missing.
+  const CommandResult r = run_tcsolve("generate --n 8 --backend cpu --output " + quoted(dir.path("no/k.h5")));
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, dir.path("no/k.h5") + ": directory '" + dir.path("no") + "' does not exist"));
+}
+
+TEST_CASE("--csv /dev/stdout and /dev/stderr write the CSV to the stream: a pipe or the shell's file",
+          "[output]") {
+  Scratch dir;
+  const std::string input = dir.path("sys.h5");
+  small_system(input);
+  const std::string before = read_file(input);
+  // stdout a pipe (popen): the table and the CSV.
+  CommandResult r = compare(input, "--csv /dev/stdout");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, "fp32-simt"));
+  CHECK((contains(r.out, "\nmethod,") || r.out.rfind("method,", 0) == 0));
+  CHECK(dir.entries() == std::vector<std::string>{"sys.h5"});
+  // stderr, with --force too (nothing is replaced, so it changes nothing).
+  for (const char* path : {"/dev/stderr", "/dev/fd/2"}) {
+    r = compare(input, std::string("--force --csv ") + path);
+    INFO(r);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.err, "method,"));
+    CHECK_FALSE(contains(r.out, "method,"));
+  }
+  // stdout redirected by the shell to a file: the file is written through, never replaced.
+  const std::string log = dir.path("log.txt");
+  write_text(log, "");
+  struct stat st {};
+  REQUIRE(::stat(log.c_str(), &st) == 0);
+  const ino_t inode = st.st_ino;
+  r = compare(input, "--csv /dev/stdout >> " + quoted(log));
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  const std::string text = read_file(log);
+  CHECK(contains(text, "fp32-simt"));
+  CHECK(contains(text, "method,"));
+  REQUIRE(::stat(log.c_str(), &st) == 0);
+  CHECK(st.st_ino == inode);
+  CHECK(read_file(input) == before);
+  CHECK(dir.entries() == std::vector<std::string>{"log.txt", "sys.h5"});
+  CHECK_FALSE(dir.has_temporary());
+}
+
+TEST_CASE("a standard stream's name is written directly, never registered or removed", "[output]") {
+  tcsolve::TempFileRegistry registry;
+  tcsolve::OutputOptions options;
+  options.temporaries = &registry;
+  CHECK(tcsolve::check_output("/dev/stderr", options).empty());
+  {
+    tcsolve::TemporaryOutput out("/dev/stderr", options);
+    CHECK(registry.size() == 0);
+    CHECK(out.temporary() == "/dev/stderr");
+    CHECK(out.fd() > 2);
+    out.write("", 0);
+  }  // discarded: /dev/stderr is still there
+  CHECK(fs::exists("/dev/stderr"));
+  tcsolve::TemporaryOutput out("/dev/fd/2", options);
+  out.publish();
+  CHECK(out.fd() == -1);
+  CHECK(::fcntl(STDERR_FILENO, F_GETFL) >= 0);  // our descriptor 2 is left open
+}

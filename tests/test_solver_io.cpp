@@ -298,7 +298,13 @@ TEST_CASE("read_system rejects every documented bad input with '<file>: <dataset
   const std::vector<Case> cases = {
       {"missing.h5", nullptr, "no such file"},
       {"notes.txt", [](const std::string& p) { write_text(p, "not an HDF5 file\n"); }, "not an HDF5 file"},
-      {"empty.h5", [](const std::string& p) { write_text(p, ""); }, "not an HDF5 file"},
+      {"empty.h5", [](const std::string& p) { write_text(p, ""); }, "empty file (0 bytes), not an HDF5 file"},
+      {"empty.mtx", [](const std::string& p) { write_text(p, ""); },
+       "empty file (0 bytes), not an HDF5 file (named as a Matrix Market file: solve and compare read it "
+       "directly; `tcsolve import` turns it into a system file)"},
+      {"m.mtx", [](const std::string& p) { write_text(p, "%%MatrixMarket matrix array real general\n1 1\n1\n"); },
+       "a Matrix Market file, not HDF5 (solve and compare read it directly; `tcsolve import` turns it into "
+       "a system file)"},
       {"dir.h5", [](const std::string& p) { fs::create_directory(p); }, "is a directory"},
       {"noA.h5", [](const std::string& p) { RawFile(p).vector("b", 3); }, "A: dataset missing"},
       {"nob.h5", [](const std::string& p) { RawFile(p).matrix("A", 3, 3); }, "b: dataset missing"},
@@ -731,6 +737,21 @@ TEST_CASE("Matrix Market: malformed files are rejected with '<file>:<line>: <pro
        "diagonal entry (1, 1) in a skew-symmetric matrix (its diagonal is zero)"},
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", 5,
        "end of file after 3 of the 4 entries declared on line 2"},
+      // Out of range is not malformed (issue 31): the value and the limit are named.
+      {head + "3 3 2\n1 1 1e400\n2 2 1\n", 3,
+       "real value '1e400' out of range (beyond float64's largest finite value, 1.8e308)"},
+      {head + "3 3 2\n1 1 1\n2 2 -0.5E+309\n", 4,
+       "real value '-0.5E+309' out of range (beyond float64's largest finite value, 1.8e308)"},
+      {head + "3 3 1\n1 1 1" + std::string(400, '0') + "\n", 3,
+       "real value '1" + std::string(400, '0') + "' out of range (beyond float64's largest finite value, 1.8e308)"},
+      {"%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 12345678901234567890\n", 3,
+       "integer value '12345678901234567890' out of range (beyond 64-bit integers)"},
+      {"%%MatrixMarket matrix array integer general\n1 1\n-99999999999999999999\n", 3,
+       "integer value '-99999999999999999999' out of range (beyond 64-bit integers)"},
+      {head + "3 3 1\n12345678901234567890 1 1\n", 3, "row index '12345678901234567890' out of range 1..3"},
+      {head + "3 3 1\n1 99999999999999999999 1\n", 3, "column index '99999999999999999999' out of range 1..3"},
+      {head + "12345678901234567890 3 1\n", 2, "number of rows '12345678901234567890' out of range (beyond 64-bit integers)"},
+      {head + "3 3 12345678901234567890\n", 2, "entry count '12345678901234567890' out of range (beyond 64-bit integers)"},
   };
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const Case& c = cases[k];
@@ -742,6 +763,83 @@ TEST_CASE("Matrix Market: malformed files are rejected with '<file>:<line>: <pro
   }
   CHECK(invalid_input_message([&] { tcsolve::read_matrix_market(dir.path("none.mtx")); }) ==
         dir.path("none.mtx") + ": no such file");
+  write_text(dir.path("empty.mtx"), "");
+  CHECK(invalid_input_message([&] { tcsolve::read_matrix_market(dir.path("empty.mtx")); }) ==
+        dir.path("empty.mtx") + ": empty file (0 bytes), expected a %%MatrixMarket banner");
+}
+
+TEST_CASE("Matrix Market: suspicious files are read with warnings naming the line, clean ones with none",
+          "[io]") {
+  TempDir dir;
+  const std::string general = "%%MatrixMarket matrix coordinate real general\n";
+  const std::string symmetric = "%%MatrixMarket matrix coordinate real symmetric\n";
+  const std::string skew = "%%MatrixMarket matrix coordinate real skew-symmetric\n";
+  struct Case {
+    std::string text;
+    std::vector<std::string> warnings;  ///< after "<file>"
+    std::vector<double> A;              ///< the matrix read, row by row (empty: not checked)
+  };
+  const std::vector<Case> cases = {
+      // Clean: no warning.
+      {general + "2 2 3\n1 1 2\n2 1 1\n2 2 3\n", {}, {2, 0, 1, 3}},
+      {symmetric + "2 2 3\n1 1 2\n2 1 1\n2 2 3\n", {}, {2, 1, 1, 3}},
+      {"%%MatrixMarket matrix array real symmetric\n2 2\n2\n1\n3\n", {}, {2, 1, 1, 3}},
+      // A symmetric file listing (1, 2) and (2, 1): summed, and said so (twice the entry).
+      {symmetric + "2 2 4\n1 1 2\n2 1 1\n1 2 1\n2 2 3\n",
+       {":5: entry (1, 2) is in the upper triangle, but a symmetric file lists the lower one; mirrored all "
+        "the same",
+        ":5: entry (1, 2) on line 5 and entry (2, 1) on line 4 are one entry of a symmetric matrix, given "
+        "twice; they are summed"},
+       {2, 2, 2, 3}},
+      // Upper-triangle entries alone: mirrored, counted.
+      {symmetric + "3 3 5\n1 1 1\n1 2 5\n2 2 1\n2 3 6\n3 3 1\n",
+       {":4: entry (1, 2) is in the upper triangle, but a symmetric file lists the lower one; mirrored all "
+        "the same (and 1 more upper-triangle entries)"},
+       {1, 5, 0, 5, 1, 6, 0, 6, 1}},
+      {skew + "2 2 2\n1 2 3\n2 1 -3\n",
+       {":3: entry (1, 2) is in the upper triangle, but a skew-symmetric file lists the lower one; mirrored "
+        "all the same",
+        ":4: entry (2, 1) on line 4 and entry (1, 2) on line 3 are one entry of a skew-symmetric matrix, "
+        "given twice; they are summed"},
+       {0, 6, -6, 0}},
+      // Repeats in a general file: summed, named with both lines.
+      {general + "2 2 4\n1 2 1\n2 1 5\n1 2 2\n1 2 4\n",
+       {":5: entry (1, 2) on line 5 repeats the entry (1, 2) on line 3; repeated entries are summed (and 1 "
+        "more repeats)"},
+       {0, 7, 5, 0}},
+      // 0 entries: an all-zero A.
+      {general + "3 3 0\n", {":2: declares 0 entries: A is all zero (singular)"}, {}},
+      {"%%MatrixMarket matrix array real general\n2 2\n0\n0\n0\n0\n",
+       {": every entry is zero: A is all zero (singular)"}, {0, 0, 0, 0}},
+      // A zero row or column: singular.
+      {general + "3 3 3\n1 1 1\n2 2 1\n3 2 1\n",
+       {": column 3 of A is zero: A is singular"}, {1, 0, 0, 0, 1, 0, 0, 1, 0}},
+      {general + "3 3 2\n1 1 1\n1 2 1\n",
+       {": row 2 of A is zero (and 1 more rows): A is singular", ": column 3 of A is zero: A is singular"}, {}},
+      // A value below the smallest subnormal reads as 0.
+      {general + "2 2 3\n1 1 1\n2 2 1\n2 1 1e-400\n",
+       {":5: real value '1e-400' is below the smallest float64 subnormal (4.9e-324) and reads as 0"},
+       {1, 0, 0, 1}},
+  };
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    const std::string path = dir.path("w" + std::to_string(k) + ".mtx");
+    write_text(path, c.text);
+    INFO(c.text);
+    const tcsolve::MatrixMarketMatrix m = tcsolve::read_matrix_market(path);
+    std::vector<std::string> expected;
+    for (const std::string& w : c.warnings) expected.push_back(path + w);
+    CHECK(m.warnings == expected);
+    if (!c.A.empty()) {
+      const Eigen::Index n = m.A.rows();
+      REQUIRE(static_cast<std::size_t>(n * n) == c.A.size());
+      for (Eigen::Index i = 0; i < n; ++i)
+        for (Eigen::Index j = 0; j < n; ++j) CHECK(m.A(i, j) == c.A[static_cast<std::size_t>(i * n + j)]);
+    }
+    std::vector<std::string> passed;
+    tcsolve::import_matrix_market(path, tcsolve::RhsKind::ones, 1, &passed);
+    CHECK(passed == expected);
+  }
 }
 
 TEST_CASE("import_matrix_market builds b = A x with x = ones or a seeded U(-1,1)", "[io]") {
@@ -890,4 +988,77 @@ TEST_CASE("tcsolve import turns a Matrix Market file into a system; bad files ex
   CHECK(contains(r.err, "--mtx"));
   CHECK_FALSE(fs::exists(dir.path("bad.h5")));
   CHECK_FALSE(fs::exists(dir.path("z.h5")));
+}
+
+TEST_CASE("import, solve and compare print a Matrix Market file's warnings; import's --json lists them",
+          "[io]") {
+  TempDir dir;
+  const std::string mtx = dir.path("both.mtx");
+  write_text(mtx, "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 4\n2 1 1\n1 2 1\n2 2 3\n");
+  const std::string before = cli::read_file(mtx);
+  const std::vector<std::string> warnings = tcsolve::read_matrix_market(mtx).warnings;
+  REQUIRE(warnings.size() == 2);
+  const std::string out = dir.path("both.h5");
+  cli::CommandResult r = cli::run_tcsolve("import --mtx '" + mtx + "' --output '" + out + "' --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err == "tcsolve: warning: " + warnings[0] + "\ntcsolve: warning: " + warnings[1] + "\n");
+  const cli::Json doc = cli::require_one_object(r);
+  REQUIRE(doc.find("warnings") != nullptr);
+  REQUIRE(doc.find("warnings")->items.size() == 2);
+  CHECK(doc.find("warnings")->items[0].string == warnings[0]);
+  CHECK(doc.find("warnings")->items[1].string == warnings[1]);
+  CHECK(tcsolve::read_system(out).A(0, 1) == 2);  // summed, as warned
+  for (const std::string& command : {std::string("solve --backend cpu --variant fp32-simt"),
+                                     std::string("compare --backend cpu --variants fp32-simt")}) {
+    r = cli::run_tcsolve(command + " --input '" + mtx + "'");
+    INFO(r);
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.err, "tcsolve: warning: " + warnings[0] + "\n"));
+    CHECK(contains(r.err, "tcsolve: warning: " + warnings[1] + "\n"));
+  }
+  // A clean file: no warning, an empty list.
+  write_text(dir.path("clean.mtx"), "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
+  r = cli::run_tcsolve("import --mtx '" + dir.path("clean.mtx") + "' --output '" + dir.path("clean.h5") + "' --json");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  const cli::Json clean = cli::require_one_object(r);
+  REQUIRE(clean.find("warnings") != nullptr);
+  CHECK(clean.find("warnings")->items.empty());
+  CHECK(cli::read_file(mtx) == before);
+  CHECK(dir.entries() == std::vector<std::string>{"both.h5", "both.mtx", "clean.h5", "clean.mtx"});
+}
+
+TEST_CASE("an empty or broken .mtx given to solve or compare is named by the Matrix Market reader", "[io]") {
+  TempDir dir;
+  write_text(dir.path("empty.mtx"), "");
+  write_text(dir.path("text.MTX"), "1 2 3\n");
+  write_text(dir.path("big.mtx"), "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1e400\n");
+  struct Case {
+    std::string file, message;
+  };
+  const std::vector<Case> cases = {
+      {"empty.mtx", ": empty file (0 bytes), expected a %%MatrixMarket banner"},
+      {"text.MTX", ":1: not a Matrix Market file (the first line must start with %%MatrixMarket)"},
+      {"big.mtx", ":3: real value '1e400' out of range (beyond float64's largest finite value, 1.8e308)"},
+  };
+  const std::vector<std::string> names = dir.entries();
+  for (const Case& c : cases)
+    for (const std::string& command : {std::string("solve --backend cpu --output '") + dir.path("x.h5") + "'",
+                                       std::string("compare --backend cpu --variants fp32-simt")}) {
+      const std::string path = dir.path(c.file);
+      const cli::CommandResult r = cli::run_tcsolve(command + " --input '" + path + "'");
+      INFO(r);
+      CHECK(r.exit_code == 2);
+      CHECK(cli::count_lines(r.err) == 1);
+      CHECK(contains(r.err, path + c.message));
+      CHECK(dir.entries() == names);
+    }
+  // import names the empty file the same way.
+  const cli::CommandResult r =
+      cli::run_tcsolve("import --mtx '" + dir.path("empty.mtx") + "' --output '" + dir.path("e.h5") + "'");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, dir.path("empty.mtx") + ": empty file (0 bytes)"));
+  CHECK(dir.entries() == names);
 }

@@ -129,9 +129,14 @@ Handle open_for_reading(const std::string& path, const std::string& matrix_marke
   if (!std::filesystem::exists(st)) fail(path, "no such file");
   if (std::filesystem::is_directory(st)) fail(path, "is a directory");
   if (!std::ifstream(path, std::ios::binary)) fail(path, "cannot be read (permission denied?)");
-  if (H5Fis_hdf5(path.c_str()) <= 0)
-    fail(path, is_matrix_market_file(path) ? "a Matrix Market file, not HDF5 (" + matrix_market_hint + ")"
-                                           : std::string("not an HDF5 file"));
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    if (is_matrix_market_file(path)) fail(path, "a Matrix Market file, not HDF5 (" + matrix_market_hint + ")");
+    const bool empty = std::filesystem::file_size(path, ec) == 0 && !ec;
+    const std::string problem = empty ? "empty file (0 bytes), not an HDF5 file" : "not an HDF5 file";
+    if (has_matrix_market_extension(path))
+      fail(path, problem + " (named as a Matrix Market file: " + matrix_market_hint + ")");
+    fail(path, problem);
+  }
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.valid()) fail(path, "cannot be opened as HDF5 (damaged, or locked by another process)");
   return file;

@@ -80,8 +80,9 @@ class OutputFile {
 };
 
 /// The file `path` opened read-only, after checking that it exists, is a regular readable file
-/// and is HDF5; a Matrix Market file is named as such, with `matrix_market_hint` (what the
-/// reader wants instead) in the message. Throws InvalidInput.
+/// and is HDF5; an empty file is named empty; a Matrix Market file (by its banner, or by a
+/// ".mtx" name) is named as such, with `matrix_market_hint` (what the reader wants instead) in
+/// the message. Throws InvalidInput.
 Handle open_for_reading(const std::string& path, const std::string& matrix_market_hint);
 
 /// A scalar attribute of `loc`: `file_type` in the file, written from `value` of `mem_type`.

@@ -8,9 +8,12 @@
 //   i j value                       (coordinate: 1-based indices, one entry per line)
 //   value                           (array: column by column; symmetric: lower triangle only)
 //
-// Errors name the file and the 1-based line: "<file>:<line>: <problem>".
+// Errors name the file and the 1-based line: "<file>:<line>: <problem>"; so do the warnings
+// returned with the matrix (repeated entries, both triangles of a symmetric file, values that
+// underflow to 0, an all-zero A or a zero row or column).
 #include "tcsolve/io/matrix_market.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -95,18 +98,53 @@ std::string_view strip_plus(std::string_view t) {
   return t.size() > 1 && t[0] == '+' && t[1] != '-' && t[1] != '+' ? t.substr(1) : t;
 }
 
-/// A whole token as an integer; false when malformed or out of range.
-bool parse_integer(std::string_view token, long long& value) {
+/// What parsing one token gave.
+enum class Parsed { ok, malformed, out_of_range };
+
+/// A whole token as an integer: out_of_range beyond 64-bit integers (a 20-digit number).
+Parsed parse_integer(std::string_view token, long long& value) {
   token = strip_plus(token);
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  return ec == std::errc() && end == token.data() + token.size();
+  if (end != token.data() + token.size()) return Parsed::malformed;
+  if (ec == std::errc::result_out_of_range) return Parsed::out_of_range;
+  return ec == std::errc() ? Parsed::ok : Parsed::malformed;
 }
 
-/// A whole token as a double (decimal or scientific notation); false when malformed.
-bool parse_real(std::string_view token, double& value) {
+/// Whether a well-formed decimal token that from_chars found out of range is large (|x| >= 1,
+/// so beyond float64's largest finite value: an overflow) rather than tiny (an underflow to 0):
+/// the decimal exponent of its first non-zero digit, from the digits and the exponent part.
+bool is_overflow(std::string_view token) {
+  const std::size_t start = std::min(token.find_first_not_of("+-"), token.size());
+  const std::size_t e = std::min(token.find_first_of("eE", start), token.size());
+  const std::string_view mantissa = token.substr(start, e - start);
+  const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
+  const std::size_t first = mantissa.find_first_of("123456789");
+  if (first == std::string_view::npos) return false;  // zero: never out of range
+  const long long lead = first < point ? static_cast<long long>(point - first) - 1
+                                       : -static_cast<long long>(first - point);
+  long long exponent = 0;
+  std::string_view digits = e < token.size() ? token.substr(e + 1) : std::string_view();
+  const bool negative = !digits.empty() && digits[0] == '-';
+  if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
+  for (char c : digits) exponent = std::min<long long>(exponent * 10 + (c - '0'), 1000000000);  // saturated
+  return lead + (negative ? -exponent : exponent) >= 0;
+}
+
+/// A whole token as a double (decimal or scientific notation): out_of_range when its magnitude
+/// is beyond float64's largest finite value; a value below half the smallest subnormal is
+/// ok with `value` = +-0 and `underflow` set.
+Parsed parse_real(std::string_view token, double& value, bool& underflow) {
+  underflow = false;
   token = strip_plus(token);
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  return ec == std::errc() && end == token.data() + token.size();
+  if (end != token.data() + token.size()) return Parsed::malformed;
+  if (ec == std::errc::result_out_of_range) {
+    if (is_overflow(token)) return Parsed::out_of_range;
+    underflow = true;
+    value = !token.empty() && token[0] == '-' ? -0.0 : 0.0;
+    return Parsed::ok;
+  }
+  return ec == std::errc() ? Parsed::ok : Parsed::malformed;
 }
 
 std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
@@ -128,13 +166,23 @@ bool is_matrix_market_file(const std::string& path) {
   return lowercase(head) == "%%matrixmarket";
 }
 
+bool has_matrix_market_extension(const std::string& path) {
+  const std::string name = lowercase(std::filesystem::path(path).filename().string());
+  const std::string_view tail = ".mtx";
+  return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 MatrixMarketMatrix read_matrix_market(const std::string& path) {
   LineReader in(path);
   MatrixMarketMatrix m;
   std::string line;
+  const auto at = [&](long long number) { return path + ":" + std::to_string(number) + ": "; };
+  const auto entry = [](long long i, long long j) {  // 1-based
+    return "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
+  };
 
   // Banner: the keywords are case-insensitive.
-  if (!in.next(line)) throw InvalidInput(path + ": empty file, expected a %%MatrixMarket banner");
+  if (!in.next(line)) throw InvalidInput(path + ": empty file (0 bytes), expected a %%MatrixMarket banner");
   const std::vector<std::string_view> banner = split(line);
   if (banner.empty() || lowercase(banner[0]) != "%%matrixmarket")
     in.fail("not a Matrix Market file (the first line must start with %%MatrixMarket)");
@@ -166,10 +214,17 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
   const int size_line = in.number();
   const std::vector<std::string_view> size = split(line);
   const char* size_form = coordinate ? "'rows columns entries'" : "'rows columns'";
-  long long rows = 0, cols = 0, declared = 0;
-  if (size.size() != (coordinate ? 3u : 2u) || !parse_integer(size[0], rows) ||
-      !parse_integer(size[1], cols) || (coordinate && !parse_integer(size[2], declared)))
+  if (size.size() != (coordinate ? 3u : 2u))
     in.fail("malformed size line " + in_quotes(line) + ", expected " + size_form);
+  long long rows = 0, cols = 0, declared = 0;
+  long long* size_values[] = {&rows, &cols, &declared};
+  const char* size_names[] = {"number of rows", "number of columns", "entry count"};
+  for (std::size_t k = 0; k < size.size(); ++k) {
+    const Parsed parsed = parse_integer(size[k], *size_values[k]);
+    if (parsed == Parsed::out_of_range)
+      in.fail(std::string(size_names[k]) + " " + in_quotes(size[k]) + " out of range (beyond 64-bit integers)");
+    if (parsed != Parsed::ok) in.fail("malformed size line " + in_quotes(line) + ", expected " + size_form);
+  }
   if (rows < 1 || cols < 1)
     in.fail("matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + ", expected at least 1 x 1");
   if (rows != cols)
@@ -189,6 +244,17 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
   long long count = 0;
   long long ai = 0, aj = 0;  // array: position of the next value (0-based row, column)
   if (!coordinate && skew) ai = 1;
+  // Coordinate entries as listed, to find repeats once all are read: the position (of the lower
+  // triangle for symmetric and skew-symmetric files, whose (i, j) and (j, i) are one entry).
+  struct Listed {
+    long long key;  // 0-based i n + j of the position
+    int line;
+    bool upper;  // listed as (i, j) with i < j in a symmetric or skew-symmetric file
+  };
+  std::vector<Listed> listed;
+  long long upper_count = 0, underflow_count = 0;
+  int first_upper_line = 0, first_underflow_line = 0;
+  std::string first_upper, first_underflow;
   while (in.next_data(line)) {
     if (count == declared)
       in.fail("more entries than the " + std::to_string(declared) + " declared on line " +
@@ -201,8 +267,13 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
       if (t.size() != 3)
         in.fail("expected 'row column value', got " + std::to_string(t.size()) + " field" +
                 (t.size() == 1 ? "" : "s"));
-      if (!parse_integer(t[0], i)) in.fail("malformed row index " + in_quotes(t[0]));
-      if (!parse_integer(t[1], j)) in.fail("malformed column index " + in_quotes(t[1]));
+      const Parsed pi = parse_integer(t[0], i), pj = parse_integer(t[1], j);
+      if (pi == Parsed::out_of_range)
+        in.fail("row index " + in_quotes(t[0]) + " out of range 1.." + std::to_string(n));
+      if (pi != Parsed::ok) in.fail("malformed row index " + in_quotes(t[0]));
+      if (pj == Parsed::out_of_range)
+        in.fail("column index " + in_quotes(t[1]) + " out of range 1.." + std::to_string(n));
+      if (pj != Parsed::ok) in.fail("malformed column index " + in_quotes(t[1]));
       if (i < 1 || i > n) in.fail("row index " + std::to_string(i) + " out of range 1.." + std::to_string(n));
       if (j < 1 || j > n)
         in.fail("column index " + std::to_string(j) + " out of range 1.." + std::to_string(n));
@@ -221,16 +292,32 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
     }
     if (integer) {
       long long iv = 0;
-      if (!parse_integer(value_token, iv)) in.fail("malformed integer value " + in_quotes(value_token));
+      const Parsed parsed = parse_integer(value_token, iv);
+      if (parsed == Parsed::out_of_range)
+        in.fail("integer value " + in_quotes(value_token) + " out of range (beyond 64-bit integers)");
+      if (parsed != Parsed::ok) in.fail("malformed integer value " + in_quotes(value_token));
       v = static_cast<double>(iv);
     } else {
-      if (!parse_real(value_token, v)) in.fail("malformed real value " + in_quotes(value_token));
+      bool underflow = false;
+      const Parsed parsed = parse_real(value_token, v, underflow);
+      if (parsed == Parsed::out_of_range)
+        in.fail("real value " + in_quotes(value_token) +
+                " out of range (beyond float64's largest finite value, 1.8e308)");
+      if (parsed != Parsed::ok) in.fail("malformed real value " + in_quotes(value_token));
       if (!std::isfinite(v)) in.fail("value " + in_quotes(value_token) + " is not finite");
+      if (underflow && underflow_count++ == 0)
+        first_underflow_line = in.number(), first_underflow = std::string(value_token);
     }
     if (skew && i == j)
       in.fail("diagonal entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
               ") in a skew-symmetric matrix (its diagonal is zero)");
-    // Duplicates of a coordinate entry are summed (as scipy.io.mmread does).
+    if (coordinate) {
+      const bool upper = (symmetric || skew) && i < j;
+      if (upper && upper_count++ == 0) first_upper_line = in.number(), first_upper = entry(i + 1, j + 1);
+      listed.push_back({upper ? j * n + i : i * n + j, in.number(), upper});
+    }
+    // Duplicates of a coordinate entry are summed (as scipy.io.mmread does); an entry (i, j) of
+    // a symmetric or skew-symmetric file sets (j, i) too, from either triangle.
     m.A(i, j) += v;
     if (i != j && symmetric) m.A(j, i) += v;
     if (i != j && skew) m.A(j, i) -= v;
@@ -239,11 +326,71 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
   if (count < declared)
     in.fail("end of file after " + std::to_string(count) + " of the " + std::to_string(declared) +
             " entries declared on line " + std::to_string(size_line));
+
+  // What is read but suspicious: warnings, in the order of the file.
+  const auto more = [](long long others, const char* what) {
+    return others > 0 ? " (and " + std::to_string(others) + " more " + what + ")" : std::string();
+  };
+  if (underflow_count > 0)
+    m.warnings.push_back(at(first_underflow_line) + "real value " + in_quotes(first_underflow) +
+                         " is below the smallest float64 subnormal (4.9e-324) and reads as 0" +
+                         more(underflow_count - 1, "such values"));
+  if (upper_count > 0)
+    m.warnings.push_back(at(first_upper_line) + "entry " + first_upper + " is in the upper triangle, but a " + m.symmetry +
+                         " file lists the lower one; mirrored all the same" +
+                         more(upper_count - 1, "upper-triangle entries"));
+  if (!listed.empty()) {
+    std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.key < b.key; });
+    long long repeats = 0, mirrored = 0;
+    const Listed* first_repeat[2] = {nullptr, nullptr};  // the earlier and the later listing
+    const Listed* first_mirror[2] = {nullptr, nullptr};
+    for (std::size_t k = 1; k < listed.size(); ++k) {
+      const Listed &a = listed[k - 1], &b = listed[k];
+      if (a.key != b.key) continue;
+      const bool mirror = a.upper != b.upper;
+      long long& number = mirror ? mirrored : repeats;
+      const Listed** first = mirror ? first_mirror : first_repeat;
+      ++number;
+      if (first[0] == nullptr || b.line < first[1]->line) first[0] = &a, first[1] = &b;
+    }
+    const auto listing = [&](const Listed& l) {
+      const long long i = l.key / n + 1, j = l.key % n + 1;
+      return (l.upper ? entry(j, i) : entry(i, j)) + " on line " + std::to_string(l.line);
+    };
+    if (repeats > 0)
+      m.warnings.push_back(at(first_repeat[1]->line) + "entry " + listing(*first_repeat[1]) +
+                           " repeats the entry " + listing(*first_repeat[0]) + "; repeated entries are summed" +
+                           more(repeats - 1, "repeats"));
+    if (mirrored > 0)
+      m.warnings.push_back(at(first_mirror[1]->line) + "entry " + listing(*first_mirror[1]) + " and entry " +
+                           listing(*first_mirror[0]) + " are one entry of a " + m.symmetry +
+                           " matrix, given twice; they are summed" + more(mirrored - 1, "such pairs"));
+  }
+  if (coordinate && declared == 0) {
+    m.warnings.push_back(at(size_line) + "declares 0 entries: A is all zero (singular)");
+  } else if ((m.A.array() == 0).all()) {
+    m.warnings.push_back(path + ": every entry is zero: A is all zero (singular)");
+  } else {
+    const Eigen::Array<bool, Eigen::Dynamic, 1> zero_rows = (m.A.array() == 0).rowwise().all();
+    const Eigen::Array<bool, 1, Eigen::Dynamic> zero_cols = (m.A.array() == 0).colwise().all();
+    const auto report = [&](const char* what, auto zero) {
+      const long long zeros = zero.count();
+      if (zeros == 0) return;
+      Eigen::Index first = 0;
+      while (!zero(first)) ++first;
+      m.warnings.push_back(path + ": " + what + " " + std::to_string(first + 1) + " of A is zero" +
+                           more(zeros - 1, what[0] == 'r' ? "rows" : "columns") + ": A is singular");
+    };
+    report("row", zero_rows);
+    report("column", zero_cols);
+  }
   return m;
 }
 
-LinearSystem import_matrix_market(const std::string& path, RhsKind rhs, std::uint64_t seed) {
+LinearSystem import_matrix_market(const std::string& path, RhsKind rhs, std::uint64_t seed,
+                                  std::vector<std::string>* warnings) {
   MatrixMarketMatrix m = read_matrix_market(path);
+  if (warnings != nullptr) warnings->insert(warnings->end(), m.warnings.begin(), m.warnings.end());
   const Eigen::Index n = m.A.rows();
   Eigen::MatrixXd x(n, 1);
   if (rhs == RhsKind::ones) {

@@ -53,8 +53,42 @@ std::string beside(const fs::path& file, const std::string& name) {
   return file.has_parent_path() ? (file.parent_path() / name).string() : name;
 }
 
+/// The descriptor (1 or 2) a name of the standard output or error stands for, else -1.
+int standard_stream(const std::string& path) {
+  if (path == "/dev/stdout" || path == "/dev/fd/1" || path == "/proc/self/fd/1") return STDOUT_FILENO;
+  if (path == "/dev/stderr" || path == "/dev/fd/2" || path == "/proc/self/fd/2") return STDERR_FILENO;
+  return -1;
+}
+
+/// Refuses a directory `dir` that is missing: names the nearest ancestor that exists but is not
+/// a directory ("'file.h5' is not a directory"), else says it does not exist.
+[[noreturn]] void refuse_missing_directory(const std::string& path, const fs::path& dir) {
+  for (fs::path p = dir; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) refuse(path, "'" + p.string() + "' is not a directory");
+      break;
+    }
+    if (errno != ENOTDIR && errno != ENOENT) break;
+    if (p == p.parent_path()) break;
+  }
+  refuse(path, "directory '" + dir.string() + "' does not exist");
+}
+
+/// The name of temporary number `k` of this process for the file named `name`:
+/// "<name>.tcsolve-tmp-<pid>-<k>", with <name> cut short (at a UTF-8 character boundary) when
+/// the whole would exceed the directory's longest file name, `name_max` bytes.
+std::string temporary_name(const std::string& name, long pid, int k, std::size_t name_max) {
+  const std::string suffix = std::string(kTemporaryMarker) + std::to_string(pid) + "-" + std::to_string(k);
+  if (name.size() + suffix.size() <= name_max) return name + suffix;
+  std::size_t keep = name_max > suffix.size() ? name_max - suffix.size() : 1;
+  while (keep > 1 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;  // not mid-character
+  return name.substr(0, std::max<std::size_t>(keep, 1)) + suffix;
+}
+
 /// The rule without the search for stale temporaries; returns the file that will be replaced
-/// or created: `path`, or the regular file a symbolic link `path` names.
+/// or created: `path`, or the regular file a symbolic link `path` names (a standard stream's
+/// name: `path` itself).
 std::string check_rule(const std::string& path, const OutputOptions& options) {
   if (path.empty()) throw InvalidInput("output file name is empty");
   const fs::path name = fs::path(path).filename();
@@ -62,6 +96,13 @@ std::string check_rule(const std::string& path, const OutputOptions& options) {
   for (const std::string& input : options.inputs)
     if (!input.empty() && same_file(path, input))
       refuse(path, "is the input file " + input + "; write the output to another file");
+  if (const int fd = standard_stream(path); fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    const char* stream = fd == STDOUT_FILENO ? "the standard output" : "the standard error";
+    if (flags < 0) refuse(path, std::string(stream) + " is closed");
+    if ((flags & O_ACCMODE) == O_RDONLY) refuse(path, std::string(stream) + " is open for reading only");
+    return path;
+  }
 
   std::string target = path;
   struct stat st {};
@@ -94,7 +135,7 @@ std::string check_rule(const std::string& path, const OutputOptions& options) {
   }
   const fs::path dir = directory_of(target);
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) refuse(path, "directory '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir, ec)) refuse_missing_directory(path, dir);
   if (::access(dir.c_str(), W_OK) != 0)
     refuse(path, "cannot write in directory '" + dir.string() + "' (permission denied)");
   return target;
@@ -175,7 +216,9 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 std::vector<StaleTemporary> check_output(const std::string& path, const OutputOptions& options) {
-  return find_stale_temporaries(check_rule(path, options));
+  const std::string target = check_rule(path, options);
+  if (standard_stream(path) >= 0) return {};  // written directly: no temporaries beside it
+  return find_stale_temporaries(target);
 }
 
 std::vector<StaleTemporary> find_stale_temporaries(const std::string& path) {
@@ -205,12 +248,21 @@ std::vector<StaleTemporary> find_stale_temporaries(const std::string& path) {
 TemporaryOutput::TemporaryOutput(const std::string& path, OutputOptions options)
     : path_(path), options_(std::move(options)) {
   target_ = check_rule(path_, options_);
+  if (const int stream = standard_stream(path_); stream >= 0) {
+    // Written directly, in order: a pipe, terminal or the shell's file cannot be replaced by a
+    // rename, and nothing is created, so nothing is recorded or removed.
+    stream_ = true;
+    temporary_ = path_;
+    fd_ = ::fcntl(stream, F_DUPFD_CLOEXEC, 3);
+    if (fd_ < 0) refuse(path_, std::string("cannot be written: ") + std::strerror(errno));
+    return;
+  }
   stale_ = find_stale_temporaries(target_);
   const fs::path target(target_);
-  const std::string stem =
-      target.filename().string() + std::string(kTemporaryMarker) + std::to_string(::getpid()) + "-";
+  const long name_max = ::pathconf(directory_of(target).c_str(), _PC_NAME_MAX);
+  const std::size_t longest = name_max > 0 ? static_cast<std::size_t>(name_max) : 255;  // NAME_MAX
   for (int k = 0; k < 10000; ++k) {
-    temporary_ = beside(target, stem + std::to_string(k));
+    temporary_ = beside(target, temporary_name(target.filename().string(), ::getpid(), k, longest));
     // Recorded before it exists: a signal in between finds nothing to remove, never a file it
     // does not know of.
     slot_ = options_.temporaries ? options_.temporaries->add(temporary_) : -1;
@@ -248,6 +300,13 @@ void TemporaryOutput::write(const void* data, std::size_t size) {
 void TemporaryOutput::publish() {
   if (done_) refuse(path_, "writing failed: the temporary file was removed");
   int error = 0;
+  if (stream_) {  // nothing to sync (a pipe or terminal cannot be) or rename
+    done_ = true;
+    if (fd_ >= 0 && ::close(fd_) != 0 && errno != EINTR) error = errno;
+    fd_ = -1;
+    if (error != 0) refuse(path_, std::string("writing failed: ") + std::strerror(error));
+    return;
+  }
   if (fd_ >= 0) {
     if (::fsync(fd_) != 0) error = errno;
     if (::close(fd_) != 0 && error == 0) error = errno;
@@ -286,6 +345,7 @@ void TemporaryOutput::discard() noexcept {
   done_ = true;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (stream_) return;  // written directly: nothing of ours to remove
   ::unlink(temporary_.c_str());  // before it is forgotten: never a file the registry does not know
   if (options_.temporaries) options_.temporaries->remove(slot_);
   slot_ = -1;

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -326,6 +327,13 @@ OpenedSystem open_system(const std::string& path, Layout layout) {
 }
 
 }  // namespace
+
+bool is_hdf5_file(const std::string& path) {
+  silence_hdf5();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
 
 SystemShape inspect_system(const std::string& path, Layout layout) {
   const OpenedSystem o = open_system(path, layout);

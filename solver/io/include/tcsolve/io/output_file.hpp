@@ -6,8 +6,13 @@
 //   - an existing file only with force, and only a regular file: a directory, FIFO, socket,
 //     device, dangling symbolic link or link loop is refused even with force. A symbolic link to
 //     a regular file is written through: the file it names is replaced, the link kept;
+//   - the names of the standard streams (/dev/stdout, /dev/stderr, /dev/fd/1|2,
+//     /proc/self/fd/1|2) are written directly to the descriptor, in order, without force:
+//     a pipe or terminal cannot be replaced by a rename, and a file the shell opened for the
+//     stream must stay the one it writes to; nothing is created there or removed;
 //   - written to a temporary "<name>.tcsolve-tmp-<pid>-<k>" beside the file (created with
-//     O_EXCL, mode 0666 less the umask), synced, then published: with force rename(2) over it;
+//     O_EXCL, mode 0666 less the umask; <name> cut short when the whole would exceed the
+//     directory's longest file name, NAME_MAX), synced, then published: with force rename(2) over it;
 //     without force renameat2(RENAME_NOREPLACE), or link(2) + unlink(2) where the file system
 //     lacks it, so that of two runs writing the same new file exactly one wins and the other is
 //     refused "<path>: exists (use --force to overwrite)";
@@ -86,8 +91,11 @@ bool same_file(const std::string& a, const std::string& b);
 /// <input>; write the output to another file" (even with force); "is a dangling symbolic link
 /// to '<target>'; ..."; "is a directory"; "is a FIFO (a socket, a character device, ...), not a
 /// regular file; refusing to replace it"; "exists (use --force to overwrite)" without force;
+/// "'<ancestor>' is not a directory" (a regular file named as a folder of the path);
 /// "directory '<dir>' does not exist"; "cannot write in directory '<dir>' (permission denied)".
-/// Returns the temporaries of killed runs in the directory it would be written in.
+/// A standard stream's name (/dev/stdout, ...) passes when that descriptor is open for writing
+/// ("the standard output is closed" otherwise). Returns the temporaries of killed runs in the
+/// directory it would be written in (none for a standard stream).
 std::vector<StaleTemporary> check_output(const std::string& path, const OutputOptions& options);
 
 /// Temporaries "<name>.tcsolve-tmp-<pid>-<k>" (any name) in the directory `path` would be
@@ -100,8 +108,10 @@ std::vector<StaleTemporary> find_stale_temporaries(const std::string& path);
 class TemporaryOutput {
  public:
   /// check_output(path, options), then creates the temporary "<name>.tcsolve-tmp-<pid>-<k>"
-  /// (k the first free number) beside the file that will be replaced, recorded before it is
-  /// created. Throws InvalidInput.
+  /// (k the first free number; <name> shortened to fit NAME_MAX) beside the file that will be
+  /// replaced, recorded before it is created. A standard stream's name: no temporary, fd() a
+  /// duplicate of the stream's descriptor, temporary() the name itself, publish() closes it.
+  /// Throws InvalidInput.
   TemporaryOutput(const std::string& path, OutputOptions options);
   TemporaryOutput(const TemporaryOutput&) = delete;
   TemporaryOutput& operator=(const TemporaryOutput&) = delete;
@@ -131,7 +141,8 @@ class TemporaryOutput {
   std::vector<StaleTemporary> stale_;
   int fd_ = -1;
   int slot_ = -1;
-  bool done_ = false;  // published or discarded
+  bool done_ = false;    // published or discarded
+  bool stream_ = false;  // a standard stream's name: written directly
 };
 
 }  // namespace tcsolve

@@ -29,6 +29,10 @@ struct SystemShape {
   int a_bytes_per_element = 8;  ///< 8 float64, 4 float32 (in the file)
 };
 
+/// Whether `path` is an HDF5 file (its signature, as H5Fis_hdf5 finds it); false when it is
+/// missing, unreadable or anything else. Never throws.
+bool is_hdf5_file(const std::string& path);
+
 /// The shapes of a system file, checked as read_system checks them (same errors), without
 /// reading the data.
 SystemShape inspect_system(const std::string& path, Layout layout = Layout::row_major);
