@@ -48,10 +48,17 @@ void Progress::print_locked(const std::string& text, bool still) {
   last_print_ = Clock::now();
 }
 
+void Progress::detail(const std::string& text) {
+  if (mode_ == ProgressMode::never) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  detail_ = text;
+}
+
 void Progress::step(const std::string& text) {
   if (mode_ == ProgressMode::never) return;
   std::lock_guard<std::mutex> lock(mutex_);
   current_ = text;
+  detail_.clear();
   current_printed_ = false;
   if (!printing_ && elapsed() >= kAutoAfterSeconds) printing_ = true;
   if (printing_) {
@@ -76,12 +83,45 @@ void Progress::watch() {
       if (!current_.empty()) print_locked(current_, false);
       current_printed_ = true;
     } else if (!current_.empty()) {
-      print_locked(current_, current_printed_);
+      print_locked(detail_.empty() ? current_ : current_ + ": " + detail_, current_printed_);
       current_printed_ = true;
     } else {
       last_print_ = Clock::now();
     }
   }
+}
+
+namespace {
+
+/// Seconds as "45 s", "6 min", "2.5 h".
+std::string duration_text(double s) {
+  char text[32];
+  if (s < 90)
+    std::snprintf(text, sizeof text, "%.0f s", s);
+  else if (s < 5400)
+    std::snprintf(text, sizeof text, "%.0f min", s / 60);
+  else
+    std::snprintf(text, sizeof text, "%.1f h", s / 3600);
+  return text;
+}
+
+}  // namespace
+
+std::function<void(std::string_view, double)> solve_progress(Progress& progress, std::string hint) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string suffix = hint.empty() ? "" : " (" + hint + ")";
+  return [&progress, start, suffix](std::string_view stage, double done) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char text[96];
+    if (stage == "lu") {
+      const double left = done > 0 ? elapsed * (1 - done) / done : 0;
+      std::snprintf(text, sizeof text, "LU %.0f%% done, about %s left", 100 * done, duration_text(left).c_str());
+    } else {
+      std::snprintf(text, sizeof text, "LU done, %s (%.0f%% of the iteration limit)", std::string(stage).c_str(),
+                    100 * done);
+    }
+    progress.detail(text + suffix);
+  };
 }
 
 }  // namespace tcsolve::app

@@ -39,7 +39,9 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -47,6 +49,7 @@
 #include <vector>
 
 #include "scaled_norm.hpp"
+#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
 
@@ -69,6 +72,22 @@ inline constexpr double kForwardWarning = 1e-3;
 
 /// v as printf's "%.2g" (numbers in notes and warnings).
 std::string brief(double v);
+
+/// Throws Interrupted when the caller's flag (SolveOptions::interrupt) is set.
+inline void check_interrupt(const std::atomic<bool>* interrupt) {
+  if (interrupt && interrupt->load(std::memory_order_relaxed))
+    throw Interrupted("interrupted: the solve was stopped at the caller's request");
+}
+
+/// The refinement loop's step hook for `options` (refinement_loop's step): the interrupt check,
+/// then SolveOptions::progress("refinement", iterations / max_iterations).
+inline std::function<void(int)> refinement_step_hook(const SolveOptions& options) {
+  return [&options](int iterations) {
+    check_interrupt(options.interrupt);
+    if (options.progress && options.max_iterations > 0)
+      options.progress("refinement", std::min(1.0, static_cast<double>(iterations) / options.max_iterations));
+  };
+}
 
 /// max over columns of ||x - x_true||_inf / ||x_true||_inf, when x_true is known (the quotient
 /// in the frexp form of ScaledNorm: no underflow to 0/0 for a tiny x_true).
@@ -236,9 +255,12 @@ class GmresLeastSquares {
 /// error exceeds kAutoSwitchFactor times the previous one's, or a non-finite correction, switches
 /// once: x goes back to the best iterate, its residual is computed again (not a new history
 /// entry), res.gmres_from is the next iteration, and the stagnation window starts afresh.
+/// step(iterations), when given, runs before each correction is tested for and made (it may
+/// throw Interrupted: refinement_step_hook).
 /// Fills res.history, res.backward_error, res.iterations, res.converged, res.gmres_from and res.note.
 template <typename Ops>
-void refinement_loop(int max_iterations, Ops& ops, SolveResult& res, bool auto_switch = false) {
+void refinement_loop(int max_iterations, Ops& ops, SolveResult& res, bool auto_switch = false,
+                     const std::function<void(int)>& step = {}) {
   Assessment a = ops.assess();
   res.history.push_back(a.backward_error);
   ops.keep_best();
@@ -257,6 +279,7 @@ void refinement_loop(int max_iterations, Ops& ops, SolveResult& res, bool auto_s
     deltas.clear();
   };
   while (true) {
+    if (step) step(res.iterations);
     if (a.all_done) {
       res.converged = true;
       why = "converged: dsgesv criterion holds after " + std::to_string(res.iterations) + " iteration(s)";

@@ -12,6 +12,9 @@
 // solve (refinement_rules.hpp), the overflow-safe norms (scaled_norm.hpp), the input checks and
 // exact singularity (input_checks.hpp), the condition estimate (condition.hpp).
 //
+// Before either path: a system whose A or b lies below 2^-511 is solved as its exactly scaled
+// copy (powers of two; prescale.hpp), so that the residual keeps full precision.
+//
 // After refinement (both paths, in this order):
 //   fallback   when refinement did not converge (options.fallback): the FP64 LU of the
 //              equilibrated A_s = R A C (refinement_rules.hpp states the rule).
@@ -33,6 +36,7 @@
 
 #include "host_clock.hpp"
 #include "input_checks.hpp"
+#include "prescale.hpp"
 #include "solver_cpu.hpp"
 #include "solver_cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -114,7 +118,14 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   const auto t_start = Clock::now();
   detail::check_system(sys);
   detail::check_solve_options(requested);
+  // A system near FP64's underflow is solved as its exactly scaled copy (prescale.hpp).
+  if (const detail::Prescale p = detail::prescale_for(sys); p.any()) {
+    SolveResult r = solve(detail::prescaled(sys, p), requested);
+    detail::unscale(r, p, sys);
+    return r;
+  }
   SolveOptions options = requested;
+  if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
   if (options.block_size == 0) options.block_size = default_block_size(options.backend, sys.A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.

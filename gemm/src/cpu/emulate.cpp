@@ -6,8 +6,13 @@
 // the tensor core (chained through the C operand of the next mma) and which are added outside
 // in FP32 with round-to-nearest, and the final combination. The epilogue of every variant is
 // D = alpha * acc + beta * C in FP32 (C not read when beta == 0).
+//
+// GemmOptions::interrupt is polled before each output column of the emulated variants (a column
+// of m entries, each a k-long chain: well under a second at the solver's sizes) and once before
+// the Eigen paths: a set flag throws Interrupted after the columns in flight are done.
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <vector>
@@ -77,16 +82,33 @@ Operands rounded(Operands o, RoundFn fn) {
   return o;
 }
 
-/// C(i, j) = alpha * value(i, j) + beta * C(i, j) for every element, columns in parallel.
+/// Throws Interrupted when the caller's flag (GemmOptions::interrupt) is set.
+void check_interrupt(const std::atomic<bool>* interrupt) {
+  if (interrupt && interrupt->load(std::memory_order_relaxed))
+    throw Interrupted("interrupted: the product was stopped at the caller's request");
+}
+
+/// C(i, j) = alpha * value(i, j) + beta * C(i, j) for every element, columns in parallel. The
+/// interrupt flag is read before each column; once set, the remaining columns are skipped and
+/// Interrupted is thrown (C partly written).
 template <typename ElementFn>
-void for_each_output(int m, int n, float alpha, float beta, float* C, int ldc, ElementFn value) {
+void for_each_output(int m, int n, float alpha, float beta, float* C, int ldc, const std::atomic<bool>* interrupt,
+                     ElementFn value) {
+  std::atomic<bool> stopped{false};
 #pragma omp parallel for schedule(dynamic)
-  for (int j = 0; j < n; ++j)
+  for (int j = 0; j < n; ++j) {
+    if (stopped.load(std::memory_order_relaxed)) continue;
+    if (interrupt && interrupt->load(std::memory_order_relaxed)) {
+      stopped.store(true, std::memory_order_relaxed);
+      continue;
+    }
     for (int i = 0; i < m; ++i) {
       float& c = C[i + static_cast<std::size_t>(j) * ldc];
       const float acc = value(i, j);
       c = beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
     }
+  }
+  if (stopped.load()) check_interrupt(interrupt);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -236,7 +258,7 @@ bool auto_picks_fp16(const std::vector<ExponentRange>& r, int m) {
 }
 
 void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ranges, const TensorCoreModel& tc,
-             int chunk_k, float alpha, float beta, float* C, int ldc) {
+             int chunk_k, float alpha, float beta, float* C, int ldc, const std::atomic<bool>* interrupt) {
   const int ks = fp16 ? kMmaKFp16 : kMmaKTf32;
   if (chunk_k < ks || chunk_k % ks != 0)
     throw InvalidInput(std::string(fp16 ? "ec_chunk_k" : "ec_chunk_k_tf32") + " must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
@@ -254,7 +276,7 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   // residual for TF32 at chunk 32 (12 TF32 mmas chained per chunk) against 1.6x for this
   const SplitOperands s = fp16 ? split_operands(scaled, split_markidis) : split_operands(scaled, split_ootomo_tf32);
   const int chunk = chunk_k / ks;
-  for_each_output(o.m, o.n, alpha, beta, C, ldc, [&](int i, int j) {
+  for_each_output(o.m, o.n, alpha, beta, C, ldc, interrupt, [&](int i, int j) {
     const float v = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale, fp16);
     return std::ldexp(v, -(shift[i] + shift[o.m + j]));
   });
@@ -270,7 +292,8 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
   result.backend = Backend::cpu;
   const TensorCoreModel tc(options.model);
   auto operands = [&](int ks) { return pack(ta, tb, m, n, k, A, lda, B, ldb, ks); };
-  auto run = [&](auto value) { for_each_output(m, n, alpha, beta, C, ldc, value); };
+  auto run = [&](auto value) { for_each_output(m, n, alpha, beta, C, ldc, options.interrupt, value); };
+  check_interrupt(options.interrupt);
 
   switch (variant) {
     case Variant::fp64:
@@ -331,7 +354,8 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
       const auto ranges = exponent_ranges(o);
       const bool fp16 = variant == Variant::ec_fp16 || (variant == Variant::auto_ && auto_picks_fp16(ranges, m));
       result.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-      ec_gemm(fp16, o, ranges, tc, fp16 ? options.ec_chunk_k : options.ec_chunk_k_tf32, alpha, beta, C, ldc);
+      ec_gemm(fp16, o, ranges, tc, fp16 ? options.ec_chunk_k : options.ec_chunk_k_tf32, alpha, beta, C, ldc,
+              options.interrupt);
       break;
     }
     case Variant::cublas_tf32:

@@ -42,8 +42,10 @@ namespace {
 /// unchanged). Returns the zero-based column of the first pivot that stops it -- exactly zero
 /// with partial pivoting; else not above `tiny` in magnitude (or not finite) -- or -1.
 /// `resolved` receives the variant the first trailing update ran (unchanged when there is none).
+/// `after_block` is called after each block (BlockHook).
 int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
-                       const GemmOptions& gemm_options, Variant& resolved, int window = -1, float tiny = 0) {
+                       const GemmOptions& gemm_options, Variant& resolved, int window, float tiny,
+                       const BlockHook& after_block) {
   const int n = static_cast<int>(a.rows());
   bool first_update = true;
   for (int j0 = 0; j0 < n; j0 += nb) {
@@ -73,7 +75,10 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
             a.col(k).tail(below) * a.row(k).segment(k + 1, right);
     }
     const int rest = n - j0 - w;
-    if (rest == 0) break;
+    if (rest == 0) {
+      if (after_block) after_block(1.0);
+      break;
+    }
     // U12 = L11^-1 A12.
     auto a12 = a.block(j0, j0 + w, w, rest);
     a.block(j0, j0, w, w).triangularView<Eigen::UnitLower>().solveInPlace(a12);
@@ -83,6 +88,10 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
                       &a(j0, j0 + w), n, 1.0f, &a(j0 + w, j0 + w), n, gemm_options);
     if (first_update) resolved = info.resolved;
     first_update = false;
+    if (after_block) {
+      const double left = static_cast<double>(rest) / n;
+      after_block(1 - left * left * left);
+    }
   }
   return -1;
 }
@@ -90,7 +99,7 @@ int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant varia
 }  // namespace
 
 FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
-                            const GemmOptions& gemm_options) {
+                            const GemmOptions& gemm_options, const BlockHook& after_block) {
   detail::check_lu_input(A, block_size);
   const int n = static_cast<int>(A.rows());
   FactorAttempt t;
@@ -101,13 +110,14 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
   f.perm.resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) f.perm[static_cast<std::size_t>(i)] = i;
   f.resolved_variant = variant;  // the requested one when no trailing update runs (n <= nb)
-  t.zero_pivot = factorize_in_place(f.lu, f.perm, variant, block_size, gemm_options, f.resolved_variant);
+  t.zero_pivot =
+      factorize_in_place(f.lu, f.perm, variant, block_size, gemm_options, f.resolved_variant, -1, 0, after_block);
   return t;
 }
 
 int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Variant variant, int nb,
-                     const GemmOptions& gemm_options, Variant& resolved, float tiny) {
-  return factorize_in_place(a, perm, variant, nb, gemm_options, resolved, std::max(window, 0), tiny);
+                     const GemmOptions& gemm_options, Variant& resolved, float tiny, const BlockHook& after_block) {
+  return factorize_in_place(a, perm, variant, nb, gemm_options, resolved, std::max(window, 0), tiny, after_block);
 }
 
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f) {

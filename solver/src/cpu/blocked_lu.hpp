@@ -5,6 +5,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
 #include <vector>
 
 #include "../condition.hpp"
@@ -18,10 +19,15 @@ struct FactorAttempt {
   int zero_pivot = -1;
 };
 
+/// Called after each block of the LU with the share of its flops done, 1 - (rest/n)^3 for the
+/// rest columns still to factor (the trailing updates dominate; 1 after the last block); it may
+/// throw (Interrupted) to stop the LU. Empty: nothing.
+using BlockHook = std::function<void(double done)>;
+
 /// Equilibration and the blocked LU of A; throws InvalidInput for a non-square, empty or
 /// non-finite A or a block size < 1.
 FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,
-                            const GemmOptions& gemm_options);
+                            const GemmOptions& gemm_options, const BlockHook& after_block = {});
 
 /// R and C of A_s = R A C (LAPACK dgeequ with powers of two): rows first, then the columns of
 /// the row-scaled matrix.
@@ -34,7 +40,8 @@ void equilibrate(const Eigen::MatrixXd& A, Eigen::VectorXd& row_scale, Eigen::Ve
 /// entry); window 0: no pivoting. Returns the zero-based column of the first pivot not above
 /// `tiny` in magnitude (or not finite), where it stopped, or -1.
 int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Variant variant, int nb,
-                     const GemmOptions& gemm_options, Variant& resolved, float tiny);
+                     const GemmOptions& gemm_options, Variant& resolved, float tiny,
+                     const BlockHook& after_block = {});
 
 /// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
 /// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).

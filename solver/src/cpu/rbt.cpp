@@ -12,7 +12,7 @@
 namespace tcsolve::cpu {
 
 RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
-                             std::uint64_t seed, int window) {
+                             std::uint64_t seed, int window, const BlockHook& after_block) {
   detail::check_lu_input(A, block_size);
   const int n = static_cast<int>(A.rows());
   RbtFactorization r{LuFactorization{}, detail::RandomButterfly(n, seed), detail::RandomButterfly(n, seed + 1)};
@@ -28,7 +28,7 @@ RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int bloc
   f.resolved_variant = variant;
   RbtAttempt t;
   const int stopped = factorize_rbt_lu(f.lu, f.perm, window, variant, block_size, gemm, f.resolved_variant,
-                                       static_cast<float>(detail::kRbtTinyPivot * a_max));
+                                       static_cast<float>(detail::kRbtTinyPivot * a_max), after_block);
   const double growth = stopped >= 0 ? 0.0 : static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
   t.breakdown = detail::rbt_breakdown(stopped, growth);
   if (!t.breakdown.empty()) return t;

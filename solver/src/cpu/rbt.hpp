@@ -12,6 +12,7 @@
 
 #include "../butterfly.hpp"
 #include "../condition.hpp"
+#include "blocked_lu.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::cpu {
@@ -30,9 +31,9 @@ struct RbtAttempt {
 
 /// Equilibration, the transform (butterflies from `seed`: u from seed, v from seed + 1) and the
 /// blocked FP32 LU with windowed pivoting (`window` rows; 0: none: factorize_rbt_lu), trailing
-/// updates through tcsolve::gemm(cpu, variant).
+/// updates through tcsolve::gemm(cpu, variant); after_block as try_factorize's.
 RbtAttempt try_factorize_rbt(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
-                             std::uint64_t seed, int window);
+                             std::uint64_t seed, int window, const BlockHook& after_block = {});
 
 /// A_s^-1 = V A_r^-1 U^T and A_s^-T = U A_r^-T V^T through the FP32 factors of A_r (the
 /// condition estimate; w rounded to FP32 after the butterfly, as rbt_apply does).

@@ -7,7 +7,7 @@
 namespace tcsolve::cpu {
 
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
-                      int& iterations) {
+                      int& iterations, const std::atomic<bool>* interrupt) {
   const Eigen::Index n = A.rows();
   iterations = 0;
   const Eigen::VectorXd z = m_inv(r);
@@ -19,6 +19,7 @@ Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m_inv, con
   detail::GmresLeastSquares ls(m, beta);
   while (ls.size() < m) {
     const int k = ls.size();
+    detail::check_interrupt(interrupt);
     Eigen::VectorXd w = m_inv(A * V.col(k));
     Eigen::VectorXd h = Eigen::VectorXd::Zero(k + 1);
     for (int pass = 0; pass < 2; ++pass)

@@ -46,12 +46,13 @@ class Checker {
 /// GMRES on M^-1 A d = M^-1 r (left preconditioned by the LU M, FP64 arithmetic, x0 = 0): one
 /// cycle of at most `cycle` iterations, stopping when the preconditioned residual norm drops to
 /// kGmresTolerance times its initial value (detail::GmresLeastSquares: Givens rotations).
-/// Modified Gram-Schmidt run twice. `iterations` receives the inner iterations done.
+/// Modified Gram-Schmidt run twice. `iterations` receives the inner iterations done;
+/// `interrupt` (SolveOptions::interrupt) is polled before each (Interrupted).
 /// The preconditioner M^-1 v of GMRES-IR (lu_apply, or rbt_apply).
 using Preconditioner = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m, const Eigen::VectorXd& r, int cycle,
-                      int& iterations);
+                      int& iterations, const std::atomic<bool>* interrupt = nullptr);
 
 /// A correction: d from r (the columns not done are the ones that matter).
 using Correction = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& r, const std::vector<bool>& done)>;
@@ -90,7 +91,7 @@ inline void refine(const SolveOptions& options, const Checker& checker, Eigen::M
                    Correction correct, Correction then = {}) {
   const bool auto_switch = static_cast<bool>(then);
   CpuRefinement ops(checker, std::move(x), res, std::move(correct), std::move(then));
-  detail::refinement_loop(options.max_iterations, ops, res, auto_switch);
+  detail::refinement_loop(options.max_iterations, ops, res, auto_switch, detail::refinement_step_hook(options));
 }
 
 }  // namespace tcsolve::cpu

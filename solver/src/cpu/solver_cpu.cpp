@@ -35,6 +35,14 @@ using detail::ScaledNorm;
 
 namespace {
 
+/// The LU's hook (BlockHook): SolveOptions::interrupt, then progress("lu", done).
+BlockHook lu_hook(const SolveOptions& options) {
+  return [&options](double done) {
+    detail::check_interrupt(options.interrupt);
+    if (options.progress) options.progress("lu", done);
+  };
+}
+
 /// The correction of the refinement methods through `m_inv` (x = A^-1 r by the factors):
 /// classical d = m_inv(r), GMRES-IR per column with m_inv as the preconditioner, auto both;
 /// inner_total counts GMRES's inner iterations.
@@ -48,7 +56,7 @@ void refine_with(const SolveOptions& options, const LinearSystem& sys, const Che
       if (done[static_cast<std::size_t>(j)]) continue;
       int inner = 0;
       d.col(j) = gmres(sys.A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
-                       kGmresCycle, inner);
+                       kGmresCycle, inner, options.interrupt);
       inner_total += inner;
     }
     return d;
@@ -85,7 +93,7 @@ void estimate_condition(const LinearSystem& sys, const detail::EquilibratedInver
 std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions& options,
                                      Clock::time_point t_start, std::string& why) {
   RbtAttempt t = try_factorize_rbt(sys.A, options.variant, options.block_size, options.gemm, options.rbt_seed,
-                                   options.rbt_window);
+                                   options.rbt_window, lu_hook(options));
   if (!t.factors) {
     why = t.breakdown;
     return std::nullopt;
@@ -125,7 +133,7 @@ SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, 
   res.block_size = options.block_size;
   const Checker checker(sys.A, sys.b);
 
-  FactorAttempt t = try_factorize(sys.A, options.variant, options.block_size, options.gemm);
+  FactorAttempt t = try_factorize(sys.A, options.variant, options.block_size, options.gemm, lu_hook(options));
   const auto t_factored = Clock::now();
   res.time_s.factorization = seconds(t_start, t_factored);
   res.resolved_variant = t.f.resolved_variant;

@@ -105,7 +105,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const detail::EquilibratedInverse inverse = lu.inverse(scales);
   Fp64Refinement refinement(run, s, safe_norm(f.norm_a, host_a, true), inverse, clock);
   refinement.initial_solve(host_b());
-  detail::refinement_loop(options.max_iterations, refinement, res, false);
+  detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
   res.note = "n = " + std::to_string(s.n) + " below fp64_below = " + std::to_string(options.fp64_below) +
              ": FP64 LU (cuSOLVER dgetrf), refined in FP64; " + res.note;
   if (options.estimate_condition) {

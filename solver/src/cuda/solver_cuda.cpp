@@ -167,7 +167,8 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
     res.history.push_back(res.backward_error);
   } else {
     refinement.initial_solve();
-    detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_);
+    detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_,
+                            detail::refinement_step_hook(options));
     if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
       res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
     if (!res.converged && options.fallback) {
@@ -204,7 +205,8 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
   report_factorization(run, f, res);
   DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
   refinement.initial_solve();
-  detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_);
+  detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_,
+                            detail::refinement_step_hook(options));
   if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
     res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
   if (!res.converged) {

@@ -31,6 +31,7 @@
 #include <Eigen/Dense>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -212,11 +213,18 @@ struct SolveOptions {
   /// cuSOLVER handle and look-ahead streams to it). nullptr: a context made for this solve on
   /// the default stream. The solve is ordered on its stream and returns with it idle.
   cuda::Context* cuda_context = nullptr;
-  /// Polled between the LU's blocks, inside the cpu backend's emulated products (passed on as
-  /// GemmOptions::interrupt) and between refinement steps; when it reads true the solve throws
-  /// Interrupted. nullptr: never. The caller owns the flag (another thread or a signal handler
+  /// Polled between the cpu LU's blocks, inside the cpu backend's emulated products (passed on
+  /// as GemmOptions::interrupt, unless that is set), before each cpu GMRES inner step and before
+  /// each refinement step on both backends (the cuda LU, seconds at most, runs to its end); when
+  /// it reads true the solve throws Interrupted. nullptr: never. The caller owns the flag (another thread or a signal handler
   /// sets it); the C API sets it from tcsolveInterrupt.
   const std::atomic<bool>* interrupt = nullptr;
+  /// Progress of a long solve, called on the solving thread: stage "lu" after each block of the
+  /// cpu LU, `done` the share of its flops completed (1 - (r/n)^3 with r columns left); stage
+  /// "refinement" before each correction, done = iterations / max_iterations (the most it can
+  /// take). cuda: not called (its LU is enqueued ahead of the device and takes seconds at most).
+  /// Empty: nothing.
+  std::function<void(std::string_view stage, double done)> progress;
 };
 
 struct SolveTimes {

@@ -1,0 +1,179 @@
+// Issue #31, the solver's part: an easy system in FP64's subnormal range converges (it is solved
+// as its exactly scaled copy, prescale.hpp), a solve stops when the caller's interrupt flag is
+// set (SolveOptions::interrupt, GemmOptions::interrupt), and SolveOptions::progress reports the
+// LU's share of flops. [solver]: the cpu path; [gpu]: the subnormal systems on the cuda path,
+// compared with the cpu's result (skipped, with a warning, without a device).
+#include <Eigen/Dense>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/solver/solver.hpp"
+#include "tcsolve/solver/system.hpp"
+
+namespace {
+
+using namespace tcsolve;
+
+constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
+
+/// The report's system: A = U(-1,1) * scale (48 x 48; below about 2.2e-308 the products round to
+/// FP64's subnormal grid), x = U(-1,1), b = A x formed in FP64 (rounded there too). The system
+/// is what the file would hold: A and b as rounded, whatever x solves them exactly.
+LinearSystem subnormal_system(int n, double scale, unsigned seed) {
+  std::srand(seed);
+  LinearSystem s;
+  s.A = Eigen::MatrixXd::Random(n, n) * scale;
+  const Eigen::VectorXd x = Eigen::VectorXd::Random(n);
+  s.b = s.A * x;
+  s.b_is_vector = true;
+  return s;
+}
+
+/// The same system times 2^k with k the exponent that brings max|A| to [1, 2): exact (scaling a
+/// subnormal up by a power of two keeps all its bits), so its residuals are in the normal range.
+LinearSystem scaled_up(const LinearSystem& s) {
+  int e = 0;
+  std::frexp(s.A.cwiseAbs().maxCoeff(), &e);
+  LinearSystem u = s;
+  u.A = s.A.unaryExpr([e](double v) { return std::ldexp(v, 1 - e); });
+  u.b = s.b.unaryExpr([e](double v) { return std::ldexp(v, 1 - e); });
+  REQUIRE((u.A.unaryExpr([e](double v) { return std::ldexp(v, e - 1); }).array() == s.A.array()).all());
+  return u;
+}
+
+/// dsgesv's ratio ||r|| / (sqrt(n) ||x|| ||A|| eps64) on the normal-range copy u (<= 1: met).
+double dsgesv_ratio(const LinearSystem& u, const Eigen::MatrixXd& x) {
+  const double norm_a = u.A.cwiseAbs().rowwise().sum().maxCoeff();
+  return (u.b - u.A * x).lpNorm<Eigen::Infinity>() /
+         (std::sqrt(static_cast<double>(u.n())) * x.lpNorm<Eigen::Infinity>() * norm_a * kEps64);
+}
+
+/// Solves the subnormal systems at scales 1e-300 .. 1e-315 on `backend` with fp32-simt and auto;
+/// each must converge to dsgesv's criterion on the scaled copy, and x must be the FP64 solution
+/// of the scaled copy (Eigen's partial-pivot LU) within the forward error that criterion allows,
+/// cond_inf(A) sqrt(n) eps64 (times 4 for the rounding of the two solutions).
+void check_subnormal(Backend backend) {
+  const int n = 48;
+  for (const double scale : {1e-300, 1e-305, 1e-309, 1e-310, 1e-312, 1e-315}) {
+    const LinearSystem s = subnormal_system(n, scale, 11);
+    const LinearSystem u = scaled_up(s);
+    const Eigen::VectorXd x_ref = u.A.partialPivLu().solve(u.b);
+    const double cond_inf = u.A.cwiseAbs().rowwise().sum().maxCoeff() *
+                            u.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
+    for (const Variant v : {Variant::fp32_simt, Variant::auto_}) {
+      SolveOptions o;
+      o.backend = backend;
+      o.variant = v;
+      o.block_size = 16;
+      const SolveResult r = solve(s, o);
+      INFO("scale " << scale << ", " << to_string(v) << ", " << to_string(backend) << ": " << r.note);
+      CHECK(r.converged);
+      CHECK_FALSE(r.fallback_used);
+      CHECK(r.x.allFinite());
+      // x is the scaled copy's solution times 2^0 (b and A scaled alike): the same numbers.
+      CHECK(dsgesv_ratio(u, r.x) <= 1.0);
+      const double fe = (r.x - x_ref).lpNorm<Eigen::Infinity>() / x_ref.lpNorm<Eigen::Infinity>();
+      CHECK(fe <= 4 * cond_inf * std::sqrt(static_cast<double>(n)) * kEps64);
+      CHECK(r.note.find("exactly scaled") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("cpu: an easy 48 x 48 system scaled by 1e-300 .. 1e-315 converges (solved as its exact scaled copy)",
+          "[solver]") {
+  check_subnormal(Backend::cpu);
+}
+
+TEST_CASE("cpu: a system away from underflow is solved as given, bitwise as its 2^-20 scaled copy's x",
+          "[solver]") {
+  // max|A| = 2^-20 is far above 2^-511: no prescaling (the note says nothing), and the solve is
+  // scale-invariant: the same x for A and 2^-20 A with b scaled alike.
+  LinearSystem s = subnormal_system(40, 1.0, 3);
+  LinearSystem t = s;
+  t.A *= 0x1p-20;
+  t.b *= 0x1p-20;
+  SolveOptions o;
+  o.backend = Backend::cpu;
+  o.variant = Variant::fp32_simt;
+  o.block_size = 16;
+  const SolveResult a = solve(s, o), b = solve(t, o);
+  CHECK(b.note.find("exactly scaled") == std::string::npos);
+  CHECK((a.x.array() == b.x.array()).all());
+}
+
+TEST_CASE("cpu: SolveOptions::interrupt set before the solve stops it with Interrupted", "[solver]") {
+  const LinearSystem s = subnormal_system(64, 1.0, 5);
+  std::atomic<bool> stop{true};
+  SolveOptions o;
+  o.backend = Backend::cpu;
+  o.variant = Variant::ec_fp16;
+  o.block_size = 16;
+  o.interrupt = &stop;
+  CHECK_THROWS_AS(solve(s, o), Interrupted);
+  stop = false;  // the same options without the flag set: a normal solve
+  CHECK(solve(s, o).converged);
+}
+
+TEST_CASE("cpu: a flag set during the LU stops the solve at the next block, and progress reports the LU's share",
+          "[solver]") {
+  const LinearSystem s = subnormal_system(96, 1.0, 7);
+  std::atomic<bool> stop{false};
+  std::vector<double> lu_done;
+  SolveOptions o;
+  o.backend = Backend::cpu;
+  o.variant = Variant::ec_fp16;
+  o.block_size = 16;  // 6 blocks
+  o.progress = [&](std::string_view stage, double done) {
+    if (stage == "lu") lu_done.push_back(done);
+  };
+  // Without the flag: one report per block, increasing, the last 1.
+  const SolveResult r = solve(s, o);
+  CHECK(r.converged);
+  REQUIRE(lu_done.size() == 6);
+  for (std::size_t i = 1; i < lu_done.size(); ++i) CHECK(lu_done[i] > lu_done[i - 1]);
+  CHECK(lu_done.front() == Approx(1 - std::pow(80.0 / 96, 3)));
+  CHECK(lu_done.back() == 1.0);
+  // The flag raised from the first report: the next check (the next block's product, polled per
+  // output column) throws, so no second report comes.
+  lu_done.clear();
+  o.interrupt = &stop;
+  o.progress = [&](std::string_view stage, double done) {
+    if (stage == "lu") lu_done.push_back(done);
+    stop = true;
+  };
+  CHECK_THROWS_AS(solve(s, o), Interrupted);
+  CHECK(lu_done.size() == 1);
+}
+
+TEST_CASE("cpu: an emulated product with GemmOptions::interrupt set throws Interrupted", "[solver]") {
+  const int m = 64, n = 48, k = 32;
+  std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 0.0f);
+  std::atomic<bool> stop{true};
+  GemmOptions g;
+  g.interrupt = &stop;
+  for (const Variant v : {Variant::ec_fp16, Variant::ootomo_fp16, Variant::fp32_simt})
+    CHECK_THROWS_AS(gemm(Backend::cpu, v, Op::n, Op::n, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f, c.data(), m, g),
+                    Interrupted);
+  stop = false;
+  gemm(Backend::cpu, Variant::ec_fp16, Op::n, Op::n, m, n, k, 1.0f, a.data(), m, b.data(), k, 0.0f, c.data(), m, g);
+  CHECK(c[0] == static_cast<float>(k));
+}
+
+TEST_CASE("cuda: the subnormal systems converge as on the cpu, to the FP64 solution of the exact scaled copy", "[gpu]") {
+  if (!cuda::device_available()) {
+    WARN("no CUDA device: skipping the cuda subnormal systems (" << cuda::device_name() << ")");
+    return;
+  }
+  // Each x is checked against the FP64 solution of the exact scaled copy within the bound the
+  // dsgesv criterion allows (check_subnormal), on both backends: the same result.
+  check_subnormal(Backend::cuda);
+}
+
+}  // namespace
