@@ -1,5 +1,6 @@
 // Issue #31, the solver's part: an easy system in FP64's subnormal range converges (it is solved
-// as its exactly scaled copy, prescale.hpp), a solve stops when the caller's interrupt flag is
+// as its exactly scaled copy, prescale.hpp), a badly scaled system is judged by the condition of
+// its equilibrated matrix (condition.hpp), a solve stops when the caller's interrupt flag is
 // set (SolveOptions::interrupt, GemmOptions::interrupt), and SolveOptions::progress reports the
 // LU's share of flops. [solver]: the cpu path; [gpu]: the subnormal systems on the cuda path,
 // compared with the cpu's result (skipped, with a warning, without a device).
@@ -84,6 +85,66 @@ void check_subnormal(Backend backend) {
       CHECK(r.note.find("exactly scaled") != std::string::npos);
     }
   }
+}
+
+/// Rows of a random 60 x 60 system scaled by 10^-300 .. 10^300 (cond_1(A) overflows): the
+/// equilibrated A_s = R A C is the random matrix up to powers of two. The solve converges, its x
+/// is accurate, and it is not called untrustworthy: cond_1(A)'s estimate is at the warning's
+/// level, cond_1(A_s)'s (condition_estimate_equilibrated) is that of the random matrix, and the
+/// note says the system is badly scaled. With a column equal to the sum of two others (A_s
+/// singular to FP64's precision), the same scaling still warns.
+void check_badly_scaled(Backend backend) {
+  const int n = 60;
+  LinearSystem base = subnormal_system(n, 1.0, 13);
+  const Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(n, -1.0, 1.0);
+  const double cond_random = base.A.cwiseAbs().colwise().sum().maxCoeff() *
+                             base.A.inverse().cwiseAbs().colwise().sum().maxCoeff();
+  for (const bool singular : {false, true}) {
+    LinearSystem s = base;
+    if (singular) s.A.col(10) = s.A.col(3) + s.A.col(4);
+    for (int i = 0; i < n; ++i) s.A.row(i) *= std::pow(10.0, -300.0 + 600.0 * i / (n - 1));
+    s.b = s.A * x;
+    s.x_true = x;
+    SolveOptions o;
+    o.backend = backend;
+    o.variant = Variant::fp32_simt;
+    o.block_size = 16;
+    const SolveResult r = solve(s, o);
+    INFO(to_string(backend) << (singular ? ", singular" : "") << ": " << r.note);
+    for (const std::string& w : r.warnings) INFO("warning: " << w);
+    REQUIRE(r.condition_estimate.has_value());
+    CHECK(*r.condition_estimate * kEps64 >= 1e-3);  // cond_1(A) alone would warn
+    REQUIRE(r.condition_estimate_equilibrated.has_value());
+    const bool warned = !r.warnings.empty() && r.warnings.front().find("cannot be trusted") != std::string::npos;
+    if (!singular) {
+      CHECK(r.converged);
+      // Hager's estimate of the equilibrated matrix: a lower bound, within a factor 10 of the
+      // random matrix's cond_1 (A_s differs from it by powers of two per row and column).
+      CHECK(*r.condition_estimate_equilibrated <= 10 * cond_random);
+      CHECK(*r.condition_estimate_equilibrated >= cond_random / 100);
+      CHECK_FALSE(warned);
+      CHECK(r.note.find("badly scaled") != std::string::npos);
+      REQUIRE(r.forward_error.has_value());
+      CHECK(*r.forward_error <= *r.condition_estimate_equilibrated * n * kEps64 * 10);
+    } else {
+      CHECK(*r.condition_estimate_equilibrated * kEps64 >= 1e-3);
+      CHECK(warned);
+    }
+  }
+}
+
+TEST_CASE("cpu: rows scaled 1e-300..1e300 are badly scaled, not untrustworthy: the equilibrated condition is estimated",
+          "[solver]") {
+  check_badly_scaled(Backend::cpu);
+}
+
+TEST_CASE("cuda: rows scaled 1e-300..1e300 are badly scaled, not untrustworthy: the equilibrated condition is estimated",
+          "[gpu]") {
+  if (!cuda::device_available()) {
+    WARN("no CUDA device: skipping the cuda badly scaled system (" << cuda::device_name() << ")");
+    return;
+  }
+  check_badly_scaled(Backend::cuda);
 }
 
 TEST_CASE("cpu: an easy 48 x 48 system scaled by 1e-300 .. 1e-315 converges (solved as its exact scaled copy)",

@@ -2,13 +2,16 @@
 // (condition.hpp states the algorithms).
 #include "condition.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
 #include "equilibration.hpp"
+#include "refinement_rules.hpp"
 
 namespace tcsolve::detail {
 
@@ -103,6 +106,39 @@ void EquilibratedInverse::apply(Eigen::MatrixXd& v, int shift) const {
 
 void EquilibratedInverse::apply_transpose(Eigen::MatrixXd& v, int shift) const {
   scaled_solve(v, col_exp_, row_exp_, shift, solve_transpose_);
+}
+
+bool EquilibratedInverse::nonuniform() const {
+  auto varies = [](const std::vector<int>& e) { return std::adjacent_find(e.begin(), e.end(), std::not_equal_to<>()) != e.end(); };
+  return varies(row_exp_) || varies(col_exp_);
+}
+
+EquilibratedInverse EquilibratedInverse::equilibrated() const {
+  EquilibratedInverse e = *this;
+  std::fill(e.row_exp_.begin(), e.row_exp_.end(), 0);
+  std::fill(e.col_exp_.begin(), e.col_exp_.end(), 0);
+  return e;
+}
+
+VectorMap EquilibratedInverse::equilibrated_product(VectorMap times_a) const {
+  return [this, times_a = std::move(times_a)](Eigen::MatrixXd& y) {
+    for (Eigen::Index c = 0; c < y.cols(); ++c)
+      for (Eigen::Index i = 0; i < y.rows(); ++i) y(i, c) = times_pow2(y(i, c), col_exp_[static_cast<std::size_t>(i)]);
+    times_a(y);
+    for (Eigen::Index c = 0; c < y.cols(); ++c)
+      for (Eigen::Index i = 0; i < y.rows(); ++i) y(i, c) = times_pow2(y(i, c), row_exp_[static_cast<std::size_t>(i)]);
+  };
+}
+
+ScaledNorm EquilibratedInverse::equilibrated_norm1(const Eigen::MatrixXd& A) const {
+  double best = 0;
+  for (Eigen::Index j = 0; j < A.cols(); ++j) {
+    double sum = 0;  // |a_s(i, j)| <= 1 after the equilibration: no overflow
+    for (Eigen::Index i = 0; i < A.rows(); ++i)
+      sum += std::abs(times_pow2(A(i, j), row_exp_[static_cast<std::size_t>(i)] + col_exp_[static_cast<std::size_t>(j)]));
+    best = std::max(best, sum);
+  }
+  return scaled_norm(best);
 }
 
 Norm1Estimate estimate_norm1(int n, const VectorMap& times_b, const VectorMap& times_bt) {
@@ -217,6 +253,16 @@ ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInver
   }
   c.estimate = std::isfinite(estimate) ? estimate * norm1_a.m : kInf;
   return c;
+}
+
+bool needs_equilibrated_estimate(const std::optional<double>& cond_a, const EquilibratedInverse& inverse) {
+  return cond_a && !(*cond_a * kEps64 < kConditionWarning) && inverse.nonuniform();
+}
+
+ConditionEstimate estimate_condition_equilibrated(const Eigen::MatrixXd& A, const EquilibratedInverse& inverse,
+                                                  const VectorMap& times_a) {
+  return estimate_condition(inverse.equilibrated_norm1(A), inverse.equilibrated(),
+                            times_a ? inverse.equilibrated_product(times_a) : VectorMap{});
 }
 
 }  // namespace tcsolve::detail

@@ -12,10 +12,17 @@
 //                        iterations, and the alternative estimate with x_i = (-1)^i (1 + i/(n-1)).
 //   estimate_condition   cond_1(A) ~= ||A||_1 est(||A^-1||_1), and whether the factors resolve
 //                        A^-1 in the estimate's direction (below).
+//   estimate_condition_equilibrated
+//                        the same for A_s = R A C, the equilibrated matrix the solver factors:
+//                        asked for when cond_1(A) looks too large to trust x and the scalings are
+//                        not uniform (needs_equilibrated_estimate), as LAPACK's xGESVX reports
+//                        the condition of the equilibrated matrix. A system with rows scaled
+//                        1e-300..1e300 has cond_1(A) = inf but an easy A_s.
 #pragma once
 
 #include <Eigen/Dense>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "scaled_norm.hpp"
@@ -40,6 +47,16 @@ class EquilibratedInverse {
   void apply(Eigen::MatrixXd& v, int shift = 0) const;
   /// V := 2^shift A^-T V = 2^shift R A_s^-T C V.
   void apply_transpose(Eigen::MatrixXd& v, int shift = 0) const;
+
+  /// Whether R or C is not a multiple of the identity (then cond_1(A_s) may differ from cond_1(A)).
+  bool nonuniform() const;
+  /// A_s^-1 itself: the same solves without R and C.
+  EquilibratedInverse equilibrated() const;
+  /// Y := A_s Y = R A C Y from `times_a` (Y := A Y), the scalings in exponent arithmetic (an
+  /// overflow shows as a non-finite product).
+  VectorMap equilibrated_product(VectorMap times_a) const;
+  /// ||A_s||_1 = max_j c_j sum_i r_i |a_ij| of the host A (n x n).
+  ScaledNorm equilibrated_norm1(const Eigen::MatrixXd& A) const;
 
  private:
   std::vector<int> row_exp_, col_exp_;  ///< log2 of R and C
@@ -92,5 +109,15 @@ struct ConditionEstimate {
 /// a bound.
 ConditionEstimate estimate_condition(ScaledNorm norm1_a, const EquilibratedInverse& inverse,
                                      const VectorMap& times_a = {});
+
+/// Whether the solve should also estimate cond_1(A_s) (SolveResult::condition_estimate_equilibrated):
+/// cond_1(A)'s estimate is at the warning's level (cond eps64 >= kConditionWarning,
+/// refinement_rules.hpp) and the equilibration's scalings are not uniform.
+bool needs_equilibrated_estimate(const std::optional<double>& cond_a, const EquilibratedInverse& inverse);
+
+/// cond_1(A_s) ~= ||A_s||_1 est(||A_s^-1||_1) of A_s = R A C, as estimate_condition (with the
+/// resolution check through times_a, y := A y, when given), the host A giving ||A_s||_1.
+ConditionEstimate estimate_condition_equilibrated(const Eigen::MatrixXd& A, const EquilibratedInverse& inverse,
+                                                  const VectorMap& times_a = {});
 
 }  // namespace tcsolve::detail

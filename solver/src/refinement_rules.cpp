@@ -31,8 +31,13 @@ void finish_result(const LinearSystem& sys, SolveResult& res) {
     res.backward_error = std::numeric_limits<double>::infinity();
     res.note += std::string(res.note.empty() ? "" : "; ") + "no finite solution: x has NaN or infinite entries";
   }
-  const std::optional<double> cond = res.condition_estimate;
-  if (cond && !(*cond * kEps64 < kConditionWarning))
+  const std::optional<double> cond = res.condition_estimate, cond_s = res.condition_estimate_equilibrated;
+  const bool badly_scaled = cond && !(*cond * kEps64 < kConditionWarning) && cond_s && *cond_s * kEps64 < kConditionWarning;
+  if (badly_scaled)
+    res.note += "; A is badly scaled, not ill-conditioned: cond_1(A) estimate " + brief(*cond) +
+                ", but its exact power-of-two equilibration R A C, which the solver factors, has cond_1 estimate " +
+                brief(*cond_s);
+  else if (cond && !(*cond * kEps64 < kConditionWarning))
     res.warnings.push_back("A is ill-conditioned: cond_1(A) estimate " + brief(*cond) +
                            ", so the forward error may be as large as cond * eps64 = " + brief(*cond * kEps64) +
                            " and cannot be trusted");

@@ -30,7 +30,8 @@
 //              take_fallback).
 //   finish     a non-finite x is never "converged" (note); the forward error; the warnings:
 //              cond_1(A) eps64 >= kConditionWarning (1e-3: a converged solution's forward error
-//              bound cond eps64 leaves fewer than 3 digits), and with x_true a forward error >
+//              bound cond eps64 leaves fewer than 3 digits) unless the equilibrated A_s = R A C
+//              is below it (a badly scaled A: the note says so, condition.hpp), and with x_true a forward error >
 //              kForwardWarning while refinement converged, naming ill-conditioning (with the
 //              estimate; "does not explain it" when the estimate bounds the forward error by
 //              n cond_1 max(eta, eps64), 10 times below it) and a column-major file read as

@@ -73,19 +73,27 @@ void refine_with(const SolveOptions& options, const LinearSystem& sys, const Che
 
 /// cond_1(A) (SolveOptions::estimate_condition) through the FP32 factors' inverse `fp32`, or
 /// through the FP64 LU `fp64` where those do not resolve A^-1 or when `fp64_made` (it exists
-/// already: the fallback ran). The note says when the FP64 LU gave it.
+/// already: the fallback ran). The note says when the FP64 LU gave it. Then, where
+/// needs_equilibrated_estimate, cond_1(A_s) the same way.
 void estimate_condition(const LinearSystem& sys, const detail::EquilibratedInverse& fp32, bool fp64_made,
                         const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
   const ScaledNorm norm1 = detail::norm_1(sys.A);
+  const detail::VectorMap times_a = [&](Eigen::MatrixXd& y) { y = sys.A * y; };
   if (!fp64_made) {
-    const detail::ConditionEstimate c =
-        detail::estimate_condition(norm1, fp32, [&](Eigen::MatrixXd& y) { y = sys.A * y; });
+    const detail::ConditionEstimate c = detail::estimate_condition(norm1, fp32, times_a);
     if (c.resolved)
       res.condition_estimate = c.estimate;
     else
       res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
   }
   if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64()).estimate;
+  if (!detail::needs_equilibrated_estimate(res.condition_estimate, fp32)) return;
+  if (!fp64_made) {
+    const detail::ConditionEstimate c = detail::estimate_condition_equilibrated(sys.A, fp32, times_a);
+    if (c.resolved) res.condition_estimate_equilibrated = c.estimate;
+  }
+  if (!res.condition_estimate_equilibrated)
+    res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(sys.A, fp64()).estimate;
 }
 
 /// rbt: the transformed LU without pivoting, refined against A. nullopt, with `why`, when the
@@ -202,8 +210,11 @@ SolveResult solve_fp64(const LinearSystem& sys, const SolveOptions& options, Clo
   refine_with(classical, sys, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse, r); }, res);
   res.note = "n = " + std::to_string(sys.A.rows()) + " below fp64_below = " + std::to_string(options.fp64_below) +
              ": FP64 LU, refined in FP64; " + res.note;
-  if (options.estimate_condition)
+  if (options.estimate_condition) {
     res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), inverse).estimate;
+    if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
+      res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(sys.A, inverse).estimate;
+  }
   detail::finish_result(sys, res);
   const auto t_end = Clock::now();
   res.time_s.refinement = seconds(t_factored, t_end);

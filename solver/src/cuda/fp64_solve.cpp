@@ -111,6 +111,8 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   if (options.estimate_condition) {
     clock.mark("condition");
     res.condition_estimate = detail::estimate_condition(norm_1(run, f.col_sum, host_a), inverse).estimate;
+    if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
+      res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(host_a(), inverse).estimate;
     clock.mark(nullptr);
   }
   finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);

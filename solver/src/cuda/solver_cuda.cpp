@@ -89,16 +89,27 @@ void estimate_condition(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f
                         PhaseClock& clock, SolveResult& res) {
   clock.mark("condition");
   const detail::ScaledNorm norm1 = norm_1(run, f.col_sum, host_a);
+  DeviceConditionOps ops(run, s, f);
+  const detail::EquilibratedInverse fp32 = ops.inverse(scales);
+  const detail::VectorMap times_a = [&ops](Eigen::MatrixXd& y) { ops.times_a(y); };
   if (!fp64_made) {
-    DeviceConditionOps ops(run, s, f);
-    const detail::ConditionEstimate c = detail::estimate_condition(
-        norm1, ops.inverse(scales), [&ops](Eigen::MatrixXd& y) { ops.times_a(y); });
+    const detail::ConditionEstimate c = detail::estimate_condition(norm1, fp32, times_a);
     if (c.resolved)
       res.condition_estimate = c.estimate;
     else
       res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
   }
   if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64().inverse(scales)).estimate;
+  // A badly scaled A: cond_1 of the equilibrated A_s as well (condition.hpp).
+  if (detail::needs_equilibrated_estimate(res.condition_estimate, fp32)) {
+    if (!fp64_made) {
+      const detail::ConditionEstimate c = detail::estimate_condition_equilibrated(host_a(), fp32, times_a);
+      if (c.resolved) res.condition_estimate_equilibrated = c.estimate;
+    }
+    if (!res.condition_estimate_equilibrated)
+      res.condition_estimate_equilibrated =
+          detail::estimate_condition_equilibrated(host_a(), fp64().inverse(scales)).estimate;
+  }
   clock.mark(nullptr);
 }
 

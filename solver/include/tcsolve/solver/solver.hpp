@@ -310,8 +310,15 @@ struct SolveResult {
   /// cuda: the GEMM kernel family of the trailing updates (GemmInfo::kernels of the first).
   std::optional<CudaKernels> gemm_kernels;
   std::optional<double> condition_estimate;
+  /// cond_1(A_s) of the equilibrated A_s = R A C (the matrix the LU factors; LAPACK's xGESVX
+  /// reports this one), estimated the same way, only when condition_estimate is at the warning's
+  /// level (cond_1(A) eps64 >= 1e-3) and R or C is not uniform: a badly scaled A (rows from 1e-300
+  /// to 1e300: cond_1(A) = inf) whose equilibrated matrix is well-conditioned gets no
+  /// "cannot be trusted" warning, and the note says why. nullopt otherwise.
+  std::optional<double> condition_estimate_equilibrated;
   /// Human-readable warnings, no trailing period, returned as data (the library prints nothing):
-  /// cond_1(A) eps64 >= 1e-3 (the forward error cannot be trusted, with the estimate); with the
+  /// cond_1(A) eps64 >= 1e-3 (the forward error cannot be trusted, with the estimate), unless
+  /// condition_estimate_equilibrated is below that level; with the
   /// system's x known, a forward error above 1e-3 although refinement converged, naming the
   /// likely causes (ill-conditioning with the estimate, or a file written column-major read as
   /// row-major).
