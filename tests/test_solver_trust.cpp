@@ -9,9 +9,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -235,6 +238,55 @@ TEST_CASE("cuda: the subnormal systems converge as on the cpu, to the FP64 solut
   // Each x is checked against the FP64 solution of the exact scaled copy within the bound the
   // dsgesv criterion allows (check_subnormal), on both backends: the same result.
   check_subnormal(Backend::cuda);
+}
+
+/// The report's case through the CLI: the subnormal A written to a Matrix Market file (solve
+/// takes it with x = ones, b = A x), solved with fp32-simt and the default variant on `backend`:
+/// exit 0, converged, and a forward error against x = ones within the dsgesv bound's
+/// cond sqrt(n) eps64 (cond_inf of the scaled copy).
+void check_subnormal_cli(const std::string& backend) {
+  const int n = 48;
+  test::TempDir dir("subnormal");
+  for (const double scale : {1e-300, 1e-309, 1e-315}) {
+    const LinearSystem s = subnormal_system(n, scale, 17);
+    const std::string mtx = dir.path("sub.mtx");
+    {
+      std::ofstream f(mtx);
+      f << "%%MatrixMarket matrix coordinate real general\n" << n << ' ' << n << ' ' << n * n << '\n';
+      char line[96];
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, j + 1, s.A(i, j));
+          f << line;
+        }
+    }
+    const LinearSystem u = scaled_up(s);
+    const double cond_inf = u.A.cwiseAbs().rowwise().sum().maxCoeff() *
+                            u.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
+    for (const std::string variant : {"fp32-simt", "auto"}) {
+      const test::CommandResult r =
+          test::run_tcsolve("solve --input " + mtx + " --backend " + backend + " --variant " + variant + " --json");
+      INFO(r);
+      CHECK(r.exit_code == 0);
+      const test::Json j = test::require_one_object(r);
+      REQUIRE(j.find("converged") != nullptr);
+      REQUIRE(j.find("forward_error") != nullptr);
+      CHECK(j.find("converged")->boolean);
+      CHECK(j.find("forward_error")->number <= 4 * cond_inf * std::sqrt(static_cast<double>(n)) * kEps64);
+    }
+  }
+}
+
+TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on the cpu", "[cli]") {
+  check_subnormal_cli("cpu");
+}
+
+TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on cuda", "[gpu]") {
+  if (!cuda::device_available()) {
+    WARN("no CUDA device: skipping the cuda CLI subnormal systems (" << cuda::device_name() << ")");
+    return;
+  }
+  check_subnormal_cli("cuda");
 }
 
 }  // namespace
