@@ -52,6 +52,7 @@ void Progress::detail(const std::string& text) {
   if (mode_ == ProgressMode::never) return;
   std::lock_guard<std::mutex> lock(mutex_);
   detail_ = text;
+  if (mode_ == ProgressMode::always && !current_.empty()) print_locked(current_ + ": " + detail_, false);
 }
 
 void Progress::step(const std::string& text) {

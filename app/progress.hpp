@@ -38,8 +38,9 @@ class Progress {
 
   /// The run enters a new step ("[2/7] ec-fp16", "reading sys.h5").
   void step(const std::string& text);
-  /// How far the current step has come ("LU 34% done, about 6 min left"): not printed at once,
-  /// shown after the step's text on the heartbeat's "still running" lines. A new step clears it.
+  /// How far the current step has come ("LU 34% done, about 6 min left"): shown after the step's
+  /// text on the heartbeat's "still running" lines (always: printed at once as well). A new step
+  /// clears it.
   void detail(const std::string& text);
 
  private:

@@ -277,6 +277,28 @@ void check_subnormal_cli(const std::string& backend) {
   }
 }
 
+TEST_CASE("cli: a cpu solve's progress gives the LU's share and an end estimate, and names the fast variant",
+          "[cli]") {
+  // generate's random 256 x 256 system, block size 32: 8 blocks, each reported (--progress
+  // always prints every detail at once; auto shows it on the 30 s heartbeat of long runs).
+  test::TempDir dir("progress");
+  const std::string sys = dir.path("sys.h5");
+  REQUIRE(test::run_tcsolve("generate --backend cpu --n 256 --output " + sys).exit_code == 0);
+  const test::CommandResult r =
+      test::run_tcsolve("solve --input " + sys + " --backend cpu --variant ec-fp16 --block-size 32 --progress always");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(test::contains(r.err, "LU 100% done, about 0 s left"));
+  CHECK(test::contains(r.err, "% done, about "));
+  CHECK(test::contains(r.err, "--variant fp32-simt is its fast path"));
+  const test::CommandResult fast =
+      test::run_tcsolve("solve --input " + sys + " --backend cpu --variant fp32-simt --block-size 32 --progress always");
+  INFO(fast);
+  CHECK(fast.exit_code == 0);
+  CHECK(test::contains(fast.err, "LU 100% done"));
+  CHECK_FALSE(test::contains(fast.err, "fast path"));
+}
+
 TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on the cpu", "[cli]") {
   check_subnormal_cli("cpu");
 }
