@@ -27,6 +27,12 @@ using namespace tcsolve;
 
 constexpr double kEps64 = 0x1p-53;  ///< LAPACK dlamch('E')
 
+#define TCSOLVE_TRUST_SKIP_WITHOUT_GPU(what)                                            \
+  if (!tcsolve::cuda::device_available()) {                                             \
+    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
+    return;                                                                             \
+  }
+
 /// The report's system: A = U(-1,1) * scale (48 x 48; below about 2.2e-308 the products round to
 /// FP64's subnormal grid), x = U(-1,1), b = A x formed in FP64 (rounded there too). The system
 /// is what the file would hold: A and b as rounded, whatever x solves them exactly.
@@ -143,10 +149,7 @@ TEST_CASE("cpu: rows scaled 1e-300..1e300 are badly scaled, not untrustworthy: t
 
 TEST_CASE("cuda: rows scaled 1e-300..1e300 are badly scaled, not untrustworthy: the equilibrated condition is estimated",
           "[gpu]") {
-  if (!cuda::device_available()) {
-    WARN("no CUDA device: skipping the cuda badly scaled system (" << cuda::device_name() << ")");
-    return;
-  }
+  TCSOLVE_TRUST_SKIP_WITHOUT_GPU("the cuda badly scaled system");
   check_badly_scaled(Backend::cuda);
 }
 
@@ -231,10 +234,7 @@ TEST_CASE("cpu: an emulated product with GemmOptions::interrupt set throws Inter
 }
 
 TEST_CASE("cuda: the subnormal systems converge as on the cpu, to the FP64 solution of the exact scaled copy", "[gpu]") {
-  if (!cuda::device_available()) {
-    WARN("no CUDA device: skipping the cuda subnormal systems (" << cuda::device_name() << ")");
-    return;
-  }
+  TCSOLVE_TRUST_SKIP_WITHOUT_GPU("the cuda subnormal systems");
   // Each x is checked against the FP64 solution of the exact scaled copy within the bound the
   // dsgesv criterion allows (check_subnormal), on both backends: the same result.
   check_subnormal(Backend::cuda);
@@ -304,10 +304,7 @@ TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on t
 }
 
 TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on cuda", "[gpu]") {
-  if (!cuda::device_available()) {
-    WARN("no CUDA device: skipping the cuda CLI subnormal systems (" << cuda::device_name() << ")");
-    return;
-  }
+  TCSOLVE_TRUST_SKIP_WITHOUT_GPU("the cuda CLI subnormal systems");
   check_subnormal_cli("cuda");
 }
 
