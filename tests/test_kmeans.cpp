@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -435,6 +437,80 @@ TEST_CASE("the library rejects bad sizes and non-finite values with InvalidInput
   CHECK_THROWS_AS(demos::kmeans_plus_plus(X.data(), 3, 2, 0, 1), InvalidInput);
   o.max_iterations = 0;
   CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(2, 0.0f), o), InvalidInput);
+}
+
+TEST_CASE("data far from 1 in magnitude (subnormal, 1e-30, 1e21, 1e36) runs scaled by a power of two: the "
+          "run at scale 1, scaled",
+          "[kmeans]") {
+  // The cross terms x.c are FP32: unscaled, points of order 1e-42 (subnormal) or 1e-30 gave
+  // x.c = 0 and put every point in one cluster, fp64 included; 1e21 overflowed x.c. Integer data
+  // (10 x iris: 0..79) times 2^s is exact even subnormal (m 2^-140 = (m 2^9) 2^-149), so every
+  // scaled run must be the run at scale 1 scaled: the same labels, iterations and stop, the
+  // centroids ldexp(c, s) (rounded where subnormal), the shifts ldexp(shift, 2 s), the inertia
+  // 4^s times (to the centroids' rounding). k-means++ too (FP64 distances: exact at any scale).
+  const tcsolve::KmeansData& d = dataset("iris.h5");
+  std::vector<float> base(d.X.size());
+  for (std::size_t e = 0; e < base.size(); ++e) base[e] = static_cast<float>(std::lround(10.0 * d.X[e]));
+  const std::vector<float> start = demos::kmeans_plus_plus(base.data(), d.points, d.dim, kIrisK, 3);
+  for (Variant v : {Variant::fp64, Variant::fp32_simt, Variant::ec_fp16}) {
+    for (double tol : {0.0, 1e-3}) {
+      demos::KmeansOptions o;
+      o.variant = v;
+      o.backend = Backend::cpu;
+      o.tol = tol;
+      const demos::KmeansResult ref = demos::kmeans(base.data(), d.points, d.dim, start, o);
+      CHECK(ref.scale_exponent == 0);
+      for (int s : {-140, -100, -60, 70, 120}) {
+        INFO(tcsolve::to_string(v) << ", tol " << tol << ", scale 2^" << s);
+        std::vector<float> X(base.size());
+        for (std::size_t e = 0; e < X.size(); ++e) X[e] = std::ldexp(base[e], s);
+        std::vector<float> init = demos::kmeans_plus_plus(X.data(), d.points, d.dim, kIrisK, 3);
+        for (std::size_t e = 0; e < init.size(); ++e) CHECK(init[e] == std::ldexp(start[e], s));
+        const demos::KmeansResult r = demos::kmeans(X.data(), d.points, d.dim, init, o);
+        CHECK(r.scale_exponent != 0);
+        CHECK(r.labels == ref.labels);
+        CHECK(r.iterations == ref.iterations);
+        CHECK(r.stop == ref.stop);
+        REQUIRE(r.centroids.size() == ref.centroids.size());
+        for (std::size_t e = 0; e < r.centroids.size(); ++e) CHECK(r.centroids[e] == std::ldexp(ref.centroids[e], s));
+        for (std::size_t i = 0; i < r.history.size(); ++i)
+          CHECK(r.history[i].shift == std::ldexp(ref.history[i].shift, 2 * s));
+        CHECK(r.inertia == Approx(std::ldexp(ref.inertia, 2 * s)).epsilon(s < -126 ? 1e-2 : 1e-12));
+        // the inertia is that of the centroids returned
+        CHECK(r.inertia == demos::kmeans_inertia(X.data(), d.points, d.dim, r.labels, r.centroids));
+      }
+    }
+  }
+  // Unscaled, 2^-100 put every point in one cluster (x.c = 0): the labels above are iris's three.
+  demos::KmeansOptions o;
+  o.backend = Backend::cpu;
+  o.variant = Variant::fp64;
+  const demos::KmeansResult ref = demos::kmeans(base.data(), d.points, d.dim, start, o);
+  CHECK(std::set<int>(ref.labels.begin(), ref.labels.end()).size() == 3);
+}
+
+TEST_CASE("a set interrupt flag stops k-means++ and kmeans (Interrupted), whatever the assignment", "[kmeans]") {
+  // The C API's tcsolveInterrupt sets the handle's flag; tcsolveKmeans passes it as
+  // GemmOptions::interrupt, tcsolveKmeansPlusPlus as kmeans_plus_plus's interrupt.
+  const tcsolve::KmeansData& d = dataset("iris.h5");
+  std::atomic<bool> flag{true};
+  CHECK_THROWS_AS(demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1, Backend::cpu, nullptr, &flag),
+                  tcsolve::Interrupted);
+  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+  demos::KmeansOptions o;
+  o.backend = Backend::cpu;
+  o.gemm.interrupt = &flag;
+  for (demos::KmeansAssign assign : {demos::KmeansAssign::unfused, demos::KmeansAssign::fused}) {
+    for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
+      INFO(demos::to_string(assign) << ", " << tcsolve::to_string(v));
+      o.assign = assign;
+      o.variant = v;
+      flag = true;
+      CHECK_THROWS_AS(demos::kmeans(d.X.data(), d.points, d.dim, start, o), tcsolve::Interrupted);
+      flag = false;
+      CHECK(demos::kmeans(d.X.data(), d.points, d.dim, start, o).iterations > 1);
+    }
+  }
 }
 
 // --- the command --------------------------------------------------------------------------------

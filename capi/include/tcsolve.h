@@ -63,7 +63,8 @@ tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend)
 tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle);
 /* Asks the call running on `handle` to stop: only sets a flag, so it is safe from another thread
  * (or a signal handler: it neither allocates nor locks). The calls that poll the flag --
- * tcsolveDgesv (both backends) and tcsolveSgemm on a cpu handle -- return
+ * tcsolveDgesv (both backends), tcsolveSgemm on a cpu handle, and tcsolveKmeans and
+ * tcsolveKmeansPlusPlus (once per iteration or centroid draw) -- return
  * TCSOLVE_STATUS_INTERRUPTED at their next check (within about a second) with their outputs
  * unspecified (tcsolveDgesv's X and info, tcsolveSgemm's C) and the last-solve record empty; each
  * of them clears the flag when it starts, so an interrupt that comes before a call does not stop

@@ -4,7 +4,9 @@
 // on both), then demos::kmeans with the variant, the handle's backend, max_iterations and tol
 // (the assignment fused where it runs, as the CLI's default) -- so its labels, centroids,
 // inertia and iterations are the CLI's for the same data and options. Row-major n x d points are the demo's dim x N
-// column-major layout: nothing is transposed.
+// column-major layout: nothing is transposed. tcsolveInterrupt stops a cpu tcsolveKmeans or
+// tcsolveKmeansPlusPlus at its next check (each k-means++ draw, each iteration, the cpu distance
+// GEMMs' columns): TCSOLVE_STATUS_INTERRUPTED, outputs unspecified.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -30,7 +32,7 @@ demos::KmeansOptions kmeans_options(const tcsolveKmeansParams_t& p, Backend back
     throw InvalidInput("params->max_iterations: " + std::to_string(p.max_iterations) + " < 1");
   o.max_iterations = p.max_iterations;
   if (!(p.tol >= 0) || !std::isfinite(p.tol))
-    throw InvalidInput("params->tol: " + std::to_string(p.tol) + " is not a finite number >= 0");
+    throw InvalidInput("params->tol: " + number(p.tol) + " is not a finite number >= 0");
   o.tol = p.tol;
   if (p.init != 0 && p.init != 1)
     throw InvalidInput("params->init: " + std::to_string(p.init) + " is not 0 (centers given) or 1 (k-means++)");
@@ -96,13 +98,15 @@ void tcsolveKmeansParamsDefault(tcsolveKmeansParams_t* params) {
 tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
                               const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
                               tcsolveKmeansInfo_t* info) {
-  if (!h) return null_handle("tcsolveKmeans");
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveKmeans")) return s;
+  h->interrupt.store(false);  // an interrupt before this call does not stop it
   return guarded(h, "tcsolveKmeans", [&] {
     tcsolveKmeansParams_t p;
     tcsolveKmeansParamsDefault(&p);
     if (params) p = *params;
     demos::KmeansOptions options = kmeans_options(p, h->backend);
     options.stream = h->context.stream();  // the handle's stream (tcsolveSetStream)
+    options.gemm.interrupt = &h->interrupt;  // cpu: the distance GEMMs poll it (tcsolveInterrupt)
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const int points = static_cast<int>(n), dim = static_cast<int>(d), clusters = static_cast<int>(k);
@@ -113,7 +117,7 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     } else {
       const auto t0 = std::chrono::steady_clock::now();
       start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend,  // bitwise on either
-                                      h->context.stream());
+                                      h->context.stream(), &h->interrupt);
       out.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const demos::KmeansResult r = demos::kmeans(x, points, dim, start, options);
@@ -135,13 +139,14 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
 
 tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,
                                       uint64_t seed, float* centers, int64_t ldc) {
-  if (!h) return null_handle("tcsolveKmeansPlusPlus");
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveKmeansPlusPlus")) return s;
+  h->interrupt.store(false);  // an interrupt before this call does not stop it
   return guarded(h, "tcsolveKmeansPlusPlus", [&] {
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const std::vector<float> start =
         demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend,
-                                h->context.stream());
+                                h->context.stream(), &h->interrupt);
     for (std::int64_t j = 0; j < k; ++j) std::copy_n(start.begin() + j * d, d, centers + j * ldc);
     return TCSOLVE_STATUS_SUCCESS;
   });

@@ -11,10 +11,16 @@ NumPy arrays run on the host (solve on the backend ``auto`` picks, matmul on the
 CuPy arrays and torch CUDA tensors run on their GPU without copies, on the array library's
 current stream. ``tcsolve.variants()`` lists the GEMM variants; ``tcsolve.__version__`` is the
 library's version (tcsolveGetVersion).
+
+Warnings: ``tcsolve.solve`` issues a ``NotConvergedWarning`` when it did not reach FP64 accuracy
+and a ``LinAlgWarning`` (a RuntimeWarning, as scipy's) for each of the solver's warnings
+(``info.warnings``: an ill-conditioned A, ...). Ctrl-C stops a running solve or host matmul
+within about a second (KeyboardInterrupt). NumPy inputs in any byte order and layout are
+converted (copied) as needed and never modified; ``out=`` must be writeable.
 """
 
-from ._errors import (AllocationError, CudaError, InternalError, InvalidInputError, NotConvergedWarning,
-                      NotSupportedError, TcsolveError)
+from ._errors import (AllocationError, CudaError, InternalError, InterruptedCallError, InvalidInputError,
+                      LinAlgWarning, NotConvergedWarning, NotSupportedError, TcsolveError)
 from ._lib import library_path, version as _version
 from .kmeans import KMeans, kmeans_plusplus
 from .matmul import matmul
@@ -26,6 +32,6 @@ __license__ = "BSD-3-Clause"  # LICENSE at the top of the source tree
 
 __all__ = [
     "solve", "SolveInfo", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
-    "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError",
-    "NotConvergedWarning", "__version__", "__license__",
+    "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError", "InterruptedCallError",
+    "NotConvergedWarning", "LinAlgWarning", "__version__", "__license__",
 ]

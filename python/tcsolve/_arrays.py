@@ -13,6 +13,12 @@ arrays come from them.
   the library's work is launched on it, so it is ordered after the work that produced the array
   and before the work that reads the result.
 
+NumPy arrays in non-native byte order (big-endian '>f8' on a little-endian machine), with
+unaligned elements or with strides that are no multiple of the element size are copied into
+native ones first (``native``); the caller's array is never modified. Outputs (``out=``) are
+written through ``Output``: a read-only array is refused, a non-native one written through a
+native copy.
+
 Outputs are made by the input's own library (``empty``), on its device, in the layout asked for.
 BLAS layouts (``blas_layout``): a 2-D array is usable in place when one of its strides is 1 and
 the other at least the extent of that dimension (C order, F order, and slices of them); any
@@ -122,10 +128,76 @@ def wrap(x, name):
     a = np.asarray(x)
     if a.dtype == object:
         raise InvalidInputError(f"{name}: not a numeric array (numpy made dtype object of it)")
+    a = native(a)
     item = a.dtype.itemsize
-    if any(s % item for s in a.strides):
-        raise InvalidInputError(f"{name}: strides {a.strides} (bytes) are not multiples of the element size")
+    if any(s % item for s in a.strides):  # strides of no whole element (views of a structured array)
+        a = a.copy(order="C")
     return Array("numpy", a, name, a.ctypes.data, a.shape, tuple(s // item for s in a.strides), a.dtype.name, None)
+
+
+def is_native(a):
+    """Whether the library can read the NumPy array ``a``'s memory as it is: native byte order,
+    aligned elements, strides of whole elements (negative strides and other layouts are the
+    callers' business: blas_layout)."""
+    item = a.dtype.itemsize
+    return a.dtype.isnative and a.flags.aligned and not any(s % item for s in a.strides)
+
+
+def native(a):
+    """The NumPy array ``a`` in native byte order with aligned elements: ``a`` itself when it is,
+    else a copy (same values, same layout where NumPy keeps it). The library reads raw memory in
+    the machine's byte order, so a big-endian array ('>f8' from FITS, np.fromfile(..., '>f8'),
+    some HDF5 writers) read as it is would give wrong numbers silently. ``a`` is never modified."""
+    if a.dtype.isnative and a.flags.aligned:
+        return a
+    return a.astype(a.dtype.newbyteorder("="), order="K")
+
+
+class Output:
+    """An ``out=`` argument (``output``): ``target`` is the Array the library writes, ``finish()``
+    makes the result visible in the caller's array and returns the caller's object.
+
+    target  out itself (in place), or for a NumPy array whose memory the library cannot write as
+            it is (non-native byte order, unaligned) a native C-ordered array of its shape,
+            copied into out by finish() with NumPy's conversion
+    """
+
+    def __init__(self, obj, target, through=None):
+        self.obj, self.target, self._through = obj, target, through
+
+    @property
+    def in_place(self):
+        return self._through is None
+
+    def finish(self):
+        if self._through is not None:
+            self._through[...] = self.target.obj
+        return self.obj
+
+
+def output(x, name):
+    """The Output of argument ``x`` (``out=``), named ``name`` in messages. Refused
+    (InvalidInputError naming ``name``): anything but a NumPy array, torch tensor or CuPy array
+    (a list would be converted into a copy nobody sees), and a read-only NumPy array
+    (``flags.writeable`` False: np.load(..., mmap_mode="r"), np.broadcast_to, a frozen array);
+    writing it in place would change data its owner declared constant, or crash the process
+    on a read-only memory map."""
+    if is_torch(x) or is_cupy(x):
+        return Output(x, wrap(x, name))
+    if not isinstance(x, np.ndarray):
+        if hasattr(x, "__cuda_array_interface__"):
+            wrap(x, name)  # the refusal of device memory of other libraries
+        raise InvalidInputError(f"{name} must be an array to write into (a numpy.ndarray, torch tensor or CuPy "
+                                f"array), got {type(x).__module__}.{type(x).__name__}")
+    if not x.flags.writeable:
+        raise InvalidInputError(f"{name} is read-only (flags.writeable is False, e.g. a memory map opened with "
+                                "mode 'r' or a broadcast view): pass a writeable array, or none to get a new one")
+    a = np.asarray(x)  # the ndarray of a subclass (np.memmap, ...), the same memory
+    if a.dtype == object:
+        raise InvalidInputError(f"{name}: not a numeric array (dtype object)")
+    if is_native(a):
+        return Output(x, wrap(a, name))
+    return Output(x, wrap(np.empty(a.shape, a.dtype.newbyteorder("="), order="C"), name), a)
 
 
 def same_place(first, *others):

@@ -12,6 +12,7 @@ exception                   status (tcsolve.h)                          also a
 ``AllocationError``         TCSOLVE_STATUS_ALLOC_FAILED (5)             ``MemoryError``, ``RuntimeError``
 ``CudaError``               TCSOLVE_STATUS_CUDA_ERROR (6)               ``RuntimeError``
 ``InternalError``           TCSOLVE_STATUS_INTERNAL_ERROR (1)           ``RuntimeError``
+``InterruptedCallError``    TCSOLVE_STATUS_INTERRUPTED (7)              ``RuntimeError``
 ==========================  ==========================================  ===================
 
 Inputs refused by the package itself before any library call (a wrong dtype, a shape that does
@@ -19,6 +20,14 @@ not fit, arrays on different devices) raise ``InvalidInputError`` with status No
 
 TCSOLVE_STATUS_NOT_CONVERGED (3) is no exception: ``tcsolve.solve`` returns ``(x, info)`` with
 ``info.converged`` False (x the best iterate) and issues a ``NotConvergedWarning``.
+
+TCSOLVE_STATUS_INTERRUPTED (7): a call stopped by tcsolveInterrupt. The package interrupts its
+own long calls when Ctrl-C (SIGINT) arrives and raises ``KeyboardInterrupt`` then, not
+``InterruptedCallError``; that class is raised only for a call stopped by someone else.
+
+Warnings: ``NotConvergedWarning`` (solve did not reach FP64 accuracy) and ``LinAlgWarning``
+(each entry of ``SolveInfo.warnings``: ill-conditioning and the like, which the CLI prints as
+"warning: ..."), both subclasses of ``RuntimeWarning``; filter them with the ``warnings`` module.
 """
 
 STATUS_NAMES = {
@@ -29,6 +38,7 @@ STATUS_NAMES = {
     4: "TCSOLVE_STATUS_NOT_SUPPORTED",
     5: "TCSOLVE_STATUS_ALLOC_FAILED",
     6: "TCSOLVE_STATUS_CUDA_ERROR",
+    7: "TCSOLVE_STATUS_INTERRUPTED",
 }
 
 
@@ -61,8 +71,21 @@ class InternalError(TcsolveError, RuntimeError):
     """Any other failure inside the library."""
 
 
+class InterruptedCallError(TcsolveError, RuntimeError):
+    """The call was stopped by tcsolveInterrupt on its handle (TCSOLVE_STATUS_INTERRUPTED); its
+    outputs are unspecified. Ctrl-C in a call of this package raises KeyboardInterrupt instead."""
+
+
 class NotConvergedWarning(RuntimeWarning):
     """Issued by ``tcsolve.solve`` when refinement and fallback did not reach FP64 accuracy."""
+
+
+class LinAlgWarning(RuntimeWarning):
+    """Issued by ``tcsolve.solve`` for each of the solver's warnings (``SolveInfo.warnings``):
+    an ill-conditioned or numerically singular A whose solution cannot be trusted to FP64
+    accuracy although refinement converged, and the like, as the CLI prints them. Modelled on
+    ``scipy.linalg.LinAlgWarning`` (also a RuntimeWarning); silence it with
+    ``warnings.simplefilter("ignore", tcsolve.LinAlgWarning)``."""
 
 
 _BY_STATUS = {
@@ -71,6 +94,7 @@ _BY_STATUS = {
     4: NotSupportedError,
     5: AllocationError,
     6: CudaError,
+    7: InterruptedCallError,
 }
 
 

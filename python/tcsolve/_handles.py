@@ -7,6 +7,15 @@ arrays live on (``tcsolveSetStream``) before it runs.
 Cached handles are destroyed when their thread's cache is collected, except during interpreter
 shutdown, when the process's end reclaims them (destroying CUDA state while the CUDA runtime or
 the array libraries are being torn down is not safe).
+
+Ctrl-C (``Handle.call``): Python runs signal handlers on the main thread between bytecodes, never
+inside a C call, so a long call made directly would hold off KeyboardInterrupt until it returns.
+Long cpu calls made from the main thread therefore run on a worker thread (ctypes releases the
+GIL) while the main thread waits in short slices; on KeyboardInterrupt (or any exception a
+signal handler raises there, such as a SIGALRM timeout's) it calls tcsolveInterrupt on the handle
+(the running call stops at its next check, within about a second, with
+TCSOLVE_STATUS_INTERRUPTED), waits for the worker and raises that exception, whatever the call
+returned. The handle is used by one thread at a time throughout.
 """
 
 import ctypes
@@ -14,6 +23,12 @@ import sys
 import threading
 
 from . import _lib
+
+# Work (multiply-adds) below which a call runs on the caller's thread: a few milliseconds at most,
+# where a thread's start would cost more than Ctrl-C gains.
+THREAD_MIN_WORK = 1 << 22
+# Seconds the main thread waits at a time for a call's worker (the latency of Ctrl-C).
+_SLICE = 0.05
 
 
 class Handle:
@@ -34,6 +49,65 @@ class Handle:
     def check(self, status):
         """_lib.check with this handle's message."""
         return _lib.check(status, self.raw)
+
+    def call(self, function, *args, work=None):
+        """``function(*args)``, a C API call on this handle, returning its status such that Ctrl-C
+        stops it: on a worker thread when the handle is the cpu backend's, the caller is the main
+        thread and ``work`` (multiply-adds; None: large) is at least THREAD_MIN_WORK; else on
+        this thread (the cuda backend's calls stay on the thread whose device is current)."""
+        if (self.backend != "cpu" or (work is not None and work < THREAD_MIN_WORK)
+                or threading.current_thread() is not threading.main_thread()):
+            return function(*args)
+        outcome = []
+        done = threading.Event()  # set by the worker once the C call has returned (or was skipped)
+        state = {"cancelled": False, "running": False}
+        lock = threading.Lock()
+
+        def run():
+            try:
+                with lock:
+                    if state["cancelled"]:  # Ctrl-C came before the call started: never make it
+                        return
+                    state["running"] = True
+                outcome.append((True, function(*args)))
+            except BaseException as e:  # a ctypes argument error: raised on the caller's thread
+                outcome.append((False, e))
+            finally:
+                done.set()
+
+        try:
+            threading.Thread(target=run, name="tcsolve-call", daemon=True).start()
+            # Not Thread.join: in Python 3.11 a join interrupted by KeyboardInterrupt can mark a
+            # running thread as stopped (bpo-45274's fix), and the handle would be reused while
+            # the call still runs on it.
+            while not done.wait(_SLICE):
+                pass
+        except BaseException:  # KeyboardInterrupt, or whatever another signal handler raised
+            with lock:
+                state["cancelled"] = True
+                running = state["running"]
+            if running:
+                self._stop(done)
+            raise  # the call's result, interrupted or complete, is dropped
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value
+
+    def _stop(self, done):
+        """Interrupts the call running on the worker and waits until it has returned (``done``
+        set), so that the handle is free for the next call. The interrupt is repeated every
+        slice: a call clears the flag when it starts, so one sent just before the worker entered
+        it would be lost (a flag left set after the call is cleared by the next one). A further
+        Ctrl-C (or other exception from a signal handler) meanwhile changes nothing: the first
+        one is raised once the call has returned."""
+        while True:
+            try:
+                _lib.lib.tcsolveInterrupt(self.raw)
+                if done.wait(_SLICE):
+                    return
+            except BaseException:
+                continue
 
     def __del__(self):
         raw = getattr(self, "raw", None)

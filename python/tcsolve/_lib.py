@@ -38,7 +38,7 @@ BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA = 0, 1, 2
 BACKENDS = {"auto": BACKEND_AUTO, "cpu": BACKEND_CPU, "cuda": BACKEND_CUDA}
 BACKEND_NAMES = {BACKEND_CPU: "cpu", BACKEND_CUDA: "cuda"}
 OP_N, OP_T = 0, 1
-SUCCESS, NOT_CONVERGED = 0, 3
+SUCCESS, NOT_CONVERGED, INTERRUPTED = 0, 3, 7
 
 
 class SolveParams(ctypes.Structure):
@@ -90,6 +90,7 @@ def _load():
         "tcsolveDestroy": (status, [handle]),
         "tcsolveSetStream": (status, [handle, c_void_p]),
         "tcsolveGetBackend": (status, [handle, ctypes.POINTER(c_int)]),
+        "tcsolveInterrupt": (status, [handle]),
         "tcsolveGetStatusString": (c_char_p, [c_int]),
         "tcsolveGetLastErrorMessage": (c_char_p, [handle]),
         "tcsolveGetVersion": (c_char_p, []),

@@ -14,6 +14,7 @@ scikit-learn is not needed: ``get_params``/``set_params`` are implemented here, 
 
 import ctypes
 import inspect
+import math
 import numbers
 
 import numpy as np
@@ -46,14 +47,88 @@ def _seed(random_state):
     raise InvalidInputError(f"random_state must be None, an int, a numpy RandomState or Generator, got {random_state!r}")
 
 
-def _host_points(X, name="X"):
+def _first_bad(values, original):
+    """The first (row, column) where the float32 Array ``values`` is NaN or inf, in row-major
+    order, and ``original``'s value there (a float): None when every value is finite."""
+    with _arrays.device_scope(values):
+        return _first_bad_here(values, original)
+
+
+def _first_bad_here(values, original):
+    f = values.obj
+    if values.kind == "numpy":
+        bad = ~np.isfinite(f)
+        if not bad.any():
+            return None
+        where = np.argwhere(bad)[0]
+    elif values.kind == "torch":
+        bad = ~_arrays._torch().isfinite(f)
+        if not bool(bad.any()):
+            return None
+        where = bad.nonzero()[0].tolist()
+    else:
+        cp = _arrays._cupy()
+        bad = ~cp.isfinite(f)
+        if not bool(bad.any()):
+            return None
+        where = cp.argwhere(bad)[0].get()
+    index = tuple(int(i) for i in where)
+    return index, float(original.obj[index])
+
+
+def _beyond_fp32(name, index, value, what="kmeans"):
+    return InvalidInputError(f"{what}: {name} has the value {value:.6g} at ({index[0]}, {index[1]}), beyond FP32's "
+                             "range (|x| up to 3.4e38): the points are rounded to float32; scale the data")
+
+
+def _to_float32(x, what, finite=False):
+    """The Array ``x`` (float32 or float64, 2-D) as float32 (rounded by its own library; x itself
+    when float32). A finite float64 value beyond FP32's range, which would round to inf, is
+    refused naming the value (InvalidInputError); with ``finite`` NaN and inf are too (predict and
+    score; fit leaves them to the library, whose message is the same)."""
+    with np.errstate(over="ignore"):  # NumPy's warning for 1e39 -> inf: refused below instead
+        f = _arrays.astype(x, "float32")
+    if f is x and not finite:
+        return f
+    bad = _first_bad(f, x)
+    if bad is not None:
+        index, value = bad
+        if np.isfinite(value):
+            raise _beyond_fp32(x.name, index, value, what)
+        if finite:
+            raise InvalidInputError(f"{what}: {x.name} has a non-finite value ({value}) at ({index[0]}, {index[1]})")
+    return f
+
+
+def _scale_exponent(m):
+    """kmeans.cpp's scale_exponent for the largest magnitude ``m`` of the points and centroids:
+    0 when 2^-40 <= m < 2^41 (or m is 0), else the e that brings m to [2^-40, 2^-39) or
+    [2^40, 2^41)."""
+    if not m > 0:
+        return 0
+    b = math.frexp(m)[1] - 1  # ilogb, subnormal float32 values included (exact in a double)
+    return -40 - b if b < -40 else 40 - b if b > 40 else 0
+
+
+def _largest(x):
+    """max |x| of a float32 Array (0 for an empty one)."""
+    if x.size == 0:
+        return 0.0
+    if x.kind == "numpy":
+        return float(np.abs(x.obj).max())
+    return float(abs(x.obj).max())
+
+
+def _host_points(X, name="X", what="kmeans"):
     """X (n_samples, n_features), float32 or float64, as a C-ordered float32 NumPy array (device
-    data copied to the host) and its Array."""
+    data copied to the host) and its Array. Any byte order and layout (a copy where needed; X is
+    never modified); float64 beyond FP32's range is refused (_to_float32)."""
     x = _arrays.wrap(X, name)
     if x.ndim != 2:
         raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
     _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
-    return np.ascontiguousarray(_arrays.to_host(x), dtype=np.float32), x
+    host = _arrays.wrap(_arrays.to_host(x), name)
+    return np.ascontiguousarray(_to_float32(host, what).obj), x
 
 
 def kmeans_plusplus(X, n_clusters, random_state=None):
@@ -67,14 +142,14 @@ def kmeans_plusplus(X, n_clusters, random_state=None):
     n_clusters : int
     random_state : None (seed 1), int, numpy RandomState or Generator, as KMeans takes it
     """
-    host, x = _host_points(X)
+    host, x = _host_points(X, what="kmeans++")
     n, d = host.shape
     if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool) or not 1 <= n_clusters <= n:
         raise InvalidInputError(f"n_clusters must be an integer in [1, n_samples = {n}], got {n_clusters!r}")
     centers = np.empty((int(n_clusters), d), dtype=np.float32)
     h = _handles.get("cpu")
-    h.check(_lib.lib.tcsolveKmeansPlusPlus(h.raw, n, d, host.ctypes.data, d, centers.shape[0], _seed(random_state),
-                                           centers.ctypes.data, d))
+    h.check(h.call(_lib.lib.tcsolveKmeansPlusPlus, h.raw, n, d, host.ctypes.data, d, centers.shape[0],
+                   _seed(random_state), centers.ctypes.data, d, work=n * d * centers.shape[0]))
     return _arrays.from_host(x, centers)
 
 
@@ -121,6 +196,18 @@ class KMeans:
     float64 X), NumPy, torch or CuPy. The demo library takes host data: device X is copied to the
     host once for fit (the iterations then run on the GPU, which the demo copies X to), and the
     attributes are copied back to X's device. predict and score on device X run on its GPU.
+    NumPy data in any byte order ('>f4', '>f8') and layout is taken (copied where needed; the
+    caller's arrays are never modified).
+
+    Values: NaN and inf are refused (InvalidInputError, "non-finite value ... at (i, j)") by
+    fit, predict, score and kmeans_plusplus alike; a float64 value beyond FP32's range
+    (|x| > 3.4e38), which would round to inf, is refused naming it. Data far from 1 in
+    magnitude (float32 subnormals of order 1e-42, 1e-30, 1e30), whose cross terms x.c would
+    leave FP32's range, runs scaled by a power of two (exactly; tcsolve/demos/kmeans.hpp,
+    "Scale"), so it clusters as the same data at scale 1; predict scales the same way.
+
+    Ctrl-C (SIGINT) stops a cpu fit or kmeans_plusplus within about a second and raises
+    KeyboardInterrupt (the call runs on a worker thread, interrupted through tcsolveInterrupt).
     """
 
     def __init__(self, n_clusters=8, *, variant="auto", init="k-means++", max_iter=300, tol=1e-4,
@@ -198,10 +285,11 @@ class KMeans:
             p.init = 1
             p.seed = _seed(self.random_state)
         else:
-            start = _arrays.to_host(self._data(self.init, "init"))
+            start = _arrays.wrap(_arrays.to_host(self._data(self.init, "init")), "init")
             if start.shape != (k, d):
                 raise InvalidInputError(f"init has shape {start.shape}, expected (n_clusters, n_features) = ({k}, {d})")
-            centers[...] = start  # float64 rounded to float32 (RN), as the CLI reads a file's init
+            # float64 rounded to float32 (RN), as the CLI reads a file's init
+            centers[...] = _to_float32(start, "kmeans").obj
             p.init = 0
         if self.backend not in _lib.BACKENDS:
             raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {self.backend!r}")
@@ -219,8 +307,10 @@ class KMeans:
         info = _lib.KmeansInfo()
         with _arrays.device_scope(x):
             h = _handles.get(backend, x.device)
-            h.check(_lib.lib.tcsolveKmeans(h.raw, ctypes.byref(params), n, d, host.ctypes.data, d, centers.shape[0],
-                                           centers.ctypes.data, d, labels.ctypes.data, ctypes.byref(info)))
+            # cpu: on a worker thread, so that Ctrl-C stops it (Handle.call, tcsolveInterrupt)
+            h.check(h.call(_lib.lib.tcsolveKmeans, h.raw, ctypes.byref(params), n, d, host.ctypes.data, d,
+                           centers.shape[0], centers.ctypes.data, d, labels.ctypes.data, ctypes.byref(info),
+                           work=n * d * centers.shape[0] * params.max_iterations))
         self._centers_host = centers
         self.cluster_centers_ = _arrays.from_host(x, centers)
         self.labels_ = _arrays.from_host(x, labels)
@@ -243,13 +333,15 @@ class KMeans:
         if not hasattr(self, "_centers_host"):
             raise InvalidInputError("this KMeans is not fitted yet: call fit first")
 
-    def _points(self, X):
-        """X checked against the fit, as float32 with rows contiguous (a copy otherwise)."""
+    def _points(self, X, what):
+        """X checked against the fit, as float32 with rows contiguous (a copy otherwise). NaN, inf
+        and float64 beyond FP32's range are refused, as fit refuses them (a NaN point would get
+        label 0 silently)."""
         self._fitted()
         x = self._data(X)
         if x.shape[1] != self.n_features_in_:
             raise InvalidInputError(f"X has {x.shape[1]} features, the fit had {self.n_features_in_}")
-        x = _arrays.astype(x, "float32")
+        x = _to_float32(x, what, finite=True)
         if _arrays.fits(x.shape, x.strides, "row") is None:
             x = _arrays.contiguous(x, "C")
         return x
@@ -259,20 +351,33 @@ class KMeans:
         GEMM of the variant per chunk of points (the demo's call and chunking: X^T C with op T, N),
         the scores ||c||^2 - 2 x.c in FP64, ties to the lowest index. So predict on the training
         data gives labels_ when the fit stopped because no label changed. Host X runs on the cpu
-        backend (the emulation), device X on its GPU. Returns int32 labels of X's kind."""
-        x = self._points(X)
+        backend (the emulation), device X on its GPU. Returns int32 labels of X's kind.
+
+        X is refused as fit refuses it (InvalidInputError): NaN or inf ("non-finite"), float64
+        beyond FP32's range."""
+        return self._predict(self._points(X, "predict"))
+
+    def _predict(self, x):
         n, d = x.shape
         k = self._centers_host.shape[0]
         variant = _lib.variant_value(self.variant)
+        # Far from 1 in magnitude, points and centroids scaled by 2^e first, as fit's iterations
+        # (kmeans.hpp, "Scale"): x.c in FP32's range. Exact (2^e is a float32 for every e).
+        with _arrays.device_scope(x):
+            e = _scale_exponent(max(_largest(x), float(np.abs(self._centers_host).max(initial=0))))
+            centers = self._centers_host
+            if e:
+                factor = np.float32(2.0**e)
+                centers = centers * factor
+                x = _arrays.wrap(x.obj * (float(factor) if x.kind == "torch" else factor), "X")
         # ||c_j||^2 in FP64 with d ascending, as the demo (each addition rounded).
         cnorm = np.zeros(k)
-        c64 = self._centers_host.astype(np.float64)
+        c64 = centers.astype(np.float64)
         for j in range(d):
             cnorm += c64[:, j] * c64[:, j]
         if x.on_device:
-            return self._predict_device(x, variant, cnorm)
+            return self._predict_device(x, variant, cnorm, centers)
         ld = _arrays.fits(x.shape, x.strides, "row")
-        centers = self._centers_host
         C = _arrays.wrap(centers, "centers")
         rows = max(1, min(n, _CHUNK_BYTES["cpu"] // (4 * k)))
         labels = np.empty(n, dtype=np.int32)
@@ -281,9 +386,9 @@ class KMeans:
         for i0 in range(0, n, rows):
             r = min(rows, n - i0)
             g = G[:k * r].reshape(k, r)  # G (r x k) column-major, ld r
-            h.check(_lib.lib.tcsolveSgemm(h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d, ctypes.byref(ctypes.c_float(1)),
-                                          x.ptr + 4 * i0 * ld, ld, C.ptr, d, ctypes.byref(ctypes.c_float(0)),
-                                          g.ctypes.data, r))
+            h.check(h.call(_lib.lib.tcsolveSgemm, h.raw, variant, _lib.OP_T, _lib.OP_N, r, k, d,
+                           ctypes.byref(ctypes.c_float(1)), x.ptr + 4 * i0 * ld, ld, C.ptr, d,
+                           ctypes.byref(ctypes.c_float(0)), g.ctypes.data, r, work=r * k * d))
             for b0 in range(0, r, max(1, _SCORE_BLOCK // k)):
                 b1 = min(r, b0 + max(1, _SCORE_BLOCK // k))
                 s = cnorm[:, None] - 2.0 * g[:, b0:b1].astype(np.float64)
@@ -291,12 +396,12 @@ class KMeans:
                 labels[i0 + b0:i0 + b1] = np.argmin(s, axis=0)
         return labels
 
-    def _predict_device(self, x, variant, cnorm):
+    def _predict_device(self, x, variant, cnorm, centers):
         n, d = x.shape
-        k = self._centers_host.shape[0]
+        k = centers.shape[0]
         ld = _arrays.fits(x.shape, x.strides, "row")
         rows = max(1, min(n, _CHUNK_BYTES["cuda"] // (4 * k)))
-        C = _arrays.wrap(_arrays.from_host(x, self._centers_host), "centers")
+        C = _arrays.wrap(_arrays.from_host(x, centers), "centers")
         out = _arrays.empty(x, (n,), "int32")
         with _arrays.device_scope(x):
             h = handle_for(x)
@@ -325,9 +430,10 @@ class KMeans:
 
     def score(self, X, y=None):
         """Minus the inertia of X for the fitted centroids: -sum_i ||x_i - c_predict(i)||^2,
-        computed in FP64 (scikit-learn's score). y is ignored."""
-        labels = self.predict(X)
-        x = self._points(X)
+        computed in FP64 (scikit-learn's score). y is ignored. X is refused as predict refuses
+        it."""
+        x = self._points(X, "score")
+        labels = self._predict(x)
         if not x.on_device:
             diff = np.asarray(x.obj, dtype=np.float64) - self._centers_host.astype(np.float64)[labels]
             return -float(np.einsum("ij,ij->", diff, diff))

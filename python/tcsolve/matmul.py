@@ -34,15 +34,16 @@ def sgemm(h, variant, a, b, out, out_layout):
     la, lda, a = _operand(a)
     lb, ldb, b = _operand(b)
     order, ldc = out_layout
+    work = m * n * k
     if order == "row":  # C^T (n x m) = B^T (n x k) A^T (k x m), column-major
         op_first = _lib.OP_N if lb == "row" else _lib.OP_T  # b row-major: its buffer is B^T
         op_second = _lib.OP_N if la == "row" else _lib.OP_T
-        return h.check(_lib.lib.tcsolveSgemm(h.raw, variant, op_first, op_second, n, m, k, ctypes.byref(_ONE), b.ptr,
-                                             ldb, a.ptr, lda, ctypes.byref(_ZERO), out.ptr, ldc))
+        return h.check(h.call(_lib.lib.tcsolveSgemm, h.raw, variant, op_first, op_second, n, m, k, ctypes.byref(_ONE),
+                              b.ptr, ldb, a.ptr, lda, ctypes.byref(_ZERO), out.ptr, ldc, work=work))
     op_first = _lib.OP_N if la == "col" else _lib.OP_T  # a column-major: its buffer is A
     op_second = _lib.OP_N if lb == "col" else _lib.OP_T
-    return h.check(_lib.lib.tcsolveSgemm(h.raw, variant, op_first, op_second, m, n, k, ctypes.byref(_ONE), a.ptr, lda,
-                                         b.ptr, ldb, ctypes.byref(_ZERO), out.ptr, ldc))
+    return h.check(h.call(_lib.lib.tcsolveSgemm, h.raw, variant, op_first, op_second, m, n, k, ctypes.byref(_ONE),
+                          a.ptr, lda, b.ptr, ldb, ctypes.byref(_ZERO), out.ptr, ldc, work=work))
 
 
 def handle_for(arr):
@@ -70,15 +71,24 @@ def matmul(a, b, variant="auto", out=None):
         picks ec-fp16 when the scaled inputs fit FP16 without loss, else ec-tf32.
     out : (m, n) float32 array, optional
         Written in place (same library and device as a; rows or columns contiguous, not
-        overlapping a or b); returned. Nothing else is allocated for device arrays.
+        overlapping a or b); returned. Nothing else is allocated for device arrays. A read-only
+        NumPy array (``flags.writeable`` False, e.g. ``np.load(..., mmap_mode="r")``) is refused;
+        one in non-native byte order ('>f4') or unaligned is computed into a native copy that is
+        then copied into it.
 
     Returns
     -------
     out, or a new C-ordered (m, n) float32 array of a's kind on a's device.
 
     Operands whose strides fit no BLAS layout (neither rows nor columns contiguous, e.g.
-    ``a[:, ::2]``) are copied into C order first; an ``out`` like that is refused. Other dtypes
-    are refused (convert with ``.astype(numpy.float32)``): the variants take FP32 operands.
+    ``a[:, ::2]``, negative strides) are copied into C order first, as are NumPy operands in
+    non-native byte order or unaligned; a and b are never modified. An ``out`` whose strides fit
+    no BLAS layout is refused. Other dtypes are refused (convert with
+    ``.astype(numpy.float32)``): the variants take FP32 operands.
+
+    Ctrl-C (SIGINT) stops a running host product within about a second and raises
+    KeyboardInterrupt (large products run on a worker thread, interrupted through
+    tcsolveInterrupt).
     """
     value = _lib.variant_value(variant)
     A, B = _arrays.wrap(a, "a"), _arrays.wrap(b, "b")
@@ -95,7 +105,8 @@ def matmul(a, b, variant="auto", out=None):
         C = _arrays.empty(A, (m, n), "float32", "C")
         layout = ("row", _arrays.fits(C.shape, C.strides, "row"))
     else:
-        C = _arrays.wrap(out, "out")
+        target = _arrays.output(out, "out")
+        C = target.target
         _arrays.same_place(A, C)
         _arrays.require_dtype(C, ("float32",), "out must be float32")
         if C.shape != (m, n):
@@ -105,8 +116,8 @@ def matmul(a, b, variant="auto", out=None):
             raise InvalidInputError(f"out has strides {C.strides} (elements): neither its rows nor its columns are "
                                     "contiguous, so it cannot be written in place")
         for arr in (A, B):
-            if _arrays.overlaps(C, arr):
+            if target.in_place and _arrays.overlaps(C, arr):
                 raise InvalidInputError(f"out overlaps {arr.name}: pass a separate output array")
     with _arrays.device_scope(A):
         sgemm(handle_for(A), value, A, B, C, layout)
-    return C.obj
+    return C.obj if out is None else target.finish()

@@ -9,7 +9,7 @@ import operator
 import warnings
 
 from . import _arrays, _handles, _lib
-from ._errors import InvalidInputError, NotConvergedWarning
+from ._errors import InvalidInputError, LinAlgWarning, NotConvergedWarning
 
 _REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
 _PIVOTINGS = {"partial": 0, "rbt": 1, "auto": 2}
@@ -183,14 +183,22 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
 
     A solve that does not converge is a result, not an exception: x is the best iterate,
     ``info.converged`` is False, and a ``NotConvergedWarning`` carries the library's message.
+    Each of the solver's warnings (``info.warnings``: A ill-conditioned or numerically singular,
+    so that x may be far from the true solution although the residual is small; ...) is issued
+    as a ``tcsolve.LinAlgWarning`` (a RuntimeWarning), converged or not.
+
+    Ctrl-C (SIGINT) stops a running cpu solve within about a second and raises
+    KeyboardInterrupt (the solve runs on a worker thread, interrupted through tcsolveInterrupt).
     Invalid input (wrong dtype or shape, NaN or inf in A, an exactly singular A) raises
     ``InvalidInputError`` (a ValueError) with the library's message; an unavailable variant or
     backend ``NotSupportedError`` and CUDA failures ``CudaError`` (RuntimeErrors).
 
     Layout: C-ordered A (rows contiguous, any row stride >= n) is passed as row-major
     (tcsolveSolveParams_t.row_major), F-ordered as column-major, without copies; b is copied
-    into A's order when it is not in it already, and x is made in A's order. Other strides are
-    copied into C order first.
+    into A's order when it is not in it already, and x is made in A's order. Other strides
+    (negative, neither rows nor columns contiguous), NumPy arrays in non-native byte order
+    ('>f8' on a little-endian machine) and unaligned ones are copied first; A and b are never
+    modified.
     """
     params = _params(variant, refine, max_iter, fallback, block_size, pivoting)
     if backend not in _lib.BACKENDS:
@@ -231,10 +239,12 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     with _arrays.device_scope(a):
         h = _handles.get(resolved, a.device)
         h.set_stream(_arrays.current_stream(a))
-        status = h.check(_lib.lib.tcsolveDgesv(h.raw, ctypes.byref(params), n, nrhs, a.ptr, lda, bb.ptr, ldb, x.ptr,
-                                               ldx, ctypes.byref(info)))
+        status = h.check(h.call(_lib.lib.tcsolveDgesv, h.raw, ctypes.byref(params), n, nrhs, a.ptr, lda, bb.ptr, ldb,
+                                x.ptr, ldx, ctypes.byref(info), work=n * n * (n + nrhs)))
         message = _lib.text(_lib.lib.tcsolveGetLastErrorMessage(h.raw)) if status == _lib.NOT_CONVERGED else ""
         result = _record(h, info, variant)
+    for text in result.warnings:  # as the CLI prints them ("warning: ...")
+        warnings.warn(text, LinAlgWarning, stacklevel=2)
     if status == _lib.NOT_CONVERGED:
         warnings.warn(message, NotConvergedWarning, stacklevel=2)
     return x.obj, result

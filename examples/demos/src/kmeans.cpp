@@ -8,6 +8,7 @@
 #include "tcsolve/demos/kmeans.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -33,6 +34,8 @@ constexpr int kSeedBlock = 4096;    ///< points per partial sum of the k-means++
 constexpr int kSeedSub = 128;       ///< points per sub-block: a block's sum is its sub-blocks' sums
 static_assert(kSeedBlock % kSeedSub == 0 && kSeedBlock / kSeedSub <= 32, "a block's sub-blocks fit a warp");
 constexpr double kBlobsBox = 10.0;  ///< make_blobs' centre_box (-10, 10)
+constexpr int kScaleBelow = 40;     ///< data whose largest magnitude is below 2^-40 is scaled up
+constexpr int kScaleAbove = 40;     ///< and from 2^41 on down (scale_exponent)
 
 std::size_t count(int rows, int cols) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
@@ -58,6 +61,34 @@ void check_finite(const float* v, std::size_t n, int dim, const char* what) {
     if (!std::isfinite(v[e]))
       throw InvalidInput(std::string("kmeans: ") + what + " has a non-finite value at (" +
                          std::to_string(e / dim) + ", " + std::to_string(e % dim) + ")");
+}
+
+/// Throws Interrupted when the caller's flag is set (nullptr: never).
+void check_interrupt(const std::atomic<bool>* interrupt) {
+  if (interrupt && interrupt->load(std::memory_order_relaxed))
+    throw Interrupted("interrupted: the K-means run was stopped at the caller's request");
+}
+
+/// The exponent e of the power of two the run scales X and init by (0: none; see kmeans.hpp,
+/// "Scale"): M = the largest magnitude of X and init; e = 0 when 2^-40 <= M < 2^41, else the e
+/// that brings M into [2^-40, 2^-39) from below or into [2^40, 2^41) from above.
+int scale_exponent(const float* X, std::size_t n, const std::vector<float>& init) {
+  float m = 0;
+  for (std::size_t e = 0; e < n; ++e) m = std::max(m, std::fabs(X[e]));
+  for (float v : init) m = std::max(m, std::fabs(v));
+  if (m == 0) return 0;
+  const int b = std::ilogb(m);  // the true exponent, for subnormals too
+  if (b < -kScaleBelow) return -kScaleBelow - b;
+  if (b > kScaleAbove) return kScaleAbove - b;
+  return 0;
+}
+
+/// v 2^e, element by element (exact for upward scaling; below 2^-126 after downward scaling an
+/// element keeps fewer bits).
+std::vector<float> scaled(const float* v, std::size_t n, int e) {
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = std::ldexp(v[i], e);
+  return out;
 }
 
 /// sum_d (x_d - c_d)^2 in FP64: four partial sums over d = 0, 1, 2, 3 mod 4 (independent
@@ -508,20 +539,31 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
     throw InvalidInput("kmeans: chunk_points must be >= 0, got " + std::to_string(options.chunk_points));
   check_finite(X, count(points, dim), dim, "X");
   check_finite(init.data(), init.size(), dim, "init");
+  // Data far from 1 in magnitude (subnormal, 1e-30, 1e30): the iterations run on X 2^e and
+  // init 2^e, the centroids come back scaled by 2^-e ("Scale" in kmeans.hpp).
+  const int exponent = scale_exponent(X, count(points, dim), init);
+  std::vector<float> X_scaled, init_scaled;
+  if (exponent != 0) {
+    X_scaled = scaled(X, count(points, dim), exponent);
+    init_scaled = scaled(init.data(), init.size(), exponent);
+  }
+  const float* const Xs = exponent != 0 ? X_scaled.data() : X;
+  const std::vector<float>& init_s = exponent != 0 ? init_scaled : init;
 
   KmeansResult r;
+  r.scale_exponent = exponent;
   r.backend = resolve_backend(options.backend);
   if (r.backend == Backend::cuda && !cuda::device_available())
     throw Unavailable("kmeans: the cuda backend needs a usable CUDA device (" + cuda::device_name() + ")");
   if (!available(options.variant, r.backend))
     throw Unavailable("kmeans: variant " + std::string(tcsolve::to_string(options.variant)) +
                       " is not available on the " + std::string(tcsolve::to_string(r.backend)) + " backend");
-  const double tol_scale = options.tol > 0 ? options.tol * mean_variance(X, points, dim) : 0.0;
+  const double tol_scale = options.tol > 0 ? options.tol * mean_variance(Xs, points, dim) : 0.0;
 
   r.assign = resolve_assign(options, r.backend);
   Clock::time_point setup = Clock::now();
   std::unique_ptr<Engine> engine =
-      make_engine(r.backend, X, points, dim, init, options.chunk_points, r.assign == KmeansAssign::fused,
+      make_engine(r.backend, Xs, points, dim, init_s, options.chunk_points, r.assign == KmeansAssign::fused,
                   options.stream);
   engine->warm_up(options);
   r.points_prepared = engine->prepared();
@@ -531,6 +573,7 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   std::vector<double> shift2;
   int empty = 0;
   for (int it = 1;; ++it) {
+    check_interrupt(options.gemm.interrupt);
     const Clock::time_point start = Clock::now();
     KmeansIteration step;
     step.iteration = it;
@@ -554,6 +597,7 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
         done = true;
       }
     }
+    step.shift = std::ldexp(step.shift, -2 * exponent);  // back to the data's scale (exact in FP64)
     step.empty_clusters = empty;
     step.time_s = std::chrono::duration<double>(Clock::now() - start).count();
     r.time_s += step.time_s;
@@ -569,6 +613,10 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
   r.labels = engine->labels();
   r.centroids = engine->centroids();
   r.inertia = engine->inertia();
+  if (exponent != 0) {  // the centroids at the data's scale, and the inertia of those (on the host)
+    for (float& c : r.centroids) c = std::ldexp(c, -exponent);
+    r.inertia = kmeans_inertia(X, points, dim, r.labels, r.centroids);
+  }
   r.resolved_variant = record.first();
   r.resolved_name = record.name();
   r.note = record.note();
@@ -576,7 +624,7 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 }
 
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed, Backend backend,
-                                    CUstream_st* stream) {
+                                    CUstream_st* stream, const std::atomic<bool>* interrupt) {
   check_sizes(points, dim, k);
   check_finite(X, count(points, dim), dim, "X");
   if (resolve_backend(backend) == Backend::cuda) {
@@ -602,6 +650,7 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
   std::vector<double> sub_sum(static_cast<std::size_t>(blocks) * kSubs);  // block b's at b kSubs
   int chosen = uniform_index(rng, points);
   for (int t = 0;; ++t) {
+    check_interrupt(interrupt);
     const float* c = X + count(chosen, dim);
     std::copy(c, c + dim, C.begin() + static_cast<std::ptrdiff_t>(count(t, dim)));
     if (t + 1 == k) break;

@@ -42,8 +42,23 @@
 // Everything runs on the FP32 points: a file's float64 X is rounded once to FP32 on reading,
 // and the fp64 variant is the FP64 product of those FP32 values (rounded to FP32 at the end, as
 // tcsolve::gemm returns FP32).
+//
+// Scale: the cross terms x.c are FP32 whatever the variant, so data far from 1 in magnitude
+// would leave FP32's range in G: points of order 1e-25 (products 1e-50, below FP32's 1.2e-38)
+// or subnormal ones (1e-42) gave G = 0 and every point went to the centroid of least norm, and
+// points of order 1e20 overflowed it. So when the largest magnitude M of X and init lies outside
+// [2^-40, 2^41) the iterations run on X 2^e and init 2^e instead, e the integer that brings M
+// to [2^-40, 2^-39) (from below) or [2^40, 2^41) (from above): a power of two, so the scaled
+// values are exact (scaling down, elements below 2^-166 M keep fewer bits) and the run is the
+// one an FP32 without exponent limits would make on X -- the same labels, the tol test on the
+// same numbers. The centroids are scaled back by 2^-e (exact unless they fall below FP32's
+// normal range, where they round), the inertia is computed from them and X (kmeans_inertia),
+// and KmeansIteration::shift is at the data's scale. Data inside the range runs unscaled, as
+// before. (k-means++ computes its distances in FP64 from the FP32 values: exact at any FP32
+// scale, not scaled.)
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -115,6 +130,8 @@ struct KmeansOptions {
   /// (auto splits them again, to TF32, in an assignment where it chooses TF32); the labels are
   /// bitwise the same. false: split every iteration (to compare).
   bool prepare_points = true;
+  /// gemm.interrupt (nullptr: never) is also read before every iteration, so that a set flag
+  /// stops the run (Interrupted) whatever the assignment; the cpu GEMMs poll it too.
   GemmOptions gemm{};
   /// Called after every iteration (for progress lines); may be empty.
   std::function<void(const KmeansIteration&)> progress;
@@ -149,6 +166,7 @@ struct KmeansResult {
   KmeansAssign assign = KmeansAssign::unfused;  ///< what ran: fused or unfused
   bool points_prepared = false;                 ///< the points were split once (prepare_points)
   std::string note;                ///< a GEMM fallback note, empty when none
+  int scale_exponent = 0;          ///< the run worked on X 2^scale_exponent (0: unscaled; "Scale")
 };
 
 /// Lloyd's algorithm on the N points X (dim x N, column-major, host memory) from the k starting
@@ -174,8 +192,11 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 /// device first); Unavailable without a usable device. Its kernels, copies and waits go on
 /// `stream` (cudaStream_t; nullptr: the legacy default stream; ignored on the cpu): the same
 /// centroids on every stream.
+/// `interrupt` (cpu; nullptr: never): read before each centroid's draw (a pass over the points);
+/// when set, throws Interrupted (the C API's tcsolveInterrupt).
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
-                                    Backend backend = Backend::cpu, CUstream_st* stream = nullptr);
+                                    Backend backend = Backend::cpu, CUstream_st* stream = nullptr,
+                                    const std::atomic<bool>* interrupt = nullptr);
 
 /// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
 double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
