@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -43,10 +46,98 @@ po::variables_map parse_options(int argc, char** argv, const po::options_descrip
   return vm;
 }
 
+namespace {
+
+std::size_t synopsis_only_width = 0;  ///< set_synopsis_only: print_usage prints the synopsis alone
+
+/// "--name VALUE" or "--name" for one option of the table.
+std::string synopsis_item(const po::option_description& o) {
+  const std::string flag = "--" + o.long_name();
+  if (o.semantic()->max_tokens() == 0) return flag;
+  std::string value = o.semantic()->name();
+  if (const std::size_t d = value.find(" (="); d != std::string::npos) value.erase(d);  // " (=default)"
+  if (value.empty() || value == "arg")
+    throw std::logic_error("option " + flag + " has no value_name: its help would read 'arg'");
+  return flag + ' ' + value;
+}
+
+}  // namespace
+
+std::vector<std::string> synopsis_lines(const Synopsis& synopsis, const po::options_description& options,
+                                        std::size_t head_width, std::size_t line_width) {
+  const auto find = [&](const std::string& name) -> const po::option_description& {
+    for (const auto& o : options.options())
+      if (o->long_name() == name) return *o;
+    throw std::logic_error("synopsis of " + synopsis.command + ": no option --" + name + " in its table");
+  };
+  for (const std::string& name : synopsis.required) find(name);
+  std::vector<std::string> items;
+  std::set<std::string> done;
+  for (const auto& o : options.options()) {
+    const std::string& name = o->long_name();
+    if (name == "help" || done.count(name)) continue;
+    const Synopsis::Group* group = nullptr;
+    for (const Synopsis::Group& g : synopsis.groups)
+      if (std::find(g.options.begin(), g.options.end(), name) != g.options.end()) group = &g;
+    if (group) {
+      std::string text;
+      for (const std::string& member : group->options) {
+        text += (text.empty() ? "" : " | ") + synopsis_item(find(member));
+        done.insert(member);
+      }
+      items.push_back(group->required ? "(" + text + ")" : "[" + text + "]");
+      continue;
+    }
+    const bool required =
+        std::find(synopsis.required.begin(), synopsis.required.end(), name) != synopsis.required.end();
+    items.push_back(required ? synopsis_item(*o) : "[" + synopsis_item(*o) + "]");
+    done.insert(name);
+  }
+  std::string head = "tcsolve " + synopsis.command;
+  head.resize(std::max(head_width, head.size() + 1), ' ');
+  std::vector<std::string> lines{head};
+  bool first = true;  // the line holds no item yet
+  for (const std::string& item : items) {
+    if (!first && lines.back().size() + 1 + item.size() > line_width) {
+      lines.push_back(std::string(head.size(), ' '));
+      first = true;
+    }
+    lines.back() += (first ? "" : " ") + item;
+    first = false;
+  }
+  return lines;
+}
+
+void print_usage(std::ostream& out, const Synopsis& synopsis, std::string_view summary,
+                 const po::options_description& options) {
+  if (synopsis_only_width > 0) {
+    for (const std::string& line : synopsis_lines(synopsis, options, synopsis_only_width)) out << line << '\n';
+    return;
+  }
+  const std::string prefix = "Usage: ";
+  const std::vector<std::string> lines =
+      synopsis_lines(synopsis, options, 0, 100 - prefix.size());  // continuation lines indented below
+  out << prefix << lines.front() << '\n';
+  for (std::size_t i = 1; i < lines.size(); ++i) out << std::string(prefix.size(), ' ') << lines[i] << '\n';
+  out << '\n' << summary << "\n\n" << options << '\n';
+}
+
 void print_usage(std::ostream& out, std::string_view usage, std::string_view summary,
                  const po::options_description& options) {
-  out << "Usage: " << usage << "\n\n" << summary << "\n\n" << options << '\n';
+  // "tcsolve <command> ..." : the command, and the options outside [ ] (depth 0) are required.
+  Synopsis synopsis;
+  std::istringstream words{std::string(usage)};
+  std::string word;
+  words >> word >> synopsis.command;
+  int depth = 0;
+  while (words >> word) {
+    if (depth == 0 && word.rfind("--", 0) == 0) synopsis.required.push_back(word.substr(2));
+    for (char c : word) depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+  }
+  print_usage(out, synopsis, summary, options);
 }
+
+void set_synopsis_only(std::size_t head_width) { synopsis_only_width = head_width; }
 
 int positive_int(std::string_view name, long long value) {
   if (value < 1 || value > INT_MAX)
@@ -122,10 +213,16 @@ CsvFile::CsvFile(std::string path, const OutputOptions& options) : file_(path, o
   warn_stale_temporaries(file_.stale_temporaries());
 }
 
-void CsvFile::commit() {
+void CsvFile::write() {
   const std::string text = out_.str();
   file_.write(text.data(), text.size());
-  file_.publish();
+}
+
+void CsvFile::publish() { file_.publish(); }
+
+void CsvFile::commit() {
+  write();
+  publish();
 }
 
 std::string fmt(const char* format, double x) {

@@ -20,9 +20,42 @@ namespace po = boost::program_options;
 /// positional arguments) and runs notify. Throws po::error on unknown or malformed options.
 po::variables_map parse_options(int argc, char** argv, const po::options_description& options);
 
-/// "Usage: <usage>\n\n<summary>\n\n<options>" on `out`.
+/// How a subcommand's synopsis shows its options. The synopsis itself is generated from the
+/// option table (synopsis_lines), so that it names every option the command takes: each option in
+/// table order but --help, "--name VALUE" (VALUE the option's value_name) or "--name" for a
+/// switch, in [ ] unless it is named in `required`; the options of a group are shown together at
+/// the first one's place, "(--a A | --b B)" when exactly one of them is required, "[--a | --b]"
+/// when at most one may be given.
+struct Synopsis {
+  struct Group {
+    std::vector<std::string> options;
+    bool required = false;
+  };
+  std::string command;                ///< "solve"
+  std::vector<std::string> required;  ///< options shown without brackets
+  std::vector<Group> groups;
+};
+
+/// The synopsis of `tcsolve <command>` from the option table: "tcsolve <command>" padded to
+/// `head_width` characters (at least its length plus one space), then the options, wrapped
+/// before `line_width` columns onto lines indented by `head_width` (+ `indent`). Throws
+/// std::logic_error for an option with a value but no value_name (Boost's "arg"), or for a
+/// name in `synopsis` that the table lacks.
+std::vector<std::string> synopsis_lines(const Synopsis& synopsis, const po::options_description& options,
+                                        std::size_t head_width = 0, std::size_t line_width = 100);
+
+/// "Usage: <synopsis>\n\n<summary>\n\n<options>" on `out`, the synopsis generated from `options`.
+void print_usage(std::ostream& out, const Synopsis& synopsis, std::string_view summary,
+                 const po::options_description& options);
+/// The same for a synopsis written by hand ("tcsolve import --mtx M.mtx [--rhs ones|random] ..."):
+/// only its command and which options stand outside [ ] (the required ones) are read from it;
+/// the synopsis printed is generated from `options` as above.
 void print_usage(std::ostream& out, std::string_view usage, std::string_view summary,
                  const po::options_description& options);
+
+/// `tcsolve help-synopsis`: from now on print_usage prints the synopsis alone, in the layout of
+/// README's "Command line" section ("tcsolve <command>" padded to `head_width`).
+void set_synopsis_only(std::size_t head_width);
 
 /// `value` of option `--name` as an int in [1, INT_MAX]; throws InvalidInput
 /// ("--m must be a positive integer, got -5") otherwise.
@@ -71,8 +104,12 @@ class CsvFile {
   CsvFile(const CsvFile&) = delete;
   CsvFile& operator=(const CsvFile&) = delete;
   std::ostream& stream() { return out_; }
-  /// Writes the rows and publishes the file; throws InvalidInput when writing failed or (without
-  /// force) another process created the file meanwhile.
+  /// Writes the rows into the temporary; throws InvalidInput when writing failed (a full disk).
+  void write();
+  /// Publishes the file; throws InvalidInput when that failed or (without force) another process
+  /// created the file meanwhile.
+  void publish();
+  /// write(), then publish().
   void commit();
 
  private:

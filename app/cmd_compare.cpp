@@ -1,21 +1,23 @@
 // `tcsolve compare`: solves one system with every selected GEMM variant and the baseline
 // methods, and prints one table (ARCHITECTURE.md, "Solver", "JSON": compare). --csv writes the
 // rows, --plot a PNG of backward error against iteration (through gnuplot), both by the output
-// rule (tcsolve/io/output_file.hpp).
+// rule (tcsolve/io/output_file.hpp), both written before the table is printed.
 // Exit 0 whether or not each method converged: non-convergence is a row of the table.
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -137,22 +139,68 @@ double zero_floor(const std::vector<SolveReport>& rows) {
   return floor;
 }
 
-/// Makes the PNG `png` (its temporary, created before the solves) with gnuplot: backward error
-/// (log scale) against iteration, one line per method; NaN and inf are left out, 0 is drawn at
-/// zero_floor. The script and its data reach gnuplot on stdin from an unnamed temporary file
-/// (nothing named on disk), and gnuplot writes the image into the temporary through
-/// /dev/fd/3, so that a signal that removes the temporary leaves nothing behind even while
-/// gnuplot runs. Failures are warnings on stderr (the table is the result; the plot an extra)
-/// and remove the temporary: never an empty or partial PNG. Publishing follows the output rule
-/// (InvalidInput when another run created the file meanwhile).
-void plot_histories(const std::string& gnuplot, TemporaryOutput& png, const std::string& input,
-                    const std::vector<SolveReport>& rows) {
-  const auto give_up = [&](const std::string& why) {
-    std::cerr << "compare: warning: " << why << "; no plot" << std::endl;
-    png.discard();
-  };
+/// An unnamed file (memfd, else tmpfile) holding `data` and positioned at its start, or -1. Its
+/// descriptor is 10 or above (close-on-exec), so that dup2 onto gnuplot's 0 to 3 never meets it.
+int unnamed_file(const std::string& name, const std::string& data) {
+  const int made = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+  int fd = -1;
+  if (made >= 0) {
+    fd = ::fcntl(made, F_DUPFD_CLOEXEC, 10);
+    ::close(made);
+  } else if (std::FILE* f = std::tmpfile()) {
+    fd = ::fcntl(::fileno(f), F_DUPFD_CLOEXEC, 10);
+    std::fclose(f);
+  }
+  if (fd < 0) return -1;
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return -1;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// The whole content of the file behind `fd` (read from offset 0).
+std::string read_all(int fd) {
+  std::string data;
+  char buf[65536];
+  for (off_t offset = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, offset);
+    if (n <= 0) break;
+    data.append(buf, static_cast<std::size_t>(n));
+    offset += n;
+  }
+  return data;
+}
+
+/// The last non-empty line of `text`, at most 200 characters.
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  const std::size_t newline = text.rfind('\n', end);
+  const std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  std::string line = text.substr(start, end + 1 - start);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line;
+}
+
+/// The gnuplot script of the plot: backward error (log scale) against iteration, one line per
+/// method; NaN and inf left out, 0 drawn at zero_floor. Both ranges are set, never autoscaled,
+/// so that gnuplot has nothing to warn about (an empty range: one point, or all errors equal).
+/// Empty when no method has a point to draw.
+std::string plot_script(const std::string& input, const std::vector<SolveReport>& rows) {
   const double floor = zero_floor(rows);
   bool clamped = false;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  std::size_t last = 1;
   std::string data, plot;
   for (const SolveReport& r : rows) {  // one inline data block ('-') per method with points
     std::string block;
@@ -160,56 +208,90 @@ void plot_histories(const std::string& gnuplot, TemporaryOutput& png, const std:
       const double e = r.result.history[i];
       if (!std::isfinite(e) || e < 0) continue;
       clamped = clamped || e == 0;
-      block += std::to_string(i) + ' ' + csv_number(e > 0 ? e : floor) + '\n';
+      const double y = e > 0 ? e : floor;
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+      last = std::max(last, i);
+      block += std::to_string(i) + ' ' + csv_number(y) + '\n';
     }
     if (block.empty()) continue;
     plot += std::string(plot.empty() ? "plot " : ", \\\n     ") + "'-' using 1:2 with linespoints title " +
             gnuplot_quote(r.name);
     data += block + "e\n";
   }
-  if (plot.empty()) return give_up("no method has a finite backward error to plot");
-  std::error_code ec;
-  const std::string target = std::filesystem::is_directory("/dev/fd", ec) ? "/dev/fd/3" : png.temporary();
+  if (plot.empty()) return "";
+  // Whole decades around the points with a decade to spare below and above, and half an
+  // iteration left and right, so that no point sits on the frame.
+  const double y0 = std::pow(10.0, std::floor(std::log10(lo)) - 1);
+  const double y1 = std::pow(10.0, std::ceil(std::log10(hi)) + 1);
   const std::string title =
       "tcsolve compare " + input + (clamped ? " (backward error 0 drawn at " + fmt("%g", floor) + ")" : "");
-  const std::string script = std::string("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-                                         "  set terminal pngcairo size 1000,650 noenhanced\n"
-                                         "} else {\n"
-                                         "  set terminal png size 1000,650 noenhanced\n"
-                                         "}\n") +
-                             "set output " + gnuplot_quote(target) + "\n" + "set title " + gnuplot_quote(title) +
-                             "\n" +
-                             "set logscale y\nset format y '%.0e'\nset grid\nset key outside right\n"
-                             "set xlabel 'iteration'\nset ylabel 'backward error'\nset xtics 1\n" +
-                             plot + "\n" + data + "unset output\n";
+  return std::string("if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+                     "  set terminal pngcairo size 1000,650 noenhanced\n"
+                     "} else {\n"
+                     "  set terminal png size 1000,650 noenhanced\n"
+                     "}\n") +
+         "set output '/dev/fd/3'\n" + "set title " + gnuplot_quote(title) + "\n" +
+         "set logscale y\nset format y '%.0e'\nset grid\nset key outside right\n"
+         "set xlabel 'iteration'\nset ylabel 'backward error'\nset xtics 1\n" +
+         "set xrange [-0.5:" + std::to_string(last) + ".5]\n" +
+         "set yrange [" + csv_number(y0) + ":" + csv_number(y1) + "]\n" +
+         plot + "\n" + data + "unset output\n";
+}
 
-  // stdin: the script in an unnamed file; stdout: our stderr (stdout holds the table or the
-  // one JSON object); fd 3: the temporary.
-  std::FILE* in = std::tmpfile();
-  if (!in || std::fwrite(script.data(), 1, script.size(), in) != script.size() || std::fflush(in) != 0 ||
-      ::lseek(::fileno(in), 0, SEEK_SET) != 0) {
-    if (in) std::fclose(in);
-    return give_up("cannot write the gnuplot script to a temporary file");
+/// The PNG made by gnuplot from plot_script, or nullopt after a warning on stderr ("compare:
+/// warning: ...; no plot": the table is the result, the plot an extra). The script reaches
+/// gnuplot on stdin and the image comes back through fd 3, both unnamed files in memory
+/// (nothing named on disk, so that a signal leaves nothing behind); what gnuplot prints (its
+/// warnings included) is captured, never shown raw, and its last line is named when it fails.
+std::optional<std::string> render_plot(const std::string& gnuplot, const std::string& input,
+                                       const std::vector<SolveReport>& rows) {
+  const auto give_up = [](const std::string& why) -> std::optional<std::string> {
+    std::cerr << "compare: warning: " << why << "; no plot" << std::endl;
+    return std::nullopt;
+  };
+  const std::string script = plot_script(input, rows);
+  if (script.empty()) return give_up("no method has a finite backward error to plot");
+  std::error_code ec;
+  if (!std::filesystem::is_directory("/dev/fd", ec))
+    return give_up("/dev/fd is missing (gnuplot writes the image through it)");
+  const int in = unnamed_file("tcsolve-plot-script", script);
+  const int image = unnamed_file("tcsolve-plot-image", "");
+  const int said = unnamed_file("tcsolve-plot-messages", "");
+  const auto close_all = [&] {
+    for (int fd : {in, image, said})
+      if (fd >= 0) ::close(fd);
+  };
+  if (in < 0 || image < 0 || said < 0) {
+    close_all();
+    return give_up("cannot make the temporary files gnuplot needs");
   }
-  const int out = ::fcntl(png.fd(), F_DUPFD_CLOEXEC, 10);  // above 3, whatever fd in holds
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, ::fileno(in), STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  if (out >= 0) posix_spawn_file_actions_adddup2(&actions, out, 3);
+  posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, said, STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, said, STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, image, 3);
   pid_t pid = 0;
   std::string arg0 = "gnuplot";
   char* args[] = {arg0.data(), nullptr};
   int status = 0;
-  const bool spawned = out >= 0 && ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, args, environ) == 0;
+  const bool spawned = ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, args, environ) == 0;
   posix_spawn_file_actions_destroy(&actions);
-  const bool ran = spawned && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::fclose(in);
-  if (out >= 0) ::close(out);
-  struct stat st {};
-  if (!ran) return give_up("gnuplot failed");
-  if (::fstat(png.fd(), &st) != 0 || st.st_size == 0) return give_up("gnuplot wrote an empty image");
-  png.publish();
+  pid_t waited_for = -1;
+  if (spawned)
+    do waited_for = ::waitpid(pid, &status, 0);
+    while (waited_for < 0 && errno == EINTR);
+  const bool waited = spawned && waited_for == pid;
+  const std::string png = read_all(image), messages = read_all(said);
+  close_all();
+  if (!spawned) return give_up("cannot run " + gnuplot);
+  if (!waited || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string line = last_line(messages);
+    return give_up("gnuplot failed" + (line.empty() ? std::string() : " (" + line + ")"));
+  }
+  if (png.empty()) return give_up("gnuplot wrote an empty image");
+  return png;
 }
 
 }  // namespace
@@ -220,15 +302,16 @@ int run_compare(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
-       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required); or a Matrix "
-       "Market matrix (solved with x = ones, b = A x)")
-      ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
+       "the system (required): an HDF5 file with datasets A (n x n) and b (n or n x nrhs), and "
+       "optionally the true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
+      ("variants", po::value(&variants)->default_value("all")->value_name("all|V1,V2,..."),
        ("all (every variant the backend has), or a comma-separated list of: " + variant_names()).c_str());
   add_solver_options(options);
   options.add_options()
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("plot", po::value<std::string>()->value_name("F.png"),
-       "plot backward error against iteration per method (needs gnuplot; warns without it)")
+       "plot backward error against iteration per method (needs gnuplot: without it a warning and "
+       "no plot; a file that cannot be written: exit 2, as for --csv)")
       ("force", "overwrite existing --csv and --plot files")
       ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
@@ -237,11 +320,7 @@ int run_compare(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve compare --input SYS.h5 [--variants all|v1,v2] [--backend auto|cpu|cuda]\n"
-                "                       [--block-size NB] [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W] [--max-iter N]\n"
-                "                       [--no-fallback] [--layout row-major|column-major] [--csv FILE]\n"
-                "                       [--plot F.png] [--force] [--progress auto|always|never] [--json]",
+    print_usage(std::cout, Synopsis{"compare", {"input"}, {}},
                 "Solves one system with each selected GEMM variant in the LU's trailing updates\n"
                 "(as `tcsolve solve` does) and with the baseline methods -- on the cpu, fp64-lu\n"
                 "(Eigen FP64 PartialPivLU); on cuda, cusolver-dgetrf (FP64 dgetrf + dgetrs) and\n"
@@ -254,7 +333,8 @@ int run_compare(int argc, char** argv) {
                 "fp32-simt LU (n = 900 on 2 cores: 0.2-0.8 s per variant, fp32-simt 0.03 s).\n"
                 "On cuda every method first runs once untimed on the same system (variants: one\n"
                 "correction, no fallback), so that no row pays kernel loading or library start-up.\n"
-                "Exit 0 whether or not each method converged (see the table); 2 invalid input.",
+                "Exit 0 whether or not each method converged (see the table); 2 invalid input, or a\n"
+                "--csv or --plot file that cannot be written (no plot without gnuplot: a warning).",
                 options);
     return 0;
   }
@@ -306,6 +386,9 @@ int run_compare(int argc, char** argv) {
   const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
   const std::vector<std::string> baselines = baseline_methods(so.backend);
   const std::size_t total = run.size() + baselines.size();
+  // compare reports errors and times, never a solution: each row's x (n x nrhs) is dropped as
+  // soon as it is solved, so that the rows hold no more than one solve does (what load_system
+  // checked against the memory); kept, they were 8 n nrhs bytes a row beyond that check.
   std::vector<SolveReport> rows;
   if (so.backend == Backend::cuda) {
     // Warm-up, untimed, of every row at the system's own size: the first solve on a device pays
@@ -335,10 +418,12 @@ int run_compare(int argc, char** argv) {
     o.variant = v;
     o.fp64_below = 0;  // every variant's own mixed path (solve may choose an FP64 LU for small n)
     rows.push_back({name, false, o, solve_system(input, sys, o)});
+    rows.back().result.x = Eigen::MatrixXd();  // never reported (above)
   }
   for (const std::string& method : baselines) {
     progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + method);
     rows.push_back({method, true, so, solve_baseline_system(input, sys, method, &context)});
+    rows.back().result.x = Eigen::MatrixXd();
   }
 
   // The rows share the system: a warning about it (conditioning, layout) is said once.
@@ -350,6 +435,23 @@ int run_compare(int argc, char** argv) {
         std::cerr << "compare: warning: " << warning << " (" << r.name << ")" << std::endl;
       }
   const std::string device = device_description(so.backend);
+  // The files first, then the table: a file that cannot be written (a full disk) is the error,
+  // exit 2 with the rule's message for --csv and --plot alike (with --json its object alone on
+  // stdout), and neither file is left half written.
+  std::optional<std::string> image;
+  if (png) {
+    progress.step("plotting " + plot);
+    image = render_plot(gnuplot, input, rows);
+    if (!image) png->discard();
+  }
+  if (csv) {
+    csv->stream() << csv_header();
+    for (const SolveReport& r : rows) csv->stream() << csv_row(r, device, sys.n(), sys.nrhs());
+    csv->write();
+  }
+  if (image) png->write(image->data(), image->size());
+  if (csv) csv->publish();
+  if (image) png->publish();
   if (vm.count("json")) {
     for (const std::string& name : skipped)  // the table says it on stdout
       std::cerr << "compare: skipped " << name << ": not available on the " << backend_name << " backend"
@@ -358,12 +460,6 @@ int run_compare(int argc, char** argv) {
   } else {
     print_table(input, sys, backend_name, device, rows, skipped);
   }
-  if (csv) {
-    csv->stream() << csv_header();
-    for (const SolveReport& r : rows) csv->stream() << csv_row(r, device, sys.n(), sys.nrhs());
-    csv->commit();
-  }
-  if (png) plot_histories(gnuplot, *png, input, rows);
   return 0;
 }
 

@@ -61,9 +61,10 @@ std::optional<FfnOptions> parse(int argc, char** argv) {
        "tokens (columns of X) per block")
       ("d-model", po::value(&d_model)->default_value(demos::kBertDModel)->value_name("D"), "model width (BERT-base: 768)")
       ("d-ff", po::value(&d_ff)->default_value(demos::kBertDFf)->value_name("F"), "feed-forward width (BERT-base: 3072)")
-      ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
+      ("variants", po::value(&variants)->default_value("all")->value_name("all|V1,V2,..."),
        ("all, or a comma-separated list of: " + variant_names()).c_str())
-      ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
+      ("backend", po::value(&backend)->default_value("auto")->value_name("auto|cpu|cuda"),
+       "where the blocks run (auto: cuda when a usable GPU is present, else cpu)")
       ("repeats", po::value(&repeats)->default_value(kCpuRepeats, "1 on cpu, 10 on cuda")->value_name("R"),
        "timed runs per variant (cuda: after one untimed warm-up run); the median counts")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the weights, biases and tokens")
@@ -73,9 +74,7 @@ std::optional<FfnOptions> parse(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve ffn [--tokens T] [--d-model 768] [--d-ff 3072] [--variants all|v1,v2]\n"
-                "                   [--backend auto|cpu|cuda] [--repeats R] [--seed S] [--json]",
+    print_usage(std::cout, Synopsis{"ffn", {}, {}},
                 "A BERT-base feed-forward block Y = GELU(X W1 + b1) W2 + b2 with both GEMMs through\n"
                 "each variant; GELU (erf form) and biases in FP32. Weights and biases N(0, 0.02^2),\n"
                 "tokens layer-normalized N(0,1). Reports the relative error ||Y - Y64||_F / ||Y64||_F\n"

@@ -7,11 +7,13 @@
 // speedup.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +61,26 @@ struct BenchOptions {
 
 // --- options --------------------------------------------------------------------------------
 
+constexpr double kFp32Max = std::numeric_limits<float>::max();  // 3.4028235e38
+
+/// `text` (of --option) parsed; a urand distribution whose bounds lie outside FP32's range is
+/// refused: its draws would become +-inf in the FP32 inputs without a word. (exp_rand's
+/// exponents are checked against FP32's range by parse_distribution.)
+Distribution fp32_distribution(const std::string& option, const std::string& text) {
+  const Distribution d = parse_distribution(text);
+  if (d.kind == Distribution::Kind::urand && (std::fabs(d.lo) > kFp32Max || std::fabs(d.hi) > kFp32Max))
+    throw InvalidInput("--" + option + " " + text +
+                       ": the bounds lie outside FP32's range (|x| <= 3.4028235e38, the largest float): the "
+                       "inputs are FP32, and such draws would be inf");
+  return d;
+}
+
+/// The largest |x| a draw from `d` can have.
+double largest_draw(const Distribution& d) {
+  if (d.kind == Distribution::Kind::urand) return std::max(std::fabs(d.lo), std::fabs(d.hi));
+  return std::ldexp(2.0, d.emax);  // significand below 2, exponent at most emax
+}
+
 std::optional<BenchOptions> parse(int argc, char** argv) {
   long long m = 256, n = 256, k = 256, repeats = 3, seed = 1, chunk = GemmOptions{}.ec_chunk_k;
   std::string shape, dist, dist_b, variants, backend, kernels;
@@ -68,23 +90,24 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
       ("m", po::value(&m)->default_value(256)->value_name("M"), "rows of A and C")
       ("n", po::value(&n)->default_value(256)->value_name("N"), "columns of B and C (--shape lu: equal to --m)")
       ("k", po::value(&k)->default_value(256)->value_name("K"), "columns of A, rows of B (--shape lu: block size)")
-      ("shape", po::value(&shape)->default_value("square")->value_name("SHAPE"),
+      ("shape", po::value(&shape)->default_value("square")->value_name("square|lu"),
        "square: C = A*B with the sizes as given; lu: the LU's trailing update C = C0 - A*B "
        "(C0 drawn like A, so C is read and written), n = m, k = block size (needs --m and --k)")
-      ("dist", po::value(&dist)->default_value("urand")->value_name("D"),
+      ("dist", po::value(&dist)->default_value("urand")->value_name("DIST"),
        "distribution of A (and of B without --dist-b): urand = U(-1,1), urand:A:B = U(A,B), "
        "exp_rand:A:B = random sign, exponent uniform in [A,B], significand in [1,2)")
-      ("dist-b", po::value(&dist_b)->value_name("D"), "distribution of B (default: --dist)")
-      ("variants", po::value(&variants)->default_value("all")->value_name("LIST"),
+      ("dist-b", po::value(&dist_b)->value_name("DIST"), "distribution of B (default: --dist)")
+      ("variants", po::value(&variants)->default_value("all")->value_name("all|V1,V2,..."),
        ("all, or a comma-separated list of: " + variant_names()).c_str())
-      ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
+      ("backend", po::value(&backend)->default_value("auto")->value_name("auto|cpu|cuda"),
+       "where the products run (auto: cuda when a usable GPU is present, else cpu)")
       ("repeats", po::value(&repeats)->default_value(kCpuRepeats, "3 on cpu, 10 on cuda")->value_name("R"),
        "timed runs per variant (cuda: after one untimed warm-up run); the median counts")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the random inputs (A drawn, then B)")
       ("ec-chunk-k", po::value(&chunk)->default_value(GemmOptions{}.ec_chunk_k)->value_name("K"),
        "ec-fp16 / auto (FP16): k of hi*hi accumulated inside the tensor core before the outside "
        "FP32 add (a multiple of 16)")
-      ("gemm-kernels", po::value(&kernels)->value_name("K"),
+      ("gemm-kernels", po::value(&kernels)->value_name("automatic|wgmma|mma"),
        "cuda: automatic (default: wgmma on sm_90, else mma.sync) | wgmma | mma: the kernels of "
        "the tensor-core variants; after TCSOLVE_GEMM_KERNEL")
       ("json", "print one JSON object on stdout")
@@ -95,12 +118,7 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve gemm-bench [--m M --n N --k K] [--shape square|lu] [--dist D] "
-                "[--dist-b D]\n"
-                "                          [--variants all|v1,v2] [--backend auto|cpu|cuda] "
-                "[--repeats R]\n"
-                "                          [--seed S] [--ec-chunk-k K] [--json] [--csv FILE [--force]]",
+    print_usage(std::cout, Synopsis{"gemm-bench", {}, {}},
                 "Times C = A*B (column-major FP32, A m x k, B k x n) for each variant and measures\n"
                 "its accuracy against an FP64 product of the same inputs: relative residual\n"
                 "||C - C64||_F / ||C64||_F and max |C - C64| / |C64|. Speedups are against\n"
@@ -133,8 +151,8 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
     throw InvalidInput("--shape must be square or lu, got '" + shape + "'");
   }
 
-  o.dist = parse_distribution(dist);
-  o.dist_b = vm.count("dist-b") ? parse_distribution(dist_b) : o.dist;
+  o.dist = fp32_distribution("dist", dist);
+  o.dist_b = vm.count("dist-b") ? fp32_distribution("dist-b", dist_b) : o.dist;
   o.variants = parse_variant_list(variants);
   o.explicit_variants = variants != "all";
   if (o.variants.empty()) throw InvalidInput("--variants names no variant");
@@ -151,6 +169,45 @@ std::optional<BenchOptions> parse(int argc, char** argv) {
     if (o.csv.empty()) throw InvalidInput("--csv needs a file name");
   }
   return o;
+}
+
+// --- overflow -------------------------------------------------------------------------------
+
+/// Rows that ran but whose C holds inf or NaN (the relative residual is then not finite): with
+/// finite inputs, the product overflowed FP32. A variant that keeps the IEEE infinity (BLAS's
+/// fp32-simt: inf, or NaN where inf - inf met) and one whose scaling turns it into something
+/// else are shown alike: both accuracy columns inf (the error is unbounded), and a note. Returns
+/// whether any row overflowed.
+bool mark_overflow(std::vector<bench::GemmRow>& rows) {
+  bool any = false;
+  for (bench::GemmRow& r : rows) {
+    if (!r.available || std::isnan(r.time_s) || std::isfinite(r.relative_residual)) continue;
+    any = true;
+    r.relative_residual = r.max_relative_error = std::numeric_limits<double>::infinity();
+    r.note += std::string(r.note.empty() ? "" : "; ") +
+              "overflow: C holds inf or NaN where the FP64 product is finite (error unbounded)";
+  }
+  return any;
+}
+
+/// One sentence on why the product overflowed: the bound on |C| the distributions allow.
+std::string overflow_explanation(const BenchOptions& o) {
+  const double a = largest_draw(o.dist), b = largest_draw(o.dist_b);
+  double bound = static_cast<double>(o.k) * a * b;
+  if (o.shape == "lu") bound += a;  // C0 - A*B, C0 drawn like A
+  char text[320];
+  if (bound > kFp32Max)
+    std::snprintf(text, sizeof text,
+                  "overflow: with |A| <= %.3g, |B| <= %.3g and k = %d, entries of C (and the sums that form them) "
+                  "can reach %.3g, beyond FP32's largest value 3.4e38: FP32 results become inf, or NaN where "
+                  "inf - inf meets. Smaller --dist bounds keep the product in range.",
+                  a, b, o.k, bound);
+  else
+    std::snprintf(text, sizeof text,
+                  "overflow: |C| <= %.3g stays within FP32's range, but a variant's intermediate values "
+                  "(its scaling or split terms) exceeded 3.4e38.",
+                  bound);
+  return text;
 }
 
 // --- output ---------------------------------------------------------------------------------
@@ -171,7 +228,7 @@ void write_csv(std::ostream& out, const BenchOptions& o, const std::string& back
 }
 
 void write_json(const BenchOptions& o, const std::string& backend, const std::string& device,
-                const std::vector<bench::GemmRow>& results) {
+                const std::vector<bench::GemmRow>& results, const std::string& overflow) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "gemm-bench")
@@ -186,6 +243,7 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
       .field("repeats", o.repeats)
       .field("ec_chunk_k", o.ec_chunk_k)
       .field("seed", o.seed);
+  w.field_or_null("overflow", !overflow.empty(), overflow);
   w.key("results").begin_array();
   for (const bench::GemmRow& r : results) {
     w.begin_object().field("variant", to_string(r.variant));
@@ -204,7 +262,7 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
 }
 
 void write_table(const BenchOptions& o, const std::string& backend, const std::string& device,
-                 const std::vector<bench::GemmRow>& results) {
+                 const std::vector<bench::GemmRow>& results, const std::string& overflow) {
   std::printf("gemm-bench: m = %d, n = %d, k = %d (%s), A ~ %s, B ~ %s, seed %llu\n", o.m, o.n,
               o.k, o.shape.c_str(), to_string(o.dist).c_str(), to_string(o.dist_b).c_str(),
               static_cast<unsigned long long>(o.seed));
@@ -225,6 +283,7 @@ void write_table(const BenchOptions& o, const std::string& backend, const std::s
     std::printf("\nNotes:\n");
     for (const std::string& s : notes) std::printf("  %s\n", s.c_str());
   }
+  if (!overflow.empty()) std::printf("\n%s\n", overflow.c_str());
   std::fflush(stdout);
 }
 
@@ -268,21 +327,22 @@ int run_gemm_bench(int argc, char** argv) {
   Progress progress("gemm-bench", o.progress);
   const bench::StepCallback step = [&progress](const std::string& text) { progress.step(text); };
   const std::unique_ptr<bench::GemmBench> harness = bench::make_gemm_bench(backend, p, step);
-  const std::vector<bench::GemmRow> results = bench::gemm_rows(*harness, p, o.variants, backend, o.repeats, step);
+  std::vector<bench::GemmRow> results = bench::gemm_rows(*harness, p, o.variants, backend, o.repeats, step);
+  const std::string overflow = mark_overflow(results) ? overflow_explanation(o) : std::string();
 
   if (o.time_phases)  // TCSOLVE_GEMM_PHASES: each variant's last timed call, on stderr
     for (const bench::GemmRow& r : results)
       for (const auto& [phase, seconds] : r.phases)
         std::fprintf(stderr, "gemm phase %-14s %-18s %9.3f ms\n", std::string(to_string(r.variant)).c_str(),
                      phase.c_str(), 1e3 * seconds);
-  if (o.json)
-    write_json(o, backend_name, device, results);
-  else
-    write_table(o, backend_name, device, results);
-  if (csv) {
+  if (csv) {  // first: a CSV that cannot be written is the error (exit 2), with --json its object alone
     write_csv(csv->stream(), o, backend_name, device, results);
     csv->commit();
   }
+  if (o.json)
+    write_json(o, backend_name, device, results, overflow);
+  else
+    write_table(o, backend_name, device, results, overflow);
   return 0;
 }
 

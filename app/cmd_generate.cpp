@@ -1,6 +1,7 @@
 // `tcsolve generate`: writes a randsvd (or U(-1,1)) test system to an HDF5 file
 // (ARCHITECTURE.md, "Test inputs"; definitions in tcsolve/solver/generate.hpp). --backend picks
 // where randsvd's U diag(sigma) V^T is formed (cpu: Eigen; cuda: cuSOLVER/cuBLAS on the GPU).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -42,12 +43,12 @@ int run_generate(int argc, char** argv) {
        ("order of A (required, 1.." + std::to_string(kMaxGeneratedOrder) + ")").c_str())
       ("cond", po::value(&cond)->default_value(kDefaultCond, "1e4")->value_name("C"),
        "2-norm condition number of A (>= 1; ignored by --mode random)")
-      ("mode", po::value(&mode_name)->default_value("geometric")->value_name("MODE"),
+      ("mode", po::value(&mode_name)->default_value("geometric")->value_name("geometric|arithmetic|clustered|random"),
        "singular values from 1 to 1/C: geometric | arithmetic | clustered (all 1 but the last); "
        "random: A ~ U(-1,1)")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of U, V (or A) and x")
       ("nrhs", po::value(&nrhs)->default_value(1)->value_name("K"), "right-hand sides (b is n x K; 1: a vector)")
-      ("backend", po::value(&backend_name)->default_value("auto")->value_name("B"),
+      ("backend", po::value(&backend_name)->default_value("auto")->value_name("auto|cpu|cuda"),
        "auto | cpu | cuda: where randsvd's A is formed (auto: cuda when a usable GPU is present, "
        "else cpu). The random streams differ: one seed gives different U, V on cpu and cuda")
       ("output", po::value(&output)->value_name("F.h5"), "system file to write (required)")
@@ -58,10 +59,7 @@ int run_generate(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve generate --n N [--cond C] [--mode geometric|arithmetic|clustered|random]\n"
-                "                        [--seed S] [--nrhs K] [--backend auto|cpu|cuda] --output F.h5\n"
-                "                        [--force] [--json]",
+    print_usage(std::cout, Synopsis{"generate", {"n", "output"}, {}},
                 "Writes a test system A x = b to an HDF5 file (datasets A, b and the true solution x,\n"
                 "float64, row-major). randsvd: A = U diag(sigma) V^T with Haar-random orthogonal U, V\n"
                 "and singular values sigma from 1 down to 1/C (LAPACK xLATMS modes); random: A ~\n"
@@ -103,15 +101,23 @@ int run_generate(int argc, char** argv) {
 
   const bool randsvd = mode != SpectrumMode::random;
   {
-    // Host: A, U and V with their QR workspaces (cpu randsvd: about 40 n^2 bytes at the peak);
-    // otherwise A (random, or cuda randsvd's copied back), then the write: the HDF5 file built
-    // in memory (hdf5_file.hpp: all disk I/O is ours, from HDF5's own buffer) and the C-order
-    // copy of A 32 MiB at a time (system_file.cpp): 18 n^2 bytes and a margin (measured: 17.7 n^2
-    // resident at n = 12000; with a copy of the image and whole-matrix C-order copies it was
-    // 97.8 GB, 23.5 n^2, at n = 64512). Device (cuda randsvd): 3 n^2 doubles.
+    // Host: A, U and V with their QR workspaces (cpu randsvd: about 40 n^2 bytes at the peak,
+    // freed before x and b are drawn); then A (random, or cuda randsvd's copied back), x and
+    // b = A x (n x nrhs each), and the write: the HDF5 file built in memory (hdf5_file.hpp: all
+    // disk I/O is ours, from HDF5's own buffer) with A, b and x in it, and the C-order copies
+    // 32 MiB at a time (system_file.cpp): 18 n^2 + 32 n nrhs bytes and a margin (measured: 17.7
+    // n^2 resident at n = 12000 with one right-hand side; with a copy of the image and
+    // whole-matrix C-order copies it was 97.8 GB, 23.5 n^2, at n = 64512). b and x count: --n
+    // 1000 --nrhs 2000000 (16 GB each) passed a check without them and was OOM-killed.
+    // Device (cuda randsvd): 3 n^2 doubles.
     const double n2 = static_cast<double>(order) * order;
-    const std::string what = "generate --n " + std::to_string(order);
-    require_host_memory(what, (randsvd && backend == Backend::cpu ? 40 * n2 : 18 * n2 + 512.0 * 1024 * 1024));
+    const double rhs = static_cast<double>(order) * static_cast<double>(rhs_count);
+    const double written = 18 * n2 + 32 * rhs + 512.0 * 1024 * 1024;
+    const std::string what = "generate --n " + std::to_string(order) +
+                             (rhs_count > 1 ? " --nrhs " + std::to_string(rhs_count) + " (b and x: " +
+                                                  format_bytes(8 * rhs) + " each)"
+                                            : std::string());
+    require_host_memory(what, randsvd && backend == Backend::cpu ? std::max(40 * n2, written) : written);
     if (randsvd && backend == Backend::cuda) require_device_memory(what, 24 * n2 + 64.0 * 1024 * 1024);
   }
   Progress progress("generate", progress_mode(vm));

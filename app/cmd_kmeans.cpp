@@ -6,6 +6,7 @@
 // agreement_vs_fp64: the same run (same start, same backend, same stopping rules) with the fp64
 // variant; the fraction of points whose labels are equal. The start is the file's init, or
 // k-means++ (seed) computed once on the host and shared by both runs.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -85,10 +86,11 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       ("clusters-true", po::value(&clusters_true)->value_name("K0"), "--synthetic: number of blobs (default: k)")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the blobs and of k-means++")
       ("k", po::value(&k)->value_name("K"), "clusters (required unless the file has init, whose rows it must equal)")
-      ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
+      ("variant", po::value(&variant)->default_value("auto")->value_name("VARIANT"),
        ("GEMM variant of the distance step: " + variant_names()).c_str())
-      ("backend", po::value(&backend)->default_value("auto")->value_name("B"), "auto | cpu | cuda")
-      ("assign", po::value(&assign)->default_value("auto")->value_name("A"),
+      ("backend", po::value(&backend)->default_value("auto")->value_name("auto|cpu|cuda"),
+       "where the run goes (auto: cuda when a usable GPU is present, else cpu)")
+      ("assign", po::value(&assign)->default_value("auto")->value_name("auto|fused|unfused"),
        "auto | fused | unfused: fused computes each point's nearest centroid in the GEMM's epilogue and "
        "never stores the points x k distances (cuda: fp32-simt, and ec-fp16/ec-tf32/auto on sm_90; cpu: "
        "the same tiles, emulated); auto: fused on cuda where it runs, else unfused")
@@ -96,8 +98,9 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        "(GemmOptions::nearest_resident_points; the same labels; off until measured)")
       ("split-points-each-iteration", "fused ec-fp16 and auto on cuda: split the points in every assignment instead of "
        "once before the iterations (the same labels; to compare)")
-      ("seeding", po::value(&seeding)->default_value("auto")->value_name("B"),
-       "where k-means++ runs: auto (the run's backend) | cpu | cuda; both give bitwise the same centroids")
+      ("seeding", po::value(&seeding)->default_value("auto")->value_name("auto|cpu|cuda"),
+       "where k-means++ runs: auto (the run's backend), cpu, or cuda (needs a usable GPU); both give "
+       "bitwise the same centroids")
       ("max-iter", po::value(&max_iter)->default_value(kDefaultMaxIter)->value_name("I"), "at most I iterations")
       ("tol", po::value(&tol)->default_value(0.0, "0")->value_name("T"),
        "also stop when sum_j ||c_j moved||^2 <= T * mean per-coordinate variance of X (0: off)")
@@ -112,13 +115,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve kmeans (--input DATA.h5 | --synthetic N:D [--clusters-true K0]) --k K\n"
-                "                      [--variant V] [--backend auto|cpu|cuda] [--assign auto|fused|unfused]\n"
-                "                      [--split-points-each-iteration] [--resident-points] [--seed S]\n"
-                "                      [--seeding auto|cpu|cuda]\n"
-                "                      [--max-iter I] [--tol T]\n"
-                "                      [--output F.h5 [--force]] [--no-agreement] [--json]",
+    print_usage(std::cout, Synopsis{"kmeans", {"k"}, {{{"input", "synthetic"}, true}}},
                 "Lloyd's K-means whose distance step ||x||^2 - 2 x.c + ||c||^2 computes the cross\n"
                 "term x.c as one GEMM through the variant (||c||^2 and the combination in FP64;\n"
                 "||x||^2 does not change the argmin). Starts from the file's init or k-means++\n"
@@ -161,6 +158,50 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.json = vm.count("json") > 0;
   c.progress = progress_mode(vm);
   return c;
+}
+
+/// Host bytes of one Lloyd run beyond X (dim x N, FP32, held by the caller), at its peak: the
+/// labels (the engine's and the result's), the centroids (the start, the engine's, its FP64 sums
+/// and the result's: 24 bytes a value of k x dim); on the cpu the distance block G (N x k, in
+/// chunks of at most kDistanceChunkBytes; none when fused) and what a GEMM call on one chunk
+/// copies (its operands split, or converted to FP64 for the fp64 variant, and an FP64 product:
+/// 16 bytes a value of the chunk and of the centroids, 8 of the chunk's G). On cuda the device
+/// holds these (the library checks the device memory itself).
+double lloyd_host_bytes(double points, double dim, double k, Backend backend, bool fused) {
+  double bytes = 8 * points + 24 * k * dim;
+  if (backend == Backend::cpu) {
+    const double chunk = std::floor(static_cast<double>(demos::kDistanceChunkBytes) / (4 * k));
+    const double rows = std::min(points, std::max(1.0, chunk));
+    bytes += (fused ? 0 : 4 * rows * k) + 16 * (rows * dim + k * dim) + 8 * rows * k + 12 * rows;
+  }
+  return bytes;
+}
+
+/// Host bytes of the command beyond X, at its peak: k-means++ (an FP64 distance and an index a
+/// point), the run, or the fp64 agreement run (unfused) beside the first run's result (labels
+/// and centroids), whichever is largest, and 64 MiB for the program itself. (Measured, cpu,
+/// 200000 x 64, k = 256, fp32-simt: 867 MB resident with the agreement run, 566 without;
+/// counted: 943 MB, the X of 51 MB included.)
+double kmeans_host_bytes(const KmeansCli& c, double points, double dim, double k, Backend backend) {
+  const bool fused = c.options.assign == demos::KmeansAssign::fused ||
+                     (c.options.assign == demos::KmeansAssign::automatic && backend == Backend::cuda);
+  const double result = 4 * points + 4 * k * dim;
+  double peak = lloyd_host_bytes(points, dim, k, backend, fused);
+  if (c.agreement && c.variant != Variant::fp64)
+    peak = std::max(peak, result + lloyd_host_bytes(points, dim, k, backend, false));
+  const Backend seeding = c.seeding_backend == Backend::automatic ? backend : c.seeding_backend;
+  if (seeding == Backend::cpu) peak = std::max(peak, 12 * points + 16 * k * dim);  // k-means++ on the host
+  return peak + 64.0 * 1024 * 1024;
+}
+
+/// "X: 1000000 x 2000, k = 500000 (cpu, with the fp64 agreement run)": what the memory check names.
+std::string kmeans_sizes(const KmeansCli& c, std::int64_t points, std::int64_t dim, std::optional<int> k,
+                         Backend backend) {
+  std::string s = "X: " + std::to_string(points) + " x " + std::to_string(dim);
+  if (k) s += ", k = " + std::to_string(*k);
+  s += std::string(" (") + std::string(to_string(backend));
+  if (k && c.agreement && c.variant != Variant::fp64) s += ", with the fp64 agreement run";
+  return s + ")";
 }
 
 /// Progress (progress.hpp), one step per iteration.
@@ -273,6 +314,11 @@ int run_kmeans(int argc, char** argv) {
   const OutputOptions output_rule = output_options(c.force, {c.input});  // never the --input
   if (!c.output.empty()) prepare_output(c.output, output_rule);
   c.options.backend = choose_backend(c.backend);
+  // --seeding cuda is its own request for the GPU: without one, it is the option to blame (not
+  // --backend, which may well say cpu).
+  if (c.seeding_backend == Backend::cuda && !cuda::device_available())
+    throw Unavailable("--seeding cuda: k-means++ on the GPU needs a usable CUDA device, and there is none "
+                      "here; use --seeding cpu or auto");
   if (!available(c.variant, c.options.backend))
     throw Unavailable("variant " + c.variant_name + " is not available on the " +
                       std::string(to_string(c.options.backend)) + " backend");
@@ -291,9 +337,12 @@ int run_kmeans(int argc, char** argv) {
       if (c.k && *c.k > points)
         throw InvalidInput(c.input + ": X: " + std::to_string(points) + " points, fewer than --k " +
                            std::to_string(*c.k));
+      // Reading: the dataset's FP64 buffer and X in FP32 (12 bytes a value); then X and the
+      // run (kmeans_host_bytes, when k is known already; else checked once init has told k).
       const double p = static_cast<double>(points), d = static_cast<double>(dim);
-      require_host_memory(c.input + ": X: " + std::to_string(points) + " x " + std::to_string(dim),
-                          p * d * 12 + p * 8 * 2);
+      const double run = c.k ? 4 * p * d + kmeans_host_bytes(c, p, d, *c.k, c.options.backend) : 0;
+      require_host_memory(c.input + ": " + kmeans_sizes(c, points, dim, c.k, c.options.backend),
+                          std::max(12 * p * d + 16 * p, run));
     });
     run.input_text = c.input;
   } else {
@@ -305,11 +354,15 @@ int run_kmeans(int argc, char** argv) {
     if (c.clusters_true > c.synthetic_points)
       throw InvalidInput("--clusters-true " + std::to_string(c.clusters_true) + " exceeds the " +
                          std::to_string(c.synthetic_points) + " points of --synthetic");
-    // X (FP32), its FP64 copy for the reference and the blobs' centres; distances k per point.
+    // The blobs (X in FP32, each point's centre, the centres), then X and the run.
     const double points = c.synthetic_points, dim = c.synthetic_dim, k = *c.k;
+    const double centres = c.clusters_true > 0 ? c.clusters_true : k;
     require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" +
-                            std::to_string(c.synthetic_dim) + " with k = " + std::to_string(*c.k),
-                        points * dim * 12 + k * dim * 16 + points * 8 * 2);
+                            std::to_string(c.synthetic_dim) + " with k = " + std::to_string(*c.k) + " (" +
+                            std::string(to_string(c.options.backend)) +
+                            (c.agreement && c.variant != Variant::fp64 ? ", with the fp64 agreement run" : "") + ")",
+                        4 * points * dim + std::max(4 * points + 4 * centres * dim,
+                                                    kmeans_host_bytes(c, points, dim, k, c.options.backend)));
     const int clusters = c.clusters_true > 0 ? c.clusters_true : *c.k;
     demos::Blobs blobs = demos::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
     data.points = c.synthetic_points;
@@ -337,10 +390,12 @@ int run_kmeans(int argc, char** argv) {
   if (run.k > data.points)
     throw InvalidInput((c.input.empty() ? "--synthetic" : c.input + ": X") + ": " +
                        std::to_string(data.points) + " points, fewer than k = " + std::to_string(run.k));
+  if (!c.input.empty() && !c.k)  // k came from init: the run's memory, X being held already
+    require_host_memory(c.input + ": " + kmeans_sizes(c, data.points, data.dim, run.k, c.options.backend),
+                        kmeans_host_bytes(c, data.points, data.dim, run.k, c.options.backend));
   if (run.init != "file") {
     const auto t0 = std::chrono::steady_clock::now();
-    run.seeding_backend =
-        c.seeding_backend == Backend::automatic ? c.options.backend : choose_backend(c.seeding_backend);
+    run.seeding_backend = c.seeding_backend == Backend::automatic ? c.options.backend : c.seeding_backend;
     start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed, run.seeding_backend);
     run.seeding_time_s = since(t0);
     run.wall.seeding = run.seeding_time_s;

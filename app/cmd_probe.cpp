@@ -21,17 +21,20 @@ namespace tcsolve::app {
 int run_probe(int argc, char** argv) {
   po::options_description options("Options");
   options.add_options()
-      ("backend", po::value<std::string>()->default_value("auto"), "auto | cpu | cuda")
-      ("acc-bits", po::value<int>()->default_value(TcModel{}.acc_bits),
+      ("backend", po::value<std::string>()->default_value("auto")->value_name("auto|cpu|cuda"),
+       "where the paths run (auto: cuda when a usable GPU is present, else the cpu's model)")
+      ("acc-bits", po::value<int>()->default_value(TcModel{}.acc_bits)->value_name("BITS"),
        "cpu: significand bits of the modelled accumulator (mantissa + 1)")
-      ("acc-rounding", po::value<std::string>()->default_value("rz"), "cpu: rz | rn")
-      ("trials", po::value<int>(), "random 16 x 8 tiles per path and distribution (cpu 200, cuda 2000)")
+      ("acc-rounding", po::value<std::string>()->default_value("rz")->value_name("rz|rn"),
+       "cpu: the modelled accumulator's rounding")
+      ("trials", po::value<int>()->value_name("T"),
+       "random 16 x 8 tiles per path and distribution (cpu 200, cuda 2000)")
       ("json", "print one JSON object on stdout")
       ("help", "print this help");
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout, "tcsolve probe [--backend auto|cpu|cuda] [--acc-bits B] [--acc-rounding rz|rn] [--trials T] [--json]",
+    print_usage(std::cout, Synopsis{"probe", {}, {}},
                 "Measures how many mantissa bits each tensor-core path's accumulator really keeps: the\n"
                 "low Ntrun bits of every mma result are truncated and the largest Ntrun that changes\n"
                 "no result over many random inputs gives 23 - Ntrun bits (10 - Ntrun for FP16\n"

@@ -81,9 +81,9 @@ int run_solve(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
-       "system file: datasets A (n x n), b (n or n x nrhs), optional x (required); or a Matrix "
-       "Market matrix (solved with x = ones, b = A x)")
-      ("variant", po::value(&variant)->default_value("auto")->value_name("V"),
+       "the system (required): an HDF5 file with datasets A (n x n) and b (n or n x nrhs), and "
+       "optionally the true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
+      ("variant", po::value(&variant)->default_value("auto")->value_name("VARIANT"),
        ("GEMM variant of the LU's trailing updates: " + variant_names()).c_str());
   add_solver_options(options);
   long long fp64_below = kFp64BelowDefault;
@@ -104,13 +104,7 @@ int run_solve(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout,
-                "tcsolve solve --input SYS.h5 [--variant V] [--backend auto|cpu|cuda] "
-                "[--block-size NB]\n"
-                "                     [--refine classical|gmres|auto] [--pivoting partial|rbt|auto] [--rbt-window W]\n"
-                "                     [--max-iter N] [--no-fallback] [--fp64-below N] [--warmup]\n"
-                "                     [--layout row-major|column-major] [--output X.h5 [--force]]\n"
-                "                     [--progress auto|always|never] [--json]",
+    print_usage(std::cout, Synopsis{"solve", {"input"}, {}},
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
                 "in FP32 whose trailing updates A22 -= L21*U12 run on the GEMM variant, then FP64\n"
                 "iterative refinement until LAPACK dsgesv's test ||r|| <= sqrt(n) ||x|| ||A|| eps\n"
@@ -160,6 +154,11 @@ int run_solve(int argc, char** argv) {
     warm.fallback = false;
     solve_system(input, sys, warm);
   }
+  if (so.backend == Backend::cpu && so.variant != Variant::fp32_simt && so.variant != Variant::fp64)
+    so.progress = solve_progress(progress, "the cpu backend emulates " + variant +
+                                               "'s tensor-core arithmetic: --variant fp32-simt is its fast path");
+  else if (so.backend == Backend::cpu)
+    so.progress = solve_progress(progress, "");
   SolveReport report{variant, false, so, solve_system(input, sys, so)};
   const SolveResult& s = report.result;
   for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;

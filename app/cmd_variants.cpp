@@ -11,6 +11,7 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "versions.hpp"
+#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 
@@ -25,13 +26,15 @@ int run_variants(int argc, char** argv) {
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
   if (vm.count("help")) {
-    print_usage(std::cout, "tcsolve variants [--json | --markdown]",
+    print_usage(std::cout, Synopsis{"variants", {}, {{{"json", "markdown"}, false}}},
                 "Lists every GEMM variant, the format its tensor cores (or CUDA cores) are fed,\n"
                 "and whether it is available on the cpu and cuda backends here.",
                 options);
     return 0;
   }
 
+  if (vm.count("json") && vm.count("markdown"))  // as every command refuses contradictory options
+    throw InvalidInput("--json and --markdown exclude each other: give one of them");
   if (vm.count("markdown")) {  // machine-independent: the README embeds it verbatim
     std::cout << "| variant | input | unit roundoff | what it computes |\n| --- | --- | --- | --- |\n";
     for (const VariantInfo& v : kVariants) {

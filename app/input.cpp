@@ -14,7 +14,7 @@
 namespace tcsolve::app {
 
 void add_layout_option(po::options_description& options) {
-  options.add_options()("layout", po::value<std::string>()->default_value("row-major")->value_name("L"),
+  options.add_options()("layout", po::value<std::string>()->default_value("row-major")->value_name("row-major|column-major"),
                         "row-major (h5py, NumPy: the default) | column-major (MATLAB, Fortran, Julia, R: "
                         "their HDF5 datasets are the matrices transposed)");
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
 #include "signals.hpp"
@@ -99,6 +100,26 @@ bool has_argument(int argc, char** argv, std::string_view flag) {
 /// Whether --json is among the subcommand's arguments.
 bool wants_json(int argc, char** argv) { return has_argument(argc, argv, "--json"); }
 
+/// `tcsolve help-synopsis` (not listed): every subcommand's synopsis, generated from its option
+/// table as its --help prints it, in the layout of README's "Command line" section; a test keeps
+/// README's copy equal to it (scripts/readme-examples rewrites it).
+int print_synopses() {
+  std::size_t width = std::string_view("--version").size();
+  for (const Subcommand& s : kSubcommands) width = std::max(width, s.name.size());
+  const std::size_t head = std::string_view("tcsolve ").size() + width + 1;
+  tcsolve::app::set_synopsis_only(head);
+  char help_flag[] = "--help";
+  for (const Subcommand& s : kSubcommands) {
+    std::string name(s.name);
+    char* args[] = {name.data(), help_flag, nullptr};
+    s.run(2, args);
+  }
+  std::string version = "tcsolve --version";
+  version.resize(head, ' ');
+  std::cout << version << "[--json]" << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -108,6 +129,21 @@ int main(int argc, char** argv) {
     return kExitInvalid;
   }
   std::string_view name = argv[1];
+  if (name == "--json") {  // no subcommand, or options before it: the error line and object
+    const std::string message =
+        argc == 2 ? "no subcommand given; run 'tcsolve --help' for the list"
+                  : "options follow the subcommand: tcsolve <subcommand> [options] --json";
+    std::cerr << "tcsolve: error: " << message << std::endl;
+    tcsolve::app::JsonWriter w(std::cout);
+    w.begin_object().key("command").null();
+    w.key("error").begin_object().field("exit_code", kExitInvalid).field("message", message).end_object();
+    tcsolve::app::finish_command_json(w);
+    return kExitInvalid;
+  }
+  if (name == "help-synopsis") {
+    if (argc > 2) return fail(name, wants_json(argc - 1, argv + 1), kExitInvalid, "takes no arguments");
+    return print_synopses();
+  }
   if (name == "--version" || name == "version") {
     if (wants_json(argc, argv)) {
       tcsolve::app::JsonWriter w(std::cout);

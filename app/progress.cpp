@@ -9,7 +9,7 @@
 namespace tcsolve::app {
 
 void add_progress_option(po::options_description& options) {
-  options.add_options()("progress", po::value<std::string>()->default_value("auto")->value_name("WHEN"),
+  options.add_options()("progress", po::value<std::string>()->default_value("auto")->value_name("auto|always|never"),
                         "progress lines on stderr: auto (once a run has taken 2 s, also when piped), "
                         "always, never");
 }

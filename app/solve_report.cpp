@@ -16,15 +16,15 @@ constexpr int kDefaultMaxIterations = 30;
 void add_solver_options(po::options_description& options) {
   // clang-format off
   options.add_options()
-      ("backend", po::value<std::string>()->default_value("auto")->value_name("B"),
+      ("backend", po::value<std::string>()->default_value("auto")->value_name("auto|cpu|cuda"),
        "auto | cpu | cuda (auto: cuda when a usable GPU is present, else cpu)")
       ("block-size", po::value<long long>()->default_value(kDefaultBlockSizeCpu, "128 on cpu; 512 on cuda, 1024 from n = 24576")->value_name("NB"),
        "block size nb of the LU (panel width, k of the trailing-update GEMMs)")
-      ("refine", po::value<std::string>()->default_value("classical")->value_name("R"),
+      ("refine", po::value<std::string>()->default_value("classical")->value_name("classical|gmres|auto"),
        "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
        "ill-conditioned systems); auto: classical, then GMRES-IR from the best iterate once a "
        "step reduces the backward error by less than 10x (before any fallback)")
-      ("pivoting", po::value<std::string>()->default_value("partial")->value_name("P"),
+      ("pivoting", po::value<std::string>()->default_value("partial")->value_name("partial|rbt|auto"),
        "partial: a pivot search per column; rbt: a random butterfly transform U^T A V and an LU "
        "that searches each pivot in a window of rows only (--rbt-window), refined against A, "
        "partial pivoting again when it breaks down or does not converge (the time of a failed "
@@ -40,12 +40,12 @@ void add_solver_options(po::options_description& options) {
       ("no-condition-estimate",
        "skip the 1-norm condition estimate (a few triangular solves: about 10 ms of the 80 of a "
        "cuda solve at n = 16384) and the warnings that rest on it")
-      ("cuda-plan", po::value<std::string>()->value_name("F=V,..."),
+      ("cuda-plan", po::value<std::string>()->value_name("FIELD=VALUE,..."),
        "cuda: the LU's code path, to compare (the default is the production path): leaf=cluster|"
        "cusolver|tournament, leaf_chunk=2|8|4|1, leaf_ahead=on|off, lookahead=on|off, panel_sms=16|32|48|64, "
        "trsm=mixed|kernel|cublas, trsv=lu_solve|inverse|cublas, auto_paths=fp16_first|both|retry, "
        "phases=blocks|detail|off, host_times=off|on; after the TCSOLVE_SOLVER_* variables")
-      ("gemm-kernels", po::value<std::string>()->value_name("K"),
+      ("gemm-kernels", po::value<std::string>()->value_name("automatic|wgmma|mma"),
        "cuda: automatic (default: wgmma on sm_90, else mma.sync) | wgmma | mma: the kernels of "
        "the trailing updates; after TCSOLVE_GEMM_KERNEL");
   // clang-format on

@@ -2,6 +2,8 @@
 // code, stdout and stderr of one command, and a strict minimal JSON reader to check --json.
 #pragma once
 
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,13 +54,13 @@ inline std::string tcsolve_exe() {
   return TCSOLVE_EXE;
 }
 
-/// Runs `tcsolve <args>` (args are passed through the shell as written), stderr into a temp file.
-inline CommandResult run_tcsolve(const std::string& args) {
+/// Runs the shell command `command` (stdout read, stderr into a temp file); `args` names it.
+inline CommandResult run_shell(const std::string& command_line, const std::string& args) {
   char err_path[] = "/tmp/tcsolve_cli_stderr_XXXXXX";
   const int fd = mkstemp(err_path);
   REQUIRE(fd >= 0);
   close(fd);
-  const std::string command = "'" + tcsolve_exe() + "' " + args + " 2>'" + err_path + "'";
+  const std::string command = "{ " + command_line + "; } 2>'" + err_path + "'";
   CommandResult r;
   r.args = args;
   FILE* pipe = popen(command.c_str(), "r");
@@ -71,6 +73,43 @@ inline CommandResult run_tcsolve(const std::string& args) {
   r.err = read_file(err_path);
   std::remove(err_path);
   return r;
+}
+
+/// Runs `tcsolve <args>` (args are passed through the shell as written), stderr into a temp file.
+inline CommandResult run_tcsolve(const std::string& args) {
+  return run_shell("'" + tcsolve_exe() + "' " + args, args);
+}
+
+/// run_tcsolve and the largest resident set of the tcsolve process (ru_maxrss), in bytes.
+struct MeasuredRun {
+  CommandResult result;
+  double max_rss_bytes = 0;
+};
+inline MeasuredRun run_tcsolve_measured(const std::string& args) {
+  char out_path[] = "/tmp/tcsolve_cli_stdout_XXXXXX", err_path[] = "/tmp/tcsolve_cli_stderr_XXXXXX";
+  for (char* path : {out_path, err_path}) {
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+  }
+  // exec: the shell becomes tcsolve, so that wait4 reports tcsolve's own resource use
+  std::string command = "exec '" + tcsolve_exe() + "' " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+  std::string sh = "sh", dash_c = "-c";
+  char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, environ) == 0);
+  int status = 0;
+  struct rusage usage {};
+  REQUIRE(wait4(pid, &status, 0, &usage) == pid);
+  MeasuredRun m;
+  m.result.args = args;
+  if (WIFEXITED(status)) m.result.exit_code = WEXITSTATUS(status);
+  m.result.out = read_file(out_path);
+  m.result.err = read_file(err_path);
+  std::remove(out_path);
+  std::remove(err_path);
+  m.max_rss_bytes = static_cast<double>(usage.ru_maxrss) * 1024;  // KiB on Linux
+  return m;
 }
 
 inline bool contains(std::string_view haystack, std::string_view needle) {

@@ -340,3 +340,169 @@ TEST_CASE("tcsolve solve --fp64-below: auto below N solves with an FP64 LU (fp64
   const CommandResult text = run_tcsolve("solve --input '" + sys + "' --backend cpu --fp64-below 300");
   CHECK(contains(text.out, "FP64 (n below --fp64-below)"));
 }
+
+// --- issue 31: help texts, synopses, messages ---------------------------------------------------
+
+namespace {
+
+/// The block of README.md between `<!-- synopsis: tcsolve help-synopsis -->` and
+/// `<!-- /synopsis -->`, without its ``` fence lines; empty when the markers are missing.
+std::string readme_synopsis(const std::string& readme) {
+  const std::string begin = "<!-- synopsis: tcsolve help-synopsis -->\n", end = "<!-- /synopsis -->";
+  const std::size_t b = readme.find(begin);
+  if (b == std::string::npos) return "";
+  const std::size_t e = readme.find(end, b);
+  if (e == std::string::npos) return "";
+  std::istringstream in(readme.substr(b + begin.size(), e - b - begin.size()));
+  std::string body;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("```", 0) != 0) body += line + "\n";
+  return body;
+}
+
+/// The `--name` words of `text`.
+std::vector<std::string> option_words(const std::string& text) {
+  std::vector<std::string> names;
+  for (std::size_t i = text.find("--"); i != std::string::npos; i = text.find("--", i + 2)) {
+    if (i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1])) && text[i - 1] != '[' &&
+        text[i - 1] != '(')
+      continue;
+    std::size_t j = i + 2;
+    while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '-')) ++j;
+    if (j > i + 2) names.push_back(text.substr(i, j - i));
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("README's synopses are what tcsolve help-synopsis prints (generated from the option tables)", "[cli]") {
+  const CommandResult r = run_tcsolve("help-synopsis");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<std::string> names = listed_subcommands(run_tcsolve("--help").out);
+  for (const std::string& name : names) CHECK(contains(r.out, "tcsolve " + name + " "));
+  const std::string readme = read_file(tcsolve::test::test_data_path("README.md"));
+  INFO("README's copy differs: run scripts/readme-examples (it rewrites the synopsis block), then rebuild");
+  CHECK(readme_synopsis(readme) == r.out);
+}
+
+TEST_CASE("every subcommand's --help names its value placeholders and lists every option in its usage", "[cli]") {
+  const std::vector<std::string> names = listed_subcommands(run_tcsolve("--help").out);
+  REQUIRE(names.size() >= 9);
+  for (const std::string& name : names) {
+    const CommandResult r = run_tcsolve(name + " --help");
+    INFO(r);
+    REQUIRE(r.exit_code == 0);
+    // Boost's placeholder for an unnamed value is "arg": "--backend arg (=auto)"
+    CHECK(!contains(r.out, " arg "));
+    CHECK(!contains(r.out, " arg\n"));
+    const std::size_t options_at = r.out.find("\nOptions:");
+    REQUIRE(options_at != std::string::npos);
+    const std::string usage = r.out.substr(0, r.out.find("\n\n"));
+    const std::vector<std::string> in_usage = option_words(usage);
+    // each option of the table, bar --help, is in the usage
+    std::istringstream table(r.out.substr(options_at));
+    for (std::string line; std::getline(table, line);) {
+      if (line.rfind("  --", 0) != 0) continue;
+      const std::string option = option_words(line).front();
+      if (option == "--help") continue;
+      INFO(option);
+      CHECK(std::find(in_usage.begin(), in_usage.end(), option) != in_usage.end());
+    }
+  }
+  for (const char* sub : {"solve", "compare"}) {
+    const CommandResult r = run_tcsolve(std::string(sub) + " --help");
+    CHECK(!contains(r.out, "optional x (required)"));
+    CHECK(contains(r.out, "--input SYS.h5|M.mtx"));
+    CHECK(contains(r.out, "--backend auto|cpu|cuda"));
+  }
+  const CommandResult probe = run_tcsolve("probe --help");
+  CHECK(contains(probe.out, "--backend auto|cpu|cuda"));
+  CHECK(contains(probe.out, "--trials T"));
+}
+
+TEST_CASE("variants --json --markdown is refused, with the JSON error object", "[cli]") {
+  const CommandResult r = run_tcsolve("variants --json --markdown");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(contains(r.err, "--json and --markdown"));
+  const Json doc = require_one_object(r);
+  CHECK(doc.find("command")->string == "variants");
+  REQUIRE(doc.find("error") != nullptr);
+  CHECK(doc.find("error")->find("exit_code")->number == 2);
+  CHECK(contains(doc.find("error")->find("message")->string, "--markdown"));
+}
+
+TEST_CASE("tcsolve --json without a subcommand prints the error object", "[cli]") {
+  for (const char* args : {"--json", "--json solve"}) {
+    const CommandResult r = run_tcsolve(args);
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(count_lines(r.err) == 1);
+    const Json doc = require_one_object(r);
+    REQUIRE(doc.find("command") != nullptr);
+    CHECK(doc.find("command")->type == Json::Type::null);
+    const Json* error = doc.find("error");
+    REQUIRE(error != nullptr);
+    CHECK(error->find("exit_code")->number == 2);
+    CHECK(contains(error->find("message")->string, "subcommand"));
+    REQUIRE(doc.find("versions") != nullptr);
+  }
+}
+
+TEST_CASE("kmeans --seeding cuda without a usable GPU blames --seeding, not --backend", "[cli]") {
+  if (tcsolve::cuda::device_available()) {
+    WARN("a CUDA device is present: --seeding cuda runs; the message without one is not checked here");
+    return;
+  }
+  const CommandResult r = run_tcsolve("kmeans --backend cpu --seeding cuda --synthetic 100:2 --k 3 --json");
+  INFO(r);
+  CHECK(r.exit_code == 4);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(contains(r.err, "--seeding cuda"));
+  CHECK(!contains(r.err, "--backend cuda"));
+  const Json doc = require_one_object(r);
+  CHECK(contains(doc.find("error")->find("message")->string, "--seeding"));
+}
+
+TEST_CASE("gemm-bench shows an FP32 overflow alike for every variant, and refuses bounds beyond FP32", "[cli]") {
+  // |A|, |B| up to 1e38: products reach 1e76. fp32-simt's C holds inf and NaN (inf - inf),
+  // ec-fp16's inf: both are an unbounded error, shown as inf, with a note.
+  CommandResult r = run_tcsolve(small_bench({{"--variants", "fp32-simt,ec-fp16"}, {"--dist", "urand:-1e38:1e38"},
+                                             {"--json", ""}}));
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  Json doc = require_one_object(r);
+  REQUIRE(doc.find("overflow") != nullptr);
+  CHECK(doc.find("overflow")->type == Json::Type::string);
+  CHECK(contains(doc.find("overflow")->string, "FP32"));
+  const Json* results = doc.find("results");
+  REQUIRE(results != nullptr);
+  REQUIRE(results->items.size() == 2);
+  for (const Json& row : results->items) {
+    INFO(row.find("variant")->string);
+    CHECK(row.find("relative_residual")->string == "inf");
+    CHECK(row.find("max_relative_error")->string == "inf");
+    CHECK(contains(row.find("note")->string, "overflow"));
+  }
+  r = run_tcsolve(small_bench({{"--variants", "fp32-simt,ec-fp16"}, {"--dist", "urand:-1e38:1e38"}}));
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  CHECK(!contains(r.out, "n/a"));
+  CHECK(contains(r.out, "overflow: with |A| <= 1e+38"));
+  // Within range: no overflow member.
+  r = run_tcsolve(small_bench({{"--variants", "fp32-simt"}, {"--json", ""}}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(require_one_object(r).find("overflow")->type == Json::Type::null);
+  // Bounds beyond FP32: refused, naming its range.
+  for (const char* option : {"--dist", "--dist-b"}) {
+    r = run_tcsolve(small_bench({{option, "urand:-1e39:1e39"}}));
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, std::string(option) + " urand:-1e39:1e39"));
+    CHECK(contains(r.err, "FP32's range"));
+    CHECK(contains(r.err, "3.4028235e38"));
+  }
+}

@@ -352,3 +352,246 @@ TEST_CASE("every subcommand's --help --json is one JSON object holding the usage
     check_versions(doc);
   }
 }
+
+// --- issue 31: outputs that cannot be written, gnuplot, complete memory checks ----------------
+
+namespace {
+
+/// The gnuplot on PATH, or "".
+std::string gnuplot_on_path() {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, colon - start) + "/gnuplot";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = colon + 1;
+  }
+  return "";
+}
+
+/// An HDF5 system file whose A (n x n) and b (n x nrhs) are declared but never written.
+void write_declared_system(const std::string& path, hsize_t n, hsize_t nrhs) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  for (const char* name : {"A", "b"}) {
+    const hsize_t dims[2] = {n, name[0] == 'A' ? n : nrhs}, chunk[2] = {std::min<hsize_t>(n, 64), 64};
+    const hid_t space = H5Screate_simple(2, dims, nullptr);
+    const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(create, 2, chunk);
+    const hid_t d = H5Dcreate2(file, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, create, H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    H5Dclose(d);
+    H5Pclose(create);
+    H5Sclose(space);
+  }
+  H5Fclose(file);
+}
+
+/// A K-means data file whose X (points x dim, float32) is declared but never written.
+void write_declared_points(const std::string& path, hsize_t points, hsize_t dim) {
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(file >= 0);
+  const hsize_t dims[2] = {points, dim}, chunk[2] = {64, std::min<hsize_t>(dim, 64)};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t create = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(create, 2, chunk);
+  const hid_t d = H5Dcreate2(file, "X", H5T_IEEE_F32LE, space, H5P_DEFAULT, create, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  H5Dclose(d);
+  H5Pclose(create);
+  H5Sclose(space);
+  H5Fclose(file);
+}
+
+/// The system A = I, b = x: every method's first solve is exact, backward error 0.
+tcsolve::LinearSystem identity_system(int n) {
+  tcsolve::LinearSystem sys;
+  sys.A = Eigen::MatrixXd::Identity(n, n);
+  Eigen::MatrixXd x(n, 1);
+  for (int i = 0; i < n; ++i) x(i, 0) = 0.5 + i;
+  sys.b = x;
+  sys.x_true = x;
+  return sys;
+}
+
+}  // namespace
+
+TEST_CASE("compare --plot to a file that cannot be written exits 2, as --csv does", "[cli]") {
+  TempDir dir;
+  tcsolve::write_system(dir.path("s.h5"), small_system(16), false);
+  const std::string base = "compare --backend cpu --variants fp32-simt --input '" + dir.path("s.h5") + "'";
+  if (gnuplot_on_path().empty()) WARN("gnuplot is not on PATH: --plot only warns; the plot is not checked");
+  // /dev/full: every write fails (ENOSPC), as on a full disk; or the rule refuses a device.
+  for (const char* option : {"--csv", "--plot"}) {
+    for (const char* json : {"", " --json"}) {
+      const CommandResult r = run_tcsolve(base + " " + option + " /dev/full" + json);
+      INFO(r);
+      if (std::string(option) == "--plot" && gnuplot_on_path().empty()) {
+        CHECK(r.exit_code == 0);
+        continue;
+      }
+      CHECK(r.exit_code == 2);
+      CHECK(contains(r.err, "/dev/full"));
+      if (*json) {  // the error object alone: the table is not printed before it
+        const Json doc = require_one_object(r);
+        CHECK(doc.find("error")->find("exit_code")->number == 2);
+      } else {
+        CHECK(!contains(r.out, "fp32-simt"));
+      }
+    }
+  }
+  CHECK(dir.entries() == std::vector<std::string>{"s.h5"});
+  if (::geteuid() != 0) {  // root writes in a read-only directory
+    fs::create_directory(dir.path("ro"));
+    fs::permissions(dir.path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+    const CommandResult r = run_tcsolve(base + " --plot '" + dir.path("ro/p.png") + "'");
+    INFO(r);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "ro/p.png"));
+    CHECK(fs::is_empty(dir.path("ro")));
+    fs::permissions(dir.path("ro"), fs::perms::owner_all);
+  }
+}
+
+TEST_CASE("compare --plot on a full disk exits 2, as --csv does, and leaves nothing behind", "[cli]") {
+  // A full file system: a 16 KiB tmpfs, filled, mounted in a private mount namespace
+  // (unshare -rm: no privileges needed where user namespaces are allowed; gone with the process).
+  if (run_shell("unshare -rm true", "unshare -rm true").exit_code != 0) {
+    WARN("skipped: unshare -rm (a private tmpfs) is not available here");
+    return;
+  }
+  const bool gnuplot = !gnuplot_on_path().empty();
+  if (!gnuplot) WARN("gnuplot is not on PATH: only --csv is checked");
+  TempDir dir;
+  tcsolve::write_system(dir.path("s.h5"), small_system(16), false);
+  fs::create_directory(dir.path("full"));
+  for (const char* option : {"--csv", "--plot"}) {
+    if (std::string(option) == "--plot" && !gnuplot) continue;
+    const std::string file = dir.path("full") + (std::string(option) == "--csv" ? "/t.csv" : "/p.png");
+    const std::string args = "compare --backend cpu --variants fp32-simt --input '" + dir.path("s.h5") + "' " +
+                             option + " '" + file + "'";
+    std::ofstream(dir.path("run.sh")) << "mount -t tmpfs -o size=16k tmpfs '" << dir.path("full") << "' || exit 99\n"
+                                      << "head -c 65536 /dev/zero > '" << dir.path("full/fill") << "' 2>/dev/null\n"
+                                      << "'" << tcsolve_exe() << "' " << args << "\n"
+                                      << "status=$?\nls -A '" << dir.path("full") << "' >&2\nexit $status\n";
+    const CommandResult r = run_shell("unshare -rm sh '" + dir.path("run.sh") + "'", args);
+    INFO(r);
+    REQUIRE(r.exit_code != 99);
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, file + ": writing failed: No space left on device"));
+    CHECK(r.out.empty());  // the table comes after the files: not printed on failure
+    CHECK(r.err.substr(r.err.rfind('\n', r.err.size() - 2) + 1) == "fill\n");  // no temporary left
+  }
+}
+
+TEST_CASE("compare --plot with backward errors of 0: a PNG, and nothing of gnuplot's on stderr", "[cli]") {
+  if (gnuplot_on_path().empty()) {
+    WARN("gnuplot is not on PATH: skipped");
+    return;
+  }
+  TempDir dir;
+  tcsolve::write_system(dir.path("id.h5"), identity_system(8), false);
+  const CommandResult r = run_tcsolve("compare --backend cpu --variants fp32-simt,fp16-tc --input '" +
+                                      dir.path("id.h5") + "' --plot '" + dir.path("p.png") + "' --csv '" +
+                                      dir.path("p.csv") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());  // no raw gnuplot warning (empty ranges, log of 0), no warning of ours
+  const std::string png = read_file(dir.path("p.png"));
+  REQUIRE(png.size() > 8);
+  CHECK(png.compare(0, 4, "\x89PNG") == 0);
+  CHECK(dir.entries() == std::vector<std::string>{"id.h5", "p.csv", "p.png"});  // no temporaries
+}
+
+TEST_CASE("generate counts --nrhs in its memory check: refused at once, naming the bytes, nothing written",
+          "[cli]") {
+  // b and x are n x nrhs doubles each: 80 GB apiece at n = 100, nrhs = 1e8.
+  if (host_memory_available() > 32.0 * 100 * 1e8) {
+    WARN("skipped: this machine has the memory for n = 100, nrhs = 1e8");
+    return;
+  }
+  TempDir dir;
+  const auto [r, seconds] =
+      run_timed("generate --backend cpu --n 100 --nrhs 100000000 --output '" + dir.path("g.h5") + "' --json");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--nrhs 100000000"));
+  CHECK(contains(r.err, "74.5 GiB each"));  // b and x, 8e10 bytes apiece
+  CHECK(contains(r.err, "needs 298.5 GiB"));  // 32 n nrhs + 18 n^2 + 512 MiB
+  CHECK(contains(r.err, "MemAvailable"));
+  CHECK(!contains(r.err, "out of memory"));
+  CHECK(require_one_object(r).find("error")->find("exit_code")->number == 2);
+  CHECK(seconds < 10);
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("kmeans counts the centroids and the fp64 agreement run in its memory check", "[cli]") {
+  // X: points x dim declared only (a few KiB on disk). Reading it needs 12 bytes a value, which
+  // fits (0.6 of MemAvailable); with k = points / 2 the centroids (the start, the run's, its FP64
+  // sums, the GEMM's copy of them, the result), which the check left out, need about 20 bytes a
+  // value of X more: refused up front, before X is read.
+  const double available = host_memory_available();
+  const double values = available / 20;  // reading: 0.6 of MemAvailable; the whole run: 2.2
+  const hsize_t dim = 1000, points = static_cast<hsize_t>(values / dim);
+  if (available == 0 || values > 2147483647.0) {
+    WARN("skipped: X of " << values << " values exceeds what the file reader takes (2^31 - 1)");
+    return;
+  }
+  TempDir dir;
+  write_declared_points(dir.path("x.h5"), points, dim);
+  const auto [r, seconds] = run_timed("kmeans --backend cpu --input '" + dir.path("x.h5") + "' --k " +
+                                      std::to_string(points / 2) + " --output '" + dir.path("out.h5") + "'");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "x.h5: X: " + std::to_string(points) + " x 1000, k = " + std::to_string(points / 2)));
+  CHECK(contains(r.err, "with the fp64 agreement run"));
+  CHECK(contains(r.err, "needs "));
+  CHECK(contains(r.err, "MemAvailable"));
+  CHECK(seconds < 10);
+  CHECK(dir.entries() == std::vector<std::string>{"x.h5"});
+}
+
+TEST_CASE("ffn counts its FP64 reference in its memory check", "[cli]") {
+  // d_model 16, T = d_ff: H (d_ff x T) dominates. The reference holds it in FP64 twice (GELU),
+  // the runs the FP32 H beside an emulated GEMM's copy of it: about 20 bytes a value of H, where
+  // 12 were counted; T d_ff = MemAvailable / 16 fits the old count, not the new one.
+  const double available = host_memory_available();
+  const long long side = static_cast<long long>(std::sqrt(available / 16));
+  if (available == 0 || side > 2147483647LL) {
+    WARN("skipped: MemAvailable unknown or too large");
+    return;
+  }
+  const auto [r, seconds] = run_timed("ffn --backend cpu --variants fp32-simt --d-model 16 --tokens " +
+                                      std::to_string(side) + " --d-ff " + std::to_string(side) + " --json");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--tokens " + std::to_string(side)));
+  CHECK(contains(r.err, "needs "));
+  CHECK(contains(r.err, "MemAvailable"));
+  CHECK(require_one_object(r).find("error")->find("exit_code")->number == 2);
+  CHECK(seconds < 10);
+}
+
+TEST_CASE("compare holds no solution per row: its peak memory is about one solve's", "[cli]") {
+  // n = 64, nrhs = 40000: x is 20 MB. Kept for each of the cpu rows, it added 20 MB a row that
+  // the memory check (one solve) did not count; compare reports no solution, so none is kept.
+  TempDir dir;
+  tcsolve::LinearSystem sys = small_system(64);
+  const Eigen::MatrixXd x = Eigen::MatrixXd::Constant(64, 40000, 1.0);
+  sys.b = sys.A * x;
+  sys.x_true = x;
+  tcsolve::write_system(dir.path("many.h5"), sys, false);
+  const std::string input = " --backend cpu --input '" + dir.path("many.h5") + "'";
+  const MeasuredRun solve = run_tcsolve_measured("solve --variant fp32-simt" + input);
+  INFO(solve.result);
+  REQUIRE(solve.result.exit_code == 0);
+  const std::string variants = "fp32-simt,fp16-tc,tf32-tc,fp16-simt,markidis,ec-fp16,ec-tf32,fp64";
+  const MeasuredRun compare = run_tcsolve_measured("compare --variants " + variants + input);
+  INFO(compare.result);
+  REQUIRE(compare.result.exit_code == 0);
+  const double x_bytes = 8.0 * 64 * 40000;
+  INFO("peak resident: solve " << solve.max_rss_bytes / 1e6 << " MB, compare " << compare.max_rss_bytes / 1e6
+                               << " MB, x " << x_bytes / 1e6 << " MB");
+  CHECK(compare.max_rss_bytes < solve.max_rss_bytes + 3 * x_bytes);  // 9 rows kept: + 9 x
+}

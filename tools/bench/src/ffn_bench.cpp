@@ -1,14 +1,29 @@
 // `ffn`'s harness: the feed-forward block through each variant, one row per variant.
 #include "tcsolve/bench/ffn_bench.hpp"
 
+#include <algorithm>
+
 namespace tcsolve::bench {
 
 MemoryNeed ffn_memory(const demos::FfnShape& shape, Backend backend) {
-  const double t = shape.tokens, dm = shape.d_model, df = shape.d_ff;
-  const double elements = 2 * t * dm + 2 * dm * df + t * df;
+  const double x = static_cast<double>(shape.tokens) * shape.d_model;  // X, Y
+  const double w = static_cast<double>(shape.d_model) * shape.d_ff;    // W1, W2 each
+  const double h = static_cast<double>(shape.tokens) * shape.d_ff;     // H
   MemoryNeed need;
-  need.host = 12 * elements;
-  if (backend == Backend::cuda) need.device = 4 * elements + 64.0 * 1024 * 1024;
+  const double inputs = 4 * x + 8 * w;  // FP32 X, W1, W2
+  if (backend == Backend::cuda) {
+    need.host = inputs;
+    // X, W1, W2, H, Y in FP32 and Y64; while the reference is formed H64 and FP64 copies of W1
+    // and X (the FP64 W2 of the second product comes after those are freed).
+    need.device = 4 * x + 8 * w + 4 * h + 4 * x + 8 * x + 8 * h + 8 * w + 8 * x + 64.0 * 1024 * 1024;
+  } else {
+    // The reference (demos::ffn_reference): FP64 W1, X and W2, H64 and its GELU, Y64 and its
+    // copy -- at most 16 w + 16 h + 16 x at once; then Y64, the FP32 H and Y, and an emulated
+    // GEMM's copies of its operands (splits and scales: 16 bytes a value of W and of X or H).
+    const double reference = 16 * w + 16 * h + 16 * x;
+    const double runs = 8 * x + 4 * h + 4 * x + 16 * (w + std::max(x, h));
+    need.host = 2 * inputs + std::max(reference, runs) + 64.0 * 1024 * 1024;  // + the program itself
+  }
   return need;
 }
 

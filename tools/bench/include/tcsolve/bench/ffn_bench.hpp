@@ -18,9 +18,13 @@ struct FfnRow : VariantRow {
   double relative_error = kNaN;
 };
 
-/// X (T x d_model), W1, W2 (d_model x d_ff), H (T x d_ff) and Y in FP32, the FP64 reference of H
-/// and Y with FP64 copies of the inputs: 12 bytes per element of each on the host; the FP32
-/// inputs, H and Y and 64 MiB of workspace on the device (cuda).
+/// The peak of ffn_rows, X (d_model x T), W1, W2 (d_ff x d_model, d_model x d_ff), H (d_ff x T)
+/// and Y (d_model x T) counted apart (ffn_bench.cpp has the sums). cpu: the inputs twice (the
+/// caller's and the bench's copy), the FP64 reference with FP64 copies of the inputs and of H
+/// (the GELU makes a second), then Y64 beside the FP32 H and Y and what an emulated GEMM copies
+/// of its operands. cuda: the inputs on the host; on the device the FP32 inputs, H and Y, the
+/// FP64 reference Y64 and, while it is formed, H64 and FP64 copies of W1 and X, and 64 MiB of
+/// workspace.
 MemoryNeed ffn_memory(const demos::FfnShape& shape, Backend backend);
 
 /// The fallback notes of the block's two GEMMs, once each.
