@@ -84,14 +84,16 @@ void print_table(const std::string& input, const LinearSystem& sys, const std::s
   if (!skipped.empty()) std::cout << '\n';
 }
 
-void write_json(const std::string& input, const LinearSystem& sys, const std::string& device,
-                const std::vector<SolveReport>& rows, const std::vector<std::string>& skipped) {
+void write_json(const std::string& input, const LinearSystem& sys, const std::vector<std::string>& input_warnings,
+                const std::string& device, const std::vector<SolveReport>& rows,
+                const std::vector<std::string>& skipped) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "compare")
       .field("input", input)
       .field("n", sys.n())
       .field("nrhs", sys.nrhs());
+  write_input_warnings(w, input_warnings);
   w.key("results").begin_array();
   for (const SolveReport& r : rows) {
     w.begin_object();
@@ -383,7 +385,8 @@ int run_compare(int argc, char** argv) {
   }
 
   Progress progress("compare", progress_mode(vm));
-  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
+  std::vector<std::string> input_warnings;  // the Matrix Market reader's (printed by load_system)
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress, &input_warnings);
   const std::vector<std::string> baselines = baseline_methods(so.backend);
   const std::size_t total = run.size() + baselines.size();
   // compare reports errors and times, never a solution: each row's x (n x nrhs) is dropped as
@@ -456,7 +459,7 @@ int run_compare(int argc, char** argv) {
     for (const std::string& name : skipped)  // the table says it on stdout
       std::cerr << "compare: skipped " << name << ": not available on the " << backend_name << " backend"
                 << std::endl;
-    write_json(input, sys, device, rows, skipped);
+    write_json(input, sys, input_warnings, device, rows, skipped);
   } else {
     print_table(input, sys, backend_name, device, rows, skipped);
   }

@@ -60,8 +60,8 @@ void print_summary(const std::string& input, const LinearSystem& sys, const Solv
   if (!output.empty()) std::cout << "  wrote     " << output << '\n';
 }
 
-void write_json(const std::string& input, const LinearSystem& sys, const SolveReport& r,
-                const std::string& device, bool warmup) {
+void write_json(const std::string& input, const LinearSystem& sys, const std::vector<std::string>& input_warnings,
+                const SolveReport& r, const std::string& device, bool warmup) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "solve")
@@ -69,6 +69,7 @@ void write_json(const std::string& input, const LinearSystem& sys, const SolveRe
       .field("n", sys.n())
       .field("nrhs", sys.nrhs())
       .field("warmup", warmup);
+  write_input_warnings(w, input_warnings);
   write_solve_members(w, r, device);
   finish_command_json(w);
 }
@@ -143,7 +144,8 @@ int run_solve(int argc, char** argv) {
                       std::string(to_string(so.backend)) + " backend");
 
   Progress progress("solve", progress_mode(vm));
-  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress);
+  std::vector<std::string> input_warnings;  // the Matrix Market reader's (printed by load_system)
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress, &input_warnings);
   progress.step("n = " + std::to_string(sys.n()) + ", LU with " + variant + " trailing updates on " +
                 std::string(to_string(so.backend)));
   const bool warmup = vm.count("warmup") > 0 && so.backend == Backend::cuda;
@@ -180,7 +182,7 @@ int run_solve(int argc, char** argv) {
     write_solution(output, s.x, sys.b_is_vector && sys.nrhs() == 1, attributes, output_rule);
   }
   if (vm.count("json"))
-    write_json(input, sys, report, device, warmup);
+    write_json(input, sys, input_warnings, report, device, warmup);
   else
     print_summary(input, sys, report, device, output);
   return s.converged && finite ? 0 : kExitNotConverged;

@@ -115,6 +115,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
       .field("backward_error", s.backward_error);
   w.field_or_null("forward_error", s.forward_error.has_value(), s.forward_error.value_or(0.0));
   w.field_or_null("condition_estimate", s.condition_estimate.has_value(), s.condition_estimate.value_or(0.0));
+  w.field_or_null("condition_estimate_equilibrated", s.condition_estimate_equilibrated.has_value(),
+                  s.condition_estimate_equilibrated.value_or(0.0));
   w.field_or_null("gmres_from", s.gmres_from >= 0, s.gmres_from);
   w.field_or_null("pivoting", !r.baseline, to_string(s.pivoting));
   w.field_or_null("rbt_window", !r.baseline && s.pivoting == Pivoting::rbt, r.options.rbt_window);
@@ -134,6 +136,12 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   for (const std::string& warning : s.warnings) w.value(warning);
   w.end_array();
   w.field("note", s.note);
+}
+
+void write_input_warnings(JsonWriter& w, const std::vector<std::string>& warnings) {
+  w.key("input_warnings").begin_array();
+  for (const std::string& warning : warnings) w.value(warning);
+  w.end_array();
 }
 
 std::string format_error(double value) {

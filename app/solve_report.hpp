@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli_util.hpp"
 #include "json.hpp"
@@ -38,10 +39,15 @@ struct SolveReport {
 /// The members of a solve object after command/input/n/nrhs: variant (or method),
 /// resolved_variant (null for a baseline), backend, device, refinement, block_size, converged,
 /// iterations, fallback, backward_error, forward_error (null without x), condition_estimate
-/// (null when not computed), history: [{iteration, backward_error}], time_s: {factorization,
+/// (null when not computed), condition_estimate_equilibrated (cond_1 of R A C; null unless
+/// cond_1(A) reached the warning on a non-uniformly scaled A: SolveResult's field), history: [{iteration, backward_error}], time_s: {factorization,
 /// refinement, total, phases: {the backend's finer phases, snake_case (SolveTimes.phases: cuda
 /// "transfer", "panel", "trsm", "update", ...); empty on the cpu}}, warnings: [...], note.
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
+
+/// "input_warnings": [...], what reading the input said (a Matrix Market file's repeated or
+/// mirrored entries, an all-zero matrix: tcsolve::io's warnings), in solve's and compare's JSON.
+void write_input_warnings(JsonWriter& w, const std::vector<std::string>& warnings);
 
 /// "1.23e-16"; "inf" or "nan" for a value that overflowed; "-" for an absent one.
 std::string format_error(double value);

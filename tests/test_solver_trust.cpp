@@ -240,6 +240,18 @@ TEST_CASE("cuda: the subnormal systems converge as on the cpu, to the FP64 solut
   check_subnormal(Backend::cuda);
 }
 
+/// A Matrix Market file of A (column by column, every entry).
+void write_mtx(const std::string& path, const Eigen::MatrixXd& A) {
+  std::ofstream f(path);
+  f << "%%MatrixMarket matrix coordinate real general\n" << A.rows() << ' ' << A.cols() << ' ' << A.size() << '\n';
+  char line[96];
+  for (Eigen::Index j = 0; j < A.cols(); ++j)
+    for (Eigen::Index i = 0; i < A.rows(); ++i) {
+      std::snprintf(line, sizeof line, "%d %d %.17g\n", static_cast<int>(i + 1), static_cast<int>(j + 1), A(i, j));
+      f << line;
+    }
+}
+
 /// The report's case through the CLI: the subnormal A written to a Matrix Market file (solve
 /// takes it with x = ones, b = A x), solved with fp32-simt and the default variant on `backend`:
 /// exit 0, converged, and a forward error against x = ones within the dsgesv bound's
@@ -250,16 +262,7 @@ void check_subnormal_cli(const std::string& backend) {
   for (const double scale : {1e-300, 1e-309, 1e-315}) {
     const LinearSystem s = subnormal_system(n, scale, 17);
     const std::string mtx = dir.path("sub.mtx");
-    {
-      std::ofstream f(mtx);
-      f << "%%MatrixMarket matrix coordinate real general\n" << n << ' ' << n << ' ' << n * n << '\n';
-      char line[96];
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) {
-          std::snprintf(line, sizeof line, "%d %d %.17g\n", i + 1, j + 1, s.A(i, j));
-          f << line;
-        }
-    }
+    write_mtx(mtx, s.A);
     const LinearSystem u = scaled_up(s);
     const double cond_inf = u.A.cwiseAbs().rowwise().sum().maxCoeff() *
                             u.A.inverse().cwiseAbs().rowwise().sum().maxCoeff();
@@ -297,6 +300,55 @@ TEST_CASE("cli: a cpu solve's progress gives the LU's share and an end estimate,
   CHECK(fast.exit_code == 0);
   CHECK(test::contains(fast.err, "LU 100% done"));
   CHECK_FALSE(test::contains(fast.err, "fast path"));
+}
+
+TEST_CASE("cli: solve --json of a badly scaled system gives condition_estimate_equilibrated and no warning", "[cli]") {
+  const int n = 40;
+  LinearSystem s = subnormal_system(n, 1.0, 19);
+  for (int i = 0; i < n; ++i) s.A.row(i) *= std::pow(10.0, -300.0 + 600.0 * i / (n - 1));
+  test::TempDir dir("badly_scaled");
+  const std::string mtx = dir.path("scaled.mtx");
+  write_mtx(mtx, s.A);
+  const test::CommandResult r =
+      test::run_tcsolve("solve --input " + mtx + " --backend cpu --variant fp32-simt --json");
+  INFO(r);
+  CHECK(r.exit_code == 0);
+  const test::Json j = test::require_one_object(r);
+  REQUIRE(j.find("condition_estimate_equilibrated") != nullptr);
+  REQUIRE(j.find("condition_estimate_equilibrated")->type == test::Json::Type::number);
+  CHECK(j.find("condition_estimate_equilibrated")->number * kEps64 < 1e-3);
+  CHECK(j.find("warnings")->items.empty());
+  CHECK(test::contains(j.find("note")->string, "badly scaled"));
+  CHECK_FALSE(test::contains(r.err, "cannot be trusted"));
+}
+
+TEST_CASE("cli: a Matrix Market file's warnings are in solve's and compare's JSON as input_warnings", "[cli]") {
+  // A diagonal 24 x 24 matrix with (3, 5) given twice (summed, and said), and the same without.
+  const int n = 24;
+  test::TempDir dir("input_warnings");
+  auto write = [&](const std::string& path, bool repeat) {
+    std::ofstream f(path);
+    f << "%%MatrixMarket matrix coordinate real general\n" << n << ' ' << n << ' ' << n + (repeat ? 2 : 1) << '\n';
+    for (int i = 1; i <= n; ++i) f << i << ' ' << i << " 2\n";
+    f << "3 5 0.25\n";
+    if (repeat) f << "3 5 0.25\n";
+  };
+  const std::string mtx = dir.path("repeated.mtx"), clean = dir.path("clean.mtx");
+  write(mtx, true);
+  write(clean, false);
+  for (const std::string command : {"solve", "compare"}) {
+    const test::CommandResult r = test::run_tcsolve(command + " --input " + mtx + " --backend cpu --json");
+    INFO(r);
+    CHECK(r.exit_code == 0);
+    const test::Json j = test::require_one_object(r);
+    REQUIRE(j.find("input_warnings") != nullptr);
+    REQUIRE(j.find("input_warnings")->items.size() == 1);
+    CHECK(test::contains(j.find("input_warnings")->items[0].string, "(3, 5)"));
+  }
+  // The clean file: an empty list.
+  const test::CommandResult r = test::run_tcsolve("solve --input " + clean + " --backend cpu --json");
+  INFO(r);
+  CHECK(test::require_one_object(r).find("input_warnings")->items.empty());
 }
 
 TEST_CASE("cli: solve of an easy 48 x 48 system at 1e-300 .. 1e-315 exits 0 on the cpu", "[cli]") {
