@@ -95,7 +95,10 @@ tcsolveStatus_t tcsolveVariantFromName(const char* name, int* variant);
 /* Extension: the name of `variant` (a static string), NULL when it is none. */
 const char* tcsolveVariantName(int variant);
 
-/* C = alpha op(A) op(B) + beta C, column-major, BLAS semantics: op(A) m x k, op(B) k x n; m or
+/* Non-finite inputs: a row of op(A) or a column of op(B) holding +-inf gives NaN in that row or
+ * column of C with the split variants (ec-fp16, ec-tf32, auto, markidis, ootomo-*, legemm),
+ * where BLAS and the one-operand variants give +-inf (README, "GEMM variants").
+ * C = alpha op(A) op(B) + beta C, column-major, BLAS semantics: op(A) m x k, op(B) k x n; m or
  * n = 0: quick return; k = 0 or alpha = 0: C = beta C (beta = 0: C set to 0, not read); A and
  * B are read only when k > 0 and alpha != 0, C only when beta != 0. alpha and beta are host
  * pointers. Host A, B, C on a cpu handle; device pointers on a cuda handle, launched on the

@@ -89,6 +89,10 @@ def matmul(a, b, variant="auto", out=None):
     Ctrl-C (SIGINT) stops a running host product within about a second and raises
     KeyboardInterrupt (large products run on a worker thread, interrupted through
     tcsolveInterrupt).
+
+    Non-finite inputs: a row of a or a column of b holding +-inf gives NaN in that row or column
+    with the split variants (ec-fp16, ec-tf32, auto, markidis, ootomo-*, legemm), where
+    ``numpy.matmul`` and fp32-simt give +-inf (README, "GEMM variants").
     """
     value = _lib.variant_value(variant)
     A, B = _arrays.wrap(a, "a"), _arrays.wrap(b, "b")
