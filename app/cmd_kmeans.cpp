@@ -270,7 +270,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
   const bool ref = run.reference.has_value();
   w.field_or_null("inertia_fp64", ref, ref ? run.reference->inertia : 0.0);
   w.field_or_null("iterations_fp64", ref, ref ? run.reference->iterations : 0);
-  w.field("empty_clusters", r.empty_clusters).field("note", r.note);
+  w.field("empty_clusters", r.empty_clusters).field("scale_exponent", r.scale_exponent).field("note", r.note);
   finish_command_json(w);
 }
 
@@ -299,6 +299,10 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
     std::printf("  vs fp64    not run (--no-agreement)\n");
   if (r.empty_clusters > 0)
     std::printf("  empty      %d cluster(s) without points kept their centroid\n", r.empty_clusters);
+  if (r.scale_exponent != 0)
+    std::printf("  scaled     the points were clustered as X 2^%d (exact: their magnitudes lie outside\n"
+                "             [2^-40, 2^41), where FP32 distances lose precision or overflow)\n",
+                r.scale_exponent);
   if (!r.note.empty()) std::printf("  note       %s\n", r.note.c_str());
   if (!c.output.empty()) std::printf("  wrote      %s\n", c.output.c_str());
   std::fflush(stdout);

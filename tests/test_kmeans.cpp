@@ -613,6 +613,31 @@ TEST_CASE("tcsolve kmeans --synthetic: blobs, k-means++ start, text summary", "[
   CHECK(cli::contains(text.out, "of the labels equal"));
 }
 
+TEST_CASE("tcsolve kmeans: data of order 1e-42 is clustered as its exactly scaled copy, and says so",
+          "[kmeans][cli]") {
+  TempDir dir;
+  std::vector<double> tiny = iris_values();
+  for (double& v : tiny) v = std::ldexp(v, -140);  // exact; float32 subnormals for |v| < 2^-126
+  const std::string plain = input("iris.h5"), small = dir.path("tiny.h5");
+  write_h5(small, {{"X", {150, 4}, tiny}});
+  const std::string args = "' --k 3 --variant ec-fp16 --backend cpu --seed 2 --json";
+  const cli::CommandResult a = cli::run_tcsolve("kmeans --input '" + plain + args);
+  const cli::CommandResult b = cli::run_tcsolve("kmeans --input '" + small + args);
+  INFO(a);
+  INFO(b);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  const cli::Json ja = cli::require_one_object(a), jb = cli::require_one_object(b);
+  CHECK(ja.find("scale_exponent")->number == 0);
+  CHECK(jb.find("scale_exponent")->number != 0);
+  // The same clustering (the scaled copy is iris itself): the same iterations. (The inertia is
+  // recomputed from centroids of order 1e-42, float32 subnormals with few bits: not compared.)
+  CHECK(jb.find("iterations")->number == ja.find("iterations")->number);
+  const cli::CommandResult text = cli::run_tcsolve("kmeans --input '" + small + "' --k 3 --backend cpu --seed 2");
+  INFO(text);
+  CHECK(cli::contains(text.out, "the points were clustered as X 2^"));
+}
+
 TEST_CASE("tcsolve kmeans: bad input exits 2 naming the file, dataset and problem", "[kmeans][cli]") {
   TempDir dir;
   const std::vector<double> iris = iris_values();
