@@ -3,7 +3,8 @@
 // threads at once give bitwise the results of running one after the other; the GEMM returns
 // without waiting for its stream; stream-ordered workspaces and device scalars (what the cuBLAS
 // drop-in uses) give bitwise the products of cached workspaces and host scalars, also replayed
-// from a captured CUDA graph. [gpu]: skipped with a warning without a device.
+// from a captured CUDA graph; every device of the process gives device 0's results ([multi_gpu]:
+// needs two GPUs to say more than that). [gpu]: skipped with a warning without a device.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -222,6 +223,45 @@ TEST_CASE("a solve in a context on a non-blocking stream, and two solves on two 
       CHECK(r2.history == alone2.history);
     }
   }
+}
+
+TEST_CASE("every device of the process gives bitwise device 0's products and solves (per-device kernel "
+          "attributes)",
+          "[gpu][multi_gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the per-device results");
+  int count = 0;
+  REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
+  int before = 0;
+  REQUIRE(cudaGetDevice(&before) == cudaSuccess);
+  if (count < 2) WARN("one CUDA device: only device 0 is checked (the [multi_gpu] claim needs two)");
+  // Device 0 first, so that kernel attributes set once per process (the old trsm.cu and
+  // row_swap.cu statics) would be missing on the others: their launches with more dynamic shared
+  // memory than the default failed there. n = 2048, nb = 512: look-ahead, the trsm kernel, the
+  // row moves through shared memory.
+  const test::Problem p = test::make_problem(300, 200, 260, "urand", "urand", 7);
+  const LinearSystem sys = generate_system(2048, 1e3, SpectrumMode::geometric, 43);
+  std::vector<std::vector<float>> products0;
+  SolveResult solved0;
+  for (int d = 0; d < count; ++d) {
+    INFO("device " << d);
+    REQUIRE(cudaSetDevice(d) == cudaSuccess);
+    cuda::Context ctx;  // on device d: its stream and handles are made there
+    std::vector<std::vector<float>> products;
+    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) products.push_back(product(ctx, v, p));
+    SolveOptions o = cuda_options(Variant::auto_, &ctx);
+    o.block_size = 512;
+    const SolveResult r = solve(sys, o);
+    CHECK(r.converged);
+    if (d == 0) {
+      products0 = products;
+      solved0 = r;
+      continue;
+    }
+    CHECK(products == products0);
+    CHECK(r.x == solved0.x);
+    CHECK(r.history == solved0.history);
+  }
+  REQUIRE(cudaSetDevice(before) == cudaSuccess);
 }
 
 #else  // a build without CUDA: the tests run with a GPU only

@@ -46,6 +46,7 @@
 #include "tc_split.cuh"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/per_device.hpp"
 #include "tcsolve/gemm/scaling.hpp"
 #include "wgmma_gemm.hpp"
 
@@ -1122,9 +1123,14 @@ void PhaseTimer::mark(const char* name) {
 }
 
 bool wgmma_available() {
-  static const bool available = [] {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {  // no device: PerDevice would throw
+    cudaGetLastError();
+    return false;
+  }
+  static tcsolve::detail::PerDevice<bool> wgmma_code;  // a fact of each device: Hopper, and the build's code
+  return wgmma_code.get([dev] {
+    int major = 0, minor = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
       return false;
@@ -1132,8 +1138,7 @@ bool wgmma_available() {
     cudaFuncAttributes attr{};  // the build carries sm_90a code of the kernel
     return cudaFuncGetAttributes(&attr, wgmma_kernel<WgmmaScheme::single, false, Epilogue::store>) == cudaSuccess &&
            attr.binaryVersion >= 90;
-  }();
-  return available;
+  });
 }
 
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,

@@ -34,6 +34,7 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/per_device.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {
@@ -327,13 +328,12 @@ bool move_through_shared(cudaStream_t stream, float* a, int ld, int n, int j, in
   constexpr std::size_t kBudget = 96 * 1024;  // two blocks per SM
   const std::size_t bytes = static_cast<std::size_t>(max_moved) * (S * sizeof(float) + 2 * sizeof(int));
   if (bytes > kBudget) return false;
-  // Once per instantiation (the LU's two host threads may get here together: a magic static).
-  static const bool configured = [] {
+  // Once per instantiation and device (the LU's two host threads may get here together).
+  static tcsolve::detail::PerDeviceOnce configured;
+  configured([] {
     TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(move_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(kBudget)));
-    return true;
-  }();
-  static_cast<void>(configured);
+  });
   const unsigned blocks = static_cast<unsigned>((oc_hi - oc_lo + S - 1) / S);
   move_kernel<S><<<blocks, kMoveThreads, bytes, stream>>>(a, ld, n, j, w, max_moved, scratch, oc_lo,
                                                                     oc_hi);

@@ -25,13 +25,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 
 #include "kernels.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/per_device.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {
@@ -206,9 +206,9 @@ bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int 
   if (w > kTrsmMaxRows || ld < w || ld < cols) return false;
   const bool vec = reinterpret_cast<std::uintptr_t>(l) % 16 == 0 && ld % 4 == 0;
   const std::size_t bytes = shared_bytes(w);
-  static std::once_flag attributes;
-  std::call_once(attributes, [] {
-    // The largest w; per device attribute, set for the device current at the first call.
+  static tcsolve::detail::PerDeviceOnce attributes;
+  attributes([] {
+    // The largest w; a per device attribute, set once on each device.
     const int most = static_cast<int>(shared_bytes(kTrsmMaxRows));
     TCSOLVE_CUDA_CHECK(
         cudaFuncSetAttribute(trsm_lower_unit_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
