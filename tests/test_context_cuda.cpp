@@ -3,8 +3,8 @@
 // threads at once give bitwise the results of running one after the other; the GEMM returns
 // without waiting for its stream; stream-ordered workspaces and device scalars (what the cuBLAS
 // drop-in uses) give bitwise the products of cached workspaces and host scalars, also replayed
-// from a captured CUDA graph; every device of the process gives device 0's results ([multi_gpu]:
-// needs two GPUs to say more than that). [gpu]: skipped with a warning without a device.
+// from a captured CUDA graph. [gpu]: skipped with a warning without a device. [multi_gpu]: every
+// device of the process gives device 0's products and solves (two GPUs to say more than that).
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -225,43 +225,88 @@ TEST_CASE("a solve in a context on a non-blocking stream, and two solves on two 
   }
 }
 
-TEST_CASE("every device of the process gives bitwise device 0's products and solves (per-device kernel "
-          "attributes)",
-          "[gpu][multi_gpu]") {
-  TCSOLVE_SKIP_WITHOUT_GPU("the per-device results");
+/// Makes device d current for its scope, then the one current before (also on an exception, so
+/// that a failing check leaves the later tests on their device).
+class OnDevice {
+ public:
+  explicit OnDevice(int d) {
+    REQUIRE(cudaGetDevice(&before_) == cudaSuccess);
+    REQUIRE(cudaSetDevice(d) == cudaSuccess);
+  }
+  ~OnDevice() { cudaSetDevice(before_); }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+
+ private:
+  int before_ = 0;
+};
+
+int device_count() {
   int count = 0;
   REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
-  int before = 0;
-  REQUIRE(cudaGetDevice(&before) == cudaSuccess);
-  if (count < 2) WARN("one CUDA device: only device 0 is checked (the [multi_gpu] claim needs two)");
-  // Device 0 first, so that kernel attributes set once per process (the old trsm.cu and
-  // row_swap.cu statics) would be missing on the others: their launches with more dynamic shared
-  // memory than the default failed there. n = 2048, nb = 512: look-ahead, the trsm kernel, the
-  // row moves through shared memory.
+  if (count < 2) WARN("one CUDA device: only device 0 is checked (the [multi_gpu] claims need two)");
+  return count;
+}
+
+// [multi_gpu]: on a 2-GPU H200 machine (2026-11-27, BENCHMARKS session 17) the solves with
+// look-ahead threw on device 1 (cudaMemsetAsync: invalid argument; cuBLAS internal error): the
+// LU's update thread started on device 0, the runtime's default for a new thread, and made its
+// workspaces and handles there (fixed: it takes the caller's device). Device 0 runs first, so
+// that state set up once per process on it would be missing on the others.
+
+TEST_CASE("multi_gpu: every device of the process gives bitwise device 0's products", "[multi_gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the per-device products");
+  const int count = device_count();
   const test::Problem p = test::make_problem(300, 200, 260, "urand", "urand", 7);
-  const LinearSystem sys = generate_system(2048, 1e3, SpectrumMode::geometric, 43);
-  std::vector<std::vector<float>> products0;
-  SolveResult solved0;
-  for (int d = 0; d < count; ++d) {
-    INFO("device " << d);
-    REQUIRE(cudaSetDevice(d) == cudaSuccess);
-    cuda::Context ctx;  // on device d: its stream and handles are made there
-    std::vector<std::vector<float>> products;
-    for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) products.push_back(product(ctx, v, p));
-    SolveOptions o = cuda_options(Variant::auto_, &ctx);
-    o.block_size = 512;
-    const SolveResult r = solve(sys, o);
-    CHECK(r.converged);
-    if (d == 0) {
-      products0 = products;
-      solved0 = r;
-      continue;
+  for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_, Variant::fp32_simt}) {
+    std::vector<float> first;
+    for (int d = 0; d < count; ++d) {
+      INFO(to_string(v) << " on device " << d);
+      OnDevice on(d);
+      cuda::Context ctx;  // on device d: its handles and workspaces are made there
+      std::vector<float> c;
+      try {
+        c = product(ctx, v, p);
+      } catch (const std::exception& e) {
+        FAIL_CHECK("threw: " << e.what());
+        continue;
+      }
+      if (d == 0) first = c;
+      else CHECK(c == first);
     }
-    CHECK(products == products0);
-    CHECK(r.x == solved0.x);
-    CHECK(r.history == solved0.history);
   }
-  REQUIRE(cudaSetDevice(before) == cudaSuccess);
+}
+
+TEST_CASE("multi_gpu: every device of the process gives bitwise device 0's solves, with and without look-ahead",
+          "[multi_gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the per-device solves");
+  const int count = device_count();
+  // n = 2048, nb = 512: the trsm kernel and the row moves through shared memory (their kernel
+  // attributes are set per device: per_device.hpp), with and without the look-ahead streams.
+  const LinearSystem sys = generate_system(2048, 1e3, SpectrumMode::geometric, 43);
+  for (const bool lookahead : {false, true}) {
+    for (Variant v : {Variant::fp32_simt, Variant::auto_}) {
+      SolveResult first;
+      for (int d = 0; d < count; ++d) {
+        INFO(to_string(v) << (lookahead ? ", look-ahead" : ", one stream") << " on device " << d);
+        OnDevice on(d);
+        cuda::Context ctx;
+        SolveOptions o = cuda_options(v, &ctx);
+        o.block_size = 512;
+        o.cuda_plan.lookahead = lookahead;
+        SolveResult r;
+        try {
+          r = solve(sys, o);
+        } catch (const std::exception& e) {
+          FAIL_CHECK("threw: " << e.what());
+          continue;
+        }
+        CHECK(r.converged);
+        if (d == 0) first = r;
+        else CHECK(r.x == first.x);
+      }
+    }
+  }
 }
 
 #else  // a build without CUDA: the tests run with a GPU only

@@ -58,6 +58,7 @@
 #include "lookahead_schedule.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
+#include "tcsolve/gemm/per_device.hpp"
 
 namespace tcsolve::cuda {
 namespace {
@@ -241,9 +242,13 @@ class BlockedLu {
       }
     };
     std::thread update_thread;
+    // A new thread starts on device 0 (the runtime's current device is per thread): the update
+    // thread takes the caller's, or its workspaces and handles would be made on device 0.
+    const int device = tcsolve::detail::current_device();
     if (ahead)
-      update_thread = std::thread([&] {
+      update_thread = std::thread([&, device] {
         try {
+          TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
           for (int j = 0; j + nb < n_; j += nb) {
             if (!handover.wait(Handover::trsm, j)) return;
             update_side(j, std::min(nb, n_ - j));
