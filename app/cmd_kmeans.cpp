@@ -1,5 +1,5 @@
 // `tcsolve kmeans`: Lloyd's algorithm with the distance step on a GEMM variant (the algorithm,
-// its precision choices and the data layout are documented in tcsolve/demos/kmeans.hpp), on a
+// its precision choices and the data layout are documented in tcsolve/cluster/kmeans.hpp), on a
 // data file (X, optional init) or on synthetic blobs; optionally writes labels and centroids
 // (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans).
 //
@@ -25,7 +25,7 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "versions.hpp"
-#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
@@ -47,7 +47,7 @@ struct KmeansCli {
   std::string variant_name = "auto";
   Backend backend = Backend::automatic;
   Backend seeding_backend = Backend::automatic;  ///< automatic: the run's backend
-  demos::KmeansOptions options;
+  cluster::KmeansOptions options;
   std::string output;
   bool force = false, agreement = true, json = false;
   ProgressMode progress = ProgressMode::automatic;
@@ -145,7 +145,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
   c.variant = parse_variant(variant);
   c.variant_name = variant;
   c.backend = parse_backend(backend);
-  c.options.assign = demos::parse_kmeans_assign(assign);
+  c.options.assign = cluster::parse_kmeans_assign(assign);
   c.seeding_backend = parse_backend(seeding);
   c.options.prepare_points = vm.count("split-points-each-iteration") == 0;
   c.options.gemm.nearest_resident_points = vm.count("resident-points") > 0;
@@ -170,7 +170,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
 double lloyd_host_bytes(double points, double dim, double k, Backend backend, bool fused) {
   double bytes = 8 * points + 24 * k * dim;
   if (backend == Backend::cpu) {
-    const double chunk = std::floor(static_cast<double>(demos::kDistanceChunkBytes) / (4 * k));
+    const double chunk = std::floor(static_cast<double>(cluster::kDistanceChunkBytes) / (4 * k));
     const double rows = std::min(points, std::max(1.0, chunk));
     bytes += (fused ? 0 : 4 * rows * k) + 16 * (rows * dim + k * dim) + 8 * rows * k + 12 * rows;
   }
@@ -183,8 +183,8 @@ double lloyd_host_bytes(double points, double dim, double k, Backend backend, bo
 /// 200000 x 64, k = 256, fp32-simt: 867 MB resident with the agreement run, 566 without;
 /// counted: 943 MB, the X of 51 MB included.)
 double kmeans_host_bytes(const KmeansCli& c, double points, double dim, double k, Backend backend) {
-  const bool fused = c.options.assign == demos::KmeansAssign::fused ||
-                     (c.options.assign == demos::KmeansAssign::automatic && backend == Backend::cuda);
+  const bool fused = c.options.assign == cluster::KmeansAssign::fused ||
+                     (c.options.assign == cluster::KmeansAssign::automatic && backend == Backend::cuda);
   const double result = 4 * points + 4 * k * dim;
   double peak = lloyd_host_bytes(points, dim, k, backend, fused);
   if (c.agreement && c.variant != Variant::fp64)
@@ -205,8 +205,8 @@ std::string kmeans_sizes(const KmeansCli& c, std::int64_t points, std::int64_t d
 }
 
 /// Progress (progress.hpp), one step per iteration.
-std::function<void(const demos::KmeansIteration&)> progress_printer(Progress& progress, const std::string& what) {
-  return [&progress, what](const demos::KmeansIteration& s) {
+std::function<void(const cluster::KmeansIteration&)> progress_printer(Progress& progress, const std::string& what) {
+  return [&progress, what](const cluster::KmeansIteration& s) {
     char line[160];
     std::snprintf(line, sizeof line, "%s: iteration %d: %lld labels changed, centroid movement %.3e", what.c_str(),
                   s.iteration, s.changed, s.shift);
@@ -225,13 +225,13 @@ struct Run {
   struct Wall {
     double total = 0, input = 0, seeding = 0, run = 0, agreement = 0, output = 0;
   } wall;
-  demos::KmeansResult result;
-  std::optional<demos::KmeansResult> reference;  ///< fp64 from the same start
+  cluster::KmeansResult result;
+  std::optional<cluster::KmeansResult> reference;  ///< fp64 from the same start
   double agreement = kNaN;
 };
 
 void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
-  const demos::KmeansResult& r = run.result;
+  const cluster::KmeansResult& r = run.result;
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "kmeans")
@@ -239,7 +239,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("variant", c.variant_name)
       .field("resolved_variant", r.resolved_name)
       .field("backend", to_string(r.backend))
-      .field("assign", demos::to_string(r.assign))
+      .field("assign", cluster::to_string(r.assign))
       .field("points_prepared", r.points_prepared)
       .field("device", device)
       .field("points", run.points)
@@ -248,7 +248,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("init", run.init);
   w.field_or_null("seed", run.init != "file", c.seed);
   w.field("iterations", r.iterations)
-      .field("stop", demos::to_string(r.stop))
+      .field("stop", cluster::to_string(r.stop))
       .field("inertia", r.inertia)
       .field("time_s", r.time_s)
       .field("time_per_iteration_s", r.time_per_iteration_s)
@@ -275,7 +275,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
 }
 
 void print_summary(const KmeansCli& c, const Run& run, const std::string& device) {
-  const demos::KmeansResult& r = run.result;
+  const cluster::KmeansResult& r = run.result;
   std::printf("kmeans %s: %d points x %d, k = %d, start: %s", run.input_text.c_str(), run.points, run.dim,
               run.k, run.init.c_str());
   if (run.init != "file")
@@ -284,8 +284,8 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
   std::printf("\n  variant    %s", c.variant_name.c_str());
   if (r.resolved_name != c.variant_name) std::printf(" -> %s", r.resolved_name.c_str());
   std::printf(" on %s (%s), %s assignment\n", std::string(to_string(r.backend)).c_str(), device.c_str(),
-              demos::to_string(r.assign).c_str());
-  std::printf("  stopped    %s after %d iteration(s)\n", demos::to_string(r.stop).c_str(), r.iterations);
+              cluster::to_string(r.assign).c_str());
+  std::printf("  stopped    %s after %d iteration(s)\n", cluster::to_string(r.stop).c_str(), r.iterations);
   std::printf("  inertia    %.17g\n", r.inertia);
   std::printf("  time       %.6f s, %.6f s per iteration (assignment %.6f s, update %.6f s; setup before %.3f s)\n",
               r.time_s, r.time_per_iteration_s, r.assign_time_s / r.iterations, r.update_time_s / r.iterations,
@@ -368,7 +368,7 @@ int run_kmeans(int argc, char** argv) {
                         4 * points * dim + std::max(4 * points + 4 * centres * dim,
                                                     kmeans_host_bytes(c, points, dim, k, c.options.backend)));
     const int clusters = c.clusters_true > 0 ? c.clusters_true : *c.k;
-    demos::Blobs blobs = demos::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
+    cluster::Blobs blobs = cluster::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
     data.points = c.synthetic_points;
     data.dim = c.synthetic_dim;
     data.X = std::move(blobs.X);
@@ -400,7 +400,7 @@ int run_kmeans(int argc, char** argv) {
   if (run.init != "file") {
     const auto t0 = std::chrono::steady_clock::now();
     run.seeding_backend = c.seeding_backend == Backend::automatic ? c.options.backend : c.seeding_backend;
-    start = demos::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed, run.seeding_backend);
+    start = cluster::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed, run.seeding_backend);
     run.seeding_time_s = since(t0);
     run.wall.seeding = run.seeding_time_s;
   }
@@ -408,20 +408,20 @@ int run_kmeans(int argc, char** argv) {
   // The run, then fp64 from the same start.
   c.options.progress = progress_printer(progress, c.variant_name);
   auto t0 = std::chrono::steady_clock::now();
-  run.result = demos::kmeans(data.X.data(), data.points, data.dim, start, c.options);
+  run.result = cluster::kmeans(data.X.data(), data.points, data.dim, start, c.options);
   run.wall.run = since(t0);
   t0 = std::chrono::steady_clock::now();
   if (c.variant == Variant::fp64) {
     run.reference = run.result;
     run.agreement = 1.0;
   } else if (c.agreement) {
-    demos::KmeansOptions reference = c.options;
+    cluster::KmeansOptions reference = c.options;
     reference.variant = Variant::fp64;
-    reference.assign = demos::KmeansAssign::automatic;  // fp64 has no fused path
+    reference.assign = cluster::KmeansAssign::automatic;  // fp64 has no fused path
     reference.backend = run.result.backend;
     reference.progress = progress_printer(progress, "fp64 (reference)");
-    run.reference = demos::kmeans(data.X.data(), data.points, data.dim, start, reference);
-    run.agreement = demos::label_agreement(run.result.labels, run.reference->labels);
+    run.reference = cluster::kmeans(data.X.data(), data.points, data.dim, start, reference);
+    run.agreement = cluster::label_agreement(run.result.labels, run.reference->labels);
   }
   run.wall.agreement = since(t0);
   t0 = std::chrono::steady_clock::now();

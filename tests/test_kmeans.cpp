@@ -1,4 +1,4 @@
-// The K-means demo ([kmeans]): Lloyd's algorithm with the distance GEMM on each variant, on the
+// K-means, tcsolve::cluster ([kmeans]): Lloyd's algorithm with the distance GEMM on each variant, on the
 // bundled real data (inputs/iris.h5, inputs/wine.h5) and on the large-norm variant of iris
 // (inputs/iris_shifted.h5 = iris + 100). Claims, each a test:
 //   - fp64, fp32-simt and ootomo-fp16 from the same start end with the same labels on iris;
@@ -29,7 +29,7 @@
 #include "cli_test_util.hpp"
 #include "temp_dir.hpp"
 #include "test_data.hpp"
-#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/variant.hpp"
@@ -39,7 +39,7 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace cli = tcsolve::test;
-namespace demos = tcsolve::demos;
+namespace cluster = tcsolve::cluster;
 using tcsolve::Backend;
 using tcsolve::Variant;
 
@@ -65,13 +65,13 @@ const tcsolve::KmeansData& dataset(const std::string& name) {
   return cache.back().second;
 }
 
-demos::KmeansResult run(const tcsolve::KmeansData& d, const std::vector<float>& start, Variant v,
+cluster::KmeansResult run(const tcsolve::KmeansData& d, const std::vector<float>& start, Variant v,
                         Backend backend = Backend::cpu, int max_iter = 300) {
-  demos::KmeansOptions o;
+  cluster::KmeansOptions o;
   o.variant = v;
   o.backend = backend;
   o.max_iterations = max_iter;
-  return demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  return cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
 }
 
 using tcsolve::test::TempDir;
@@ -109,13 +109,13 @@ struct Row {
 /// Every variant in `variants` from the k-means++ start (seed 1) against fp64 from the same start.
 std::vector<Row> agreement_table(const std::string& file, int k, const std::vector<Variant>& variants) {
   const tcsolve::KmeansData& d = dataset(file);
-  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 1);
-  const demos::KmeansResult ref = run(d, start, Variant::fp64, Backend::cpu, kTableMaxIter);
+  const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 1);
+  const cluster::KmeansResult ref = run(d, start, Variant::fp64, Backend::cpu, kTableMaxIter);
   std::vector<Row> rows;
   for (Variant v : variants) {
-    const demos::KmeansResult r = run(d, start, v, Backend::cpu, kTableMaxIter);
+    const cluster::KmeansResult r = run(d, start, v, Backend::cpu, kTableMaxIter);
     rows.push_back({std::string(tcsolve::to_string(v)), r.resolved_name,
-                    demos::label_agreement(r.labels, ref.labels), r.inertia,
+                    cluster::label_agreement(r.labels, ref.labels), r.inertia,
                     std::abs(r.inertia - ref.inertia) / ref.inertia, r.iterations});
   }
   std::printf("\nkmeans %s, k = %d, k-means++ seed 1, cpu backend; fp64: inertia %.10g, %d iterations\n",
@@ -148,13 +148,13 @@ TEST_CASE(
   REQUIRE(d.dim == 4);
   for (std::uint64_t seed : {1, 2, 3}) {
     INFO("k-means++ seed " << seed);
-    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, seed);
-    const demos::KmeansResult ref = run(d, start, Variant::fp64);
-    CHECK(ref.stop == demos::KmeansStop::labels_unchanged);
+    const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, seed);
+    const cluster::KmeansResult ref = run(d, start, Variant::fp64);
+    CHECK(ref.stop == cluster::KmeansStop::labels_unchanged);
     for (Variant v : {Variant::fp32_simt, Variant::ootomo_fp16}) {
       INFO(tcsolve::to_string(v));
-      const demos::KmeansResult r = run(d, start, v);
-      CHECK(r.stop == demos::KmeansStop::labels_unchanged);
+      const cluster::KmeansResult r = run(d, start, v);
+      CHECK(r.stop == cluster::KmeansStop::labels_unchanged);
       CHECK(r.labels == ref.labels);
       // Same labels, same FP64 sums: bitwise the same centroids and inertia.
       CHECK(r.centroids == ref.centroids);
@@ -216,9 +216,9 @@ TEST_CASE("ties go to the lowest index; an empty cluster keeps its centroid", "[
   for (int c = 0; c < 4; ++c) start[8 + c] = 1e4f;
   for (Variant v : {Variant::fp64, Variant::fp32_simt, Variant::ec_fp16}) {
     INFO(tcsolve::to_string(v));
-    const demos::KmeansResult r = run(d, start, v, Backend::cpu, /*max_iter=*/1);
+    const cluster::KmeansResult r = run(d, start, v, Backend::cpu, /*max_iter=*/1);
     REQUIRE(r.iterations == 1);
-    CHECK(r.stop == demos::KmeansStop::max_iterations);
+    CHECK(r.stop == cluster::KmeansStop::max_iterations);
     CHECK(std::all_of(r.labels.begin(), r.labels.end(), [](int l) { return l == 0; }));
     CHECK(r.empty_clusters == 2);
     CHECK(std::equal(start.begin() + 4, start.end(), r.centroids.begin() + 4));  // kept
@@ -234,44 +234,44 @@ TEST_CASE("ties go to the lowest index; an empty cluster keeps its centroid", "[
 TEST_CASE("kmeans stops on unchanged labels, on tol, or at max_iterations, and reports every iteration",
           "[kmeans]") {
   const tcsolve::KmeansData& d = dataset("iris.h5");
-  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
-  demos::KmeansOptions o;
+  const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+  cluster::KmeansOptions o;
   o.variant = Variant::fp32_simt;
   o.backend = Backend::cpu;
   int calls = 0;
-  o.progress = [&](const demos::KmeansIteration& s) { CHECK(s.iteration == ++calls); };
-  const demos::KmeansResult full = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
-  CHECK(full.stop == demos::KmeansStop::labels_unchanged);
+  o.progress = [&](const cluster::KmeansIteration& s) { CHECK(s.iteration == ++calls); };
+  const cluster::KmeansResult full = cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(full.stop == cluster::KmeansStop::labels_unchanged);
   CHECK(calls == full.iterations);
   REQUIRE(full.history.size() == static_cast<std::size_t>(full.iterations));
   CHECK(full.history.front().changed == d.points);  // every label is new in the first assignment
   CHECK(full.history.back().changed == 0);
   CHECK(full.inertia ==
-        Approx(demos::kmeans_inertia(d.X.data(), d.points, d.dim, full.labels, full.centroids)));
+        Approx(cluster::kmeans_inertia(d.X.data(), d.points, d.dim, full.labels, full.centroids)));
   CHECK(full.time_per_iteration_s == Approx(full.time_s / full.iterations));
 
   o.progress = nullptr;
   o.tol = 1e-2;  // sum of squared movements below 1% of the mean variance
-  const demos::KmeansResult early = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
-  CHECK(early.stop == demos::KmeansStop::tolerance);
+  const cluster::KmeansResult early = cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(early.stop == cluster::KmeansStop::tolerance);
   CHECK(early.iterations < full.iterations);
 
   o.tol = 0;
   o.max_iterations = 2;
-  const demos::KmeansResult capped = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
-  CHECK(capped.stop == demos::KmeansStop::max_iterations);
+  const cluster::KmeansResult capped = cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
+  CHECK(capped.stop == cluster::KmeansStop::max_iterations);
   CHECK(capped.iterations == 2);
 }
 
 TEST_CASE("processing the points in chunks of G gives the same labels as one GEMM", "[kmeans]") {
   const tcsolve::KmeansData& d = dataset("wine.h5");
-  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 7);
-  demos::KmeansOptions o;
+  const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 7);
+  cluster::KmeansOptions o;
   o.variant = Variant::ec_fp16;
   o.backend = Backend::cpu;
-  const demos::KmeansResult whole = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  const cluster::KmeansResult whole = cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
   o.chunk_points = 17;  // 11 chunks, the last one partial
-  const demos::KmeansResult chunked = demos::kmeans(d.X.data(), d.points, d.dim, start, o);
+  const cluster::KmeansResult chunked = cluster::kmeans(d.X.data(), d.points, d.dim, start, o);
   CHECK(chunked.labels == whole.labels);
   CHECK(chunked.centroids == whole.centroids);
   CHECK(chunked.iterations == whole.iterations);
@@ -280,9 +280,9 @@ TEST_CASE("processing the points in chunks of G gives the same labels as one GEM
 TEST_CASE("k-means++ is reproducible for a seed and picks k distinct data points", "[kmeans]") {
   const tcsolve::KmeansData& d = dataset("wine.h5");
   const int k = 8;
-  const std::vector<float> a = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42);
-  CHECK(a == demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42));
-  CHECK(a != demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 43));
+  const std::vector<float> a = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42);
+  CHECK(a == cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 42));
+  CHECK(a != cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, k, 43));
   std::vector<int> picked;
   for (int j = 0; j < k; ++j) {
     int found = -1;
@@ -296,7 +296,7 @@ TEST_CASE("k-means++ is reproducible for a seed and picks k distinct data points
   CHECK(std::adjacent_find(picked.begin(), picked.end()) == picked.end());
   // Fewer distinct points than k: duplicates are drawn uniformly, no failure.
   const std::vector<float> same(4 * 10, 1.0f);
-  CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 3, 1).size() == 12);
+  CHECK(cluster::kmeans_plus_plus(same.data(), 10, 4, 3, 1).size() == 12);
 }
 
 TEST_CASE("k-means++ draws its first centre uniformly and the next with probability D(x)^2 / sum D^2 "
@@ -317,7 +317,7 @@ TEST_CASE("k-means++ draws its first centre uniformly and the next with probabil
   std::vector<std::vector<int>> second(points, std::vector<int>(points, 0));
   int bad = 0;
   for (int r = 0; r < runs; ++r) {
-    const std::vector<float> c = demos::kmeans_plus_plus(x.data(), points, 1, 2, 1000 + static_cast<std::uint64_t>(r));
+    const std::vector<float> c = cluster::kmeans_plus_plus(x.data(), points, 1, 2, 1000 + static_cast<std::uint64_t>(r));
     const auto f = std::find(x.begin(), x.end(), c[0]) - x.begin();
     const auto g = std::find(x.begin(), x.end(), c[1]) - x.begin();
     if (f >= points || g >= points || f == g) {  // not a data point, or f again (D(f)^2 = 0)
@@ -404,39 +404,39 @@ TEST_CASE("k-means++ walks its blocks and sub-blocks to the point one running su
         }
       }
     }
-    CHECK(demos::kmeans_plus_plus(x.data(), points, 1, k, seed) == expected);
+    CHECK(cluster::kmeans_plus_plus(x.data(), points, 1, k, seed) == expected);
   }
 }
 
 TEST_CASE("make_blobs draws reproducible blobs around centres in [-10, 10]^dim", "[kmeans]") {
-  const demos::Blobs a = demos::make_blobs(500, 3, 4, 9);
-  const demos::Blobs b = demos::make_blobs(500, 3, 4, 9);
+  const cluster::Blobs a = cluster::make_blobs(500, 3, 4, 9);
+  const cluster::Blobs b = cluster::make_blobs(500, 3, 4, 9);
   CHECK(a.X == b.X);
   CHECK(a.truth == b.truth);
   CHECK(std::all_of(a.centres.begin(), a.centres.end(), [](float c) { return c >= -10 && c <= 10; }));
   // Clustering them from the true centres finds the true blobs (centres >> noise apart).
-  demos::KmeansOptions o;
+  cluster::KmeansOptions o;
   o.variant = Variant::ec_fp16;
   o.backend = Backend::cpu;
-  const demos::KmeansResult r = demos::kmeans(a.X.data(), 500, 3, a.centres, o);
-  CHECK(demos::label_agreement(r.labels, a.truth) >= 0.95);
+  const cluster::KmeansResult r = cluster::kmeans(a.X.data(), 500, 3, a.centres, o);
+  CHECK(cluster::label_agreement(r.labels, a.truth) >= 0.95);
 }
 
 TEST_CASE("the library rejects bad sizes and non-finite values with InvalidInput", "[kmeans]") {
   const std::vector<float> X = {0, 0, 1, 1, 2, 2};  // 3 points in 2-D
-  demos::KmeansOptions o;
+  cluster::KmeansOptions o;
   o.backend = Backend::cpu;
   using tcsolve::InvalidInput;
-  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(8, 0.0f), o), InvalidInput);  // k = 4 > 3
-  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, {}, o), InvalidInput);                           // k = 0
-  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(3, 0.0f), o), InvalidInput);  // not k x 2
+  CHECK_THROWS_AS(cluster::kmeans(X.data(), 3, 2, std::vector<float>(8, 0.0f), o), InvalidInput);  // k = 4 > 3
+  CHECK_THROWS_AS(cluster::kmeans(X.data(), 3, 2, {}, o), InvalidInput);                           // k = 0
+  CHECK_THROWS_AS(cluster::kmeans(X.data(), 3, 2, std::vector<float>(3, 0.0f), o), InvalidInput);  // not k x 2
   std::vector<float> bad = X;
   bad[3] = std::numeric_limits<float>::quiet_NaN();
-  CHECK_THROWS_WITH(demos::kmeans(bad.data(), 3, 2, std::vector<float>(2, 0.0f), o),
+  CHECK_THROWS_WITH(cluster::kmeans(bad.data(), 3, 2, std::vector<float>(2, 0.0f), o),
                     Catch::Contains("non-finite value at (1, 1)"));
-  CHECK_THROWS_AS(demos::kmeans_plus_plus(X.data(), 3, 2, 0, 1), InvalidInput);
+  CHECK_THROWS_AS(cluster::kmeans_plus_plus(X.data(), 3, 2, 0, 1), InvalidInput);
   o.max_iterations = 0;
-  CHECK_THROWS_AS(demos::kmeans(X.data(), 3, 2, std::vector<float>(2, 0.0f), o), InvalidInput);
+  CHECK_THROWS_AS(cluster::kmeans(X.data(), 3, 2, std::vector<float>(2, 0.0f), o), InvalidInput);
 }
 
 TEST_CASE("data far from 1 in magnitude (subnormal, 1e-30, 1e21, 1e36) runs scaled by a power of two: the "
@@ -451,22 +451,22 @@ TEST_CASE("data far from 1 in magnitude (subnormal, 1e-30, 1e21, 1e36) runs scal
   const tcsolve::KmeansData& d = dataset("iris.h5");
   std::vector<float> base(d.X.size());
   for (std::size_t e = 0; e < base.size(); ++e) base[e] = static_cast<float>(std::lround(10.0 * d.X[e]));
-  const std::vector<float> start = demos::kmeans_plus_plus(base.data(), d.points, d.dim, kIrisK, 3);
+  const std::vector<float> start = cluster::kmeans_plus_plus(base.data(), d.points, d.dim, kIrisK, 3);
   for (Variant v : {Variant::fp64, Variant::fp32_simt, Variant::ec_fp16}) {
     for (double tol : {0.0, 1e-3}) {
-      demos::KmeansOptions o;
+      cluster::KmeansOptions o;
       o.variant = v;
       o.backend = Backend::cpu;
       o.tol = tol;
-      const demos::KmeansResult ref = demos::kmeans(base.data(), d.points, d.dim, start, o);
+      const cluster::KmeansResult ref = cluster::kmeans(base.data(), d.points, d.dim, start, o);
       CHECK(ref.scale_exponent == 0);
       for (int s : {-140, -100, -60, 70, 120}) {
         INFO(tcsolve::to_string(v) << ", tol " << tol << ", scale 2^" << s);
         std::vector<float> X(base.size());
         for (std::size_t e = 0; e < X.size(); ++e) X[e] = std::ldexp(base[e], s);
-        std::vector<float> init = demos::kmeans_plus_plus(X.data(), d.points, d.dim, kIrisK, 3);
+        std::vector<float> init = cluster::kmeans_plus_plus(X.data(), d.points, d.dim, kIrisK, 3);
         for (std::size_t e = 0; e < init.size(); ++e) CHECK(init[e] == std::ldexp(start[e], s));
-        const demos::KmeansResult r = demos::kmeans(X.data(), d.points, d.dim, init, o);
+        const cluster::KmeansResult r = cluster::kmeans(X.data(), d.points, d.dim, init, o);
         CHECK(r.scale_exponent != 0);
         CHECK(r.labels == ref.labels);
         CHECK(r.iterations == ref.iterations);
@@ -477,15 +477,15 @@ TEST_CASE("data far from 1 in magnitude (subnormal, 1e-30, 1e21, 1e36) runs scal
           CHECK(r.history[i].shift == std::ldexp(ref.history[i].shift, 2 * s));
         CHECK(r.inertia == Approx(std::ldexp(ref.inertia, 2 * s)).epsilon(s < -126 ? 1e-2 : 1e-12));
         // the inertia is that of the centroids returned
-        CHECK(r.inertia == demos::kmeans_inertia(X.data(), d.points, d.dim, r.labels, r.centroids));
+        CHECK(r.inertia == cluster::kmeans_inertia(X.data(), d.points, d.dim, r.labels, r.centroids));
       }
     }
   }
   // Unscaled, 2^-100 put every point in one cluster (x.c = 0): the labels above are iris's three.
-  demos::KmeansOptions o;
+  cluster::KmeansOptions o;
   o.backend = Backend::cpu;
   o.variant = Variant::fp64;
-  const demos::KmeansResult ref = demos::kmeans(base.data(), d.points, d.dim, start, o);
+  const cluster::KmeansResult ref = cluster::kmeans(base.data(), d.points, d.dim, start, o);
   CHECK(std::set<int>(ref.labels.begin(), ref.labels.end()).size() == 3);
 }
 
@@ -494,21 +494,21 @@ TEST_CASE("a set interrupt flag stops k-means++ and kmeans (Interrupted), whatev
   // GemmOptions::interrupt, tcsolveKmeansPlusPlus as kmeans_plus_plus's interrupt.
   const tcsolve::KmeansData& d = dataset("iris.h5");
   std::atomic<bool> flag{true};
-  CHECK_THROWS_AS(demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1, Backend::cpu, nullptr, &flag),
+  CHECK_THROWS_AS(cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1, Backend::cpu, nullptr, &flag),
                   tcsolve::Interrupted);
-  const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
-  demos::KmeansOptions o;
+  const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+  cluster::KmeansOptions o;
   o.backend = Backend::cpu;
   o.gemm.interrupt = &flag;
-  for (demos::KmeansAssign assign : {demos::KmeansAssign::unfused, demos::KmeansAssign::fused}) {
+  for (cluster::KmeansAssign assign : {cluster::KmeansAssign::unfused, cluster::KmeansAssign::fused}) {
     for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
-      INFO(demos::to_string(assign) << ", " << tcsolve::to_string(v));
+      INFO(cluster::to_string(assign) << ", " << tcsolve::to_string(v));
       o.assign = assign;
       o.variant = v;
       flag = true;
-      CHECK_THROWS_AS(demos::kmeans(d.X.data(), d.points, d.dim, start, o), tcsolve::Interrupted);
+      CHECK_THROWS_AS(cluster::kmeans(d.X.data(), d.points, d.dim, start, o), tcsolve::Interrupted);
       flag = false;
-      CHECK(demos::kmeans(d.X.data(), d.points, d.dim, start, o).iterations > 1);
+      CHECK(cluster::kmeans(d.X.data(), d.points, d.dim, start, o).iterations > 1);
     }
   }
 }
@@ -709,11 +709,11 @@ TEST_CASE(
   // in FP64), and the fp32-simt run on the cpu matches fp64 there.
   for (const char* file : {"iris.h5", "iris_shifted.h5"}) {
     const tcsolve::KmeansData& d = dataset(file);
-    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
+    const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, kIrisK, 1);
     for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
       INFO(file << ": " << tcsolve::to_string(v));
-      const demos::KmeansResult cpu = run(d, start, v, Backend::cpu);
-      const demos::KmeansResult gpu = run(d, start, v, Backend::cuda);
+      const cluster::KmeansResult cpu = run(d, start, v, Backend::cpu);
+      const cluster::KmeansResult gpu = run(d, start, v, Backend::cuda);
       CHECK(gpu.backend == Backend::cuda);
       CHECK(gpu.labels == cpu.labels);
       CHECK(gpu.iterations == cpu.iterations);
@@ -723,24 +723,24 @@ TEST_CASE(
     }
   }
   // Blobs processed in 7 chunks of G on both backends.
-  const demos::Blobs b = demos::make_blobs(20000, 32, 16, 5);
-  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 20000, 32, 16, 5);
+  const cluster::Blobs b = cluster::make_blobs(20000, 32, 16, 5);
+  const std::vector<float> start = cluster::kmeans_plus_plus(b.X.data(), 20000, 32, 16, 5);
   for (Variant v : {Variant::fp32_simt, Variant::ec_fp16}) {
     INFO("blobs: " << tcsolve::to_string(v));
-    demos::KmeansOptions o;
+    cluster::KmeansOptions o;
     o.variant = v;
     o.chunk_points = 3000;
     o.max_iterations = 20;
     o.backend = Backend::cpu;
-    const demos::KmeansResult cpu = demos::kmeans(b.X.data(), 20000, 32, start, o);
+    const cluster::KmeansResult cpu = cluster::kmeans(b.X.data(), 20000, 32, start, o);
     o.backend = Backend::cuda;
-    const demos::KmeansResult gpu = demos::kmeans(b.X.data(), 20000, 32, start, o);
+    const cluster::KmeansResult gpu = cluster::kmeans(b.X.data(), 20000, 32, start, o);
     // 20 Lloyd iterations amplify last-bit differences of the cross term at near-ties (the
     // hardware accumulator is not the emulation's model): measured on an H100, ec-fp16 kept
     // 99.7% of the cpu labels and the inertia within 6e-6. The bar of the demo is agreement
     // with fp64 on one backend (>= 0.999); across backends the run must agree to 99% and the
     // inertia to 1e-4 (a real indexing or reduction error moves both by far more).
-    CHECK(demos::label_agreement(gpu.labels, cpu.labels) >= 0.99);
+    CHECK(cluster::label_agreement(gpu.labels, cpu.labels) >= 0.99);
     CHECK(gpu.inertia == Approx(cpu.inertia).epsilon(1e-4));
   }
 }

@@ -20,7 +20,7 @@
 
 #include "cli_test_util.hpp"
 #include "test_data.hpp"
-#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -32,7 +32,7 @@
 
 namespace {
 
-namespace demos = tcsolve::demos;
+namespace cluster = tcsolve::cluster;
 using tcsolve::Backend;
 using tcsolve::Variant;
 
@@ -100,14 +100,14 @@ int count_ties(const TieData& t) {  // points whose minimum score is shared by t
 
 const Variant kFused[] = {Variant::fp32_simt, Variant::ec_fp16, Variant::ec_tf32, Variant::auto_};
 
-demos::KmeansResult run(const float* X, int points, int dim, const std::vector<float>& start, Variant v,
-                        demos::KmeansAssign assign, Backend backend, int max_iter = 300) {
-  demos::KmeansOptions o;
+cluster::KmeansResult run(const float* X, int points, int dim, const std::vector<float>& start, Variant v,
+                        cluster::KmeansAssign assign, Backend backend, int max_iter = 300) {
+  cluster::KmeansOptions o;
   o.variant = v;
   o.backend = backend;
   o.assign = assign;
   o.max_iterations = max_iter;
-  return demos::kmeans(X, points, dim, start, o);
+  return cluster::kmeans(X, points, dim, start, o);
 }
 
 }  // namespace
@@ -147,13 +147,13 @@ TEST_CASE("the fused assignment gives the unfused labels on the committed data s
           "[kmeans]") {
   for (const char* file : {"iris.h5", "wine.h5", "iris_shifted.h5"}) {
     const tcsolve::KmeansData d = tcsolve::read_kmeans_data(tcsolve::test::test_data_path(std::string("inputs/") + file));
-    const std::vector<float> start = demos::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 3);
+    const std::vector<float> start = cluster::kmeans_plus_plus(d.X.data(), d.points, d.dim, 5, 3);
     for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
       INFO(file << ": " << tcsolve::to_string(v));
-      const demos::KmeansResult u = run(d.X.data(), d.points, d.dim, start, v, demos::KmeansAssign::unfused, Backend::cpu);
-      const demos::KmeansResult f = run(d.X.data(), d.points, d.dim, start, v, demos::KmeansAssign::fused, Backend::cpu);
-      CHECK(u.assign == demos::KmeansAssign::unfused);
-      CHECK(f.assign == demos::KmeansAssign::fused);
+      const cluster::KmeansResult u = run(d.X.data(), d.points, d.dim, start, v, cluster::KmeansAssign::unfused, Backend::cpu);
+      const cluster::KmeansResult f = run(d.X.data(), d.points, d.dim, start, v, cluster::KmeansAssign::fused, Backend::cpu);
+      CHECK(u.assign == cluster::KmeansAssign::unfused);
+      CHECK(f.assign == cluster::KmeansAssign::fused);
       CHECK(f.labels == u.labels);
       CHECK(f.centroids == u.centroids);
       CHECK(f.iterations == u.iterations);
@@ -166,20 +166,20 @@ TEST_CASE("the fused assignment gives the unfused labels on the committed data s
   const std::vector<int> expected = brute_force(t);
   for (Variant v : kFused) {
     INFO("ties: " << tcsolve::to_string(v));
-    const demos::KmeansResult u = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::unfused, Backend::cpu, 1);
-    const demos::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused, Backend::cpu, 1);
+    const cluster::KmeansResult u = run(t.X.data(), t.points, t.dim, t.C, v, cluster::KmeansAssign::unfused, Backend::cpu, 1);
+    const cluster::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, cluster::KmeansAssign::fused, Backend::cpu, 1);
     CHECK(u.labels == expected);
     CHECK(f.labels == expected);
   }
   // automatic is unfused on the cpu; fused where there is no fused path is refused
-  const demos::KmeansResult a = run(t.X.data(), 200, t.dim, std::vector<float>(t.C.begin(), t.C.begin() + 16 * 8),
-                                    Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cpu, 1);
-  CHECK(a.assign == demos::KmeansAssign::unfused);
+  const cluster::KmeansResult a = run(t.X.data(), 200, t.dim, std::vector<float>(t.C.begin(), t.C.begin() + 16 * 8),
+                                    Variant::ec_fp16, cluster::KmeansAssign::automatic, Backend::cpu, 1);
+  CHECK(a.assign == cluster::KmeansAssign::unfused);
   CHECK_THROWS_AS(run(t.X.data(), 200, t.dim, std::vector<float>(t.C.begin(), t.C.begin() + 16 * 8), Variant::fp64,
-                      demos::KmeansAssign::fused, Backend::cpu, 1),
+                      cluster::KmeansAssign::fused, Backend::cpu, 1),
                   tcsolve::Unavailable);
-  CHECK(demos::parse_kmeans_assign("fused") == demos::KmeansAssign::fused);
-  CHECK_THROWS_AS(demos::parse_kmeans_assign("fast"), tcsolve::InvalidInput);
+  CHECK(cluster::parse_kmeans_assign("fused") == cluster::KmeansAssign::fused);
+  CHECK_THROWS_AS(cluster::parse_kmeans_assign("fast"), tcsolve::InvalidInput);
 }
 
 TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SIMT kernel the cpu model's",
@@ -198,8 +198,8 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
       WARN("no fused cuda path for " << tcsolve::to_string(v) << " on " << tcsolve::cuda::device_name());
       continue;
     }
-    const demos::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused, Backend::cuda, 1);
-    CHECK(f.assign == demos::KmeansAssign::fused);
+    const cluster::KmeansResult f = run(t.X.data(), t.points, t.dim, t.C, v, cluster::KmeansAssign::fused, Backend::cuda, 1);
+    CHECK(f.assign == cluster::KmeansAssign::fused);
     CHECK(f.labels == expected);
   }
   // real-valued blobs, whole runs: the ec variants' fused labels are bitwise the unfused ones
@@ -212,37 +212,37 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
       if (!tcsolve::cuda::nearest_columns_available(v)) continue;
       INFO(what << ": " << tcsolve::to_string(v));
-      const demos::KmeansResult u = run(X.data(), points, dim, C, v, demos::KmeansAssign::unfused, Backend::cuda,
+      const cluster::KmeansResult u = run(X.data(), points, dim, C, v, cluster::KmeansAssign::unfused, Backend::cuda,
                                         iterations);
-      const demos::KmeansResult f = run(X.data(), points, dim, C, v, demos::KmeansAssign::fused, Backend::cuda,
+      const cluster::KmeansResult f = run(X.data(), points, dim, C, v, cluster::KmeansAssign::fused, Backend::cuda,
                                         iterations);
       CHECK(f.labels == u.labels);
       if (same_iterations) CHECK(f.iterations == u.iterations);
       more(v, f);
     }
   };
-  const auto nothing_more = [](Variant, const demos::KmeansResult&) {};
-  const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
-  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3);
-  fused_matches_unfused("blobs", b.X, 30000, 64, start, 10, true, [](Variant v, const demos::KmeansResult& f) {
+  const auto nothing_more = [](Variant, const cluster::KmeansResult&) {};
+  const cluster::Blobs b = cluster::make_blobs(30000, 64, 40, 3);
+  const std::vector<float> start = cluster::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3);
+  fused_matches_unfused("blobs", b.X, 30000, 64, start, 10, true, [](Variant v, const cluster::KmeansResult& f) {
     CHECK(f.points_prepared == (v != Variant::ec_tf32));  // the default prepare_points
   });
   {  // 200 dimensions: several k-tiles per tile (4 FP16, 7 TF32), and 3 column tiles for the
      // epilogue's skip of tiles that cannot win
-    const demos::Blobs wide = demos::make_blobs(12000, 200, 30, 5);
-    const std::vector<float> c0 = demos::kmeans_plus_plus(wide.X.data(), 12000, 200, 300, 5);
+    const cluster::Blobs wide = cluster::make_blobs(12000, 200, 30, 5);
+    const std::vector<float> c0 = cluster::kmeans_plus_plus(wide.X.data(), 12000, 200, 300, 5);
     fused_matches_unfused("wide blobs", wide.X, 12000, 200, c0, 3, true, nothing_more);
   }
   {  // ec-fp16 on points split once against split every iteration, in chunks: the same run
-    demos::KmeansOptions o;
+    cluster::KmeansOptions o;
     o.variant = Variant::ec_fp16;
     o.backend = Backend::cuda;
-    o.assign = demos::KmeansAssign::fused;
+    o.assign = cluster::KmeansAssign::fused;
     o.max_iterations = 10;
     o.chunk_points = 7000;  // 5 chunks, the last one partial
-    const demos::KmeansResult once = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult once = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     o.prepare_points = false;
-    const demos::KmeansResult every = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult every = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     CHECK(once.points_prepared);
     CHECK_FALSE(every.points_prepared);
     CHECK(once.labels == every.labels);
@@ -251,19 +251,19 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
   for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {  // the points kept in shared memory
     if (!tcsolve::cuda::nearest_columns_available(v)) continue;
     INFO("resident points: " << tcsolve::to_string(v));
-    demos::KmeansOptions o;
+    cluster::KmeansOptions o;
     o.variant = v;
     o.backend = Backend::cuda;
-    o.assign = demos::KmeansAssign::fused;
+    o.assign = cluster::KmeansAssign::fused;
     o.max_iterations = 1;
-    const demos::KmeansResult streamed = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult streamed = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     o.gemm.nearest_resident_points = true;
-    const demos::KmeansResult resident = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult resident = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     CHECK(resident.labels == streamed.labels);
-    const demos::KmeansResult ties = run(t.X.data(), t.points, t.dim, t.C, v, demos::KmeansAssign::fused,
+    const cluster::KmeansResult ties = run(t.X.data(), t.points, t.dim, t.C, v, cluster::KmeansAssign::fused,
                                          Backend::cuda, 1);  // (streamed, as above)
     o.max_iterations = 1;
-    const demos::KmeansResult ties_resident = demos::kmeans(t.X.data(), t.points, t.dim, t.C, o);
+    const cluster::KmeansResult ties_resident = cluster::kmeans(t.X.data(), t.points, t.dim, t.C, o);
     CHECK(ties_resident.labels == ties.labels);
   }
   // the epilogue's other paths (wgmma_nearest.cuh): scales whose unscaling leaves FP32's normal
@@ -286,16 +286,16 @@ TEST_CASE("on the GPU, the fused assignment gives the unfused labels, and the SI
     std::vector<float> X = b.X, C = start;
     for (std::size_t q = 0; q < X.size(); q += 64) X[q] *= 0x1p45f;
     for (std::size_t q = 0; q < C.size(); q += 64) C[q] *= 0x1p45f;
-    fused_matches_unfused("auto's TF32 choice", X, 30000, 64, C, 2, true, [](Variant v, const demos::KmeansResult& f) {
+    fused_matches_unfused("auto's TF32 choice", X, 30000, 64, C, 2, true, [](Variant v, const cluster::KmeansResult& f) {
       if (v != Variant::auto_) return;
       CHECK(f.points_prepared);
       CHECK(f.resolved_variant == Variant::ec_tf32);
     });
   }
-  const demos::KmeansResult gpu =
-      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cuda, 1);
-  const demos::KmeansResult cpu =
-      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, demos::KmeansAssign::fused, Backend::cpu, 1);
+  const cluster::KmeansResult gpu =
+      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, cluster::KmeansAssign::fused, Backend::cuda, 1);
+  const cluster::KmeansResult cpu =
+      run(b.X.data(), 30000, 64, start, Variant::fp32_simt, cluster::KmeansAssign::fused, Backend::cpu, 1);
   CHECK(gpu.labels == cpu.labels);
 }
 
@@ -307,18 +307,18 @@ TEST_CASE("on the GPU, the update's sums are bitwise the host's and the same on 
   // fp64 distances on both backends (cuBLAS DGEMM, Eigen): the same labels for these blobs, so
   // the update (sorted by label, each cluster summed in point order) must give the host's
   // centroids bit for bit; two cuda runs of ec-fp16 must agree with each other bit for bit
-  const demos::Blobs b = demos::make_blobs(40000, 48, 60, 6);
-  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 40000, 48, 500, 6);
-  const demos::KmeansResult cpu =
-      run(b.X.data(), 40000, 48, start, Variant::fp64, demos::KmeansAssign::automatic, Backend::cpu, 1);
-  const demos::KmeansResult gpu =
-      run(b.X.data(), 40000, 48, start, Variant::fp64, demos::KmeansAssign::automatic, Backend::cuda, 1);
+  const cluster::Blobs b = cluster::make_blobs(40000, 48, 60, 6);
+  const std::vector<float> start = cluster::kmeans_plus_plus(b.X.data(), 40000, 48, 500, 6);
+  const cluster::KmeansResult cpu =
+      run(b.X.data(), 40000, 48, start, Variant::fp64, cluster::KmeansAssign::automatic, Backend::cpu, 1);
+  const cluster::KmeansResult gpu =
+      run(b.X.data(), 40000, 48, start, Variant::fp64, cluster::KmeansAssign::automatic, Backend::cuda, 1);
   REQUIRE(gpu.labels == cpu.labels);
   CHECK(gpu.centroids == cpu.centroids);
-  const demos::KmeansResult once =
-      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cuda, 8);
-  const demos::KmeansResult again =
-      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, demos::KmeansAssign::automatic, Backend::cuda, 8);
+  const cluster::KmeansResult once =
+      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, cluster::KmeansAssign::automatic, Backend::cuda, 8);
+  const cluster::KmeansResult again =
+      run(b.X.data(), 40000, 48, start, Variant::ec_fp16, cluster::KmeansAssign::automatic, Backend::cuda, 8);
   CHECK(once.labels == again.labels);
   CHECK(once.centroids == again.centroids);
 }
@@ -328,20 +328,20 @@ TEST_CASE("on the GPU, k-means++ returns bitwise the host's centroids for a seed
     WARN("no CUDA device: skipping the device k-means++ test (" << tcsolve::cuda::device_name() << ")");
     return;
   }
-  const demos::Blobs b = demos::make_blobs(50000, 37, 30, 8);  // 13 blocks of 4096, a partial one; odd dim
+  const cluster::Blobs b = cluster::make_blobs(50000, 37, 30, 8);  // 13 blocks of 4096, a partial one; odd dim
   for (std::uint64_t seed : {1u, 2u}) {
     INFO("blobs, seed " << seed);
-    CHECK(demos::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cuda) ==
-          demos::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cpu));
+    CHECK(cluster::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cuda) ==
+          cluster::kmeans_plus_plus(b.X.data(), 50000, 37, 64, seed, Backend::cpu));
   }
-  const demos::Blobs c = demos::make_blobs(9000, 32, 12, 4);  // dim % 4 == 0: the float4 loads
-  CHECK(demos::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cuda) ==
-        demos::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cpu));
+  const cluster::Blobs c = cluster::make_blobs(9000, 32, 12, 4);  // dim % 4 == 0: the float4 loads
+  CHECK(cluster::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cuda) ==
+        cluster::kmeans_plus_plus(c.X.data(), 9000, 32, 200, 5, Backend::cpu));
   // fewer distinct points than k: the uniform redraws consume the same draws
   std::vector<float> same(4 * 10, 1.0f);
   same[0] = 2.0f;
-  CHECK(demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cuda) ==
-        demos::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cpu));
+  CHECK(cluster::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cuda) ==
+        cluster::kmeans_plus_plus(same.data(), 10, 4, 5, 1, Backend::cpu));
 }
 
 TEST_CASE("tcsolve kmeans --assign and --seeding: reported in the JSON; bad values exit 2, a variant without a "
@@ -391,26 +391,26 @@ TEST_CASE("on the GPU, a run and the k-means++ seeding on the caller's non-block
   }
 #if defined(TCSOLVE_HAVE_CUDA)
   const tcsolve::test::Stream stream;  // cudaStreamNonBlocking: no implicit order with stream 0
-  const demos::Blobs b = demos::make_blobs(30000, 64, 40, 3);
-  const std::vector<float> start = demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda);
-  CHECK(demos::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda, stream.get()) == start);
-  demos::KmeansOptions o;
+  const cluster::Blobs b = cluster::make_blobs(30000, 64, 40, 3);
+  const std::vector<float> start = cluster::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda);
+  CHECK(cluster::kmeans_plus_plus(b.X.data(), 30000, 64, 300, 3, Backend::cuda, stream.get()) == start);
+  cluster::KmeansOptions o;
   o.variant = Variant::ec_fp16;
   o.backend = Backend::cuda;
   o.max_iterations = 10;
   // unfused (every sm_80+ device): the GEMM, assign_kernel, the sort and the update on the stream;
   // fused (sm_90): nearest_columns on the prepared points
-  for (demos::KmeansAssign assign : {demos::KmeansAssign::unfused, demos::KmeansAssign::fused}) {
-    if (assign == demos::KmeansAssign::fused && !tcsolve::cuda::nearest_columns_available(o.variant)) {
+  for (cluster::KmeansAssign assign : {cluster::KmeansAssign::unfused, cluster::KmeansAssign::fused}) {
+    if (assign == cluster::KmeansAssign::fused && !tcsolve::cuda::nearest_columns_available(o.variant)) {
       WARN("no fused cuda path for ec-fp16 on " << tcsolve::cuda::device_name());
       continue;
     }
-    INFO(demos::to_string(assign));
+    INFO(cluster::to_string(assign));
     o.assign = assign;
     o.stream = nullptr;
-    const demos::KmeansResult legacy = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult legacy = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     o.stream = stream.get();
-    const demos::KmeansResult own = demos::kmeans(b.X.data(), 30000, 64, start, o);
+    const cluster::KmeansResult own = cluster::kmeans(b.X.data(), 30000, 64, start, o);
     CHECK(own.assign == assign);
     CHECK(own.labels == legacy.labels);
     CHECK(own.centroids == legacy.centroids);

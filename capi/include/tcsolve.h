@@ -215,7 +215,7 @@ double tcsolveVariantUnitRoundoff(int variant);
 tcsolveStatus_t tcsolveVariantAvailable(int variant, tcsolveBackend_t backend, int* available);
 
 /* ---------------------------------------------------------------------------------------------
- * Extension: K-means, the demo of `tcsolve kmeans` (tcsolve/demos/kmeans.hpp): Lloyd's algorithm
+ * Extension: K-means, the library of `tcsolve kmeans` (tcsolve/cluster/kmeans.hpp): Lloyd's algorithm
  * whose distance step computes the cross terms x.c as one GEMM of the chosen variant, the
  * scores ||c||^2 - 2 x.c and the update in FP64; stops when no label changes (from the second
  * iteration), on tol, or after max_iterations. Bitwise the CLI's labels, centroids, inertia and

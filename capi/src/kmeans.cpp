@@ -1,7 +1,7 @@
 // The C API's K-means (tcsolve.h, "K-means"): tcsolveKmeans over the demo library
-// (tcsolve/demos/kmeans.hpp) exactly as `tcsolve kmeans` calls it -- the start is the caller's
-// centers or demos::kmeans_plus_plus(X, seed) on the handle's backend (bitwise the same centroids
-// on both), then demos::kmeans with the variant, the handle's backend, max_iterations and tol
+// (tcsolve/cluster/kmeans.hpp) exactly as `tcsolve kmeans` calls it -- the start is the caller's
+// centers or cluster::kmeans_plus_plus(X, seed) on the handle's backend (bitwise the same centroids
+// on both), then cluster::kmeans with the variant, the handle's backend, max_iterations and tol
 // (the assignment fused where it runs, as the CLI's default) -- so its labels, centroids,
 // inertia and iterations are the CLI's for the same data and options. Row-major n x d points are the demo's dim x N
 // column-major layout: nothing is transposed. tcsolveInterrupt stops a cpu tcsolveKmeans or
@@ -17,15 +17,15 @@
 #include "arguments.hpp"
 #include "context.hpp"
 #include "tcsolve.h"
-#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::capi {
 namespace {
 
 /// The demo's options from the C parameters (backend: the handle's).
-demos::KmeansOptions kmeans_options(const tcsolveKmeansParams_t& p, Backend backend) {
-  demos::KmeansOptions o;
+cluster::KmeansOptions kmeans_options(const tcsolveKmeansParams_t& p, Backend backend) {
+  cluster::KmeansOptions o;
   o.variant = variant_argument("params->variant", p.variant);
   o.backend = backend;
   if (p.max_iterations < 1)
@@ -69,11 +69,11 @@ const float* checked_points(std::int64_t n, std::int64_t d, const float* X, std:
   return storage.data();
 }
 
-int stop_code(demos::KmeansStop stop) {
+int stop_code(cluster::KmeansStop stop) {
   switch (stop) {
-    case demos::KmeansStop::labels_unchanged: return 0;
-    case demos::KmeansStop::tolerance: return 1;
-    case demos::KmeansStop::max_iterations: return 2;
+    case cluster::KmeansStop::labels_unchanged: return 0;
+    case cluster::KmeansStop::tolerance: return 1;
+    case cluster::KmeansStop::max_iterations: return 2;
   }
   return 2;
 }
@@ -104,7 +104,7 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     tcsolveKmeansParams_t p;
     tcsolveKmeansParamsDefault(&p);
     if (params) p = *params;
-    demos::KmeansOptions options = kmeans_options(p, h->backend);
+    cluster::KmeansOptions options = kmeans_options(p, h->backend);
     options.stream = h->context.stream();  // the handle's stream (tcsolveSetStream)
     options.gemm.interrupt = &h->interrupt;  // cpu: the distance GEMMs poll it (tcsolveInterrupt)
     std::vector<float> x_packed;
@@ -116,11 +116,11 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
       start = packed(centers, k, d, ldc);
     } else {
       const auto t0 = std::chrono::steady_clock::now();
-      start = demos::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend,  // bitwise on either
+      start = cluster::kmeans_plus_plus(x, points, dim, clusters, p.seed, h->backend,  // bitwise on either
                                       h->context.stream(), &h->interrupt);
       out.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
-    const demos::KmeansResult r = demos::kmeans(x, points, dim, start, options);
+    const cluster::KmeansResult r = cluster::kmeans(x, points, dim, start, options);
 
     for (std::int64_t j = 0; j < k; ++j)
       std::copy_n(r.centroids.begin() + j * d, d, centers + j * ldc);
@@ -145,7 +145,7 @@ tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, c
     std::vector<float> x_packed;
     const float* x = checked_points(n, d, X, ldx, k, centers, ldc, x_packed);
     const std::vector<float> start =
-        demos::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend,
+        cluster::kmeans_plus_plus(x, static_cast<int>(n), static_cast<int>(d), static_cast<int>(k), seed, h->backend,
                                 h->context.stream(), &h->interrupt);
     for (std::int64_t j = 0; j < k; ++j) std::copy_n(start.begin() + j * d, d, centers + j * ldc);
     return TCSOLVE_STATUS_SUCCESS;

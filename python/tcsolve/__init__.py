@@ -1,5 +1,5 @@
 """tcsolve for Python: FP32-accurate tensor-core products, the mixed-precision linear solver and
-the K-means demo on NumPy arrays, CuPy arrays and torch tensors, over the C API (libtcsolve,
+K-means on NumPy arrays, CuPy arrays and torch tensors, over the C API (libtcsolve,
 tcsolve.h) through ctypes.
 
     import numpy as np, tcsolve

@@ -1,4 +1,4 @@
-"""``tcsolve.KMeans``: the project's K-means demo (``tcsolve kmeans``, tcsolve/demos/kmeans.hpp)
+"""``tcsolve.KMeans``: the project's K-means (``tcsolve kmeans``, tcsolve/cluster/kmeans.hpp)
 in scikit-learn's estimator style, through tcsolveKmeans.
 
 ``fit`` runs the demo: Lloyd's algorithm whose distance step computes the cross terms x.c as one
@@ -203,7 +203,7 @@ class KMeans:
     fit, predict, score and kmeans_plusplus alike; a float64 value beyond FP32's range
     (|x| > 3.4e38), which would round to inf, is refused naming it. Data far from 1 in
     magnitude (float32 subnormals of order 1e-42, 1e-30, 1e30), whose cross terms x.c would
-    leave FP32's range, runs scaled by a power of two (exactly; tcsolve/demos/kmeans.hpp,
+    leave FP32's range, runs scaled by a power of two (exactly; tcsolve/cluster/kmeans.hpp,
     "Scale"), so it clusters as the same data at scale 1; predict scales the same way.
 
     Ctrl-C (SIGINT) stops a cpu fit or kmeans_plusplus within about a second and raises

@@ -1,6 +1,6 @@
 // K-means data and output files (ARCHITECTURE.md, "HDF5 files"): X (points x dim) and optional
 // init (k x dim) in; labels, centroids and the attribute inertia out. The demos' computation is
-// tcsolve::demos (examples/demos); its files are read and written here.
+// tcsolve::cluster (cluster/); its files are read and written here.
 #pragma once
 
 #include <cstdint>

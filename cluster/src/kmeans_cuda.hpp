@@ -1,4 +1,4 @@
-// Internal interface of the K-means demo's cuda part: the assignment, centroid update, norm and
+// Internal interface of K-means' cuda part (tcsolve::cluster): the assignment, centroid update, norm and
 // inertia kernels (kmeans_cuda.cu); in a build without CUDA every function throws
 // tcsolve::Unavailable (kmeans_cuda_stub.cpp). Pointers d_* are device memory, layouts as in
 // kmeans.hpp (X dim x N, C dim x k, G rows x k, all column-major). Every function that enqueues
@@ -6,7 +6,7 @@
 // kernels, copies and memsets go on that stream only, and it returns once they are enqueued,
 // except where it says it synchronizes (then it waits for that stream, never for the whole
 // device). kmeans_order_bytes enqueues nothing and takes no stream. Nothing outside
-// examples/demos/src includes this.
+// cluster/src includes this.
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
-namespace tcsolve::demos::detail {
+namespace tcsolve::cluster::detail {
 
 /// k-means++ on the device from the points d_X (dim x N): bitwise kmeans_plus_plus's host result
 /// for the seed, with its blocks of block_points points in sub-blocks of sub_points (at most 32
@@ -67,4 +67,4 @@ void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CU
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
                       CUstream_st* stream);
 
-}  // namespace tcsolve::demos::detail
+}  // namespace tcsolve::cluster::detail

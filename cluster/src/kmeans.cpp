@@ -1,11 +1,11 @@
-// The K-means demo (kmeans.hpp): Lloyd's loop written once over an Engine with one
+// K-means (tcsolve::cluster, kmeans.hpp): Lloyd's loop written once over an Engine with one
 // implementation per backend (CpuEngine on host arrays, CudaEngine on device arrays; dispatch in
 // make_engine), k-means++ seeding, blobs, agreement and inertia on the host.
 //
-// Built with -ffp-contract=off (examples/demos/CMakeLists.txt): the FP64 sums of the update
+// Built with -ffp-contract=off (cluster/CMakeLists.txt): the FP64 sums of the update
 // round after every operation, as finalize_kernel does with explicit __dadd_rn / __dmul_rn, so
 // both backends compute bitwise the same centroids, norms and movements from the same sums.
-#include "tcsolve/demos/kmeans.hpp"
+#include "tcsolve/cluster/kmeans.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -23,7 +23,7 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 
-namespace tcsolve::demos {
+namespace tcsolve::cluster {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -786,4 +786,4 @@ Blobs make_blobs(int points, int dim, int clusters, std::uint64_t seed) {
   return b;
 }
 
-}  // namespace tcsolve::demos
+}  // namespace tcsolve::cluster

@@ -1,5 +1,6 @@
-// The K-means demo (issue 5): Lloyd's algorithm whose distance step is one GEMM through any GEMM
-// variant of tcsolve::gemm, on the host (cpu backend) or on the device (cuda backend).
+// K-means (tcsolve::cluster, the library the CLI, the C API and the bench use): Lloyd's algorithm
+// whose distance step is one GEMM through any GEMM variant of tcsolve::gemm, on the host (cpu
+// backend) or on the device (cuda backend).
 //
 // Layout. Points and centroids are stored one per column, column-major:
 //   X  (dim x N)   column i is point i: the same bytes as the row-major N x dim dataset `X` of
@@ -70,7 +71,7 @@
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
-namespace tcsolve::demos {
+namespace tcsolve::cluster {
 
 /// Bytes of the distance block G: rows of G per GEMM = max(1, kDistanceChunkBytes / (4 k)) on the
 /// cpu; on cuda kDistanceChunkBytesCuda, so that N = 1e6, k = 1024 takes one GEMM per iteration
@@ -221,4 +222,4 @@ struct Blobs {
 /// centre and its noise; normals by Box-Muller). Throws InvalidInput for a size below 1.
 Blobs make_blobs(int points, int dim, int clusters, std::uint64_t seed);
 
-}  // namespace tcsolve::demos
+}  // namespace tcsolve::cluster

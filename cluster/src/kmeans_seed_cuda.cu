@@ -29,7 +29,7 @@
 #include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/error.hpp"
 
-namespace tcsolve::demos::detail {
+namespace tcsolve::cluster::detail {
 namespace {
 
 constexpr int kThreads = 256;
@@ -258,4 +258,4 @@ std::vector<float> kmeans_plus_plus_device(const float* d_X, int points, int dim
   return C.download(stream);  // waits for the stream only
 }
 
-}  // namespace tcsolve::demos::detail
+}  // namespace tcsolve::cluster::detail

@@ -26,7 +26,7 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
 
-namespace tcsolve::demos::detail {
+namespace tcsolve::cluster::detail {
 namespace {
 
 constexpr int kWarp = 32;
@@ -298,4 +298,4 @@ double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, i
   return total.download(stream)[0];  // waits for the stream only
 }
 
-}  // namespace tcsolve::demos::detail
+}  // namespace tcsolve::cluster::detail

@@ -1,8 +1,8 @@
-// The K-means demo's cuda part in a build without CUDA: links, and throws tcsolve::Unavailable.
+// K-means' cuda part (tcsolve::cluster) in a build without CUDA: links, and throws tcsolve::Unavailable.
 #include "kmeans_cuda.hpp"
 #include "tcsolve/gemm/error.hpp"
 
-namespace tcsolve::demos::detail {
+namespace tcsolve::cluster::detail {
 namespace {
 [[noreturn]] void not_built() { throw Unavailable("tcsolve was built without CUDA"); }
 }  // namespace
@@ -23,4 +23,4 @@ void kmeans_finalize(const double*, const int*, float*, double*, double*, int, i
 void kmeans_centroid_norms(const float*, int, int, double*, CUstream_st*) { not_built(); }
 double kmeans_inertia(const float*, const int*, const float*, int, int, CUstream_st*) { not_built(); }
 
-}  // namespace tcsolve::demos::detail
+}  // namespace tcsolve::cluster::detail
