@@ -309,6 +309,49 @@ TEST_CASE("multi_gpu: every device of the process gives bitwise device 0's solve
   }
 }
 
+TEST_CASE("multi_gpu: a context bound to device d serves a caller on device 0 (the device guard): device 0's "
+          "products and solves, the caller's device kept",
+          "[multi_gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the device guard");
+  const int count = device_count();
+  const test::Problem p = test::make_problem(300, 200, 260, "urand", "urand", 9);
+  const LinearSystem sys = generate_system(1500, 1e3, SpectrumMode::geometric, 47);
+  std::vector<std::vector<float>> first_products;
+  SolveResult first;
+  for (int d = 0; d < count; ++d) {
+    INFO("context on device " << d);
+    OnDevice on_d(d);
+    cuda::Context ctx;  // bound to device d
+    CHECK(ctx.device() == d);
+    const cuda::DeviceBuffer<float> A(p.A), B(p.B);
+    cuda::DeviceBuffer<float> C(static_cast<std::size_t>(p.m) * p.n);
+    std::vector<std::vector<float>> products;
+    SolveResult r;
+    {
+      OnDevice caller(0);  // the caller's current device is 0 whatever d is
+      for (Variant v : {Variant::ec_fp16, Variant::auto_, Variant::fp32_simt}) {
+        cuda::gemm(ctx, v, Op::n, Op::n, p.m, p.n, p.k, 1.0f, A.data(), p.m, B.data(), p.k, 0.0f, C.data(), p.m);
+        ctx.synchronize();
+        products.push_back(C.download());
+      }
+      SolveOptions o = cuda_options(Variant::auto_, &ctx);
+      o.block_size = 512;
+      r = solve(sys, o);
+      int now = -1;
+      REQUIRE(cudaGetDevice(&now) == cudaSuccess);
+      CHECK(now == 0);  // the guard restored the caller's device
+    }
+    CHECK(r.converged);
+    if (d == 0) {
+      first_products = products;
+      first = r;
+    } else {
+      CHECK(products == first_products);
+      CHECK(r.x == first.x);
+    }
+  }
+}
+
 #else  // a build without CUDA: the tests run with a GPU only
 
 TEST_CASE("the explicit device context tests (built without CUDA)", "[gpu]") { WARN("tcsolve was built without CUDA: skipping the explicit device context tests"); }

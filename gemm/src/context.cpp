@@ -12,6 +12,7 @@
 namespace tcsolve::cuda {
 
 CUstream_st* Context::stream() const { return impl_->stream; }
+int Context::device() const { return impl_->device; }
 void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
 int Context::max_blocks() const { return impl_->max_blocks; }
 void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }

@@ -71,7 +71,13 @@ Context::Impl::~Impl() {
   if (blas_ != nullptr) cublasDestroy(blas_);
 }
 
-Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
+Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) {
+  impl_->stream = stream;
+  if (cudaGetDevice(&impl_->device) != cudaSuccess) {  // no device: 0, and no error left behind
+    impl_->device = 0;
+    cudaGetLastError();
+  }
+}
 Context::~Context() = default;
 
 void Context::synchronize() const { TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }

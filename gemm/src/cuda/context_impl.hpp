@@ -34,6 +34,7 @@ class Scratch {
 
 struct Context::Impl {
   cudaStream_t stream = nullptr;
+  int device = 0;  ///< Context::device(): current when the context was made
   int max_blocks = 0;
   Context::Workspaces workspaces = Context::Workspaces::cached;
   cudaMemPool_t pool = nullptr;

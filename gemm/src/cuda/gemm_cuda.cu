@@ -13,6 +13,7 @@
 #include "mma_gemm.hpp"
 #include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/device_guard.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
@@ -103,6 +104,7 @@ GemmInfo run_call(Context& ctx, Variant variant, detail::GemmArgs& args, const G
   if (!device_available())
     throw Unavailable("variant " + std::string(to_string(variant)) +
                       ": no usable CUDA device (" + device_name() + ")");
+  const tcsolve::detail::DeviceGuard guard(ctx.device());
   args.ctx = &ctx.impl();
   args.auto_on_device = on_device != nullptr;
   args.auto_tf32_needed = on_device != nullptr ? on_device->tf32_needed : nullptr;

@@ -18,6 +18,7 @@
 
 #include "backend.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/device_guard.hpp"
 #include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
@@ -165,6 +166,7 @@ GemmInfo nearest_columns(Context& ctx, Variant variant, int m, int n, int k, con
                       device_name() +
                       " (ec-fp16, ec-tf32 and auto need Hopper's wgmma kernels with ec_chunk_k 32; fp32-simt runs "
                       "everywhere)");
+  const tcsolve::detail::DeviceGuard on_device(ctx.device());
   Context::Impl& impl = ctx.impl();
   GemmInfo info{variant, variant, Backend::cuda, {}, CudaKernels::mma};
   if (variant == Variant::fp32_simt) {
@@ -195,6 +197,7 @@ NearestPoints::NearestPoints(Context& ctx, int m, int k, const float* d_A, int l
   if (!available(options))
     throw Unavailable("NearestPoints: prepared points need Hopper's wgmma kernels with ec_chunk_k 32 (" +
                       device_name() + ")");
+  const tcsolve::detail::DeviceGuard on_device(ctx.device());
   split_ = DeviceBuffer<unsigned char>(detail::prepared_points_bytes(m, k));
   shift_ = DeviceBuffer<int>(static_cast<std::size_t>(m) + 1);
   detail::GemmArgs args{Op::t, Op::n, m, 1, k, 1.0f, d_A, lda, nullptr, k, 0.0f, nullptr, m};
@@ -212,6 +215,7 @@ GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const
   if (!NearestPoints::available(options))
     throw Unavailable("nearest_columns on prepared points: needs Hopper's wgmma kernels with ec_chunk_k 32 (" +
                       device_name() + ")");
+  const tcsolve::detail::DeviceGuard on_device(ctx.device());
   Context::Impl& impl = ctx.impl();
   const detail::NearestArgs nearest{d_weights, d_labels, d_changed, options.nearest_resident_points};
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, points.points(), points.lda(), d_B, ldb, 0.0f, nullptr, m};

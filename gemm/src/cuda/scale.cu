@@ -10,6 +10,7 @@
 #include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/device_guard.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::cuda {
@@ -34,6 +35,7 @@ void launch_scale(Context& ctx, int m, int n, float beta, const float* d_beta, f
     throw InvalidInput("scale_matrix: m = " + std::to_string(m) + ", n = " + std::to_string(n) +
                        ", ldc = " + std::to_string(ldc));
   if (m == 0 || n == 0 || (d_beta == nullptr && beta == 1.0f)) return;
+  const tcsolve::detail::DeviceGuard on_device(ctx.device());
   const dim3 grid(static_cast<unsigned>(ceil_div(m, kThreads)), static_cast<unsigned>(std::min(n, 65535)));
   scale_kernel<<<grid, kThreads, 0, ctx.stream()>>>(m, n, beta, d_beta, d_C, ldc);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());

@@ -13,6 +13,7 @@ namespace tcsolve::cuda {
 
 struct Context::Impl {
   CUstream_st* stream = nullptr;
+  int device = 0;
   int max_blocks = 0;
   bool time_phases = false;
   Context::Workspaces workspaces = Context::Workspaces::cached;

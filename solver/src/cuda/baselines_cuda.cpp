@@ -18,6 +18,7 @@
 #include "fp64_lu.hpp"
 #include "libraries.hpp"
 #include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/gemm/device_guard.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::cuda {
@@ -25,6 +26,7 @@ namespace tcsolve::cuda {
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* context) {
   require_device("baseline " + std::string(method));
   ContextFor ctx(context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
   const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
   using Gesv = cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*,
                                     cusolver_int_t, cusolver_int_t*, double*, cusolver_int_t, double*,

@@ -48,6 +48,7 @@
 #include "refinement_cuda.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/gemm/device_guard.hpp"
 #include "tcsolve/gemm/error.hpp"
 
 namespace tcsolve::cuda {
@@ -283,8 +284,9 @@ HostMatrix downloaded(const DeviceRun& run, const DeviceBuffer<double>& d, int n
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
   require_device("the cuda solver");
   check_variant(options.variant);
-  check_device_memory(static_cast<int>(sys.A.rows()), static_cast<int>(sys.b.cols()), options);
   ContextFor ctx(options.cuda_context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
+  check_device_memory(static_cast<int>(sys.A.rows()), static_cast<int>(sys.b.cols()), options);
   DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
   const auto t = Clock::now();
@@ -298,8 +300,9 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options) {
 SolveResult solve_device(const DeviceSystemView& view, double* X, int ldx, const SolveOptions& options) {
   require_device("the cuda solver");
   check_variant(options.variant);
-  check_device_memory(view.n, view.nrhs, options);
   ContextFor ctx(options.cuda_context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
+  check_device_memory(view.n, view.nrhs, options);
   DeviceRun run(ctx.get(), options.cuda_plan, options.gemm);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
   auto t = Clock::now();
@@ -332,6 +335,7 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
   sys.A = A;
   sys.b = Eigen::MatrixXd::Zero(A.rows(), 1);
   ContextFor ctx(context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
   DeviceRun run(ctx.get(), plan, gemm);
   const DeviceSystem s = upload(run, sys);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);

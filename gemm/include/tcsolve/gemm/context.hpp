@@ -31,6 +31,12 @@ class Context {
   /// A context on `stream` of the current device (nullptr: the legacy default stream). Makes
   /// nothing on the device until it is used, so it never throws for a missing device here.
   explicit Context(CUstream_st* stream = nullptr);
+
+  /// The CUDA device the context is bound to: the one current when it was made (0 without a
+  /// device). cuda::gemm, nearest_columns, scale_matrix and the cuda solver make it current for
+  /// their duration and restore the caller's after, so a context serves any caller thread
+  /// whatever device is current there. Its stream must belong to this device.
+  int device() const;
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
