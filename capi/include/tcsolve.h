@@ -46,9 +46,11 @@ typedef enum { TCSOLVE_OP_N = 0, TCSOLVE_OP_T = 1 } tcsolveOperation_t;
 /* Creates a handle on `backend`. CUDA (or AUTO resolving to it) without a usable device, or in
  * a build without CUDA: TCSOLVE_STATUS_NOT_SUPPORTED, *handle set to NULL and the message kept
  * for tcsolveGetLastErrorMessage(NULL). A cuda handle is bound to the device current when it is
- * created: its calls run there (made current for the call, the caller's device restored after)
- * whatever device the calling thread has current; its stream (tcsolveSetStream) and pointers
- * must belong to that device. For several GPUs, create a handle per device.
+ * created: tcsolveSgemm and tcsolveDgesv run there (made current for the call, the caller's
+ * device restored after) whatever device the calling thread has current; its stream
+ * (tcsolveSetStream) and pointers must belong to that device. tcsolveKmeans and
+ * tcsolveKmeansPlusPlus still run on the calling thread's current device: make the handle's
+ * current for them. For several GPUs, create a handle per device.
  *
  * A handle's life. The library keeps a registry of the live handles (those tcsolveCreate
  * returned and tcsolveDestroy has not destroyed) and every function taking a handle looks it up
