@@ -16,6 +16,7 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "json.hpp"
+#include "launcher.hpp"
 #include "signals.hpp"
 #include "versions.hpp"
 #include "tcsolve/gemm/error.hpp"
@@ -187,6 +188,16 @@ int main(int argc, char** argv) {
     return kExitInvalid;
   }
 
+  // Several ranks from an MPI launcher: refused (launcher.hpp), the message from rank 0 only.
+  if (const tcsolve::app::LaunchRanks ranks = tcsolve::app::launcher_ranks();
+      ranks.size > 1 && !has_argument(sub_argc, sub_argv, "--help")) {
+    const std::string message = "launched as " + std::to_string(ranks.size) + " ranks (" + ranks.variable + "=" +
+                                std::to_string(ranks.size) +
+                                "), but this version of tcsolve runs as one process: run it without mpirun (or with "
+                                "-np 1)";
+    if (ranks.rank != 0) return kExitUnavailable;
+    return fail(name, json, kExitUnavailable, message);
+  }
   try {
     if (json && has_argument(sub_argc, sub_argv, "--help")) {
       // --help --json: the usage as one JSON object, {"command", "help", "versions"}.

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
+#include "temp_dir.hpp"
 #include "test_data.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
@@ -505,4 +507,30 @@ TEST_CASE("gemm-bench shows an FP32 overflow alike for every variant, and refuse
     CHECK(contains(r.err, "FP32's range"));
     CHECK(contains(r.err, "3.4028235e38"));
   }
+}
+
+TEST_CASE("launched as several MPI ranks, tcsolve refuses up front (exit 4), rank 0 alone says why", "[cli]") {
+  // What `mpirun -np 2 tcsolve generate ...` gives each process (OpenMPI's variables; PMI_* for
+  // MPICH): the command must not run twice and race on its output file.
+  TempDir dir;
+  const std::string out = dir.path("g.h5");
+  const std::string args = "generate --backend cpu --n 16 --output '" + out + "'";
+  const CommandResult r0 = run_shell("OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 " + tcsolve_exe() + " " + args,
+                                     "(rank 0 of 2) " + args);
+  INFO(r0);
+  CHECK(r0.exit_code == 4);
+  CHECK(contains(r0.err, "launched as 2 ranks (OMPI_COMM_WORLD_SIZE=2)"));
+  const CommandResult r1 = run_shell("PMI_SIZE=3 PMI_RANK=2 " + tcsolve_exe() + " " + args + " --json",
+                                     "(rank 2 of 3) " + args);
+  INFO(r1);
+  CHECK(r1.exit_code == 4);
+  CHECK(r1.err.empty());  // one message: rank 0's
+  CHECK(r1.out.empty());
+  CHECK_FALSE(std::filesystem::exists(out));
+  // One rank (mpirun -np 1) runs as usual.
+  const CommandResult one =
+      run_shell("OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_RANK=0 " + tcsolve_exe() + " " + args, "(1 rank) " + args);
+  INFO(one);
+  CHECK(one.exit_code == 0);
+  CHECK(std::filesystem::exists(out));
 }

@@ -1,0 +1,23 @@
+// MPI launchers (ARCHITECTURE.md: only app/ reads their environment): how many ranks `mpirun
+// -np P tcsolve ...` (or another launcher) started, and which one this process is. This version
+// runs every command as one process, so a launch of P > 1 ranks is refused up front (exit 4, the
+// message from rank 0 only) rather than letting P copies run the whole command and race on its
+// output file; the distributed commands are issue 32's next steps.
+#pragma once
+
+#include <string>
+
+namespace tcsolve::app {
+
+struct LaunchRanks {
+  int size = 1;          ///< ranks the launcher started (1: not launched as several)
+  int rank = 0;          ///< this process's rank
+  std::string variable;  ///< the environment variable that gave size ("" when none)
+};
+
+/// From OpenMPI's OMPI_COMM_WORLD_SIZE / _RANK, else PMIx's PMIX_SIZE / PMIX_RANK, else the
+/// PMI of MPICH and Intel MPI (PMI_SIZE / PMI_RANK). A value that is not a positive number (or
+/// a rank outside [0, size)) is ignored.
+LaunchRanks launcher_ranks();
+
+}  // namespace tcsolve::app
