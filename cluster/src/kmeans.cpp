@@ -64,10 +64,7 @@ void check_finite(const float* v, std::size_t n, int dim, const char* what) {
 }
 
 /// Throws Interrupted when the caller's flag is set (nullptr: never).
-void check_interrupt(const std::atomic<bool>* interrupt) {
-  if (interrupt && interrupt->load(std::memory_order_relaxed))
-    throw Interrupted("interrupted: the K-means run was stopped at the caller's request");
-}
+void check_interrupt(const std::atomic<bool>* interrupt) { tcsolve::check_interrupt(interrupt, "the K-means run"); }
 
 /// The exponent e of the power of two the run scales X and init by (0: none; see kmeans.hpp,
 /// "Scale"): M = the largest magnitude of X and init; e = 0 when 2^-40 <= M < 2^41, else the e

@@ -75,10 +75,7 @@ inline constexpr double kForwardWarning = 1e-3;
 std::string brief(double v);
 
 /// Throws Interrupted when the caller's flag (SolveOptions::interrupt) is set.
-inline void check_interrupt(const std::atomic<bool>* interrupt) {
-  if (interrupt && interrupt->load(std::memory_order_relaxed))
-    throw Interrupted("interrupted: the solve was stopped at the caller's request");
-}
+inline void check_interrupt(const std::atomic<bool>* interrupt) { tcsolve::check_interrupt(interrupt, "the solve"); }
 
 /// The refinement loop's step hook for `options` (refinement_loop's step): the interrupt check,
 /// then SolveOptions::progress("refinement", iterations / max_iterations).

@@ -82,12 +82,6 @@ Operands rounded(Operands o, RoundFn fn) {
   return o;
 }
 
-/// Throws Interrupted when the caller's flag (GemmOptions::interrupt) is set.
-void check_interrupt(const std::atomic<bool>* interrupt) {
-  if (interrupt && interrupt->load(std::memory_order_relaxed))
-    throw Interrupted("interrupted: the product was stopped at the caller's request");
-}
-
 /// C(i, j) = alpha * value(i, j) + beta * C(i, j) for every element, columns in parallel. The
 /// interrupt flag is read before each column; once set, the remaining columns are skipped and
 /// Interrupted is thrown (C partly written).
@@ -108,7 +102,7 @@ void for_each_output(int m, int n, float alpha, float beta, float* C, int ldc, c
       c = beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
     }
   }
-  if (stopped.load()) check_interrupt(interrupt);
+  if (stopped.load()) check_interrupt(interrupt, "the product");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -293,7 +287,7 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
   const TensorCoreModel tc(options.model);
   auto operands = [&](int ks) { return pack(ta, tb, m, n, k, A, lda, B, ldb, ks); };
   auto run = [&](auto value) { for_each_output(m, n, alpha, beta, C, ldc, options.interrupt, value); };
-  check_interrupt(options.interrupt);
+  check_interrupt(options.interrupt, "the product");
 
   switch (variant) {
     case Variant::fp64:

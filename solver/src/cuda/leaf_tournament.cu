@@ -36,8 +36,10 @@
 
 #include <climits>
 #include <cstddef>
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "kernels.hpp"
 #include "leaf_device.cuh"
@@ -309,20 +311,20 @@ cudaLaunchConfig_t cluster_launch(cudaStream_t stream, int clusters, cudaLaunchA
 int clusters_for(int m) { return (m + kCtaRows - 1) / kCtaRows; }
 
 /// Whether this device runs the kernel for order n: compute capability 9.0 and the cluster of
-/// n rows schedulable. Remembered per device and n (a property of the device; the LU asks once
-/// per leaf), guarded by a mutex.
+/// n rows schedulable. Remembered per (device, n) (a property of the device, whose kernel
+/// attributes are set on the first ask; the LU asks once per leaf), guarded by a mutex.
 bool runs_here(int n) {
   static std::mutex mutex;
-  static int cached_n = -1, cached_device = -1;
-  static bool cached = false;
+  static std::map<std::pair<int, int>, bool> found;  // (device, n)
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
   const std::lock_guard<std::mutex> lock(mutex);
-  if (n == cached_n && device == cached_device) return cached;
-  cached_n = n, cached_device = device, cached = false;
+  const auto [it, first] = found.try_emplace({device, n}, false);
+  bool& cached = it->second;
+  if (!first) return cached;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     cudaGetLastError();
     return false;

@@ -54,8 +54,10 @@
 #include <climits>
 #include <cstddef>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #include "kernels.hpp"
 #include "leaf_device.cuh"
@@ -385,9 +387,9 @@ bool schedulable(const LeafKernel& k, int clusters) {
 }
 
 /// The first kernel, widest leaf first, whose cluster for m = n rows the device can run; null
-/// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered for
-/// the last n and variant (a cache of a property of the device, guarded by a mutex): the LU asks
-/// once per leaf.
+/// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered per
+/// (device, n, variant) (a property of the device, whose kernel attributes are set on the first
+/// ask; guarded by a mutex): the LU asks once per leaf, and two GPUs used in turn keep theirs.
 const LeafKernel* kernel_for(int n, LeafVariant leaf) {
   // The 32-column leaf rotates its registers every 2 steps and posts column i + 1's candidate
   // before the rest of step i's update (session 6: leaves 37.7 -> 35.8-36.1 ms at n = 16384).
@@ -410,16 +412,16 @@ const LeafKernel* kernel_for(int n, LeafVariant leaf) {
   const int variant = (c == 8 ? 1 : c == 4 ? 2 : c == 1 ? 3 : 0) + (leaf.ahead ? 0 : 4);
   const LeafKernel* kernels = variants[variant];
   static std::mutex mutex;
-  static int cached_n = -1, cached_device = -1, cached_variant = -1;
-  static const LeafKernel* cached = nullptr;
+  static std::map<std::tuple<int, int, int>, const LeafKernel*> found;  // (device, n, variant)
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;
   }
   const std::lock_guard<std::mutex> lock(mutex);
-  if (n == cached_n && device == cached_device && variant == cached_variant) return cached;
-  cached_n = n, cached_device = device, cached_variant = variant, cached = nullptr;
+  const auto [it, first] = found.try_emplace({device, n, variant}, nullptr);
+  const LeafKernel*& cached = it->second;
+  if (!first) return cached;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     cudaGetLastError();
     return nullptr;

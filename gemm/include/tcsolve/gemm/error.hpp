@@ -1,6 +1,7 @@
 // The project's exception hierarchy. Libraries throw; only app/main.cpp prints and exits.
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,13 @@ class Interrupted : public Error {
  public:
   using Error::Error;
 };
+
+/// Throws Interrupted ("interrupted: <what> was stopped at the caller's request") when the
+/// caller's flag is set; nullptr: never. The one check behind every interrupt option.
+inline void check_interrupt(const std::atomic<bool>* interrupt, const char* what) {
+  if (interrupt && interrupt->load(std::memory_order_relaxed))
+    throw Interrupted(std::string("interrupted: ") + what + " was stopped at the caller's request");
+}
 
 /// A CUDA runtime or library call failed; the message names the call, file and line.
 class CudaError : public Error {
