@@ -17,7 +17,7 @@ std::string zero_pivot_message(int column) {
   return "matrix is exactly singular: zero pivot in column " + std::to_string(column + 1) + " (1-based)";
 }
 
-void check_system(const LinearSystem& sys) {
+double check_system(const LinearSystem& sys) {
   if (sys.A.rows() < 1 || sys.A.rows() != sys.A.cols())
     throw InvalidInput("A must be square and non-empty, got " + std::to_string(sys.A.rows()) + " x " +
                        std::to_string(sys.A.cols()));
@@ -31,14 +31,19 @@ void check_system(const LinearSystem& sys) {
   // A zero row or column: exactly singular, found in O(n^2) before an LU of O(n^3) (an all-zero
   // A of n = 20000 ran for minutes before).
   const Eigen::Index n = sys.A.rows();
-  for (Eigen::Index j = 0; j < n; ++j)
-    if ((sys.A.col(j).array() == 0.0).all())
+  double largest = 0;  // max |a_ij|, from the same pass
+  for (Eigen::Index j = 0; j < n; ++j) {
+    const double column = sys.A.col(j).cwiseAbs().maxCoeff();
+    if (column == 0)
       throw InvalidInput("matrix is exactly singular: column " + std::to_string(j + 1) + " (1-based) is zero");
+    largest = std::max(largest, column);
+  }
   Eigen::VectorXi row_nonzero = Eigen::VectorXi::Zero(n);
   for (Eigen::Index j = 0; j < n; ++j) row_nonzero += (sys.A.col(j).array() != 0.0).cast<int>().matrix();
   for (Eigen::Index i = 0; i < n; ++i)
     if (row_nonzero[i] == 0)
       throw InvalidInput("matrix is exactly singular: row " + std::to_string(i + 1) + " (1-based) is zero");
+  return largest;
 }
 
 void check_solve_options(const SolveOptions& options) {

@@ -22,8 +22,9 @@ namespace tcsolve::detail {
 std::string zero_pivot_message(int column);
 
 /// Throws InvalidInput unless A is square and non-empty, b has n rows and >= 1 column, both are
-/// finite, and x_true (when present) has b's shape.
-void check_system(const LinearSystem& sys);
+/// finite, and x_true (when present) has b's shape, and (exact singularity) no row or column of
+/// A is zero. Returns max |a_ij|, found by the zero-column test's pass (prescale.hpp uses it).
+double check_system(const LinearSystem& sys);
 
 /// Throws InvalidInput for a block size < 1 or max_iterations < 0.
 void check_solve_options(const SolveOptions& options);

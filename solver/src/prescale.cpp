@@ -34,9 +34,9 @@ bool Prescale::any() const {
   return false;
 }
 
-Prescale prescale_for(const LinearSystem& sys) {
+Prescale prescale_for(const LinearSystem& sys, double max_abs_a) {
   Prescale p;
-  if (sys.A.size() > 0) p.a = exponent_up(sys.A.cwiseAbs().maxCoeff());
+  p.a = exponent_up(max_abs_a);
   p.b.resize(static_cast<std::size_t>(sys.b.cols()));
   for (Eigen::Index j = 0; j < sys.b.cols(); ++j)
     p.b[static_cast<std::size_t>(j)] = exponent_up(sys.b.col(j).cwiseAbs().maxCoeff());

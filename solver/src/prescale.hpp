@@ -32,8 +32,9 @@ struct Prescale {
   bool any() const;
 };
 
-/// The scaling `sys` needs (Prescale::any() false for every system away from underflow).
-Prescale prescale_for(const LinearSystem& sys);
+/// The scaling `sys` needs, max_abs_a its largest |a_ij| (check_system's result): Prescale::any()
+/// is false for every system away from underflow.
+Prescale prescale_for(const LinearSystem& sys, double max_abs_a);
 
 /// sys scaled by p: A' = 2^a A, b'_j = 2^b_j b_j, x_true'_j = 2^(b_j - a) x_true_j (exact unless
 /// that last one underflows; the forward error is computed again on the original by unscale).

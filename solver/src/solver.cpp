@@ -116,10 +116,10 @@ double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& o
 
 SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   const auto t_start = Clock::now();
-  detail::check_system(sys);
+  const double max_abs_a = detail::check_system(sys);
   detail::check_solve_options(requested);
   // A system near FP64's underflow is solved as its exactly scaled copy (prescale.hpp).
-  if (const detail::Prescale p = detail::prescale_for(sys); p.any()) {
+  if (const detail::Prescale p = detail::prescale_for(sys, max_abs_a); p.any()) {
     SolveResult r = solve(detail::prescaled(sys, p), requested);
     detail::unscale(r, p, sys);
     return r;
