@@ -16,8 +16,8 @@
 
 #include "signals.hpp"
 
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::app {
 

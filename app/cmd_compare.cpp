@@ -28,10 +28,10 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "solve_report.hpp"
-#include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
-#include "tcsolve/solver/solver.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/solver/solver.hpp"
+#include "versions.hpp"
 
 extern char** environ;
 

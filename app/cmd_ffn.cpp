@@ -16,17 +16,17 @@
 #include <vector>
 
 #include "cli_util.hpp"
-#include "input.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
-#include "versions.hpp"
 #include "tcsolve/bench/ffn_bench.hpp"
 #include "tcsolve/bench/variant_rows.hpp"
 #include "tcsolve/demos/ffn.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 namespace {

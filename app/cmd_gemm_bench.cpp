@@ -20,19 +20,19 @@
 #include <vector>
 
 #include "cli_util.hpp"
-#include "input.hpp"
 #include "commands.hpp"
+#include "env_options.hpp"
+#include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
-#include "versions.hpp"
 #include "tcsolve/bench/gemm_bench.hpp"
 #include "tcsolve/bench/gemm_problem.hpp"
 #include "tcsolve/bench/variant_rows.hpp"
-#include "tcsolve/gemm/error.hpp"
-#include "env_options.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/random.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 namespace {

@@ -10,14 +10,14 @@
 #include <string>
 
 #include "cli_util.hpp"
-#include "input.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
-#include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 namespace {

@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "cli_util.hpp"
-#include "input.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
-#include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/matrix_market.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 

@@ -26,7 +26,7 @@
 #include "progress.hpp"
 #include "versions.hpp"
 #include "tcsolve/cluster/kmeans.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/io/kmeans_file.hpp"

@@ -13,10 +13,10 @@
 #include "json.hpp"
 #include "progress.hpp"
 #include "solve_report.hpp"
-#include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 namespace {

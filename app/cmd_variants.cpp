@@ -10,10 +10,10 @@
 #include "commands.hpp"
 #include "json.hpp"
 #include "progress.hpp"
-#include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "versions.hpp"
 
 namespace tcsolve::app {
 

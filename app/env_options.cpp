@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::app {
 namespace {

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::app {

@@ -18,8 +18,8 @@
 #include "json.hpp"
 #include "launcher.hpp"
 #include "signals.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "versions.hpp"
-#include "tcsolve/gemm/error.hpp"
 
 namespace {
 

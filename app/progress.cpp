@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::app {
 

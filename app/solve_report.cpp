@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "env_options.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::app {
 

@@ -1,6 +1,6 @@
 # The installed package (ARCHITECTURE.md, "Installed package"): `cmake --install build --prefix P`.
 #   P/include/tcsolve/...        public headers (no HDF5, CUDA or cuBLAS header among them), tcsolve.h
-#   P/<libdir>/libtcsolve_{gemm,solver,io}.so.*, libtcsolve.so.*    shared libraries with SOVERSION
+#   P/<libdir>/libtcsolve_{runtime,gemm,solver,io}.so.*, libtcsolve.so.*    shared libraries with SOVERSION
 #   P/bin/tcsolve                the executable
 #   P/<libdir>/cmake/tcsolve/    tcsolveConfig.cmake, tcsolveConfigVersion.cmake, tcsolveTargets*.cmake
 #   P/<libdir>/pkgconfig/tcsolve.pc    for C users of tcsolve.h
@@ -8,7 +8,7 @@
 #                                package (tcsolve_LICENSE) and the Python package (__license__)
 include(CMakePackageConfigHelpers)
 
-set(tcsolve_libraries tcsolve_gemm tcsolve_solver tcsolve_io tcsolve_capi)
+set(tcsolve_libraries tcsolve_runtime tcsolve_gemm tcsolve_solver tcsolve_io tcsolve_capi)
 install(TARGETS ${tcsolve_libraries} EXPORT tcsolveTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -17,7 +17,7 @@ install(TARGETS ${tcsolve_libraries} EXPORT tcsolveTargets
 install(TARGETS tcsolve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Public headers: each library's include/ (internal headers live under src/ or internal/).
-install(DIRECTORY gemm/include/ solver/include/ solver/io/include/ capi/include/
+install(DIRECTORY runtime/include/ gemm/include/ solver/include/ solver/io/include/ capi/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_BINARY_DIR}/include/tcsolve/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tcsolve)
 

@@ -14,9 +14,9 @@
 #include "cuda_test_util.hpp"
 #include "gemm_test_util.hpp"
 #include "tcsolve.h"
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/context.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 

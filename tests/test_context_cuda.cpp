@@ -1,10 +1,11 @@
-// The explicit device context (tcsolve/gemm/context.hpp) on the GPU: work on a caller's
+// The explicit device context (tcsolve/runtime/context.hpp) on the GPU: work on a caller's
 // non-blocking stream gives bitwise the results of the default stream; two contexts on two
 // threads at once give bitwise the results of running one after the other; the GEMM returns
 // without waiting for its stream; stream-ordered workspaces and device scalars (what the cuBLAS
 // drop-in uses) give bitwise the products of cached workspaces and host scalars, also replayed
 // from a captured CUDA graph. [gpu]: skipped with a warning without a device. [multi_gpu]: every
-// device of the process gives device 0's products and solves (two GPUs to say more than that).
+// device of the process gives device 0's products and solves, reports its own facts, and frees a
+// DeviceBuffer on the device it was allocated on (two GPUs to say more than that).
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -20,9 +21,10 @@
 
 #include "cuda_test_util.hpp"
 #include "gemm_test_util.hpp"
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 
@@ -348,6 +350,32 @@ TEST_CASE("multi_gpu: a context bound to device d serves a caller on device 0 (t
     } else {
       CHECK(products == first_products);
       CHECK(r.x == first.x);
+    }
+  }
+}
+
+TEST_CASE("multi_gpu: the device facts are the current device's, and a DeviceBuffer frees on the device it was "
+          "allocated on while the caller is on device 0",
+          "[multi_gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the per-device facts");
+  const int count = device_count();
+  for (int d = count - 1; d >= 0; --d) {  // device 0 last: its facts (cached earlier) must not show
+    INFO("device " << d);
+    OnDevice on(d);
+    cudaDeviceProp prop{};
+    REQUIRE(cudaGetDeviceProperties(&prop, d) == cudaSuccess);
+    CHECK(cuda::current_device() == d);
+    CHECK(cuda::compute_capability() == 10 * prop.major + prop.minor);
+    CHECK(cuda::device_name().rfind(prop.name, 0) == 0);
+    CHECK(cuda::l2_cache_bytes() == static_cast<std::size_t>(prop.l2CacheSize));
+    cuda::DeviceBuffer<int> buffer(std::vector<int>(1000, d));
+    CHECK(buffer.device() == d);
+    {
+      OnDevice caller(0);
+      CHECK(buffer.download() == std::vector<int>(1000, d));
+      buffer = cuda::DeviceBuffer<int>();  // freed on device d
+      CHECK(cudaGetLastError() == cudaSuccess);
+      CHECK(cuda::current_device() == 0);  // the caller's device kept
     }
   }
 }

@@ -60,11 +60,11 @@
 
 #include "gemm_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/metrics.hpp"
 #include "tcsolve/gemm/random.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 using namespace tcsolve;
 

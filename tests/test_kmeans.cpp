@@ -27,13 +27,13 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
-#include "temp_dir.hpp"
-#include "test_data.hpp"
 #include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "temp_dir.hpp"
+#include "test_data.hpp"
 
 namespace {
 

@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
-#include "test_data.hpp"
 #include "tcsolve/cluster/kmeans.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "test_data.hpp"
 
 #if defined(TCSOLVE_HAVE_CUDA)
 #include "cuda_test_util.hpp"  // tcsolve::test::Stream

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
-#include "temp_dir.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/output_file.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
+#include "temp_dir.hpp"
 
 extern char** environ;
 

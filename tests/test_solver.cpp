@@ -15,8 +15,8 @@
 
 #include "cli_test_util.hpp"
 #include "lu_test_util.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace {

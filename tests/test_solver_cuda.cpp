@@ -19,9 +19,9 @@
 #include "lu_test_util.hpp"
 #include "randsvd_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 

@@ -15,7 +15,7 @@
 #include "condition.hpp"
 #include "solver_internal.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"

@@ -22,15 +22,15 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
-#include "temp_dir.hpp"
-#include "test_data.hpp"
 #include "randsvd_test_util.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/matrix_market.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/philox.hpp"
+#include "temp_dir.hpp"
+#include "test_data.hpp"
 
 namespace {
 

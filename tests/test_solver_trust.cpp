@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "cli_test_util.hpp"
-#include "temp_dir.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include "context.hpp"
 #include "tcsolve.h"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::capi {
 

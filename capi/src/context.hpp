@@ -10,9 +10,9 @@
 
 #include "last_solve.hpp"
 #include "tcsolve.h"
-#include "tcsolve/gemm/context.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 /// What a handle holds: its backend (resolved: cpu or cuda), the device context its cuda work
 /// runs in (the stream of tcsolveSetStream, nullptr by default: the legacy default stream; the

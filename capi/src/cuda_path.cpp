@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::capi {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/context.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::capi {

@@ -2,7 +2,7 @@
 // cuda handle can be created), every function throws Unavailable.
 #include "cuda_path.hpp"
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::capi {
 namespace {

@@ -18,7 +18,7 @@
 #include "context.hpp"
 #include "tcsolve.h"
 #include "tcsolve/cluster/kmeans.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::capi {
 namespace {

@@ -21,7 +21,7 @@
 #include "kmeans_cuda.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cluster {
 namespace {

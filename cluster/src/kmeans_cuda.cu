@@ -24,7 +24,7 @@
 #include "kmeans_cuda.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cluster::detail {
 namespace {

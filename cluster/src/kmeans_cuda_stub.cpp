@@ -1,6 +1,6 @@
 // K-means' cuda part (tcsolve::cluster) in a build without CUDA: links, and throws tcsolve::Unavailable.
 #include "kmeans_cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cluster::detail {
 namespace {

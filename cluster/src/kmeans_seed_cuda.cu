@@ -26,8 +26,8 @@
 #include "kmeans_cuda.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cluster::detail {
 namespace {

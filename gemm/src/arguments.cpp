@@ -3,8 +3,8 @@
 // cuda backend (the cuBLAS drop-in) links without the CPU emulation.
 #include <string>
 
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 

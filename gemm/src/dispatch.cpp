@@ -2,8 +2,8 @@
 // the argument checks both share are in arguments.cpp.
 #include <string>
 
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "tcsolve/gemm/config.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 namespace {

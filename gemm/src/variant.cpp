@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 

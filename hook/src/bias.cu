@@ -7,7 +7,7 @@
 
 #include "product.hpp"
 #include "tcsolve/gemm/config.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::hook {
 namespace {

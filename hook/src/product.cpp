@@ -6,9 +6,9 @@
 #include <cstddef>
 
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::hook {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "policy.hpp"
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
 
 namespace tcsolve::hook {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::hook {
 namespace {

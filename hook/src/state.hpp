@@ -12,7 +12,7 @@
 
 #include "journal.hpp"
 #include "settings.hpp"
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
 
 namespace tcsolve::hook {
 

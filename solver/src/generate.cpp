@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "solver_cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/sampling.hpp"
 
 namespace tcsolve {

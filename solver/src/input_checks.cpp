@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::detail {
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve {

@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "scaled_norm.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
 

@@ -39,7 +39,7 @@
 #include "prescale.hpp"
 #include "solver_cpu.hpp"
 #include "solver_cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 

@@ -11,9 +11,9 @@
 
 #include "ffn_cuda.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/metrics.hpp"
 #include "tcsolve/gemm/random.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::demos {
 namespace {

@@ -1,6 +1,6 @@
 // The FFN demo's cuda part in a build without CUDA: links, and throws tcsolve::Unavailable.
 #include "ffn_cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::demos::detail {
 namespace {

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "tcsolve/gemm/convert.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/scaling.hpp"
 #include "tcsolve/gemm/split.hpp"
 #include "tcsolve/gemm/tc_model.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cpu {
 namespace {

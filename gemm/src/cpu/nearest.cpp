@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/scaling.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cpu {
 namespace {

@@ -6,11 +6,30 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "context_impl.hpp"
+#include <memory>
+
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/context_impl.hpp"
 
 namespace tcsolve::cuda::detail {
+
+/// The GEMM kernels' device workspaces in a Context: gemm's attachment, made on the context's
+/// first GEMM. Each is a growing array (Context::Workspaces::cached) or the cache that
+/// Context::Impl::take bypasses for stream-ordered calls.
+struct GemmWorkspaces : Context::Attachment {
+  Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
+  Scratch split;    ///< the Hopper kernels' split operands
+  Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
+  Scratch nearest;  ///< nearest_columns' per-column data (FP32 and FP64 weights, scalings, bounds)
+
+  /// The workspaces of `ctx`, made on first use.
+  static GemmWorkspaces& of(Context::Impl& ctx) {
+    static const char key = 0;
+    if (Context::Attachment* a = ctx.attachments.find(&key)) return static_cast<GemmWorkspaces&>(*a);
+    return static_cast<GemmWorkspaces&>(ctx.attachments.put(&key, std::make_unique<GemmWorkspaces>()));
+  }
+};
 
 /// The nearest-column epilogue (cuda::nearest_columns, nearest.cu): labels[i] = argmin_j
 /// (weights[j] - 2 D(i, j)) instead of storing D = op(A) op(B); *changed += the labels changed.

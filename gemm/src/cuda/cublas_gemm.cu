@@ -19,8 +19,8 @@
 #include "backend.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 
@@ -98,7 +98,8 @@ Fp64Copies fp64_copies(const GemmArgs& a, std::size_t extra) {
   const int rb = stored_rows_b(a), cb = stored_cols_b(a);
   const std::size_t size_a = slice(static_cast<std::size_t>(ra) * ca);
   const std::size_t size_b = slice(static_cast<std::size_t>(rb) * cb);
-  double* base = static_cast<double*>(a.ctx->take(a.ctx->fp64, (size_a + size_b + slice(extra)) * sizeof(double)));
+  double* base = static_cast<double*>(
+      a.ctx->take(GemmWorkspaces::of(*a.ctx).fp64, (size_a + size_b + slice(extra)) * sizeof(double)));
   const Fp64Copies c{base, base + size_a, extra == 0 ? nullptr : base + size_a + size_b};
   widen(a.stream(), a.A, a.lda, c.a64, ra, ca);
   widen(a.stream(), a.B, a.ldb, c.b64, rb, cb);

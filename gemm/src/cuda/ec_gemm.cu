@@ -14,9 +14,9 @@
 
 #include "backend.hpp"
 #include "mma_gemm.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/scaling.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "wgmma_gemm.hpp"
 
 namespace tcsolve::cuda::detail {
@@ -125,7 +125,8 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
     wgmma_gemm(args...);
   };
   const int total = g.m + g.n;
-  int* ws = static_cast<int*>(g.ctx->take(g.ctx->scaling, (3 * static_cast<std::size_t>(total) + 3) * sizeof(int)));
+  const std::size_t ws_bytes = (3 * static_cast<std::size_t>(total) + 3) * sizeof(int);
+  int* ws = static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
   int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
   if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
     info.kernels = CudaKernels::wgmma;

@@ -11,12 +11,12 @@
 
 #include "backend.hpp"
 #include "mma_gemm.hpp"
-#include "wgmma_gemm.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/device_guard.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/device_guard.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "wgmma_gemm.hpp"
 
 namespace tcsolve::cuda {
 

@@ -23,7 +23,7 @@
 #include "backend.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/convert.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda::detail {
 

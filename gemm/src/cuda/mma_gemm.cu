@@ -27,12 +27,12 @@
 #include <string>
 
 #include "backend.hpp"
-#include "tc_split.cuh"
 #include "mma_gemm.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tc_split.cuh"
 #include "tcsolve/gemm/scaling.hpp"
 #include "tcsolve/gemm/split.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda::detail {
 namespace {

@@ -17,11 +17,11 @@
 #include <string>
 
 #include "backend.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/device_guard.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/device_guard.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "wgmma_gemm.hpp"
 
 namespace tcsolve::cuda {
@@ -221,7 +221,8 @@ GemmInfo nearest_columns(Context& ctx, const NearestPoints& points, int n, const
   detail::GemmArgs args{Op::t, Op::n, m, n, k, 1.0f, points.points(), points.lda(), d_B, ldb, 0.0f, nullptr, m};
   return run_wgmma_nearest(impl, args, nearest, [&] {
     // shift_b (n ints), then auto's ranges and flag (3 ints)
-    int* ws = static_cast<int*>(impl.take(impl.scaling, (static_cast<std::size_t>(n) + 3) * sizeof(int)));
+    int* ws = static_cast<int*>(
+        impl.take(detail::GemmWorkspaces::of(impl).scaling, (static_cast<std::size_t>(n) + 3) * sizeof(int)));
     const bool fp16 = detail::wgmma_nearest_prepared(
         points.variant(), args, detail::prepared_points(points.split(), points.shift(), points.range(), m, k),
         options.ec_chunk_k_tf32 / 8, ws, ws + n, ws + n + 2);  // TF32 k-steps of 8

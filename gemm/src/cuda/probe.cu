@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/probe.hpp"
 #include "tcsolve/gemm/rounding.hpp"
 #include "tcsolve/gemm/wgmma_layout.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {

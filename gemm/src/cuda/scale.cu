@@ -7,11 +7,11 @@
 #include <string>
 
 #include "tcsolve/gemm/config.hpp"
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/device_guard.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/device_guard.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {

@@ -21,9 +21,9 @@
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/convert.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
 #include "tcsolve/gemm/rounding.hpp"
 #include "tcsolve/gemm/split.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda {
 

@@ -44,10 +44,10 @@
 
 #include "backend.hpp"
 #include "tc_split.cuh"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
-#include "tcsolve/gemm/per_device.hpp"
 #include "tcsolve/gemm/scaling.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/per_device.hpp"
 #include "wgmma_gemm.hpp"
 
 namespace tcsolve::cuda::detail {
@@ -873,7 +873,7 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
     const std::size_t np = static_cast<std::size_t>(p.tiles_n) * kTileN;
     const std::size_t column_bytes = np * sizeof(float2), exact_bytes = np * sizeof(NearestExactColumn);
     unsigned char* ws = static_cast<unsigned char*>(
-        g.ctx->take(g.ctx->nearest, exact_bytes + column_bytes + sizeof(NearestBounds)));
+        g.ctx->take(GemmWorkspaces::of(*g.ctx).nearest, exact_bytes + column_bytes + sizeof(NearestBounds)));
     NearestExactColumn* exact = reinterpret_cast<NearestExactColumn*>(ws);  // 16-byte aligned first
     float2* columns = reinterpret_cast<float2*>(ws + exact_bytes);
     NearestBounds* bounds = reinterpret_cast<NearestBounds*>(ws + exact_bytes + column_bytes);
@@ -902,7 +902,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
   constexpr int elem = kTf32 ? 4 : 2;
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const std::size_t bytes = 2 * (static_cast<std::size_t>(mp) + np) * kp * elem;  // hi and lo
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, bytes));
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).split, bytes));
   PhaseTimer phases(g);
   phases.mark(kTf32 ? "split-tf32" : "split-fp16");
   switch (scheme) {
@@ -944,7 +944,8 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, 2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
+  unsigned char* ws = static_cast<unsigned char*>(
+      g.ctx->take(GemmWorkspaces::of(*g.ctx).split, 2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
   if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
@@ -1023,7 +1024,7 @@ bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoint
   // B's FP16 hi and lo; auto: room for both operands in TF32 (used only when it chooses TF32)
   const std::size_t bytes = with_auto ? 2 * (static_cast<std::size_t>(a.mp) + np) * kp * 4
                                       : 2 * static_cast<std::size_t>(np) * kp * 2;
-  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(g.ctx->split, bytes));
+  unsigned char* ws = static_cast<unsigned char*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).split, bytes));
   unsigned char* bh = ws;
   unsigned char* bl = ws + static_cast<std::size_t>(np) * kp * 2;
   if (with_auto) {  // A's range as production()'s split finds it, B's from this call's split

@@ -1,30 +1,22 @@
-// The cuda backend of a build without CUDA (ginkgo-style stub): every tcsolve::cuda entry
-// point links, reports no device, and throws tcsolve::Unavailable when asked to run.
+// gemm's cuda backend in a build without CUDA (ginkgo-style stub): every tcsolve::cuda entry
+// point of gemm links, implements nothing, and throws tcsolve::Unavailable when asked to run
+// (the runtime's devices and Context: runtime/src/cuda_stub/runtime_stub.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 
-#include "context_impl.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/probe.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/gemm/probe.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 
 namespace {
 [[noreturn]] void not_built() { throw Unavailable("tcsolve was built without CUDA"); }
 }  // namespace
-
-bool device_available() { return false; }
-
-std::string device_name() { return "none (built without CUDA)"; }
-
-RuntimeVersions runtime_versions() { return {}; }
-
-DeviceMemory device_memory() { return {}; }
 
 bool implements(Variant /*variant*/) { return false; }
 
@@ -56,10 +48,6 @@ GemmInfo nearest_columns(Context&, const NearestPoints&, int, const float*, int,
   not_built();
 }
 
-Context::Context(CUstream_st* stream) : impl_(std::make_unique<Impl>()) { impl_->stream = stream; }
-Context::~Context() = default;
-void Context::synchronize() const { not_built(); }
-
 void split(SplitKind, const float*, float*, float*, std::size_t, CUstream_st*) { not_built(); }
 
 void fp32_to_fp16(const float*, std::uint16_t*, std::size_t, Fp16Mode, CUstream_st*) { not_built(); }
@@ -68,29 +56,9 @@ void fp16_to_fp32(const std::uint16_t*, float*, std::size_t, CUstream_st*) { not
 
 ConversionCheck compare_with_hardware() { not_built(); }
 
-void* device_alloc(std::size_t) { not_built(); }
-
-// Nothing can have been allocated without CUDA: freeing (nullptr, from a DeviceBuffer's
-// destructor) is a no-op, as cudaFree(nullptr) is.
-void device_free(void*) noexcept {}
-
-void copy_to_device(void*, const void*, std::size_t, CUstream_st*) { not_built(); }
-
-void copy_to_host(void*, const void*, std::size_t, CUstream_st*) { not_built(); }
-
-void copy_device_to_device(void*, const void*, std::size_t, CUstream_st*) { not_built(); }
-
-void device_memset(void*, int, std::size_t, CUstream_st*) { not_built(); }
-
-void device_synchronize() { not_built(); }
-
 void scale_matrix(Context&, int, int, float, float*, int) { not_built(); }
 
 void scale_matrix(Context&, int, int, const float*, float*, int) { not_built(); }
-
-int compute_capability() { return 0; }
-
-std::size_t l2_cache_bytes() { not_built(); }
 
 struct EventTimer::Impl {};
 

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
-#include "tcsolve/io/matrix_market.hpp"
 #include "tcsolve/io/hdf5_version.hpp"
+#include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::hdf5 {
 

@@ -24,7 +24,7 @@
 #include <system_error>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/sampling.hpp"
 
 namespace tcsolve {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1U << 0)  // linux/fs.h

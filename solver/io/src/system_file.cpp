@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "hdf5_file.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 namespace {

@@ -7,7 +7,7 @@
 #include "../refinement_rules.hpp"
 #include "fp64_lu.hpp"
 #include "refinement_cpu.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 

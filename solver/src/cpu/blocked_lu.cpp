@@ -15,7 +15,7 @@
 #include "../butterfly.hpp"
 #include "../equilibration.hpp"
 #include "../input_checks.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 namespace cpu {

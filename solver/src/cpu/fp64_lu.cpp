@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "../input_checks.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cpu {
 

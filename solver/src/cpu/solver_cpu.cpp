@@ -25,7 +25,7 @@
 #include "fp64_lu.hpp"
 #include "rbt.hpp"
 #include "refinement_cpu.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cpu {
 

@@ -18,8 +18,8 @@
 #include "fp64_lu.hpp"
 #include "libraries.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/device_guard.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/device_guard.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 

@@ -56,9 +56,9 @@
 #include "libraries.hpp"
 #include "lookahead.hpp"
 #include "lookahead_schedule.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
-#include "tcsolve/gemm/per_device.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/per_device.hpp"
 
 namespace tcsolve::cuda {
 namespace {
@@ -244,7 +244,7 @@ class BlockedLu {
     std::thread update_thread;
     // A new thread starts on device 0 (the runtime's current device is per thread): the update
     // thread takes the caller's, or its workspaces and handles would be made on device 0.
-    const int device = tcsolve::detail::current_device();
+    const int device = tcsolve::cuda::current_device();
     if (ahead)
       update_thread = std::thread([&, device] {
         try {

@@ -16,7 +16,7 @@
 
 #include "kernels.hpp"
 #include "tcsolve/gemm/config.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {

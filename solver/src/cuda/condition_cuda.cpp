@@ -7,8 +7,8 @@
 
 #include "kernels.hpp"
 #include "libraries.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 

@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "libraries.hpp"
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/context.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::cuda {

@@ -43,8 +43,8 @@
 
 #include "kernels.hpp"
 #include "leaf_device.cuh"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {

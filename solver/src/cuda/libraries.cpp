@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 

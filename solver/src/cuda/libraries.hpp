@@ -12,7 +12,7 @@
 #include <string>
 
 #include "lookahead.hpp"
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
 
 namespace tcsolve::cuda {
 

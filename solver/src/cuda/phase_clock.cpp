@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda {
 

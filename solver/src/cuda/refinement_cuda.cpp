@@ -10,7 +10,7 @@
 #include "../refinement_rules.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda {
 

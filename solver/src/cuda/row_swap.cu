@@ -32,9 +32,9 @@
 #include "interchanges.hpp"
 #include "kernels.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
-#include "tcsolve/gemm/per_device.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/per_device.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {

@@ -47,9 +47,9 @@
 #include "phase_clock.hpp"
 #include "refinement_cuda.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/device_guard.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/device_guard.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {

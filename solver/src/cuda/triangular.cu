@@ -58,8 +58,8 @@
 
 #include "kernels.hpp"
 #include "tcsolve/gemm/config.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "../solver_cuda.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {

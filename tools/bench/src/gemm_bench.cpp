@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gemm_bench_backends.hpp"
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::bench {
 

@@ -1,7 +1,7 @@
 // One row per variant against the fp32-simt baseline: the availability checks.
 #include "tcsolve/bench/variant_rows.hpp"
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::bench {
 

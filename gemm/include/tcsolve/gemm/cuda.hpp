@@ -1,19 +1,19 @@
 // Host-callable API of the cuda backend on device arrays: the hi/lo splits and FP16
 // conversions run by kernels that call the same TCSOLVE_HOST_DEVICE functions as the CPU
 // emulation (split.hpp, convert.hpp), the exhaustive check of those functions against the
-// hardware conversions, device memory helpers (DeviceBuffer) so that plain C++ code and
-// tests can move data without including CUDA headers, and gemm-bench's device-side timer,
-// FP64 reference product and accuracy metrics.
+// hardware conversions, scale_matrix (BLAS's C = beta C), gemm-bench's device-side timer, FP64
+// reference product and accuracy metrics, and the prepared points of nearest_columns. Device
+// facts and device arrays (DeviceBuffer, device_alloc, the copies) are tcsolve::runtime's
+// (tcsolve/runtime/device.hpp, included here).
 //
 // Defined in src/cuda/*.cu; in a build without CUDA every function here throws
-// tcsolve::Unavailable (src/cuda_stub/cuda_stub.cpp; device_free and compute_capability, which
-// never throw, do nothing and return 0). device_available(), device_name(),
-// gemm() and implements() are declared in gemm.hpp.
+// tcsolve::Unavailable (src/cuda_stub/cuda_stub.cpp). gemm() and implements() are declared in
+// gemm.hpp.
 //
 // All pointers named d_* are device memory. Work runs on the stream given (nullptr: the legacy
 // default stream; gemm() and the reference product on their Context's stream): a function
-// returns once its kernel is enqueued (launch errors are thrown at once); copies to or from the
-// host wait for their stream, and device_synchronize waits for the whole device.
+// returns once its kernel is enqueued (launch errors are thrown at once) unless it says that it
+// waits.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +22,12 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/convert.hpp"
-#include "tcsolve/gemm/error.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/split.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/device.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
 
@@ -108,88 +109,19 @@ struct ConversionCheck {
 ConversionCheck compare_with_hardware();
 
 // ---------------------------------------------------------------------------------------------
-// Device memory
+// BLAS's C = beta C
 // ---------------------------------------------------------------------------------------------
 
-/// cudaMalloc of `bytes` bytes (nullptr for 0); throws CudaError on failure.
-void* device_alloc(std::size_t bytes);
-/// cudaFree; nullptr is ignored. Never throws (errors are dropped: it runs in destructors).
-void device_free(void* d_ptr) noexcept;
-/// Copies `bytes` bytes from host h_src to device d_dst, ordered on `stream`; returns when the
-/// copy is done (h_src may then be reused).
-void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes, CUstream_st* stream = nullptr);
-/// Copies `bytes` bytes from device d_src to host h_dst after the work enqueued on `stream`;
-/// returns when the copy is done.
-void copy_to_host(void* h_dst, const void* d_src, std::size_t bytes, CUstream_st* stream = nullptr);
-/// Copies `bytes` bytes from device d_src to device d_dst, enqueued on `stream`.
-void copy_device_to_device(void* d_dst, const void* d_src, std::size_t bytes, CUstream_st* stream = nullptr);
-/// Sets `bytes` bytes of d_ptr to `value`, enqueued on `stream`.
-void device_memset(void* d_ptr, int value, std::size_t bytes, CUstream_st* stream = nullptr);
 /// C = beta C for the m x n column-major d_C (leading dimension ldc >= max(1, m)) on ctx's
 /// stream, as BLAS leaves C when k = 0 or alpha = 0: beta == 0 sets C to 0 without reading it,
 /// beta == 1 does nothing. Returns once enqueued.
 void scale_matrix(Context& ctx, int m, int n, float beta, float* d_C, int ldc);
 /// The same with beta in device memory (cuBLAS's device pointer mode), read by the kernel.
 void scale_matrix(Context& ctx, int m, int n, const float* d_beta, float* d_C, int ldc);
-/// Waits for all work on the device; throws CudaError if a kernel failed.
-void device_synchronize();
-
-/// Owning, move-only array of `size()` elements of a trivially copyable T in device memory.
-template <typename T>
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  /// Uninitialized device array of n elements.
-  explicit DeviceBuffer(std::size_t n)
-      : data_(static_cast<T*>(device_alloc(n * sizeof(T)))), size_(n) {}
-  /// Device copy of the host vector.
-  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
-  ~DeviceBuffer() { device_free(data_); }
-
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
-    if (this != &other) {
-      device_free(data_);
-      data_ = std::exchange(other.data_, nullptr);
-      size_ = std::exchange(other.size_, 0);
-    }
-    return *this;
-  }
-
-  T* data() { return data_; }
-  const T* data() const { return data_; }
-  std::size_t size() const { return size_; }
-
-  /// Copies host[0..size()) to the device, ordered on `stream`; host.size() must equal size().
-  void upload(const std::vector<T>& host, CUstream_st* stream = nullptr) {
-    if (host.size() != size_) throw InvalidInput("DeviceBuffer::upload: size mismatch");
-    copy_to_device(data_, host.data(), size_ * sizeof(T), stream);
-  }
-  /// Host copy of the whole array after the work enqueued on `stream`.
-  std::vector<T> download(CUstream_st* stream = nullptr) const {
-    std::vector<T> host(size_);
-    copy_to_host(host.data(), data_, size_ * sizeof(T), stream);
-    return host;
-  }
-
- private:
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
-// Device properties, timing and the FP64 reference (gemm-bench)
+// Timing and the FP64 reference (gemm-bench)
 // ---------------------------------------------------------------------------------------------
-
-/// Compute capability of the current device as 10 * major + minor (90 for sm_90); 0 when there
-/// is no device. Never throws.
-int compute_capability();
-
-/// Size of the current device's L2 cache in bytes; throws CudaError when it cannot be read.
-std::size_t l2_cache_bytes();
 
 /// Device-side stopwatch: a pair of CUDA events recorded on one stream.
 ///   timer.start(); <enqueue work>; const float ms = timer.stop_ms();

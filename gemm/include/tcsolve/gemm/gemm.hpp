@@ -8,9 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/context.hpp"
 #include "tcsolve/gemm/rounding.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/device.hpp"
 
 namespace tcsolve {
 
@@ -126,22 +127,7 @@ GemmInfo nearest_columns(Variant variant, int m, int n, int k, const float* A, i
 }  // namespace cpu
 
 namespace cuda {
-/// True when the build has CUDA and a device with compute capability >= 7.0 is present.
-bool device_available();
-/// "NVIDIA H100 80GB HBM3 (sm_90)" or "none".
-std::string device_name();
-/// Versions of the CUDA software this process runs on ("13.0", "13.1.0.3"), each "none" when
-/// the build has no CUDA or the library cannot tell (no driver).
-struct RuntimeVersions {
-  std::string runtime = "none", driver = "none", cublas = "none";
-};
-RuntimeVersions runtime_versions();
-/// Free and total bytes of the current device's memory (cudaMemGetInfo); both 0 without a
-/// usable device.
-struct DeviceMemory {
-  std::size_t free = 0, total = 0;
-};
-DeviceMemory device_memory();
+// device_available(), device_name(), runtime_versions(), device_memory(): tcsolve/runtime/device.hpp.
 /// Same contract as tcsolve::gemm with device pointers, enqueued on ctx.stream() with ctx's
 /// handles, workspaces and SM budget. Returns once the work is enqueued, except for auto
 /// without `on_device`, which reads its FP16/TF32 choice back (waits for ctx.stream()).

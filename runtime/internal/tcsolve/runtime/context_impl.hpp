@@ -1,7 +1,13 @@
-// The cuda backend's state inside a tcsolve::cuda::Context (context.hpp): the stream, the SM
-// budget, the cuBLAS handle and the device workspaces of the GEMM kernels. Internal to
-// tcsolve::gemm (and the solver's cuda path, which reads the stream through Context::stream()).
+// The CUDA build's state inside a tcsolve::cuda::Context (context.hpp): the stream and device it
+// is bound to, the SM budget, the cuBLAS handle, the workspace policy (a Scratch that only grows,
+// or stream-ordered per call) and the attachments other libraries keep per context. The GEMM
+// kernels' own workspaces are gemm's attachment (gemm/src/cuda/backend.hpp); the phase timings
+// (time_phases, phases) are the one gemm-specific piece still kept here. Internal to the build
+// tree (runtime/internal/ is not installed): gemm's kernels include it (gemm/src/cuda/backend.hpp);
+// other libraries reach a context through context.hpp. Only for code built with CUDA.
 #pragma once
+
+#if defined(TCSOLVE_HAVE_CUDA)
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -11,8 +17,8 @@
 #include <utility>
 #include <vector>
 
-#include "../context_attachments.hpp"
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/context_attachments.hpp"
 
 namespace tcsolve::cuda {
 
@@ -42,22 +48,17 @@ struct Context::Impl {
   /// (no TF32) and host pointer mode, bound to `stream` whenever that changed.
   cublasHandle_t blas();
 
-  Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
-  Scratch split;    ///< the Hopper kernels' split operands
-  Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
-  Scratch nearest;  ///< nearest_columns' per-column data (FP32 and FP64 weights, scalings, bounds)
-
   /// A workspace of at least `bytes` bytes for the current call: `cached`'s growing array
   /// (Context::Workspaces), or a stream-ordered allocation on `stream` that end_call() frees.
   void* take(Scratch& cached, std::size_t bytes);
   /// Frees the call's stream-ordered workspaces on `stream` (after its kernels). Never throws.
   void end_call() noexcept;
 
-  /// Context::set_time_phases: the phases of a call (name, seconds), moved into its GemmInfo.
+  /// Context::set_time_phases: the phases of a GEMM call (name, seconds), moved into its GemmInfo.
   bool time_phases = false;
   std::vector<std::pair<std::string, double>> phases;
 
-  /// Multiprocessors of the current device (read on first use).
+  /// Multiprocessors of the context's device (`device`, read on first use).
   int sm_count();
 
   detail::Attachments attachments;
@@ -84,3 +85,5 @@ class CallWorkspaces {
 };
 
 }  // namespace tcsolve::cuda
+
+#endif  // TCSOLVE_HAVE_CUDA

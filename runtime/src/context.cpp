@@ -1,7 +1,7 @@
 // The settings and attachments of a tcsolve::cuda::Context (context.hpp), the same in builds with
 // and without CUDA; the CUDA build's handles and workspaces are in cuda/context.cpp.
 #if defined(TCSOLVE_HAVE_CUDA)
-#include "cuda/context_impl.hpp"
+#include "tcsolve/runtime/context_impl.hpp"
 #else
 #include "cuda_stub/context_impl.hpp"
 #endif

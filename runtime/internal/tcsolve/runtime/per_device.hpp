@@ -14,23 +14,14 @@
 
 #if defined(TCSOLVE_HAVE_CUDA)
 
-#include <cuda_runtime.h>
-
 #include <cstddef>
 #include <mutex>
 #include <optional>
 #include <vector>
 
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/device.hpp"
 
 namespace tcsolve::detail {
-
-/// The caller's current CUDA device (CudaError when there is none).
-inline int current_device() {
-  int device = 0;
-  TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
 
 /// A value of type T per device id, computed by `compute` on its first use on that device.
 template <typename T>
@@ -39,7 +30,7 @@ class PerDevice {
   /// The value for the current device: compute() the first time (on that device), then cached.
   template <typename Compute>
   T get(Compute compute) {
-    const std::size_t device = static_cast<std::size_t>(current_device());
+    const std::size_t device = static_cast<std::size_t>(cuda::current_device());
     const std::lock_guard<std::mutex> lock(mutex_);
     if (device >= values_.size()) values_.resize(device + 1);
     if (!values_[device]) values_[device] = compute();

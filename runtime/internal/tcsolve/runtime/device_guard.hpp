@@ -10,7 +10,7 @@
 
 #include <cuda_runtime.h>
 
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::detail {
 

@@ -1,13 +1,14 @@
 // The state inside a tcsolve::cuda::Context (context.hpp) in a build without CUDA: its settings
-// and attachments, nothing on a device (cuda/context_impl.hpp is the CUDA build's).
+// and attachments, nothing on a device (runtime/internal/tcsolve/runtime/context_impl.hpp is the
+// CUDA build's).
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "../context_attachments.hpp"
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/context_attachments.hpp"
 
 namespace tcsolve::cuda {
 

@@ -1,41 +1,37 @@
-// cuda backend: device discovery (device_available, device_name, compute_capability,
-// l2_cache_bytes), the CUDA/cuBLAS versions and free memory, and the device memory helpers
-// behind DeviceBuffer (cuda.hpp).
+// tcsolve::runtime on CUDA: device discovery (device_available, device_name, compute_capability,
+// probed once per device id; l2_cache_bytes, current_device), the CUDA/cuBLAS versions and free
+// memory, and the device memory helpers behind DeviceBuffer (device.hpp).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/device.hpp"
 
 namespace tcsolve::cuda {
 
 namespace {
 
-/// What the current device is, probed once. Never throws: no driver, no device or a failing
-/// call all read as "no device".
+/// What one device is. Never throws: no driver, no device or a failing call all read as "no
+/// device".
 struct DeviceProbe {
-  bool present = false;  ///< cudaGetDeviceCount > 0 and the properties could be read
+  bool present = false;  ///< the properties could be read
   bool usable = false;   ///< present and compute capability >= 7.0
   int capability = 0;    ///< 10 * major + minor; 0 when not present
   std::string name = "none";
 };
 
-DeviceProbe probe_device() noexcept {
+DeviceProbe probe_device(int device) noexcept {
   DeviceProbe probe;
   try {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
-      cudaGetLastError();  // clear the (non-sticky) error the query left behind
-      return probe;
-    }
-    int device = 0;
     cudaDeviceProp prop{};
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-      cudaGetLastError();
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+      cudaGetLastError();  // clear the (non-sticky) error the query left behind
       return probe;
     }
     probe.present = true;
@@ -49,9 +45,27 @@ DeviceProbe probe_device() noexcept {
   return probe;
 }
 
+/// The probe of the caller's current device, made once per device id (the ids a process sees
+/// are fixed, so the table is sized once and its entries stay put). Never throws.
 const DeviceProbe& device_probe() noexcept {
-  static const DeviceProbe probe = probe_device();
-  return probe;
+  static const DeviceProbe none;
+  int count = 0, device = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0 || cudaGetDevice(&device) != cudaSuccess ||
+      device < 0 || device >= count) {
+    cudaGetLastError();
+    return none;
+  }
+  static std::mutex mutex;
+  static std::vector<std::optional<DeviceProbe>> probes;  // by device id
+  const std::lock_guard<std::mutex> lock(mutex);
+  try {
+    if (probes.empty()) probes.resize(static_cast<std::size_t>(count));
+  } catch (...) {  // std::bad_alloc
+    return none;
+  }
+  std::optional<DeviceProbe>& probe = probes[static_cast<std::size_t>(device)];
+  if (!probe) probe.emplace(probe_device(device));
+  return *probe;
 }
 
 }  // namespace
@@ -97,11 +111,15 @@ DeviceMemory device_memory() {
 int compute_capability() { return device_probe().capability; }
 
 std::size_t l2_cache_bytes() {
-  int device = 0;
   int bytes = 0;
-  TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
-  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
+  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, current_device()));
   return static_cast<std::size_t>(bytes < 0 ? 0 : bytes);
+}
+
+int current_device() {
+  int device = 0;
+  TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
 }
 
 void* device_alloc(std::size_t bytes) {
@@ -111,8 +129,13 @@ void* device_alloc(std::size_t bytes) {
   return p;
 }
 
-void device_free(void* d_ptr) noexcept {
-  if (d_ptr != nullptr) cudaFree(d_ptr);  // errors dropped: called from destructors
+void device_free(void* d_ptr, int device) noexcept {  // errors dropped: called from destructors
+  if (d_ptr == nullptr) return;
+  int previous = device;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = device;
+  const bool switched = previous != device && cudaSetDevice(device) == cudaSuccess;
+  cudaFree(d_ptr);
+  if (switched) cudaSetDevice(previous);
 }
 
 void copy_to_device(void* d_dst, const void* h_src, std::size_t bytes, CUstream_st* stream) {

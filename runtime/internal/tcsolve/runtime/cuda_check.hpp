@@ -4,7 +4,7 @@
 //
 // Only for code built with CUDA (TCSOLVE_HAVE_CUDA defined: the .cu files of the cuda
 // backend); in a build without CUDA this header defines nothing. Internal to the build tree
-// (gemm/internal/ is not installed: the installed headers include no CUDA header).
+// (runtime/internal/ is not installed: the installed headers include no CUDA header).
 #pragma once
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -14,7 +14,7 @@
 
 #include <string>
 
-#include "tcsolve/gemm/error.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::detail {
 

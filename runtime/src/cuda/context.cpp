@@ -1,10 +1,11 @@
 // tcsolve::cuda::Context of a build with CUDA (context.hpp, context_impl.hpp): the handles, the
-// workspaces and the stream sync; the settings and attachments are in ../context.cpp.
+// workspaces, the SM count of the context's device and the stream sync; the settings and
+// attachments are in ../context.cpp.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "context_impl.hpp"
-#include "tcsolve/gemm/cuda_check.hpp"
+#include "tcsolve/runtime/context_impl.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 
 namespace tcsolve::cuda {
 
@@ -57,11 +58,8 @@ cublasHandle_t Context::Impl::blas() {
 }
 
 int Context::Impl::sm_count() {
-  if (sm_count_ == 0) {
-    int device = 0;
-    TCSOLVE_CUDA_CHECK(cudaGetDevice(&device));
+  if (sm_count_ == 0)
     TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
-  }
   return sm_count_;
 }
 

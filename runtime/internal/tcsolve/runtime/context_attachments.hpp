@@ -1,12 +1,13 @@
 // The attachments of a tcsolve::cuda::Context (context.hpp): state other libraries keep per
-// context, under a key each owner defines. Shared by the cuda and the stub Context.
+// context, under a key each owner defines. Shared by the cuda and the stub Context (internal to
+// the build tree: runtime/internal/ is not installed).
 #pragma once
 
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include "tcsolve/gemm/context.hpp"
+#include "tcsolve/runtime/context.hpp"
 
 namespace tcsolve::cuda::detail {
 

@@ -1,12 +1,13 @@
-// The device context of the cuda backend: everything CUDA work needs, owned by the caller.
+// The device-bound context of tcsolve::runtime: everything CUDA work needs, owned by the caller.
 //
 // A Context holds the stream all its work is enqueued on (the caller's; nullptr is the legacy
-// default stream), the library handles (cuBLAS, created on first use), the device workspaces
-// of the GEMM kernels (cached and grown on demand, or stream-ordered per call: Workspaces), the
-// SM budget of the
-// persistent GEMM kernels, and state other tcsolve libraries attach to it (the solver's cuSOLVER
-// handle and look-ahead streams). Nothing of this is global: two contexts on two threads run
-// at the same time and give bitwise the results of running one after the other.
+// default stream), the device it is bound to, the library handles (cuBLAS, created on first
+// use), the workspace policy (cached and grown on demand, or stream-ordered per call:
+// Workspaces), the SM budget of the persistent GEMM kernels, and state other tcsolve libraries
+// attach to it (gemm's device workspaces, the solver's cuSOLVER handle and look-ahead streams).
+// The GEMM phase timings (set_time_phases) are the one gemm-specific setting kept here. Nothing
+// of this is global: two contexts on two threads run at the same time and give bitwise the
+// results of running one after the other.
 //
 // Rules (as for a cuBLAS handle):
 //   - one thread uses a context at a time; give each thread its own;
@@ -90,7 +91,8 @@ class Context {
   /// Stores `value` under `key` (replacing any) and returns it.
   Attachment& attach(const void* key, std::unique_ptr<Attachment> value);
 
-  /// The backend's own state (handles, workspaces); defined in gemm/src/cuda.
+  /// The backend's own state (handles, workspaces): tcsolve/runtime/context_impl.hpp (build tree
+  /// only) in a CUDA build, runtime/src/cuda_stub/context_impl.hpp without CUDA.
   struct Impl;
   Impl& impl() const { return *impl_; }
 
