@@ -3,6 +3,9 @@
 // system_file.cpp, whose helpers it shares (hdf5_file.hpp):
 //   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the
 //     column-major dim x points array the demo uses, so no transposition is needed;
+//   - X read whole (read_kmeans_data) or by rows (read_kmeans_rows: a hyperslab of those rows, so
+//     each rank of a distributed run reads its own), in blocks of rows widened to FP64 and
+//     rounded once to FP32, with the same checks and messages either way;
 //   - HDF5's own error printing off; every failure one InvalidInput "<file>: <dataset>: <problem>";
 //   - output built in memory (HDF5 core driver), written by the output rule
 //     (tcsolve/io/output_file.hpp); nothing is left behind on failure.
@@ -12,6 +15,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -84,17 +88,21 @@ std::optional<Handle> open_dataset(hid_t file, const std::string& path, const ch
   return d;
 }
 
-/// A 2-D float dataset read as FP32 in file (row-major) order: rows x cols. Rejects other types,
-/// other ranks, NaN, inf and values beyond FP32's range, naming the (row, column).
-std::vector<float> read_matrix(hid_t file, const std::string& path, const char* name, bool required,
-                               hsize_t& rows, hsize_t& cols, bool& present, const std::string& expected,
-                               const std::function<void(std::int64_t, std::int64_t)>& before_reading = {}) {
+/// A 2-D float dataset, opened and checked (float64 or float32, 2-D, not empty), not yet read.
+struct FloatMatrix {
+  Handle dataset;
+  hsize_t rows = 0, cols = 0;
+};
+
+/// Dataset `name` of `file` as a FloatMatrix; nullopt when absent and not required. Rejects other
+/// types, other ranks and empty datasets ("expected <expected>").
+std::optional<FloatMatrix> open_matrix(hid_t file, const std::string& path, const char* name, bool required,
+                                       const std::string& expected) {
   std::vector<hsize_t> dims;
   H5T_class_t cls = H5T_NO_CLASS;
   std::size_t size = 0;
   std::optional<Handle> d = open_dataset(file, path, name, required, dims, cls, size);
-  present = d.has_value();
-  if (!present) return {};
+  if (!d) return std::nullopt;
   if (cls != H5T_FLOAT || (size != 4 && size != 8))
     fail(path, name,
          std::string("type ") +
@@ -103,24 +111,51 @@ std::vector<float> read_matrix(hid_t file, const std::string& path, const char* 
                                  : "non-numeric") +
              ", expected float64 or float32");
   if (dims.size() != 2) fail(path, name, shape_text(dims) + ", expected 2-D (" + expected + ")");
-  rows = dims[0];
-  cols = dims[1];
-  if (rows == 0 || cols == 0) fail(path, name, "empty " + shape_text(dims) + ", expected " + expected);
-  if (rows * cols > static_cast<hsize_t>(std::numeric_limits<int>::max()) ||
-      rows > static_cast<hsize_t>(std::numeric_limits<int>::max()))
-    fail(path, name, shape_text(dims) + ": too large for this program");
-  if (before_reading) before_reading(static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols));
-  std::vector<double> buffer(static_cast<std::size_t>(rows * cols));
-  if (H5Dread(d->get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()) < 0)
-    fail(path, name, "cannot read the data (damaged file?)");
-  std::vector<float> out(buffer.size());
-  for (std::size_t e = 0; e < buffer.size(); ++e) {
-    const double v = buffer[e];
-    const std::string where = "(" + std::to_string(e / cols) + ", " + std::to_string(e % cols) + ")";
-    if (std::isnan(v)) fail(path, name, "contains NaN at " + where);
-    if (std::isinf(v)) fail(path, name, std::string("contains ") + (v > 0 ? "inf" : "-inf") + " at " + where);
-    out[e] = static_cast<float>(v);
-    if (std::isinf(out[e])) {
+  if (dims[0] == 0 || dims[1] == 0) fail(path, name, "empty " + shape_text(dims) + ", expected " + expected);
+  return FloatMatrix{std::move(*d), dims[0], dims[1]};
+}
+
+/// Refuses a dataset this program cannot hold whole (more than 2^31 - 1 values or rows), or
+/// whose columns (dim) do not fit an int when `whole` is false (it is read by rows).
+void check_size(const FloatMatrix& m, const std::string& path, const char* name, bool whole) {
+  const hsize_t int_max = static_cast<hsize_t>(std::numeric_limits<int>::max());
+  const bool too_large =
+      whole ? m.rows * m.cols > int_max || m.rows > int_max
+            : m.cols > int_max || m.rows > static_cast<hsize_t>(std::numeric_limits<std::int64_t>::max());
+  if (too_large) fail(path, name, shape_text({m.rows, m.cols}) + ": too large for this program");
+}
+
+/// Rows [begin, begin + count) of m as FP32 in file (row-major) order: count x cols. Read as FP64
+/// (float32 widens exactly) in hyperslabs of about kReadBlockValues values and rounded once to
+/// FP32; NaN, inf and values beyond FP32's range are refused, named at their (row, column) of the
+/// whole dataset.
+std::vector<float> read_rows(const FloatMatrix& m, const std::string& path, const char* name, hsize_t begin,
+                             hsize_t count) {
+  constexpr hsize_t kReadBlockValues = hsize_t{1} << 22;  // 32 MiB of FP64 at a time
+  const hsize_t cols = m.cols;
+  std::vector<float> out(static_cast<std::size_t>(count * cols));
+  const hsize_t block_rows = std::max<hsize_t>(1, kReadBlockValues / cols);
+  std::vector<double> buffer(static_cast<std::size_t>(std::min(count, block_rows) * cols));
+  for (hsize_t r0 = 0; r0 < count; r0 += block_rows) {
+    const hsize_t rows = std::min(block_rows, count - r0);
+    const hsize_t start[2] = {begin + r0, 0}, extent[2] = {rows, cols};
+    Handle file_space(H5Dget_space(m.dataset.get()), H5Sclose);
+    Handle memory_space(H5Screate_simple(2, extent, nullptr), H5Sclose);
+    if (!file_space.valid() || !memory_space.valid() ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, extent, nullptr) < 0 ||
+        H5Dread(m.dataset.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT,
+                buffer.data()) < 0)
+      fail(path, name, "cannot read the data (damaged file?)");
+    float* block = out.data() + static_cast<std::size_t>(r0 * cols);
+    for (std::size_t e = 0; e < static_cast<std::size_t>(rows * cols); ++e) {
+      const double v = buffer[e];
+      block[e] = static_cast<float>(v);
+      if (std::isfinite(block[e])) continue;
+      const std::string where =
+          "(" + std::to_string(begin + r0 + e / cols) + ", " + std::to_string(e % cols) + ")";
+      if (std::isnan(v)) fail(path, name, "contains NaN at " + where);
+      if (std::isinf(v))
+        fail(path, name, std::string("contains ") + (v > 0 ? "inf" : "-inf") + " at " + where);
       char text[32];
       std::snprintf(text, sizeof text, "%.6g", v);  // not std::to_string: 1e200 has 201 digits in %f
       fail(path, name, "value " + std::string(text) + " at " + where + " exceeds FP32's range (3.4e38)");
@@ -129,7 +164,46 @@ std::vector<float> read_matrix(hid_t file, const std::string& path, const char* 
   return out;
 }
 
+/// A 2-D float dataset read whole as FP32 in file (row-major) order: rows x cols. Rejects other
+/// types, other ranks, NaN, inf and values beyond FP32's range, naming the (row, column).
+std::vector<float> read_matrix(hid_t file, const std::string& path, const char* name, bool required,
+                               hsize_t& rows, hsize_t& cols, bool& present, const std::string& expected,
+                               const std::function<void(std::int64_t, std::int64_t)>& before_reading = {}) {
+  std::optional<FloatMatrix> m = open_matrix(file, path, name, required, expected);
+  present = m.has_value();
+  if (!present) return {};
+  rows = m->rows;
+  cols = m->cols;
+  check_size(*m, path, name, true);
+  if (before_reading) before_reading(static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols));
+  return read_rows(*m, path, name, 0, rows);
+}
 
+/// X opened and checked, for the readers by rows (no limit on its number of values).
+FloatMatrix open_x(hid_t file, const std::string& path) {
+  FloatMatrix x = std::move(*open_matrix(file, path, "X", true, "points x dim"));
+  check_size(x, path, "X", false);
+  return x;
+}
+
+/// init's columns must be X's dim.
+void check_init_columns(const std::string& path, hsize_t init_rows, hsize_t init_cols, hsize_t dim) {
+  if (init_cols != dim)
+    fail(path, "init",
+         std::to_string(init_rows) + " x " + std::to_string(init_cols) + ", expected k x " +
+             std::to_string(dim) + " (X has dim = " + std::to_string(dim) + ")");
+}
+
+/// The optional init read whole and checked against X's dim; init_k receives its rows.
+std::optional<std::vector<float>> read_init(hid_t file, const std::string& path, hsize_t dim, int& init_k) {
+  hsize_t rows = 0, cols = 0;
+  bool present = false;
+  std::vector<float> init = read_matrix(file, path, "init", false, rows, cols, present, "k x dim");
+  if (!present) return std::nullopt;
+  check_init_columns(path, rows, cols, dim);
+  init_k = static_cast<int>(rows);
+  return init;
+}
 
 /// Dataset `name` of `rank` dims from `data` (memory type mem_type, file type file_type).
 void write_dataset(hid_t file, const std::string& path, const char* name, int rank, const hsize_t* dims,
@@ -157,18 +231,52 @@ KmeansData read_kmeans_data(const std::string& path,
   data.X = read_matrix(file.get(), path, "X", true, rows, cols, present, "points x dim", before_reading_x);
   data.points = static_cast<int>(rows);
   data.dim = static_cast<int>(cols);
-  hsize_t init_rows = 0, init_cols = 0;
-  std::vector<float> init =
-      read_matrix(file.get(), path, "init", false, init_rows, init_cols, present, "k x dim");
-  if (present) {
-    if (init_cols != cols)
-      fail(path, "init",
-           std::to_string(init_rows) + " x " + std::to_string(init_cols) + ", expected k x " +
-               std::to_string(cols) + " (X has dim = " + std::to_string(cols) + ")");
-    data.init = std::move(init);
-    data.init_k = static_cast<int>(init_rows);
-  }
+  data.init = read_init(file.get(), path, cols, data.init_k);
   return data;
+}
+
+KmeansShape read_kmeans_shape(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file = open_for_reading(path);
+  const FloatMatrix x = open_x(file.get(), path);
+  KmeansShape shape;
+  shape.points = static_cast<std::int64_t>(x.rows);
+  shape.dim = static_cast<int>(x.cols);
+  if (std::optional<FloatMatrix> init = open_matrix(file.get(), path, "init", false, "k x dim")) {
+    check_size(*init, path, "init", true);  // read whole, as read_kmeans_data does
+    check_init_columns(path, init->rows, init->cols, x.cols);
+    shape.has_init = true;
+    shape.init_k = static_cast<int>(init->rows);
+  }
+  return shape;
+}
+
+std::vector<float> read_kmeans_rows(const std::string& path, std::int64_t begin, std::int64_t count) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file = open_for_reading(path);
+  const FloatMatrix x = open_x(file.get(), path);
+  const auto points = static_cast<std::int64_t>(x.rows);
+  if (begin < 0 || count < 0)
+    fail(path, "X",
+         "rows from " + std::to_string(begin) + ", count " + std::to_string(count) +
+             ": begin and count must be >= 0");
+  if (begin > points || count > points - begin)
+    fail(path, "X",
+         "rows [" + std::to_string(begin) + ", " +
+             std::to_string(static_cast<unsigned long long>(begin) + static_cast<unsigned long long>(count)) +
+             ") outside its " + std::to_string(points) + " rows");
+  if (static_cast<hsize_t>(count) > std::numeric_limits<std::size_t>::max() / sizeof(double) / x.cols)
+    fail(path, "X",
+         std::to_string(count) + " rows of " + std::to_string(x.cols) + ": too large for this program");
+  return read_rows(x, path, "X", static_cast<hsize_t>(begin), static_cast<hsize_t>(count));
+}
+
+std::optional<std::vector<float>> read_kmeans_init(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle file = open_for_reading(path);
+  const FloatMatrix x = open_x(file.get(), path);
+  int init_k = 0;
+  return read_init(file.get(), path, x.cols, init_k);
 }
 
 void write_kmeans_output(const std::string& path, const std::vector<int>& labels,

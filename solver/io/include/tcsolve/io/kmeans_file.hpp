@@ -31,6 +31,32 @@ struct KmeansData {
 KmeansData read_kmeans_data(const std::string& path,
                             const std::function<void(std::int64_t, std::int64_t)>& before_reading_x = {});
 
+/// A data file's shape, read without reading X (a distributed run: each rank reads its rows).
+struct KmeansShape {
+  std::int64_t points = 0;  ///< rows of X
+  int dim = 0;              ///< columns of X
+  bool has_init = false;
+  int init_k = 0;  ///< rows of init (0 without)
+};
+
+/// The shapes of X and init, with read_kmeans_data's messages for a missing file, not HDF5, X
+/// missing, X or init not 2-D, empty or not float, init without dim columns; no value is read
+/// (NaN and inf are found by the readers of the values). Unlike read_kmeans_data it accepts
+/// an X of more than 2^31 - 1 values (no process need hold all of it); dim must fit an int.
+/// Throws InvalidInput "<file>: <dataset>: <problem>".
+KmeansShape read_kmeans_shape(const std::string& path);
+
+/// Rows [begin, begin + count) of X as FP32, dim x count column-major (column i is point
+/// begin + i): a hyperslab read of those rows alone, float64 rounded to FP32 as read_kmeans_data
+/// does, with its checks (the file and X as read_kmeans_shape; NaN, inf and values beyond FP32's
+/// range named at their (row, column) of the whole X). count = 0 reads nothing. Throws
+/// InvalidInput, also for begin < 0, count < 0 or begin + count > points.
+std::vector<float> read_kmeans_rows(const std::string& path, std::int64_t begin, std::int64_t count);
+
+/// The file's init alone (dim x k column-major; nullopt without one), checked as read_kmeans_data
+/// checks it (X's shape included, its values not read). Throws InvalidInput.
+std::optional<std::vector<float>> read_kmeans_init(const std::string& path);
+
 /// What `tcsolve kmeans --output` writes beside the labels and centroids.
 struct KmeansOutputAttributes {
   double inertia = 0;
