@@ -1,11 +1,13 @@
 // `tcsolve kmeans`: Lloyd's algorithm with the distance step on a GEMM variant (the algorithm,
 // its precision choices and the data layout are documented in tcsolve/cluster/kmeans.hpp), on a
 // data file (X, optional init) or on synthetic blobs; optionally writes labels and centroids
-// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans).
+// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans). It runs on the host, one GPU, or as P ranks
+// under mpirun -np P (kmeans_place.hpp says where the points live in each case; ranks.hpp how the
+// ranks fail together). Under mpirun only rank 0 prints and writes the output file.
 //
-// agreement_vs_fp64: the same run (same start, same backend, same stopping rules) with the fp64
+// agreement_vs_fp64: the same run (same start, same place, same stopping rules) with the fp64
 // variant; the fraction of points whose labels are equal. The start is the file's init, or
-// k-means++ (seed) computed once on the host and shared by both runs.
+// k-means++ (seed) computed once and shared by both runs.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,16 +22,20 @@
 #include <vector>
 
 #include "cli_util.hpp"
-#include "input.hpp"
 #include "commands.hpp"
+#include "input.hpp"
 #include "json.hpp"
+#include "kmeans_place.hpp"
 #include "progress.hpp"
+#include "ranks.hpp"
 #include "versions.hpp"
 #include "tcsolve/cluster/kmeans.hpp"
-#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/cluster/synthetic.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/communicator.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::app {
 namespace {
@@ -82,7 +88,9 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       ("input", po::value(&c.input)->value_name("DATA.h5"),
        "data file: dataset X (points x dim), optional init (k x dim) starting centroids")
       ("synthetic", po::value(&synthetic)->value_name("N:D"),
-       "instead of --input: N Gaussian-blob points in D dimensions (centres uniform in [-10,10]^D, unit noise)")
+       "instead of --input: N points in D dimensions around blobs (centres uniform in [-10,10)^D, unit "
+       "noise), from a counter-based generator, the same on cpu and GPU (each rank makes its rows under "
+       "mpirun)")
       ("clusters-true", po::value(&clusters_true)->value_name("K0"), "--synthetic: number of blobs (default: k)")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the blobs and of k-means++")
       ("k", po::value(&k)->value_name("K"), "clusters (required unless the file has init, whose rows it must equal)")
@@ -125,7 +133,11 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
                 "it). Reports the wall time of the whole command and of its parts: input,\n"
                 "seeding, run, fp64 agreement, output (JSON wall_time_s). The inertia is\n"
                 "sum ||x - c||^2 in FP64. On the cpu backend the tensor-core variants are emulated\n"
-                "(10-40 ns per product per term): keep N k dim small there.",
+                "(10-40 ns per product per term): keep N k dim small there.\n\n"
+                "Under mpirun -np P it runs as P ranks (cuda: one GPU a rank; cpu: cpu ranks): each\n"
+                "rank reads (or makes) its share of the points, the ranks sum the clusters' sums,\n"
+                "and rank 0 alone prints and writes --output; an error on any rank ends every rank\n"
+                "with one message and the same exit code.",
                 options);
     return std::nullopt;
   }
@@ -139,6 +151,15 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
     c.clusters_true = positive_int("clusters-true", clusters_true);
   }
   if (vm.count("k")) c.k = positive_int("k", k);
+  if (has_synthetic) {  // cheap contradictions before any work (make_blobs with k = 1e9 ran 32 s before)
+    if (!c.k) throw InvalidInput("--k is required with --synthetic");
+    if (*c.k > c.synthetic_points)
+      throw InvalidInput("--k " + std::to_string(*c.k) + " exceeds the " + std::to_string(c.synthetic_points) +
+                         " points of --synthetic");
+    if (c.clusters_true > c.synthetic_points)
+      throw InvalidInput("--clusters-true " + std::to_string(c.clusters_true) + " exceeds the " +
+                         std::to_string(c.synthetic_points) + " points of --synthetic");
+  }
   if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
   c.seed = static_cast<std::uint64_t>(seed);
   c.seed_given = !vm["seed"].defaulted();
@@ -216,21 +237,23 @@ std::function<void(const cluster::KmeansIteration&)> progress_printer(Progress& 
 
 struct Run {
   std::string input_text;  ///< the file, or "synthetic:N:D"
-  int points = 0, dim = 0, k = 0;
+  std::int64_t points = 0;
+  int dim = 0, k = 0;
   std::string init;  ///< "file" | "k-means++"
   double seeding_time_s = 0;
   Backend seeding_backend = Backend::cpu;  ///< where k-means++ ran
-  /// Host wall seconds of the whole command and its parts: reading (or generating) the data,
-  /// the k-means++ seeding, the run, the fp64 agreement run, writing --output.
+  /// Host wall seconds of the whole command and its parts: making the group of GPUs or ranks
+  /// (0 alone), reading (or making) the data, the k-means++ seeding, the run, the fp64 agreement
+  /// run, writing --output (under mpirun rank 0's clock, gathering the labels included).
   struct Wall {
-    double total = 0, input = 0, seeding = 0, run = 0, agreement = 0, output = 0;
+    double total = 0, group = 0, input = 0, seeding = 0, run = 0, agreement = 0, output = 0;
   } wall;
   cluster::KmeansResult result;
   std::optional<cluster::KmeansResult> reference;  ///< fp64 from the same start
   double agreement = kNaN;
 };
 
-void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
+void write_json(const KmeansCli& c, const Run& run, const KmeansPlace& place, const std::string& device) {
   const cluster::KmeansResult& r = run.result;
   JsonWriter w(std::cout);
   w.begin_object()
@@ -241,11 +264,18 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
       .field("backend", to_string(r.backend))
       .field("assign", cluster::to_string(r.assign))
       .field("points_prepared", r.points_prepared)
-      .field("device", device)
-      .field("points", run.points)
-      .field("dim", run.dim)
-      .field("k", run.k)
-      .field("init", run.init);
+      .field("device", device);
+  w.key("gpus");
+  if (place.devices.empty()) {
+    w.null();
+  } else {
+    w.begin_array();
+    for (int d : place.devices) w.value(d);
+    w.end_array();
+  }
+  w.field("ranks", place.ranks);
+  w.field_or_null("group", place.group != nullptr, place.group_text());
+  w.field("points", run.points).field("dim", run.dim).field("k", run.k).field("init", run.init);
   w.field_or_null("seed", run.init != "file", c.seed);
   w.field("iterations", r.iterations)
       .field("stop", cluster::to_string(r.stop))
@@ -261,6 +291,7 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
   w.key("wall_time_s")
       .begin_object()
       .field("total", run.wall.total)
+      .field("group", run.wall.group)
       .field("input", run.wall.input)
       .field("seeding", run.wall.seeding)
       .field("run", run.wall.run)
@@ -274,10 +305,10 @@ void write_json(const KmeansCli& c, const Run& run, const std::string& device) {
   finish_command_json(w);
 }
 
-void print_summary(const KmeansCli& c, const Run& run, const std::string& device) {
+void print_summary(const KmeansCli& c, const Run& run, const KmeansPlace& place, const std::string& device) {
   const cluster::KmeansResult& r = run.result;
-  std::printf("kmeans %s: %d points x %d, k = %d, start: %s", run.input_text.c_str(), run.points, run.dim,
-              run.k, run.init.c_str());
+  std::printf("kmeans %s: %lld points x %d, k = %d, start: %s", run.input_text.c_str(),
+              static_cast<long long>(run.points), run.dim, run.k, run.init.c_str());
   if (run.init != "file")
     std::printf(" (seed %llu, on %s, %.3f s)", static_cast<unsigned long long>(c.seed),
                 std::string(to_string(run.seeding_backend)).c_str(), run.seeding_time_s);
@@ -285,13 +316,16 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
   if (r.resolved_name != c.variant_name) std::printf(" -> %s", r.resolved_name.c_str());
   std::printf(" on %s (%s), %s assignment\n", std::string(to_string(r.backend)).c_str(), device.c_str(),
               cluster::to_string(r.assign).c_str());
+  if (place.group) std::printf("  group      %s\n", place.group_text().c_str());
   std::printf("  stopped    %s after %d iteration(s)\n", cluster::to_string(r.stop).c_str(), r.iterations);
   std::printf("  inertia    %.17g\n", r.inertia);
   std::printf("  time       %.6f s, %.6f s per iteration (assignment %.6f s, update %.6f s; setup before %.3f s)\n",
               r.time_s, r.time_per_iteration_s, r.assign_time_s / r.iterations, r.update_time_s / r.iterations,
               r.setup_time_s);
-  std::printf("  wall time  %.3f s (input %.3f s, seeding %.3f s, run %.3f s, fp64 agreement %.3f s, output %.3f s)\n",
-              run.wall.total, run.wall.input, run.wall.seeding, run.wall.run, run.wall.agreement, run.wall.output);
+  std::printf("  wall time  %.3f s (", run.wall.total);
+  if (place.group) std::printf("group %.3f s, ", run.wall.group);
+  std::printf("input %.3f s, seeding %.3f s, run %.3f s, fp64 agreement %.3f s, output %.3f s)\n", run.wall.input,
+              run.wall.seeding, run.wall.run, run.wall.agreement, run.wall.output);
   if (run.reference)
     std::printf("  vs fp64    %.6f of the labels equal (fp64: inertia %.17g, %d iteration(s))\n",
                 run.agreement, run.reference->inertia, run.reference->iterations);
@@ -308,107 +342,133 @@ void print_summary(const KmeansCli& c, const Run& run, const std::string& device
   std::fflush(stdout);
 }
 
+/// The options, with Boost's errors as InvalidInput (the same line main() prints for them), so
+/// that under mpirun they are agreed like every other error; nullopt after --help.
+std::optional<KmeansCli> parse_arguments(int argc, char** argv) {
+  try {
+    return parse(argc, argv);
+  } catch (const po::error& e) {
+    throw InvalidInput(std::string(e.what()) + " (see --help)");
+  }
+}
+
+/// The data file's shape, checked against the request before any value is read: k (from --k or
+/// the file's init), one process' limit of 2^31 - 1 points, and the host memory this process
+/// needs for its rows and the run (`mine` of the points).
+int check_file(const KmeansCli& c, const KmeansShape& shape, const KmeansPlace& place) {
+  if (c.k && *c.k > shape.points)
+    throw InvalidInput(c.input + ": X: " + std::to_string(shape.points) + " points, fewer than --k " +
+                       std::to_string(*c.k));
+  if (shape.has_init && c.k && *c.k != shape.init_k)
+    throw InvalidInput(c.input + ": init: " + std::to_string(shape.init_k) + " x " + std::to_string(shape.dim) +
+                       ", expected k = " + std::to_string(*c.k) + " rows (--k " + std::to_string(*c.k) + ")");
+  if (!shape.has_init && !c.k) throw InvalidInput("--k is required (" + c.input + " has no init dataset)");
+  const int k = shape.has_init ? shape.init_k : *c.k;
+  if (k > shape.points)
+    throw InvalidInput(c.input + ": X: " + std::to_string(shape.points) + " points, fewer than k = " +
+                       std::to_string(k));
+  if (place.kind != KmeansPlace::Kind::ranks && shape.points > std::numeric_limits<int>::max())
+    throw InvalidInput(c.input + ": X: " + std::to_string(shape.points) +
+                       " points, more than one process takes (2^31 - 1): run it as several ranks under mpirun");
+  const double mine = place.rows(shape.points).count, d = shape.dim;
+  require_host_memory(c.input + ": " + kmeans_sizes(c, shape.points, shape.dim, k, place.backend),
+                      4 * mine * d + kmeans_host_bytes(c, mine, d, k, place.backend) +
+                          (place.kind == KmeansPlace::Kind::ranks && !c.output.empty() ? 8.0 * shape.points : 0));
+  return k;
+}
+
+/// The host memory this process needs for --synthetic: its rows and the run.
+void check_synthetic(const KmeansCli& c, const KmeansPlace& place) {
+  const double points = c.synthetic_points, mine = place.rows(c.synthetic_points).count, dim = c.synthetic_dim;
+  require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" + std::to_string(c.synthetic_dim) +
+                          " with k = " + std::to_string(*c.k) + " (" + std::string(to_string(place.backend)) +
+                          (c.agreement && c.variant != Variant::fp64 ? ", with the fp64 agreement run" : "") + ")",
+                      4 * mine * dim + kmeans_host_bytes(c, mine, dim, *c.k, place.backend) +
+                          (place.kind == KmeansPlace::Kind::ranks && !c.output.empty() ? 8 * points : 0));
+}
+
 }  // namespace
 
 int run_kmeans(int argc, char** argv) {
-  const std::optional<KmeansCli> parsed = parse(argc, argv);
+  const JobRanks job = job_ranks();
+  runtime::Communicator* const world = job.world.get();  // null alone
+  std::optional<KmeansCli> parsed;
+  runtime::agreed(world, [&] { parsed = parse_arguments(argc, argv); });
   if (!parsed) return 0;
   KmeansCli c = *parsed;
-  Progress progress("kmeans", c.progress);
+  const bool speaks = job.speaks();  // rank 0, or alone: prints and writes
+  Progress progress("kmeans", speaks ? c.progress : ProgressMode::never);
   const OutputOptions output_rule = output_options(c.force, {c.input});  // never the --input
-  if (!c.output.empty()) prepare_output(c.output, output_rule);
-  c.options.backend = choose_backend(c.backend);
-  // --seeding cuda is its own request for the GPU: without one, it is the option to blame (not
-  // --backend, which may well say cpu).
-  if (c.seeding_backend == Backend::cuda && !cuda::device_available())
-    throw Unavailable("--seeding cuda: k-means++ on the GPU needs a usable CUDA device, and there is none "
-                      "here; use --seeding cpu or auto");
-  if (!available(c.variant, c.options.backend))
-    throw Unavailable("variant " + c.variant_name + " is not available on the " +
-                      std::string(to_string(c.options.backend)) + " backend");
-  c.options.variant = c.variant;
-
-  // Data and start.
-  Run run;
   const auto t_command = std::chrono::steady_clock::now();
   auto since = [](std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  KmeansData data;
-  if (!c.input.empty()) {
-    data = read_kmeans_data(c.input, [&](std::int64_t points, std::int64_t dim) {
-      // Cheap contradictions and the memory, from X's shape, before its data is read.
-      if (c.k && *c.k > points)
-        throw InvalidInput(c.input + ": X: " + std::to_string(points) + " points, fewer than --k " +
-                           std::to_string(*c.k));
-      // Reading: the dataset's FP64 buffer and X in FP32 (12 bytes a value); then X and the
-      // run (kmeans_host_bytes, when k is known already; else checked once init has told k).
-      const double p = static_cast<double>(points), d = static_cast<double>(dim);
-      const double run = c.k ? 4 * p * d + kmeans_host_bytes(c, p, d, *c.k, c.options.backend) : 0;
-      require_host_memory(c.input + ": " + kmeans_sizes(c, points, dim, c.k, c.options.backend),
-                          std::max(12 * p * d + 16 * p, run));
-    });
-    run.input_text = c.input;
-  } else {
-    if (!c.k) throw InvalidInput("--k is required with --synthetic");
-    // Cheap contradictions before any work (make_blobs with k = 1e9 ran 32 s before).
-    if (*c.k > c.synthetic_points)
-      throw InvalidInput("--k " + std::to_string(*c.k) + " exceeds the " + std::to_string(c.synthetic_points) +
-                         " points of --synthetic");
-    if (c.clusters_true > c.synthetic_points)
-      throw InvalidInput("--clusters-true " + std::to_string(c.clusters_true) + " exceeds the " +
-                         std::to_string(c.synthetic_points) + " points of --synthetic");
-    // The blobs (X in FP32, each point's centre, the centres), then X and the run.
-    const double points = c.synthetic_points, dim = c.synthetic_dim, k = *c.k;
-    const double centres = c.clusters_true > 0 ? c.clusters_true : k;
-    require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" +
-                            std::to_string(c.synthetic_dim) + " with k = " + std::to_string(*c.k) + " (" +
-                            std::string(to_string(c.options.backend)) +
-                            (c.agreement && c.variant != Variant::fp64 ? ", with the fp64 agreement run" : "") + ")",
-                        4 * points * dim + std::max(4 * points + 4 * centres * dim,
-                                                    kmeans_host_bytes(c, points, dim, k, c.options.backend)));
-    const int clusters = c.clusters_true > 0 ? c.clusters_true : *c.k;
-    cluster::Blobs blobs = cluster::make_blobs(c.synthetic_points, c.synthetic_dim, clusters, c.seed);
-    data.points = c.synthetic_points;
-    data.dim = c.synthetic_dim;
-    data.X = std::move(blobs.X);
-    run.input_text = "synthetic:" + std::to_string(data.points) + ":" + std::to_string(data.dim);
-  }
-  run.points = data.points;
-  run.dim = data.dim;
-  run.wall.input = since(t_command);
+  runtime::agreed(world, [&] {
+    if (speaks && !c.output.empty()) prepare_output(c.output, output_rule);
+    // --seeding cuda is its own request for the GPU: without one, it is the option to blame (not
+    // --backend, which may well say cpu).
+    if (c.seeding_backend == Backend::cuda && job.size > 1)
+      throw Unavailable("--seeding cuda: under mpirun k-means++ runs over the ranks' rows on the host; use "
+                        "--seeding auto or cpu");
+    if (c.seeding_backend == Backend::cuda && !cuda::device_available())
+      throw Unavailable("--seeding cuda: k-means++ on the GPU needs a usable CUDA device, and there is none "
+                        "here; use --seeding cpu or auto");
+  });
+
+  // Where the run goes: the host, one GPU, or this rank of the mpirun job.
+  Run run;
+  KmeansPlace place = make_place(c.backend, job);
+  run.wall.group = place.group ? since(t_command) : 0.0;
+  runtime::Communicator* const comm = place.comm();  // the ranks' (null alone)
+  c.options.backend = place.backend;
+  c.options.variant = c.variant;
+  const Backend seeding = place.kind == KmeansPlace::Kind::ranks ? Backend::cpu
+                          : c.seeding_backend == Backend::automatic ? place.backend
+                                                                    : c.seeding_backend;
+  runtime::agreed(comm, [&] {
+    if (!available(c.variant, place.backend))
+      throw Unavailable("variant " + c.variant_name + " is not available on the " +
+                        std::string(to_string(place.backend)) + " backend");
+  });
+
+  // Data and start: this process' rows, read or made.
+  auto t0 = std::chrono::steady_clock::now();
+  KmeansPoints points;
   std::vector<float> start;
-  if (data.init) {
-    if (c.k && *c.k != data.init_k)
-      throw InvalidInput(c.input + ": init: " + std::to_string(data.init_k) + " x " +
-                         std::to_string(data.dim) + ", expected k = " + std::to_string(*c.k) + " rows (--k " +
-                         std::to_string(*c.k) + ")");
-    run.k = data.init_k;
-    run.init = "file";
-    start = *data.init;
-  } else {
-    if (!c.k) throw InvalidInput("--k is required (" + c.input + " has no init dataset)");
-    run.k = *c.k;
-    run.init = "k-means++";
-  }
-  if (run.k > data.points)
-    throw InvalidInput((c.input.empty() ? "--synthetic" : c.input + ": X") + ": " +
-                       std::to_string(data.points) + " points, fewer than k = " + std::to_string(run.k));
-  if (!c.input.empty() && !c.k)  // k came from init: the run's memory, X being held already
-    require_host_memory(c.input + ": " + kmeans_sizes(c, data.points, data.dim, run.k, c.options.backend),
-                        kmeans_host_bytes(c, data.points, data.dim, run.k, c.options.backend));
-  if (run.init != "file") {
-    const auto t0 = std::chrono::steady_clock::now();
-    run.seeding_backend = c.seeding_backend == Backend::automatic ? c.options.backend : c.seeding_backend;
-    start = cluster::kmeans_plus_plus(data.X.data(), data.points, data.dim, run.k, c.seed, run.seeding_backend);
+  runtime::agreed(comm, [&] {
+    if (!c.input.empty()) {
+      const KmeansShape shape = read_kmeans_shape(c.input);
+      run.k = check_file(c, shape, place);
+      progress.step("reading " + c.input);
+      points = read_points(place, c.input, shape.points, shape.dim);
+      if (shape.has_init) start = *read_kmeans_init(c.input);
+      run.input_text = c.input;
+    } else {
+      check_synthetic(c, place);
+      const cluster::BlobsSpec spec{c.synthetic_points, c.synthetic_dim,
+                                    c.clusters_true > 0 ? c.clusters_true : *c.k, c.seed};
+      points = make_points(place, spec);
+      run.k = *c.k;
+      run.input_text = "synthetic:" + std::to_string(c.synthetic_points) + ":" + std::to_string(c.synthetic_dim);
+    }
+  });
+  run.points = points.total;
+  run.dim = points.dim;
+  run.init = start.empty() ? "k-means++" : "file";
+  run.wall.input = since(t0);
+  if (start.empty()) {
+    t0 = std::chrono::steady_clock::now();
+    progress.step("k-means++ (seed " + std::to_string(c.seed) + ")");
+    run.seeding_backend = seeding;
+    start = seed_points(place, points, run.k, c.seed, seeding);
     run.seeding_time_s = since(t0);
     run.wall.seeding = run.seeding_time_s;
   }
 
-  // The run, then fp64 from the same start.
+  // The run, then fp64 from the same start, on the same place and points.
   c.options.progress = progress_printer(progress, c.variant_name);
-  auto t0 = std::chrono::steady_clock::now();
-  run.result = cluster::kmeans(data.X.data(), data.points, data.dim, start, c.options);
+  t0 = std::chrono::steady_clock::now();
+  run.result = run_points(place, points, start, c.options);
   run.wall.run = since(t0);
   t0 = std::chrono::steady_clock::now();
   if (c.variant == Variant::fp64) {
@@ -418,30 +478,35 @@ int run_kmeans(int argc, char** argv) {
     cluster::KmeansOptions reference = c.options;
     reference.variant = Variant::fp64;
     reference.assign = cluster::KmeansAssign::automatic;  // fp64 has no fused path
-    reference.backend = run.result.backend;
     reference.progress = progress_printer(progress, "fp64 (reference)");
-    run.reference = cluster::kmeans(data.X.data(), data.points, data.dim, start, reference);
-    run.agreement = cluster::label_agreement(run.result.labels, run.reference->labels);
+    run.reference = run_points(place, points, start, reference);
+    run.agreement = label_agreement(place, points, run.result.labels, run.reference->labels);
   }
   run.wall.agreement = since(t0);
-  t0 = std::chrono::steady_clock::now();
 
+  // The output file: every label (gathered from the ranks), written by rank 0; a failure there
+  // ends every rank.
+  t0 = std::chrono::steady_clock::now();
   if (!c.output.empty()) {
-    KmeansOutputAttributes attributes;
-    attributes.inertia = run.result.inertia;
-    attributes.variant = c.variant_name;
-    attributes.backend = to_string(run.result.backend);
-    attributes.iterations = run.result.iterations;
-    write_kmeans_output(c.output, run.result.labels, run.result.centroids, run.k, run.dim, attributes,
-                               output_rule);
+    const std::vector<int> labels = all_labels(place, points, run.result.labels);
+    runtime::agreed(comm, [&] {
+      if (!speaks) return;
+      KmeansOutputAttributes attributes;
+      attributes.inertia = run.result.inertia;
+      attributes.variant = c.variant_name;
+      attributes.backend = to_string(run.result.backend);
+      attributes.iterations = run.result.iterations;
+      write_kmeans_output(c.output, labels, run.result.centroids, run.k, run.dim, attributes, output_rule);
+    });
   }
   run.wall.output = since(t0);
   run.wall.total = since(t_command);
-  const std::string device = device_description(run.result.backend);
+  if (!speaks) return 0;
+  const std::string device = place.device_text();
   if (c.json)
-    write_json(c, run, device);
+    write_json(c, run, place, device);
   else
-    print_summary(c, run, device);
+    print_summary(c, run, place, device);
   return 0;
 }
 

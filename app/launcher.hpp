@@ -1,8 +1,9 @@
 // MPI launchers (ARCHITECTURE.md: only app/ reads their environment): how many ranks `mpirun
-// -np P tcsolve ...` (or another launcher) started, and which one this process is. This version
-// runs every command as one process, so a launch of P > 1 ranks is refused up front (exit 4, the
-// message from rank 0 only) rather than letting P copies run the whole command and race on its
-// output file; the distributed commands are issue 32's next steps.
+// -np P tcsolve ...` (or another launcher) started, and which one this process is, known before
+// MPI is initialized. main.cpp reads it once: a launch of P > 1 ranks starts an MPI session for a
+// subcommand that runs as ranks (kmeans; ranks.hpp) and is refused up front for the others (exit
+// 4, the message from rank 0 only), rather than letting P copies run the whole command and race
+// on its output file.
 #pragma once
 
 #include <string>

@@ -3,12 +3,15 @@
 //   0 success, 1 internal error, 2 bad arguments or invalid input,
 //   3 a solve that did not converge (returned by `solve`, not thrown),
 //   4 the requested variant or backend is unavailable here.
+// Launched as several ranks (mpirun -np P, launcher.hpp), a subcommand that supports it runs with
+// an MPI session of its own, its errors said once (ranks.hpp); the others are refused up front.
 #include <algorithm>
 #include <boost/program_options/errors.hpp>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -17,8 +20,11 @@
 #include "commands.hpp"
 #include "json.hpp"
 #include "launcher.hpp"
+#include "ranks.hpp"
 #include "signals.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/group.hpp"
+#include "tcsolve/runtime/mpi.hpp"
 #include "versions.hpp"
 
 namespace {
@@ -27,6 +33,7 @@ struct Subcommand {
   std::string_view name;
   std::string_view summary;  ///< one line, shown by `tcsolve --help`
   int (*run)(int argc, char** argv);
+  bool ranks = false;  ///< runs as P ranks under mpirun -np P (ranks.hpp); else refused there
 };
 
 // Adding a subcommand is one row.
@@ -44,7 +51,7 @@ constexpr Subcommand kSubcommands[] = {
      tcsolve::app::run_import},
     {"probe", "measure the accumulator precision of each tensor-core path", tcsolve::app::run_probe},
     {"kmeans", "K-means (Lloyd) with the distance step on a GEMM variant; agreement with fp64",
-     tcsolve::app::run_kmeans},
+     tcsolve::app::run_kmeans, true},
     {"ffn", "a BERT-base FFN block on each GEMM variant: error against FP64, time, TFLOP/s",
      tcsolve::app::run_ffn},
 };
@@ -73,15 +80,32 @@ void print_subcommands(std::ostream& out) {
 }
 
 /// The error line on stderr and, with --json, the error object on stdout:
-/// {"command", "error": {"exit_code", "message"}, "versions"}.
-int fail(std::string_view command, bool json, int code, std::string_view message) {
-  std::cerr << "tcsolve " << command << ": error: " << message << std::endl;
+/// {"command", "error": {"exit_code", "message"}, "versions"}. `rank` >= 0 names the rank of a
+/// job that met the error alone ("error (rank 2): ...").
+int fail(std::string_view command, bool json, int code, std::string_view message, int rank = -1) {
+  std::cerr << "tcsolve " << command << ": error" << (rank >= 0 ? " (rank " + std::to_string(rank) + ")" : "")
+            << ": " << message << std::endl;
   if (json) {
     std::cout.clear();
     tcsolve::app::JsonWriter w(std::cout);
     w.begin_object().field("command", command);
     w.key("error").begin_object().field("exit_code", code).field("message", message).end_object();
     tcsolve::app::finish_command_json(w);
+  }
+  return code;
+}
+
+/// An error the subcommand threw (e: null when not a std::exception): said by fail(), once in a
+/// job of several ranks (ranks.hpp: rank 0 says an agreed error, the others exit with its code
+/// silently; a rank that met an error alone says it and ends the job).
+int failed(std::string_view command, bool json, int code, std::string_view message, const std::exception* e) {
+  switch (tcsolve::app::rank_failure(e)) {
+    case tcsolve::app::RankFailure::print: return fail(command, json, code, message);
+    case tcsolve::app::RankFailure::silent: return code;
+    case tcsolve::app::RankFailure::abort_job:
+      fail(command, json, code, message, tcsolve::app::job_ranks().rank);
+      std::cout.flush();
+      tcsolve::runtime::MpiSession::abort(code);
   }
   return code;
 }
@@ -188,15 +212,32 @@ int main(int argc, char** argv) {
     return kExitInvalid;
   }
 
-  // Several ranks from an MPI launcher: refused (launcher.hpp), the message from rank 0 only.
-  if (const tcsolve::app::LaunchRanks ranks = tcsolve::app::launcher_ranks();
-      ranks.size > 1 && !has_argument(sub_argc, sub_argv, "--help")) {
-    const std::string message = "launched as " + std::to_string(ranks.size) + " ranks (" + ranks.variable + "=" +
-                                std::to_string(ranks.size) +
-                                "), but this version of tcsolve runs as one process: run it without mpirun (or with "
-                                "-np 1)";
-    if (ranks.rank != 0) return kExitUnavailable;
-    return fail(name, json, kExitUnavailable, message);
+  // Several ranks from an MPI launcher (launcher.hpp): --help from rank 0 alone; a subcommand
+  // that supports ranks gets an MPI session (it must be built with MPI); the others are refused.
+  // The reason is said once, by rank 0.
+  std::optional<tcsolve::runtime::MpiSession> session;
+  if (const tcsolve::app::LaunchRanks ranks = tcsolve::app::launcher_ranks(); ranks.size > 1) {
+    const std::string launched = "launched as " + std::to_string(ranks.size) + " ranks (" + ranks.variable + "=" +
+                                 std::to_string(ranks.size) + ")";
+    if (has_argument(sub_argc, sub_argv, "--help")) {
+      if (ranks.rank != 0) return 0;
+    } else if (!sub->ranks) {
+      if (ranks.rank != 0) return kExitUnavailable;
+      return fail(name, json, kExitUnavailable,
+                  launched + ", but tcsolve runs every subcommand as one process except kmeans: run " +
+                      std::string(name) + " without mpirun (or with -np 1)");
+    } else if (!tcsolve::runtime::have_mpi()) {
+      if (ranks.rank != 0) return kExitUnavailable;
+      return fail(name, json, kExitUnavailable,
+                  launched + ", but this tcsolve was built without MPI (cmake -DTCSOLVE_MPI=ON with an MPI "
+                             "installed): run " + std::string(name) + " without mpirun (or with -np 1)");
+    } else {
+      try {
+        session.emplace(&argc, &argv);
+      } catch (const std::exception& e) {
+        return fail(name, json, kExitError, e.what(), ranks.rank);
+      }
+    }
   }
   try {
     if (json && has_argument(sub_argc, sub_argv, "--help")) {
@@ -220,18 +261,21 @@ int main(int argc, char** argv) {
     std::cout.flush();
     return code;
   } catch (const boost::program_options::error& e) {
-    return fail(sub->name, json, kExitInvalid, option_error_text(e));
+    return failed(sub->name, json, kExitInvalid, option_error_text(e), &e);
   } catch (const tcsolve::InvalidInput& e) {
-    return fail(sub->name, json, kExitInvalid, e.what());
+    return failed(sub->name, json, kExitInvalid, e.what(), &e);
   } catch (const tcsolve::Unavailable& e) {
-    return fail(sub->name, json, kExitUnavailable, e.what());
+    return failed(sub->name, json, kExitUnavailable, e.what(), &e);
   } catch (const tcsolve::Error& e) {
-    return fail(sub->name, json, kExitError, e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(sub->name, json, kExitError,
-                "out of memory (the sizes passed the memory check against MemAvailable; another "
-                "process may have taken memory since)");
+    return failed(sub->name, json, kExitError, e.what(), &e);
+  } catch (const std::bad_alloc& e) {
+    return failed(sub->name, json, kExitError,
+                  "out of memory (the sizes passed the memory check against MemAvailable; another "
+                  "process may have taken memory since)",
+                  &e);
   } catch (const std::exception& e) {
-    return fail(sub->name, json, kExitError, e.what());
+    return failed(sub->name, json, kExitError, e.what(), &e);
+  } catch (...) {
+    return failed(sub->name, json, kExitError, "unknown error", nullptr);
   }
 }

@@ -1,0 +1,168 @@
+// Where `tcsolve kmeans` runs and where its points live (kmeans_place.hpp).
+#include "kmeans_place.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <iostream>
+#include <string>
+
+#include "cli_util.hpp"
+#include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/error.hpp"
+
+namespace tcsolve::app {
+namespace {
+
+using runtime::DeviceGroup;
+using runtime::Memory;
+
+std::size_t values(std::int64_t points, int dim) { return static_cast<std::size_t>(points) * static_cast<std::size_t>(dim); }
+
+/// This process as one rank of the mpirun job: cpu ranks, or one GPU a rank (NCCL).
+KmeansPlace place_on_ranks(Backend requested, const JobRanks& job) {
+  runtime::Communicator* const world = job.world.get();
+  runtime::agreed(world, [&] {
+    if (requested != Backend::cuda) return;
+    if (!cuda::device_available())
+      throw Unavailable("--backend cuda: rank " + std::to_string(job.rank) + " has no usable CUDA device (" +
+                        cuda::device_name() + ")");
+    if (!runtime::have_nccl())
+      throw Unavailable("--backend cuda under mpirun: one GPU a rank needs NCCL, and this tcsolve was built "
+                        "without it (cmake -DTCSOLVE_NCCL=ON); use --backend cpu");
+  });
+  KmeansPlace place;
+  place.kind = KmeansPlace::Kind::ranks;
+  place.rank = job.rank;
+  place.ranks = job.size;
+  place.backend = requested == Backend::cpu ? Backend::cpu : Backend::cuda;
+  if (requested == Backend::automatic) {  // cuda only where every rank can take its GPU
+    const bool usable = cuda::device_available() && runtime::have_nccl();
+    const std::int64_t with = world->sum(std::int64_t{usable ? 1 : 0});
+    if (with < job.size) {
+      place.backend = Backend::cpu;
+      if (job.speaks())
+        std::cerr << "tcsolve: "
+                  << (!runtime::have_nccl() ? std::string("no NCCL in this build (one GPU a rank needs it)")
+                      : with == 0           ? std::string("no usable CUDA device")
+                                            : std::to_string(job.size - with) + " of " + std::to_string(job.size) +
+                                                  " ranks without a usable CUDA device")
+                  << ", using the cpu backend on every rank" << std::endl;
+    }
+  }
+  place.group = std::make_unique<DeviceGroup>(
+      DeviceGroup::mpi(place.backend == Backend::cuda ? Memory::device : Memory::host));
+  if (place.backend == Backend::cuda) {  // every rank's GPU, in rank order
+    const int mine = place.group->member(0).device;
+    place.devices.resize(static_cast<std::size_t>(job.size));
+    place.comm()->allgather(&mine, place.devices.data(), sizeof mine, nullptr);
+  }
+  return place;
+}
+
+/// Rows `rows` of the blobs on the host.
+std::vector<float> blobs_on_host(const cluster::BlobsSpec& spec, cluster::RowRange rows) {
+  std::vector<float> X(values(rows.count, spec.dim));
+  cluster::blob_rows(spec, rows.first, rows.count, X.data(), nullptr);
+  return X;
+}
+
+}  // namespace
+
+runtime::Where KmeansPlace::where() const {
+  switch (kind) {
+    case Kind::host: return runtime::Where();
+    case Kind::gpu: return runtime::Where(*context);
+    case Kind::ranks: return runtime::Where(*group);
+  }
+  return runtime::Where();
+}
+
+std::string KmeansPlace::device_text() const {
+  if (backend != Backend::cuda) return device_description(Backend::cpu);
+  runtime::DeviceScope scope(kind == Kind::gpu ? context->device() : group->member(0).device);
+  return device_description(Backend::cuda);
+}
+
+cluster::RowRange KmeansPlace::rows(std::int64_t points) const {
+  if (kind == Kind::ranks) return cluster::kmeans_rows(points, ranks, rank);
+  return cluster::RowRange{0, static_cast<int>(points)};
+}
+
+KmeansPlace make_place(Backend requested, const JobRanks& job) {
+  if (job.size > 1) return place_on_ranks(requested, job);
+  KmeansPlace place;
+  place.backend = choose_backend(requested);
+  if (place.backend == Backend::cuda) {
+    place.kind = KmeansPlace::Kind::gpu;
+    place.context = std::make_unique<cuda::Context>();
+    place.devices = {place.context->device()};
+  }
+  return place;
+}
+
+KmeansPoints read_points(const KmeansPlace& place, const std::string& path, std::int64_t total, int dim) {
+  KmeansPoints p;
+  p.total = total;
+  p.dim = dim;
+  p.mine = place.rows(total);
+  p.host = read_kmeans_rows(path, p.mine.first, p.mine.count);
+  return p;
+}
+
+KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spec) {
+  KmeansPoints p;
+  p.total = spec.points;
+  p.dim = spec.dim;
+  p.mine = place.rows(spec.points);
+  p.host = blobs_on_host(spec, p.mine);
+  return p;
+}
+
+std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
+                               Backend seeding) {
+  const int dim = points.dim;
+  if (place.kind == KmeansPlace::Kind::ranks)  // distributed over the ranks' rows
+    return cluster::kmeans_plus_plus(points.host.data(), points.mine.count, dim, k, seed, place.where());
+  const int n = static_cast<int>(points.total);
+  if (seeding == Backend::cpu) return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where());
+  if (place.kind != KmeansPlace::Kind::host)  // the context's GPU
+    return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, place.where());
+  cuda::Context context;  // --seeding cuda beside the cpu backend
+  return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where(context));
+}
+
+cluster::KmeansResult run_points(const KmeansPlace& place, const KmeansPoints& points, const std::vector<float>& init,
+                                 const cluster::KmeansOptions& options) {
+  if (place.kind == KmeansPlace::Kind::ranks)
+    return cluster::kmeans(points.host.data(), points.mine.count, points.dim, init, options, place.where());
+  return cluster::kmeans(points.host.data(), static_cast<int>(points.total), points.dim, init, options,
+                         place.where());
+}
+
+double label_agreement(const KmeansPlace& place, const KmeansPoints& points, const std::vector<int>& a,
+                       const std::vector<int>& b) {
+  if (place.kind != KmeansPlace::Kind::ranks) return cluster::label_agreement(a, b);
+  std::int64_t same = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) same += a[i] == b[i];
+  return static_cast<double>(place.comm()->sum(same)) / static_cast<double>(points.total);
+}
+
+std::vector<int> all_labels(const KmeansPlace& place, const KmeansPoints& points, const std::vector<int>& labels) {
+  if (place.kind != KmeansPlace::Kind::ranks) return labels;
+  // an allgather of every rank's labels, padded to the longest share
+  int most = 1;
+  for (int r = 0; r < place.ranks; ++r) most = std::max(most, cluster::kmeans_rows(points.total, place.ranks, r).count);
+  std::vector<int> padded(static_cast<std::size_t>(most), -1);
+  std::copy(labels.begin(), labels.end(), padded.begin());
+  std::vector<int> gathered(padded.size() * static_cast<std::size_t>(place.ranks));
+  place.comm()->allgather(padded.data(), gathered.data(), padded.size() * sizeof(int), nullptr);
+  std::vector<int> all;
+  all.reserve(static_cast<std::size_t>(points.total));
+  for (int r = 0; r < place.ranks; ++r) {
+    const auto from = gathered.begin() + static_cast<std::ptrdiff_t>(r) * most;
+    all.insert(all.end(), from, from + cluster::kmeans_rows(points.total, place.ranks, r).count);
+  }
+  return all;
+}
+
+}  // namespace tcsolve::app
