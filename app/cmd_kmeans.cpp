@@ -1,9 +1,10 @@
 // `tcsolve kmeans`: Lloyd's algorithm with the distance step on a GEMM variant (the algorithm,
 // its precision choices and the data layout are documented in tcsolve/cluster/kmeans.hpp), on a
 // data file (X, optional init) or on synthetic blobs; optionally writes labels and centroids
-// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans). It runs on the host, one GPU, or as P ranks
-// under mpirun -np P (kmeans_place.hpp says where the points live in each case; ranks.hpp how the
-// ranks fail together). Under mpirun only rank 0 prints and writes the output file.
+// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans). It runs on the host, one GPU, several GPUs of
+// this process (--gpus) or as P ranks under mpirun -np P (kmeans_place.hpp says where the points
+// live in each case; ranks.hpp how the ranks fail together). Under mpirun only rank 0 prints and
+// writes the output file.
 //
 // agreement_vs_fp64: the same run (same start, same place, same stopping rules) with the fp64
 // variant; the fraction of points whose labels are equal. The start is the file's init, or
@@ -54,6 +55,7 @@ struct KmeansCli {
   Backend backend = Backend::automatic;
   Backend seeding_backend = Backend::automatic;  ///< automatic: the run's backend
   cluster::KmeansOptions options;
+  std::string gpus;  ///< --gpus (empty: not given)
   std::string output;
   bool force = false, agreement = true, json = false;
   ProgressMode progress = ProgressMode::automatic;
@@ -98,6 +100,9 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        ("GEMM variant of the distance step: " + variant_names()).c_str())
       ("backend", po::value(&backend)->default_value("auto")->value_name("auto|cpu|cuda"),
        "where the run goes (auto: cuda when a usable GPU is present, else cpu)")
+      ("gpus", po::value(&c.gpus)->value_name("N|all|0,1"),
+       "run on several GPUs of this machine (NCCL): the first N, all, or those listed; under mpirun each "
+       "rank takes one GPU")
       ("assign", po::value(&assign)->default_value("auto")->value_name("auto|fused|unfused"),
        "auto | fused | unfused: fused computes each point's nearest centroid in the GEMM's epilogue and "
        "never stores the points x k distances (cuda: fp32-simt, and ec-fp16/ec-tf32/auto on sm_90; cpu: "
@@ -160,6 +165,7 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
       throw InvalidInput("--clusters-true " + std::to_string(c.clusters_true) + " exceeds the " +
                          std::to_string(c.synthetic_points) + " points of --synthetic");
   }
+  if (vm.count("gpus") && c.gpus.empty()) throw InvalidInput("--gpus needs N, all or a list such as 0,1");
   if (seed < 0) throw InvalidInput("--seed must be a non-negative integer, got " + std::to_string(seed));
   c.seed = static_cast<std::uint64_t>(seed);
   c.seed_given = !vm["seed"].defaulted();
@@ -415,9 +421,9 @@ int run_kmeans(int argc, char** argv) {
                         "here; use --seeding cpu or auto");
   });
 
-  // Where the run goes: the host, one GPU, or this rank of the mpirun job.
+  // Where the run goes: the host, one GPU, --gpus, or this rank of the mpirun job.
   Run run;
-  KmeansPlace place = make_place(c.backend, job);
+  KmeansPlace place = make_place(c.backend, c.gpus, job);
   run.wall.group = place.group ? since(t_command) : 0.0;
   runtime::Communicator* const comm = place.comm();  // the ranks' (null alone)
   c.options.backend = place.backend;

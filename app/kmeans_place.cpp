@@ -10,6 +10,12 @@
 #include "tcsolve/io/kmeans_file.hpp"
 #include "tcsolve/runtime/error.hpp"
 
+// The number of CUDA devices of this process, which parse_device_list takes: runtime has it only
+// internally so far (runtime/src/group_state.hpp); asked for as a public runtime::device_count().
+namespace tcsolve::runtime::detail {
+int device_count();
+}
+
 namespace tcsolve::app {
 namespace {
 
@@ -18,10 +24,45 @@ using runtime::Memory;
 
 std::size_t values(std::int64_t points, int dim) { return static_cast<std::size_t>(points) * static_cast<std::size_t>(dim); }
 
+/// --gpus in one process: one device -> a context on it; several -> a gpus() group (NCCL).
+KmeansPlace place_on_gpus(Backend requested, const std::string& text) {
+  // The list's form first (a bad list is a bad argument on any machine), then what it needs.
+  constexpr int kAnyDevices = 1 << 20;  // more than any list parse_device_list accepts names
+  if (text != "all") (void)runtime::parse_device_list(text, kAnyDevices);
+  if (requested == Backend::cpu)
+    throw Unavailable("--gpus " + text + " runs on GPUs, --backend cpu on the host: leave out one of them");
+  const std::vector<int> devices = runtime::parse_device_list(text, runtime::detail::device_count());
+  for (int d : devices) {
+    runtime::DeviceScope scope(d);
+    if (!cuda::device_available())
+      throw Unavailable("--gpus " + text + ": device " + std::to_string(d) + " (" + cuda::device_name() +
+                        ") is not usable: compute capability 7.0 or above is needed");
+  }
+  KmeansPlace place;
+  place.backend = Backend::cuda;
+  place.devices = devices;
+  if (devices.size() == 1) {
+    runtime::DeviceScope scope(devices[0]);
+    place.kind = KmeansPlace::Kind::gpu;
+    place.context = std::make_unique<cuda::Context>();  // bound to the current device
+    return place;
+  }
+  if (!runtime::have_nccl())
+    throw Unavailable("--gpus " + text + ": " + std::to_string(devices.size()) +
+                      " GPUs in one process need NCCL, and this tcsolve was built without it (cmake "
+                      "-DTCSOLVE_NCCL=ON); use one GPU");
+  place.kind = KmeansPlace::Kind::gpus;
+  place.group = std::make_unique<DeviceGroup>(DeviceGroup::gpus(devices));
+  return place;
+}
+
 /// This process as one rank of the mpirun job: cpu ranks, or one GPU a rank (NCCL).
-KmeansPlace place_on_ranks(Backend requested, const JobRanks& job) {
+KmeansPlace place_on_ranks(Backend requested, const std::string& gpus, const JobRanks& job) {
   runtime::Communicator* const world = job.world.get();
   runtime::agreed(world, [&] {
+    if (!gpus.empty())
+      throw InvalidInput("--gpus " + gpus + ": under mpirun each rank takes one GPU (by its rank on the node); "
+                         "leave --gpus out");
     if (requested != Backend::cuda) return;
     if (!cuda::device_available())
       throw Unavailable("--backend cuda: rank " + std::to_string(job.rank) + " has no usable CUDA device (" +
@@ -72,6 +113,7 @@ runtime::Where KmeansPlace::where() const {
   switch (kind) {
     case Kind::host: return runtime::Where();
     case Kind::gpu: return runtime::Where(*context);
+    case Kind::gpus:
     case Kind::ranks: return runtime::Where(*group);
   }
   return runtime::Where();
@@ -88,8 +130,9 @@ cluster::RowRange KmeansPlace::rows(std::int64_t points) const {
   return cluster::RowRange{0, static_cast<int>(points)};
 }
 
-KmeansPlace make_place(Backend requested, const JobRanks& job) {
-  if (job.size > 1) return place_on_ranks(requested, job);
+KmeansPlace make_place(Backend requested, const std::string& gpus, const JobRanks& job) {
+  if (job.size > 1) return place_on_ranks(requested, gpus, job);
+  if (!gpus.empty()) return place_on_gpus(requested, gpus);
   KmeansPlace place;
   place.backend = choose_backend(requested);
   if (place.backend == Backend::cuda) {
@@ -125,7 +168,7 @@ std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& poi
     return cluster::kmeans_plus_plus(points.host.data(), points.mine.count, dim, k, seed, place.where());
   const int n = static_cast<int>(points.total);
   if (seeding == Backend::cpu) return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where());
-  if (place.kind != KmeansPlace::Kind::host)  // the context's GPU
+  if (place.kind != KmeansPlace::Kind::host)  // the context's GPU, or the group's first
     return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, place.where());
   cuda::Context context;  // --seeding cuda beside the cpu backend
   return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where(context));

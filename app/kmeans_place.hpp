@@ -2,6 +2,8 @@
 // (tcsolve/cluster/kmeans.hpp, "Groups"; tcsolve/runtime/group.hpp):
 //   host   the cpu backend in this process;
 //   gpu    one GPU (a cuda::Context on it; the run copies the points to it);
+//   gpus   several GPUs of this process (--gpus: a gpus() DeviceGroup, NCCL; the run copies each
+//          member its kmeans_rows);
 //   ranks  this process' rank of an mpirun job (an mpi() DeviceGroup: cpu ranks, or one GPU a
 //          rank): its kmeans_rows, read from the file by rows or made.
 // The points are on the host: read from the file, or --synthetic ones made by rows from the seed
@@ -26,11 +28,11 @@
 namespace tcsolve::app {
 
 struct KmeansPlace {
-  enum class Kind { host, gpu, ranks };
+  enum class Kind { host, gpu, gpus, ranks };
   Kind kind = Kind::host;
   Backend backend = Backend::cpu;               ///< cpu or cuda
   std::unique_ptr<cuda::Context> context;       ///< gpu
-  std::unique_ptr<runtime::DeviceGroup> group;  ///< ranks
+  std::unique_ptr<runtime::DeviceGroup> group;  ///< gpus, ranks
   std::vector<int> devices;                     ///< the GPUs in member order (ranks: every rank's); empty on the cpu
   int rank = 0, ranks = 1;                      ///< this process in an mpirun job (1 rank alone)
 
@@ -45,11 +47,12 @@ struct KmeansPlace {
   cluster::RowRange rows(std::int64_t points) const;
 };
 
-/// The place for `requested` (auto | cpu | cuda) in this process' `job`. auto resolves to cuda
-/// when a usable GPU is present (under mpirun: on every rank, with NCCL in the build), else cpu,
-/// said once on stderr. Throws Unavailable (cuda without a GPU, or under mpirun without NCCL):
-/// agreed over the ranks.
-KmeansPlace make_place(Backend requested, const JobRanks& job);
+/// The place for `requested` (auto | cpu | cuda), `gpus` (--gpus: "" for none, N, all, 0,1) in
+/// this process' `job`. auto resolves to cuda when a usable GPU is present (under mpirun: on
+/// every rank, with NCCL in the build), else cpu, said once on stderr. Throws InvalidInput (a bad
+/// --gpus list, --gpus under mpirun) or Unavailable (--gpus with the cpu backend or without a
+/// GPU or NCCL; cuda without a GPU; ranks without MPI): agreed over the ranks.
+KmeansPlace make_place(Backend requested, const std::string& gpus, const JobRanks& job);
 
 /// This process' points: its rows `mine` of `total`, on the host.
 struct KmeansPoints {
@@ -64,8 +67,8 @@ KmeansPoints read_points(const KmeansPlace& place, const std::string& path, std:
 /// This process' rows of the --synthetic points (blob_rows). Throws InvalidInput.
 KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spec);
 
-/// k-means++ (seed) of k centroids on `seeding` (cpu or cuda), bitwise the same everywhere;
-/// under mpirun distributed over the ranks' rows.
+/// k-means++ (seed) of k centroids on `seeding` (cpu or cuda: gpus on the first member's GPU),
+/// bitwise the same everywhere; under mpirun distributed over the ranks' rows.
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding);
 

@@ -1,5 +1,6 @@
 // `tcsolve kmeans` as P ranks under mpirun (cpu ranks; OpenMPI as root in CI: --allow-run-as-root
-// --oversubscribe), from the command line ([cli]; skipped with a warning where mpirun is missing):
+// --oversubscribe) and on several GPUs (--gpus), from the command line ([cli]; the mpirun cases
+// skip with a warning where mpirun is missing):
 //   - -np 2 and -np 3 (where rank 0 holds none of iris' 150 points: kmeans_rows deals them in
 //     blocks of 128) write the one-process command's labels and centroids and report its
 //     iterations and inertia: fp64 bitwise the centroids, the inertia within 1e-12 relative (its
@@ -8,7 +9,9 @@
 //   - --synthetic: every rank makes its own rows, the same points as one process makes;
 //   - a failure on one rank (a NaN in the last row, which the last rank reads), or on every rank
 //     (k above the points, a missing file), exits 2 on every rank with one message, and nothing
-//     is written; --json prints one object on stdout in success and failure.
+//     is written; --json prints one object on stdout in success and failure;
+//   - --gpus: a repeated device is a bad argument (exit 2), --gpus with --backend cpu is refused
+//     (exit 4), and without a GPU --gpus 2 is unavailable (exit 4).
 #include <hdf5.h>
 
 #include <catch2/catch.hpp>
@@ -23,6 +26,7 @@
 #include "temp_dir.hpp"
 #include "test_data.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/device.hpp"
 
 namespace {
 
@@ -168,4 +172,29 @@ TEST_CASE("kmeans under mpirun: an error on one rank or on all ends every rank w
       }
     }
   CHECK(dir.entries() == std::vector<std::string>{"nan.h5"});  // no temporary left behind
+}
+
+TEST_CASE("kmeans --gpus: a repeated device is a bad argument, the cpu backend and no GPU are refused", "[cli]") {
+  const std::string args = "kmeans --input " + iris() + " --k 3 ";
+  CommandResult r = run_tcsolve(args + "--gpus 0,0 --json");
+  INFO(r);
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "device 0 is listed twice"));
+  CHECK(require_one_object(r).find("error")->find("exit_code")->number == 2);
+  r = run_tcsolve(args + "--gpus 2 --backend cpu");
+  INFO(r);
+  CHECK(r.exit_code == 4);
+  CHECK(contains(r.err, "--gpus 2"));
+  CHECK(contains(r.err, "--backend cpu"));
+  CHECK(count_lines(r.err) == 1);
+  if (tcsolve::cuda::device_available()) {
+    WARN("a CUDA device is present: --gpus 2 without a GPU is not checked here");
+    return;
+  }
+  r = run_tcsolve(args + "--gpus 2");
+  INFO(r);
+  CHECK(r.exit_code == 4);
+  CHECK(contains(r.err, "--gpus '2': no CUDA device here"));
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.out.empty());
 }
