@@ -67,4 +67,50 @@ void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CU
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
                       CUstream_st* stream);
 
+// Points in device memory (KmeansOptions::points_memory; kmeans_points_cuda.cu): the checks and
+// data-wide numbers the host computes for host points.
+
+/// The largest magnitude of the values and the index of the first non-finite one (-1: none).
+struct PointScan {
+  double max_abs = 0;
+  long long first_nonfinite = -1;
+};
+/// Scans d_X[0, values); waits for `stream`.
+PointScan kmeans_scan(const float* d_X, std::size_t values, CUstream_st* stream);
+
+/// Per coordinate d of the points (X dim x N): sum_i x_i(d) in FP64, or with `mean` (dim host
+/// values) sum_i (x_i(d) - mean(d))^2; FP64 atomics, so the last bits depend on the order (the
+/// tol scale only). Waits for `stream`.
+std::vector<double> kmeans_coordinate_sums(const float* d_X, int points, int dim, const std::vector<double>* mean,
+                                           CUstream_st* stream);
+
+/// d_out[i] = ldexp(d_in[i], e) for i < n (exact unless the result leaves FP32's normal range).
+void kmeans_scale(const float* d_in, float* d_out, std::size_t n, int e, CUstream_st* stream);
+
+}  // namespace tcsolve::cluster::detail
+
+// ---------------------------------------------------------------------------------------------
+// k-means++ across the GPUs of a group (kmeans_seed_group_cuda.cu; in a build without CUDA,
+// kmeans_seed_group_stub.cpp throws tcsolve::Unavailable)
+// ---------------------------------------------------------------------------------------------
+
+namespace tcsolve::runtime {
+class DeviceGroup;
+}
+
+namespace tcsolve::cluster::detail {
+
+/// k-means++ over a group of GPUs (gpus(), or mpi(Memory::device): one local member, the rank),
+/// bitwise kmeans_plus_plus's host centroids for the same `points` points and seed. member_X[m],
+/// device memory of local member m's device, holds the rows kmeans_rows(points, group.size(),
+/// group.member(m).rank) (dim x count, column-major), ready (no work pending on them); `points`
+/// is the group's total. Each member computes the D^2 and 128-point sub-block sums of its rows on
+/// its GPU, on its context's stream; the sub-block sums and the chosen rows go through its
+/// communicator (NCCL all-gathers and max all-reduces), and every member takes the same draws.
+/// One thread per local member (member 0 on the caller's); a member's failure that the others did
+/// not agree on aborts the group (DeviceGroup::abort). Returns dim x k (column-major). Checks
+/// the sizes (InvalidInput); the values' finiteness is the caller's.
+std::vector<float> kmeans_plus_plus_members(const std::vector<const float*>& member_X, std::int64_t points, int dim,
+                                            int k, std::uint64_t seed, runtime::DeviceGroup& group);
+
 }  // namespace tcsolve::cluster::detail
