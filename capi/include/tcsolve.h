@@ -3,7 +3,8 @@
  * cuSOLVER. No exception crosses it: every function returns a status, and the handle keeps the
  * message of its last failure (tcsolveGetLastErrorMessage). Matrices are column-major as in BLAS
  * (tcsolveDgesv also takes row-major, C order). On a cpu handle pointers are host memory; on a
- * cuda handle tcsolveSgemm takes device pointers and tcsolveDgesv host or device pointers.
+ * cuda handle tcsolveSgemm takes device pointers, and tcsolveDgesv, tcsolveKmeans and
+ * tcsolveKmeansPlusPlus host or device pointers.
  *
  *   tcsolveHandle_t h;
  *   if (tcsolveCreate(&h, TCSOLVE_BACKEND_AUTO) != TCSOLVE_STATUS_SUCCESS) ...
@@ -46,11 +47,10 @@ typedef enum { TCSOLVE_OP_N = 0, TCSOLVE_OP_T = 1 } tcsolveOperation_t;
 /* Creates a handle on `backend`. CUDA (or AUTO resolving to it) without a usable device, or in
  * a build without CUDA: TCSOLVE_STATUS_NOT_SUPPORTED, *handle set to NULL and the message kept
  * for tcsolveGetLastErrorMessage(NULL). A cuda handle is bound to the device current when it is
- * created: tcsolveSgemm and tcsolveDgesv run there (made current for the call, the caller's
- * device restored after) whatever device the calling thread has current; its stream
- * (tcsolveSetStream) and pointers must belong to that device. tcsolveKmeans and
- * tcsolveKmeansPlusPlus still run on the calling thread's current device: make the handle's
- * current for them. For several GPUs, create a handle per device.
+ * created: tcsolveSgemm, tcsolveDgesv, tcsolveKmeans and tcsolveKmeansPlusPlus run there (made
+ * current for the call, the caller's device restored after) whatever device the calling thread
+ * has current; its stream (tcsolveSetStream) and device pointers must belong to that device.
+ * For several GPUs, create a handle per device.
  *
  * A handle's life. The library keeps a registry of the live handles (those tcsolveCreate
  * returned and tcsolveDestroy has not destroyed) and every function taking a handle looks it up
@@ -69,12 +69,14 @@ tcsolveStatus_t tcsolveDestroy(tcsolveHandle_t handle);
 /* Asks the call running on `handle` to stop: only sets a flag, so it is safe from another thread
  * (or a signal handler: it neither allocates nor locks). The calls that poll the flag --
  * tcsolveDgesv (both backends), tcsolveSgemm on a cpu handle, and tcsolveKmeans and
- * tcsolveKmeansPlusPlus (once per iteration or centroid draw) -- return
+ * tcsolveKmeansPlusPlus (once per iteration or k-means++ centroid draw) -- return
  * TCSOLVE_STATUS_INTERRUPTED at their next check (within about a second) with their outputs
  * unspecified (tcsolveDgesv's X and info, tcsolveSgemm's C) and the last-solve record empty; each
  * of them clears the flag when it starts, so an interrupt that comes before a call does not stop
- * it. A cuda tcsolveSgemm is launched without waiting and is not interrupted. SUCCESS whether or
- * not a call is running; INVALID_VALUE for a NULL or not live handle (no message is kept). */
+ * it. A cuda tcsolveSgemm is launched without waiting and is not interrupted; on a cuda handle
+ * tcsolveKmeans polls once per iteration only (its k-means++ draw and tcsolveKmeansPlusPlus run
+ * on the device without a check). SUCCESS whether or not a call is running; INVALID_VALUE for a
+ * NULL or not live handle (no message is kept). */
 tcsolveStatus_t tcsolveInterrupt(tcsolveHandle_t handle);
 /* The cudaStream_t the handle's work is launched on (NULL: the legacy default stream). Stored
  * on a cpu handle too, where it has no effect. */
@@ -255,15 +257,25 @@ typedef struct {
  * as NumPy's C order and the K-means files' X) into k clusters. centers (k x d, row-major, ldc >=
  * max(1, d)): read as the starting centroids when params->init is 0, and written with the final
  * centroids; labels (n, may be NULL): written with each point's cluster in [0, k). params NULL:
- * the defaults; info may be NULL. X, centers and labels are host memory on both backends: on a
- * cuda handle the demo copies X to the device itself and runs there (in a device context of its
- * own on the handle's stream, tcsolveSetStream; the call returns with the results on the host,
- * having waited for that stream only): k-means++ on the device, and each point's
- * nearest centroid computed in the GEMM's epilogue where the variant has such a kernel (the CLI's
- * --assign auto). INVALID_VALUE for n, d or k < 1, k > n,
- * a bad leading dimension or parameter, a NULL pointer that is needed, a non-finite value in X
- * or the starting centers; NOT_SUPPORTED when the variant is unavailable on the handle's backend
- * or a size exceeds 2^31 - 1. Nothing is written on failure. */
+ * the defaults; info may be NULL.
+ * Memory. On a cpu handle X, centers and labels are host memory. On a cuda handle each of them
+ * is host or device memory, told apart by cudaPointerGetAttributes (as tcsolveDgesv's arrays):
+ * device memory of the handle's device, or managed memory (INVALID_VALUE, naming the array, for
+ * another device's). The run is the handle's: on its device and stream (tcsolveSetStream), its
+ * GEMM workspaces kept by the handle between calls, as for tcsolveSgemm. Device X is read where
+ * it is, never copied to the host (rows ldx > d apart are first packed into a device copy); it
+ * must keep its values until the call returns, and the work that wrote it must be ordered before
+ * the handle's stream (made on it, or waited for). Host X is copied to the device. k-means++
+ * runs on the device, and each point's nearest centroid is computed in the GEMM's epilogue where
+ * the variant has such a kernel (the CLI's --assign auto). centers (init 0) is read, and centers
+ * and labels are written, where they are. The call returns with every output written, having
+ * waited for the handle's stream only. Host and device X on one handle give bitwise the same
+ * labels, centroids and iterations (with tol > 0 the variance of the tol test is an FP64 sum whose
+ * last bits may differ; the inertia, summed on the device, may differ in its last bits too).
+ * INVALID_VALUE for n, d or k < 1, k > n, a bad leading dimension or parameter, a NULL pointer
+ * that is needed, a non-finite value in X or the starting centers; NOT_SUPPORTED when the variant
+ * is unavailable on the handle's backend or a size exceeds 2^31 - 1. Nothing is written on
+ * failure. */
 tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
                               const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
                               tcsolveKmeansInfo_t* info);
@@ -272,8 +284,10 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
  * Vassilvitskii, in FP64 on the handle's backend, bitwise the same centroids on the host and on
  * the GPU; the CLI's start without a file init): k rows of centers
  * (row-major, ldc >= max(1, d)), each a copy of a point of X (n x d, row-major, ldx >= max(1, d)).
- * Passing them back with init = 0 gives the run of init = 1. Host memory on both backends.
- * INVALID_VALUE as tcsolveKmeans (nothing written). */
+ * Passing them back with init = 0 gives the run of init = 1. X and centers as tcsolveKmeans takes
+ * them: host memory on a cpu handle; host or device memory on a cuda handle, where the draw runs
+ * on the handle's device and stream (device X read where it is). INVALID_VALUE as tcsolveKmeans
+ * (nothing written). */
 tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,
                                       uint64_t seed, float* centers, int64_t ldc);
 

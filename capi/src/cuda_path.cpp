@@ -1,7 +1,8 @@
 // The C API on a cuda handle (cuda_path.hpp): the only file of capi/ that uses CUDA.
 //
 // The handle owns a tcsolve::cuda::Context (its stream, the cuBLAS/cuSOLVER handles and the
-// workspaces): every product and solve of the handle runs in it, ordered on its stream.
+// workspaces): every product, solve and K-means run of the handle runs in it, ordered on its
+// stream. Arguments that may be host or device memory are told apart here (on_device).
 #include "cuda_path.hpp"
 
 #include <cuda_runtime.h>
@@ -11,18 +12,26 @@
 
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::capi {
 namespace {
 
-/// Whether `p` is device (or managed) memory; host memory, registered or not, is not.
-bool on_device(const void* p) {
+/// The attributes of `p`; host memory, registered or not, reads as cudaMemoryTypeHost or
+/// cudaMemoryTypeUnregistered.
+cudaPointerAttributes attributes_of(const void* p) {
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
     (void)cudaGetLastError();  // older runtimes fail for unregistered host memory
-    return false;
+    attributes.type = cudaMemoryTypeUnregistered;
   }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+  return attributes;
+}
+
+/// Whether `p` is device (or managed) memory; host memory, registered or not, is not.
+bool on_device(const void* p) {
+  const cudaMemoryType type = attributes_of(p).type;
+  return type == cudaMemoryTypeDevice || type == cudaMemoryTypeManaged;
 }
 
 /// A strided device matrix packed into host memory (ld = inner), in stream order.
@@ -87,6 +96,25 @@ SolveResult cuda_dgesv(cuda::Context& ctx, HostDgesv solve_host, const SolveOpti
                                        width, static_cast<std::size_t>(x.outer), cudaMemcpyHostToDevice, s));
   TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(s));
   return r;
+}
+
+bool on_device(const char* name, const void* p, int device) {
+  const cudaPointerAttributes a = attributes_of(p);
+  if (a.type == cudaMemoryTypeManaged) return true;  // readable from every device
+  if (a.type != cudaMemoryTypeDevice) return false;
+  if (a.device != device)
+    throw InvalidInput(std::string(name) + ": device memory of device " + std::to_string(a.device) +
+                       ", but the handle is bound to device " + std::to_string(device) +
+                       " (create the handle with that device current)");
+  return true;
+}
+
+void copy_rows(cuda::Context& ctx, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows) {
+  if (rows == 0 || width == 0) return;
+  TCSOLVE_CUDA_CHECK(
+      cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, ctx.stream()));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
 }
 
 }  // namespace tcsolve::capi

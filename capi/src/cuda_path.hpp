@@ -4,6 +4,7 @@
 // be rewired onto an explicit device context in one file.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tcsolve/gemm/gemm.hpp"
@@ -35,5 +36,16 @@ using HostDgesv = SolveResult (*)(const SolveOptions& options, bool row_major, s
 SolveResult cuda_dgesv(cuda::Context& ctx, HostDgesv solve_host, const SolveOptions& options, bool row_major,
                        std::int64_t n, std::int64_t nrhs, const double* A, Strided a, const double* B, Strided b,
                        double* X, Strided x);
+
+/// Where an array argument of a call on a cuda handle lives (cudaPointerGetAttributes): true for
+/// device (or managed) memory, false for host memory, registered or not. Device memory of a
+/// device other than `device` (the handle's): InvalidInput naming `name` and both devices.
+bool on_device(const char* name, const void* p, int device);
+
+/// `rows` rows of `width` bytes from src (`src_pitch` bytes apart) to dst (`dst_pitch` bytes
+/// apart), each host or device memory (cudaMemcpyDefault), in the order of the context's stream;
+/// returns when the copy is done.
+void copy_rows(cuda::Context& ctx, void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+               std::size_t width, std::size_t rows);
 
 }  // namespace tcsolve::capi

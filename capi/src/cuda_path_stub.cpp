@@ -23,4 +23,10 @@ SolveResult cuda_dgesv(cuda::Context&, HostDgesv, const SolveOptions&, bool, std
   unavailable();
 }
 
+bool on_device(const char*, const void*, int) { unavailable(); }
+
+void copy_rows(cuda::Context&, void*, std::size_t, const void*, std::size_t, std::size_t, std::size_t) {
+  unavailable();
+}
+
 }  // namespace tcsolve::capi

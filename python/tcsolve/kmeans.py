@@ -8,6 +8,11 @@ data, start (``init`` array, or k-means++ with ``random_state`` as the seed), va
 (``tcsolve kmeans --seed S --tol T``; note the CLI's --tol defaults to 0, this class's tol to
 scikit-learn's 1e-4).
 
+Device data (CuPy arrays, torch CUDA tensors) is read where it is: tcsolveKmeans and
+tcsolveKmeansPlusPlus take device pointers on a cuda handle of the array's device, launched on the
+array library's current stream (tcsolveSetStream), so the points are never copied to the host
+(``_device_points``; only host data goes through ``_host_points``).
+
 scikit-learn is not needed: ``get_params``/``set_params`` are implemented here, as
 ``sklearn.base.clone`` expects them.
 """
@@ -111,24 +116,65 @@ def _scale_exponent(m):
 
 
 def _largest(x):
-    """max |x| of a float32 Array (0 for an empty one)."""
+    """max |x| of a float32 Array of finite values (0 for an empty one); device arrays as
+    max(max x, -min x), two reductions without a temporary of X's size."""
     if x.size == 0:
         return 0.0
     if x.kind == "numpy":
         return float(np.abs(x.obj).max())
-    return float(abs(x.obj).max())
+    return max(float(x.obj.max()), -float(x.obj.min()))
 
 
-def _host_points(X, name="X", what="kmeans"):
-    """X (n_samples, n_features), float32 or float64, as a C-ordered float32 NumPy array (device
-    data copied to the host) and its Array. Any byte order and layout (a copy where needed; X is
-    never modified); float64 beyond FP32's range is refused (_to_float32)."""
+def _matrix(X, name="X"):
+    """The Array of X, checked: a matrix (n_samples, n_features) of float32 or float64."""
     x = _arrays.wrap(X, name)
     if x.ndim != 2:
         raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
     _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
-    host = _arrays.wrap(_arrays.to_host(x), name)
-    return np.ascontiguousarray(_to_float32(host, what).obj), x
+    return x
+
+
+def _host_points(x, what="kmeans"):
+    """The host Array ``x`` (NumPy, torch CPU) as a C-ordered float32 NumPy array: any byte order
+    and layout (a copy where needed; x is never modified); float64 beyond FP32's range is refused
+    (_to_float32). Never given device data (``_device_points``)."""
+    host = _arrays.wrap(_arrays.to_host(x), x.name)
+    return np.ascontiguousarray(_to_float32(host, what).obj)
+
+
+def _device_points(x, what="kmeans"):
+    """The device Array ``x`` (CuPy, torch CUDA) as the C API reads it, on its device: (Array,
+    ldx), float32 with rows contiguous -- x itself when it is so (C order, or rows of it ldx
+    apart), else converted or copied by its own library on the device (float64 rounded to
+    float32, beyond FP32's range refused; other strides copied into C order). Never copied to the
+    host. Call inside _arrays.device_scope(x)."""
+    f = _to_float32(x, what)
+    ld = _arrays.fits(f.shape, f.strides, "row")
+    if ld is None:
+        f = _arrays.contiguous(f, "C")
+        ld = _arrays.fits(f.shape, f.strides, "row")
+    return f, ld
+
+
+def _points_of(x, what="kmeans"):
+    """The points of the checked Array ``x`` for tcsolveKmeans and tcsolveKmeansPlusPlus: (Array,
+    ldx), device data where it is (_device_points), host data as a C-ordered float32 NumPy copy
+    where needed (_host_points). Call inside _arrays.device_scope(x)."""
+    if x.on_device:
+        return _device_points(x, what)
+    host = _host_points(x, what)
+    return _arrays.wrap(host, x.name), max(1, host.shape[1])
+
+
+def _handle(x, backend):
+    """The handle a K-means call on ``x`` runs on: for device data the cuda handle of its device
+    on its library's current stream (matmul.handle_for); for host data the ``backend`` handle
+    ("auto", "cpu", "cuda") on the legacy default stream. Call inside _arrays.device_scope(x)."""
+    if x.on_device:
+        return handle_for(x)
+    h = _handles.get(backend, None)
+    h.set_stream(0)
+    return h
 
 
 def kmeans_plusplus(X, n_clusters, random_state=None):
@@ -137,19 +183,22 @@ def kmeans_plusplus(X, n_clusters, random_state=None):
     (n_clusters, n_features) float32 array of X's kind, each row a point of X. Passing it as
     ``init`` gives the same run as the seed, without drawing it again.
 
-    X : (n_samples, n_features) float32 or float64 array (NumPy, torch, CuPy; device data is
-        copied to the host, where the draw runs)
+    X : (n_samples, n_features) float32 or float64 array (NumPy, torch, CuPy). Host data is drawn
+        from on the host (the cpu backend); device data on its GPU, read where it is (no host
+        copy), on its library's current stream: bitwise the same centroids.
     n_clusters : int
     random_state : None (seed 1), int, numpy RandomState or Generator, as KMeans takes it
     """
-    host, x = _host_points(X, what="kmeans++")
-    n, d = host.shape
-    if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool) or not 1 <= n_clusters <= n:
-        raise InvalidInputError(f"n_clusters must be an integer in [1, n_samples = {n}], got {n_clusters!r}")
-    centers = np.empty((int(n_clusters), d), dtype=np.float32)
-    h = _handles.get("cpu")
-    h.check(h.call(_lib.lib.tcsolveKmeansPlusPlus, h.raw, n, d, host.ctypes.data, d, centers.shape[0],
-                   _seed(random_state), centers.ctypes.data, d, work=n * d * centers.shape[0]))
+    x = _matrix(X)
+    n, d = x.shape
+    with _arrays.device_scope(x):
+        points, ld = _points_of(x, what="kmeans++")
+        if not isinstance(n_clusters, numbers.Integral) or isinstance(n_clusters, bool) or not 1 <= n_clusters <= n:
+            raise InvalidInputError(f"n_clusters must be an integer in [1, n_samples = {n}], got {n_clusters!r}")
+        centers = np.empty((int(n_clusters), d), dtype=np.float32)
+        h = _handle(x, "cpu")
+        h.check(h.call(_lib.lib.tcsolveKmeansPlusPlus, h.raw, n, d, points.ptr, ld, centers.shape[0],
+                       _seed(random_state), centers.ctypes.data, d, work=n * d * centers.shape[0]))
     return _arrays.from_host(x, centers)
 
 
@@ -193,11 +242,16 @@ class KMeans:
     time_per_iteration_ : seconds per iteration (the library's wall time, no seeding or copies)
 
     Data: X is float32 or float64 (float64 is rounded once to float32, as the CLI reads a file's
-    float64 X), NumPy, torch or CuPy. The demo library takes host data: device X is copied to the
-    host once for fit (the iterations then run on the GPU, which the demo copies X to), and the
-    attributes are copied back to X's device. predict and score on device X run on its GPU.
-    NumPy data in any byte order ('>f4', '>f8') and layout is taken (copied where needed; the
-    caller's arrays are never modified).
+    float64 X), NumPy, torch or CuPy. Device X (a CuPy array, a torch CUDA tensor) is read where it
+    is, never copied to the host: fit, predict, score and kmeans_plusplus run on X's device (a
+    tensor on cuda:1 runs on GPU 1, whatever device is current) on its library's current stream
+    (torch.cuda.current_stream(device), cupy.cuda.get_current_stream()), so they are ordered after
+    the work that made X; float64 device X is rounded to float32 on the device, and X whose rows
+    are not contiguous is copied into C order there. labels_ is written on X's device;
+    cluster_centers_ (k x d) is copied there from the host. Host X (NumPy, torch CPU) runs on
+    ``backend``; with cuda the library copies it to the device. Host and device X give bitwise
+    the same labels and centroids. NumPy data in any byte order ('>f4', '>f8') and layout is
+    taken (copied where needed; the caller's arrays are never modified).
 
     Values: NaN and inf are refused (InvalidInputError, "non-finite value ... at (i, j)") by
     fit, predict, score and kmeans_plusplus alike; a float64 value beyond FP32's range
@@ -257,11 +311,7 @@ class KMeans:
     # --- the work ----------------------------------------------------------------------------
 
     def _data(self, X, name="X"):
-        x = _arrays.wrap(X, name)
-        if x.ndim != 2:
-            raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
-        _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
-        return x
+        return _matrix(X, name)
 
     def _params(self, n, d):
         p = _lib.KmeansParams()
@@ -296,24 +346,25 @@ class KMeans:
         return p, centers
 
     def fit(self, X, y=None):
-        """Runs K-means on X (n_samples, n_features); returns self. y is ignored."""
-        host, x = _host_points(X)
-        n, d = x.shape
-        params, centers = self._params(n, d)
-        labels = np.empty(n, dtype=np.int32)
-        backend = "cuda" if x.on_device else self.backend
+        """Runs K-means on X (n_samples, n_features); returns self. y is ignored. Device X is read
+        where it is (no host copy), on its device and its library's current stream."""
+        x = self._data(X)
         if x.on_device and self.backend == "cpu":
             raise InvalidInputError(f"backend='cpu' with X in device memory ({x.where()}): move it to the host")
+        n, d = x.shape
         info = _lib.KmeansInfo()
         with _arrays.device_scope(x):
-            h = _handles.get(backend, x.device)
+            points, ld = _points_of(x)
+            params, centers = self._params(n, d)
+            labels = _arrays.empty(x, (n,), "int32") if x.on_device else _arrays.wrap(np.empty(n, np.int32), "labels")
+            h = _handle(x, self.backend)
             # cpu: on a worker thread, so that Ctrl-C stops it (Handle.call, tcsolveInterrupt)
-            h.check(h.call(_lib.lib.tcsolveKmeans, h.raw, ctypes.byref(params), n, d, host.ctypes.data, d,
-                           centers.shape[0], centers.ctypes.data, d, labels.ctypes.data, ctypes.byref(info),
+            h.check(h.call(_lib.lib.tcsolveKmeans, h.raw, ctypes.byref(params), n, d, points.ptr, ld,
+                           centers.shape[0], centers.ctypes.data, d, labels.ptr, ctypes.byref(info),
                            work=n * d * centers.shape[0] * params.max_iterations))
         self._centers_host = centers
         self.cluster_centers_ = _arrays.from_host(x, centers)
-        self.labels_ = _arrays.from_host(x, labels)
+        self.labels_ = labels.obj if x.on_device else _arrays.from_host(x, labels.obj)
         self.inertia_ = info.inertia
         self.n_iter_ = info.iterations
         self.n_features_in_ = d
