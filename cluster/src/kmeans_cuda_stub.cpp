@@ -22,5 +22,10 @@ std::vector<float> kmeans_plus_plus_device(const float*, int, int, int, std::uin
 void kmeans_finalize(const double*, const int*, float*, double*, double*, int, int, CUstream_st*) { not_built(); }
 void kmeans_centroid_norms(const float*, int, int, double*, CUstream_st*) { not_built(); }
 double kmeans_inertia(const float*, const int*, const float*, int, int, CUstream_st*) { not_built(); }
+PointScan kmeans_scan(const float*, std::size_t, CUstream_st*) { not_built(); }
+std::vector<double> kmeans_coordinate_sums(const float*, int, int, const std::vector<double>*, CUstream_st*) {
+  not_built();
+}
+void kmeans_scale(const float*, float*, std::size_t, int, CUstream_st*) { not_built(); }
 
 }  // namespace tcsolve::cluster::detail

@@ -68,8 +68,14 @@
 
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/communicator.hpp"
+#include "tcsolve/runtime/where.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace tcsolve::runtime {
+class DeviceGroup;
+}
 
 namespace tcsolve::cluster {
 
@@ -134,8 +140,13 @@ struct KmeansOptions {
   /// gemm.interrupt (nullptr: never) is also read before every iteration, so that a set flag
   /// stops the run (Interrupted) whatever the assignment; the cpu GEMMs poll it too.
   GemmOptions gemm{};
-  /// Called after every iteration (for progress lines); may be empty.
+  /// Called after every iteration (for progress lines); may be empty. In a group: by every
+  /// member of this process (the same numbers); in a gpus() group from the member threads.
   std::function<void(const KmeansIteration&)> progress;
+  /// Where X lives: host memory, or (Where(context), or an mpi() group of GPUs) device memory
+  /// of that context's device, read where it is (no copy; it must stay unchanged during the
+  /// call). Device points need the cuda backend.
+  runtime::Memory points_memory = runtime::Memory::host;
 };
 
 enum class KmeansStop { labels_unchanged, tolerance, max_iterations };
@@ -168,6 +179,13 @@ struct KmeansResult {
   bool points_prepared = false;                 ///< the points were split once (prepare_points)
   std::string note;                ///< a GEMM fallback note, empty when none
   int scale_exponent = 0;          ///< the run worked on X 2^scale_exponent (0: unscaled; "Scale")
+  /// Distributed runs ("Groups"): labels holds the points first_point .. first_point +
+  /// labels.size() - 1 of total_points (one process: all of them, first_point 0); members is
+  /// the group's size (1 alone) and group its description (empty alone).
+  std::int64_t first_point = 0;
+  std::int64_t total_points = 0;
+  int members = 1;
+  std::string group;
 };
 
 /// Lloyd's algorithm on the N points X (dim x N, column-major, host memory) from the k starting
@@ -177,6 +195,44 @@ struct KmeansResult {
 /// is cuda without a usable device (or without CUDA in the build).
 KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float>& init,
                     const KmeansOptions& options);
+
+// Groups (runtime::DeviceGroup, Where(group)). The points are split by rows over the members,
+// in member order, each member's share a multiple of kRowBlock points except the last
+// (kmeans_rows); every member assigns its points, the clusters' FP64 sums and counts are
+// all-reduced (NCCL on GPUs, MPI on cpu ranks), and every member finalizes the same centroids.
+// The labels are those one process computes from the same centroids; the centroids differ from
+// one process' only where the FP64 sums, taken in another order, round to another FP32 value
+// (never on integer-valued data, whose sums are exact). The changed counts, the inertia and the
+// tol scale are summed over the group too, so every member stops at the same iteration.
+//   - gpus() group (one process): X is all the points on the host; each member copies its rows
+//     to its GPU and runs on a thread of its own; the result holds all the labels.
+//   - mpi() group: X is this rank's rows, kmeans_rows(total, ranks, rank) of them (checked); the
+//     result holds this rank's labels (first_point, total_points). A failure one rank meets
+//     alone (a non-finite value in its rows, too little device memory) is agreed on first, so
+//     every rank throws the same error and none waits in a collective.
+
+/// The points of k-means++'s partial sums (its sub-blocks): a member's share starts at a multiple.
+inline constexpr int kRowBlock = 128;
+
+/// The rows member `member` of `members` holds: blocks of kRowBlock points dealt in order, as
+/// evenly as possible (a member may hold none when points < kRowBlock members).
+struct RowRange {
+  std::int64_t first = 0;
+  int count = 0;
+};
+RowRange kmeans_rows(std::int64_t points, int members, int member);
+
+/// kmeans on `where`: Where() the host, Where(context) one GPU (the caller's context: its device
+/// and stream; options.backend and options.stream are ignored), Where(group) a group (above).
+/// `points` is the number of points X holds (an mpi() group: this rank's).
+KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float>& init, const KmeansOptions& options,
+                    const runtime::Where& where);
+
+/// kmeans on a gpus() group whose points are on its GPUs already (made there: synthetic.hpp, or
+/// read there): member_X[m], device memory of member m's device, holds the `points` rows
+/// kmeans_rows(points, group.size(), m) (dim x count, column-major). Nothing is copied.
+KmeansResult kmeans(const std::vector<const float*>& member_X, std::int64_t points, int dim,
+                    const std::vector<float>& init, const KmeansOptions& options, runtime::DeviceGroup& group);
 
 /// k-means++ seeding (Arthur & Vassilvitskii 2007) in FP64: the first centroid is a
 /// point drawn uniformly, each next one a point drawn with probability proportional to its
@@ -197,6 +253,18 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 /// when set, throws Interrupted (the C API's tcsolveInterrupt).
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
                                     Backend backend = Backend::cpu, CUstream_st* stream = nullptr,
+                                    const std::atomic<bool>* interrupt = nullptr);
+
+/// k-means++ on `where`, bitwise the centroids above for the same points and seed: Where() the
+/// host, Where(context) the device (X host memory), a gpus() group on its first member's GPU (X
+/// all the points), an mpi() group distributed (X this rank's kmeans_rows; every rank gets all k
+/// centroids): the ranks compute the D^2 of their points and the sums of their 128-point
+/// sub-blocks, all-gather those, and each rank then takes the same draw over the same sums in
+/// point order as one process does; the rank holding the drawn point broadcasts it.
+/// `memory`: where X lives; Memory::device (the context's device) only with Where(context): the
+/// points are read where they are.
+std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
+                                    const runtime::Where& where, runtime::Memory memory = runtime::Memory::host,
                                     const std::atomic<bool>* interrupt = nullptr);
 
 /// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
