@@ -91,8 +91,8 @@ std::optional<KmeansCli> parse(int argc, char** argv) {
        "data file: dataset X (points x dim), optional init (k x dim) starting centroids")
       ("synthetic", po::value(&synthetic)->value_name("N:D"),
        "instead of --input: N points in D dimensions around blobs (centres uniform in [-10,10)^D, unit "
-       "noise), from a counter-based generator, the same on cpu and GPU (each rank makes its rows under "
-       "mpirun)")
+       "noise), from a counter-based generator, the same on cpu and GPU: made where they are clustered "
+       "(on the GPUs with the cuda backend, each rank its rows under mpirun)")
       ("clusters-true", po::value(&clusters_true)->value_name("K0"), "--synthetic: number of blobs (default: k)")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of the blobs and of k-means++")
       ("k", po::value(&k)->value_name("K"), "clusters (required unless the file has init, whose rows it must equal)")
@@ -383,13 +383,16 @@ int check_file(const KmeansCli& c, const KmeansShape& shape, const KmeansPlace& 
   return k;
 }
 
-/// The host memory this process needs for --synthetic: its rows and the run.
-void check_synthetic(const KmeansCli& c, const KmeansPlace& place) {
+/// The host memory this process needs for --synthetic: its rows where they are made on the host
+/// (the cpu backend; on GPUs, for k-means++ under mpirun or with --seeding cpu) and the run.
+void check_synthetic(const KmeansCli& c, const KmeansPlace& place, Backend seeding) {
   const double points = c.synthetic_points, mine = place.rows(c.synthetic_points).count, dim = c.synthetic_dim;
+  const bool rows_on_host = place.backend == Backend::cpu || seeding == Backend::cpu ||
+                            place.kind == KmeansPlace::Kind::ranks;
   require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" + std::to_string(c.synthetic_dim) +
                           " with k = " + std::to_string(*c.k) + " (" + std::string(to_string(place.backend)) +
                           (c.agreement && c.variant != Variant::fp64 ? ", with the fp64 agreement run" : "") + ")",
-                      4 * mine * dim + kmeans_host_bytes(c, mine, dim, *c.k, place.backend) +
+                      (rows_on_host ? 4 * mine * dim : 0) + kmeans_host_bytes(c, mine, dim, *c.k, place.backend) +
                           (place.kind == KmeansPlace::Kind::ranks && !c.output.empty() ? 8 * points : 0));
 }
 
@@ -437,7 +440,7 @@ int run_kmeans(int argc, char** argv) {
                         std::string(to_string(place.backend)) + " backend");
   });
 
-  // Data and start: this process' rows, read or made.
+  // Data and start: this process' rows, read or made where they are clustered.
   auto t0 = std::chrono::steady_clock::now();
   KmeansPoints points;
   std::vector<float> start;
@@ -450,7 +453,7 @@ int run_kmeans(int argc, char** argv) {
       if (shape.has_init) start = *read_kmeans_init(c.input);
       run.input_text = c.input;
     } else {
-      check_synthetic(c, place);
+      check_synthetic(c, place, seeding);
       const cluster::BlobsSpec spec{c.synthetic_points, c.synthetic_dim,
                                     c.clusters_true > 0 ? c.clusters_true : *c.k, c.seed};
       points = make_points(place, spec);

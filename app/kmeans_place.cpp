@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "cli_util.hpp"
+#include "input.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
 #include "tcsolve/runtime/error.hpp"
 
@@ -23,6 +25,10 @@ using runtime::DeviceGroup;
 using runtime::Memory;
 
 std::size_t values(std::int64_t points, int dim) { return static_cast<std::size_t>(points) * static_cast<std::size_t>(dim); }
+
+std::string synthetic_text(const cluster::BlobsSpec& spec) {
+  return "--synthetic " + std::to_string(spec.points) + ":" + std::to_string(spec.dim);
+}
 
 /// --gpus in one process: one device -> a context on it; several -> a gpus() group (NCCL).
 KmeansPlace place_on_gpus(Backend requested, const std::string& text) {
@@ -100,6 +106,21 @@ KmeansPlace place_on_ranks(Backend requested, const std::string& gpus, const Job
   return place;
 }
 
+/// Rows `rows` of the blobs on `context`'s GPU, after checking its free memory; made on its
+/// stream and waited for, so that they are complete whatever reads them next.
+cuda::DeviceBuffer<float> blobs_on_device(const cluster::BlobsSpec& spec, cluster::RowRange rows,
+                                          cuda::Context& context) {
+  runtime::DeviceScope scope(context.device());
+  require_device_memory(synthetic_text(spec) + ": points " + std::to_string(rows.first) + " to " +
+                            std::to_string(rows.first + rows.count) + " on device " +
+                            std::to_string(context.device()),
+                        4.0 * static_cast<double>(values(rows.count, spec.dim)));
+  cuda::DeviceBuffer<float> X(values(rows.count, spec.dim));
+  cluster::blob_rows_device(spec, rows.first, rows.count, X.data(), nullptr, context.stream());
+  context.synchronize();
+  return X;
+}
+
 /// Rows `rows` of the blobs on the host.
 std::vector<float> blobs_on_host(const cluster::BlobsSpec& spec, cluster::RowRange rows) {
   std::vector<float> X(values(rows.count, spec.dim));
@@ -157,29 +178,91 @@ KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spe
   p.total = spec.points;
   p.dim = spec.dim;
   p.mine = place.rows(spec.points);
-  p.host = blobs_on_host(spec, p.mine);
+  p.blobs = spec;
+  switch (place.backend == Backend::cuda ? place.kind : KmeansPlace::Kind::host) {
+    case KmeansPlace::Kind::host: p.host = blobs_on_host(spec, p.mine); break;
+    case KmeansPlace::Kind::gpu:
+      p.device.push_back(blobs_on_device(spec, p.mine, *place.context));
+      break;
+    case KmeansPlace::Kind::gpus:  // each member its rows, on its GPU and its stream
+      for (int m = 0; m < place.group->local_members(); ++m) {
+        const DeviceGroup::Member& member = place.group->member(m);
+        const cluster::RowRange rows = cluster::kmeans_rows(spec.points, place.group->size(), member.rank);
+        p.device.push_back(blobs_on_device(spec, rows, *member.context));
+      }
+      break;
+    case KmeansPlace::Kind::ranks: {
+      const DeviceGroup::Member& member = place.group->member(0);
+      p.device.push_back(blobs_on_device(spec, p.mine, *member.context));
+      break;
+    }
+  }
   return p;
 }
 
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding) {
   const int dim = points.dim;
-  if (place.kind == KmeansPlace::Kind::ranks)  // distributed over the ranks' rows
-    return cluster::kmeans_plus_plus(points.host.data(), points.mine.count, dim, k, seed, place.where());
+  if (place.kind == KmeansPlace::Kind::ranks) {  // distributed over the ranks' host rows
+    std::vector<float> made;
+    const float* X = points.host.data();
+    if (points.on_device()) {
+      runtime::agreed(place.comm(), [&] { made = blobs_on_host(*points.blobs, points.mine); });
+      X = made.data();
+    }
+    return cluster::kmeans_plus_plus(X, points.mine.count, dim, k, seed, place.where());
+  }
   const int n = static_cast<int>(points.total);
-  if (seeding == Backend::cpu) return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where());
-  if (place.kind != KmeansPlace::Kind::host)  // the context's GPU, or the group's first
-    return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, place.where());
-  cuda::Context context;  // --seeding cuda beside the cpu backend
-  return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where(context));
+  if (!points.on_device()) {
+    if (seeding == Backend::cpu) return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where());
+    if (place.kind != KmeansPlace::Kind::host)  // the context's GPU, or the group's first
+      return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, place.where());
+    cuda::Context context;  // --seeding cuda beside the cpu backend
+    return cluster::kmeans_plus_plus(points.host.data(), n, dim, k, seed, runtime::Where(context));
+  }
+  // --synthetic points on GPUs
+  if (seeding == Backend::cpu) {
+    const std::vector<float> X = blobs_on_host(*points.blobs, points.mine);
+    return cluster::kmeans_plus_plus(X.data(), n, dim, k, seed, runtime::Where());
+  }
+  if (place.kind == KmeansPlace::Kind::gpu)
+    return cluster::kmeans_plus_plus(points.device[0].data(), n, dim, k, seed, runtime::Where(*place.context),
+                                     Memory::device);
+  // gpus: the draw needs every point on one GPU: made for it on the first member's, then freed
+  DeviceGroup::Member& first = place.group->member(0);
+  runtime::DeviceScope scope(first.device);
+  const double need = 4.0 * static_cast<double>(values(n, dim)) + 12.0 * n + static_cast<double>(k) * (4.0 * dim + 24);
+  const cuda::DeviceMemory memory = cuda::device_memory();
+  if (need > static_cast<double>(memory.free))
+    throw InvalidInput(synthetic_text(*points.blobs) + " on --gpus: k-means++ draws from all the points on the " +
+                       "first GPU (device " + std::to_string(first.device) + "), which needs " + format_bytes(need) +
+                       " of GPU memory; " + format_bytes(static_cast<double>(memory.free)) +
+                       " free. Use --seeding cpu (the points made on the host for the draw), or write the "
+                       "points and a start to a file (datasets X and init) and run --input");
+  cuda::DeviceBuffer<float> all(values(n, dim));
+  cluster::blob_rows_device(*points.blobs, 0, n, all.data(), nullptr, first.context->stream());
+  return cluster::kmeans_plus_plus(all.data(), n, dim, k, seed, runtime::Where(*first.context), Memory::device);
 }
 
 cluster::KmeansResult run_points(const KmeansPlace& place, const KmeansPoints& points, const std::vector<float>& init,
-                                 const cluster::KmeansOptions& options) {
-  if (place.kind == KmeansPlace::Kind::ranks)
-    return cluster::kmeans(points.host.data(), points.mine.count, points.dim, init, options, place.where());
-  return cluster::kmeans(points.host.data(), static_cast<int>(points.total), points.dim, init, options,
-                         place.where());
+                                 cluster::KmeansOptions options) {
+  options.points_memory = points.on_device() ? Memory::device : Memory::host;
+  const float* X = points.on_device() ? points.device[0].data() : points.host.data();
+  switch (place.kind) {
+    case KmeansPlace::Kind::host:
+    case KmeansPlace::Kind::gpu:
+      return cluster::kmeans(X, static_cast<int>(points.total), points.dim, init, options, place.where());
+    case KmeansPlace::Kind::gpus: {
+      if (!points.on_device())
+        return cluster::kmeans(X, static_cast<int>(points.total), points.dim, init, options, place.where());
+      std::vector<const float*> member_X;
+      for (const cuda::DeviceBuffer<float>& rows : points.device) member_X.push_back(rows.data());
+      return cluster::kmeans(member_X, points.total, points.dim, init, options, *place.group);
+    }
+    case KmeansPlace::Kind::ranks:
+      return cluster::kmeans(X, points.mine.count, points.dim, init, options, place.where());
+  }
+  throw InvalidInput("kmeans: unknown place");
 }
 
 double label_agreement(const KmeansPlace& place, const KmeansPoints& points, const std::vector<int>& a,

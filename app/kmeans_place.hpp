@@ -1,19 +1,21 @@
 // Where `tcsolve kmeans` runs and where its points live, over tcsolve::cluster's Where
 // (tcsolve/cluster/kmeans.hpp, "Groups"; tcsolve/runtime/group.hpp):
-//   host   the cpu backend in this process;
-//   gpu    one GPU (a cuda::Context on it; the run copies the points to it);
-//   gpus   several GPUs of this process (--gpus: a gpus() DeviceGroup, NCCL; the run copies each
-//          member its kmeans_rows);
+//   host   the cpu backend in this process: the points on the host;
+//   gpu    one GPU (a cuda::Context on it): points read from a file stay on the host (the run
+//          copies them), --synthetic points are made on the device;
+//   gpus   several GPUs of this process (--gpus: a gpus() DeviceGroup, NCCL): points read from a
+//          file on the host, --synthetic ones made by each member on its GPU (its kmeans_rows);
 //   ranks  this process' rank of an mpirun job (an mpi() DeviceGroup: cpu ranks, or one GPU a
-//          rank): its kmeans_rows, read from the file by rows or made.
-// The points are on the host: read from the file, or --synthetic ones made by rows from the seed
-// (tcsolve/cluster/synthetic.hpp, blob_rows). Under mpirun the steps a rank can fail alone
+//          rank): its kmeans_rows, read from the file by rows or made (on its GPU for cuda).
+// --synthetic points come from tcsolve/cluster/synthetic.hpp: blob_rows on the host,
+// blob_rows_device on a GPU, bitwise the same. Under mpirun the steps a rank can fail alone
 // (reading or making its rows) are agreed by the caller (ranks.hpp); the collectives (making the
 // group, k-means++, the runs, gathering the labels) are called by every rank.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "tcsolve/cluster/synthetic.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/runtime/where.hpp"
 
@@ -54,27 +57,34 @@ struct KmeansPlace {
 /// GPU or NCCL; cuda without a GPU; ranks without MPI): agreed over the ranks.
 KmeansPlace make_place(Backend requested, const std::string& gpus, const JobRanks& job);
 
-/// This process' points: its rows `mine` of `total`, on the host.
+/// This process' points: the rows `rows` of `total`, on the host or on the GPUs.
 struct KmeansPoints {
   std::int64_t total = 0;
   int dim = 0;
-  cluster::RowRange mine;   ///< this process' rows
-  std::vector<float> host;  ///< dim x mine.count
+  cluster::RowRange mine;                         ///< this process' rows
+  std::vector<float> host;                        ///< dim x mine.count on the host; empty on GPUs
+  std::vector<cuda::DeviceBuffer<float>> device;  ///< on GPUs: one array a local member (its rows)
+  std::optional<cluster::BlobsSpec> blobs;        ///< --synthetic: what they are made from
+  bool on_device() const { return !device.empty(); }
 };
 
 /// This process' rows of the file's X (read_kmeans_rows), on the host. Throws InvalidInput.
 KmeansPoints read_points(const KmeansPlace& place, const std::string& path, std::int64_t total, int dim);
-/// This process' rows of the --synthetic points (blob_rows). Throws InvalidInput.
+/// The --synthetic points, made where they are clustered: on the GPU(s) on cuda (each member its
+/// rows; their device memory checked first), on the host on the cpu. Throws InvalidInput.
 KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spec);
 
-/// k-means++ (seed) of k centroids on `seeding` (cpu or cuda: gpus on the first member's GPU),
-/// bitwise the same everywhere; under mpirun distributed over the ranks' rows.
+/// k-means++ (seed) of k centroids on `seeding` (cpu or cuda), bitwise the same everywhere:
+/// under mpirun distributed over the ranks' host rows (cuda ranks with --synthetic make them with
+/// blob_rows for it); --synthetic points on GPUs on the device (gpus: all the points made for it
+/// on the first member's GPU, refused with InvalidInput when they do not fit), or made on the
+/// host for --seeding cpu.
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding);
 
-/// cluster::kmeans on the place's points from `init`.
+/// cluster::kmeans on the place's points from `init` (options.points_memory is set here).
 cluster::KmeansResult run_points(const KmeansPlace& place, const KmeansPoints& points, const std::vector<float>& init,
-                                 const cluster::KmeansOptions& options);
+                                 cluster::KmeansOptions options);
 
 /// The fraction of all the run's points whose labels in `a` and `b` are equal (under mpirun the
 /// ranks' equal labels summed: every rank calls it).
