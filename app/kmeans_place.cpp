@@ -12,12 +12,6 @@
 #include "tcsolve/io/kmeans_file.hpp"
 #include "tcsolve/runtime/error.hpp"
 
-// The number of CUDA devices of this process, which parse_device_list takes: runtime has it only
-// internally so far (runtime/src/group_state.hpp); asked for as a public runtime::device_count().
-namespace tcsolve::runtime::detail {
-int device_count();
-}
-
 namespace tcsolve::app {
 namespace {
 
@@ -37,7 +31,7 @@ KmeansPlace place_on_gpus(Backend requested, const std::string& text) {
   if (text != "all") (void)runtime::parse_device_list(text, kAnyDevices);
   if (requested == Backend::cpu)
     throw Unavailable("--gpus " + text + " runs on GPUs, --backend cpu on the host: leave out one of them");
-  const std::vector<int> devices = runtime::parse_device_list(text, runtime::detail::device_count());
+  const std::vector<int> devices = runtime::parse_device_list(text, runtime::device_count());
   for (int d : devices) {
     runtime::DeviceScope scope(d);
     if (!cuda::device_available())
@@ -228,20 +222,10 @@ std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& poi
   if (place.kind == KmeansPlace::Kind::gpu)
     return cluster::kmeans_plus_plus(points.device[0].data(), n, dim, k, seed, runtime::Where(*place.context),
                                      Memory::device);
-  // gpus: the draw needs every point on one GPU: made for it on the first member's, then freed
-  DeviceGroup::Member& first = place.group->member(0);
-  runtime::DeviceScope scope(first.device);
-  const double need = 4.0 * static_cast<double>(values(n, dim)) + 12.0 * n + static_cast<double>(k) * (4.0 * dim + 24);
-  const cuda::DeviceMemory memory = cuda::device_memory();
-  if (need > static_cast<double>(memory.free))
-    throw InvalidInput(synthetic_text(*points.blobs) + " on --gpus: k-means++ draws from all the points on the " +
-                       "first GPU (device " + std::to_string(first.device) + "), which needs " + format_bytes(need) +
-                       " of GPU memory; " + format_bytes(static_cast<double>(memory.free)) +
-                       " free. Use --seeding cpu (the points made on the host for the draw), or write the "
-                       "points and a start to a file (datasets X and init) and run --input");
-  cuda::DeviceBuffer<float> all(values(n, dim));
-  cluster::blob_rows_device(*points.blobs, 0, n, all.data(), nullptr, first.context->stream());
-  return cluster::kmeans_plus_plus(all.data(), n, dim, k, seed, runtime::Where(*first.context), Memory::device);
+  // gpus: distributed over the members' GPUs, each on its own rows (bitwise the one-GPU draw)
+  std::vector<const float*> member_X;
+  for (const cuda::DeviceBuffer<float>& rows : points.device) member_X.push_back(rows.data());
+  return cluster::kmeans_plus_plus(member_X, points.total, dim, k, seed, *place.group);
 }
 
 cluster::KmeansResult run_points(const KmeansPlace& place, const KmeansPoints& points, const std::vector<float>& init,

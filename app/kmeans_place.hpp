@@ -76,9 +76,8 @@ KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spe
 
 /// k-means++ (seed) of k centroids on `seeding` (cpu or cuda), bitwise the same everywhere:
 /// under mpirun distributed over the ranks' host rows (cuda ranks with --synthetic make them with
-/// blob_rows for it); --synthetic points on GPUs on the device (gpus: all the points made for it
-/// on the first member's GPU, refused with InvalidInput when they do not fit), or made on the
-/// host for --seeding cpu.
+/// blob_rows for it); --synthetic points on GPUs on the device (gpus: distributed over the
+/// members' GPUs, each drawing on its own rows), or made on the host for --seeding cpu.
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding);
 

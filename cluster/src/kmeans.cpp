@@ -10,15 +10,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
+#include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "common.hpp"
 #include "engine.hpp"
 #include "kmeans_cuda.hpp"
+#include "members.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/device.hpp"
@@ -128,6 +128,27 @@ double share_inertia(const detail::Share& share, int dim, const std::vector<int>
   cuda::DeviceBuffer<int> d_labels(labels);
   cuda::DeviceBuffer<float> d_C(centroids);
   return detail::kmeans_inertia(share.X, d_labels.data(), d_C.data(), share.points, dim, stream);
+}
+
+/// The GEMM resolution (variant, name, note) of the group's first member with points, on every
+/// member: a member without points ran no GEMM and has none of its own.
+void share_resolution(runtime::Communicator& comm, std::int64_t total, KmeansResult& r, CUstream_st* stream) {
+  int root = 0;
+  while (root + 1 < comm.size() && kmeans_rows(total, comm.size(), root).count == 0) ++root;
+  constexpr std::size_t kText = 512;
+  std::vector<char> record(sizeof(int) + 2 * kText, 0);
+  if (comm.rank() == root) {
+    const int v = static_cast<int>(r.resolved_variant);
+    std::memcpy(record.data(), &v, sizeof v);
+    std::memcpy(record.data() + sizeof v, r.resolved_name.data(), std::min(r.resolved_name.size(), kText - 1));
+    std::memcpy(record.data() + sizeof v + kText, r.note.data(), std::min(r.note.size(), kText - 1));
+  }
+  comm.broadcast_host(record.data(), record.size(), root, stream);
+  int v = 0;
+  std::memcpy(&v, record.data(), sizeof v);
+  r.resolved_variant = static_cast<Variant>(v);
+  r.resolved_name = std::string(record.data() + sizeof v);
+  r.note = std::string(record.data() + sizeof v + kText);
 }
 
 /// Lloyd's loop for one member (kmeans.hpp): `share` its points of the group's `total`, on
@@ -245,6 +266,7 @@ KmeansResult run_member(const detail::Share& share, std::int64_t total, int dim,
   r.resolved_variant = record.first();
   r.resolved_name = record.name();
   r.note = record.note();
+  if (comm != nullptr) share_resolution(*comm, total, r, stream);
   return r;
 }
 
@@ -271,8 +293,8 @@ KmeansResult run_alone(const float* X, int points, int dim, const std::vector<fl
 }
 
 /// A gpus() group: member m runs rows kmeans_rows(., m) -- share_of(m, rows) says where they
-/// are -- on its GPU, on a thread of its own. A member's failure the others did not agree on
-/// aborts the group's communicators, so that no member stays in a collective.
+/// are -- on its GPU, on a thread of its own (detail::run_members: a member's failure the others
+/// did not agree on aborts the group's communicators, so that no member stays in a collective).
 template <class ShareOf>
 KmeansResult run_threads(std::int64_t points, int dim, const std::vector<float>& init, const KmeansOptions& options,
                          runtime::DeviceGroup& group, ShareOf&& share_of) {
@@ -280,37 +302,16 @@ KmeansResult run_threads(std::int64_t points, int dim, const std::vector<float>&
   const Backend backend = checked_backend(Backend::cuda, options.variant);
   const int members = group.local_members();
   std::vector<KmeansResult> results(static_cast<std::size_t>(members));
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(members));
-  std::vector<char> agreed_failures(static_cast<std::size_t>(members), 0);
-  std::atomic<bool> aborted{false};
-  auto work = [&](int m) {
-    try {
-      runtime::DeviceGroup::Member& me = group.member(m);
-      runtime::DeviceScope scope(me.device);
-      const RowRange rows = kmeans_rows(points, group.size(), me.rank);
-      detail::Share share = share_of(m, rows);
-      share.comm = me.communicator;
-      KmeansOptions mine = options;
-      if (m != 0) mine.progress = nullptr;  // one progress line per iteration
-      results[static_cast<std::size_t>(m)] = run_member(share, points, dim, init, mine, backend, me.context);
-    } catch (const runtime::AgreedFailure&) {  // every member throws it: nobody waits
-      errors[static_cast<std::size_t>(m)] = std::current_exception();
-      agreed_failures[static_cast<std::size_t>(m)] = 1;
-    } catch (...) {
-      errors[static_cast<std::size_t>(m)] = std::current_exception();
-      if (!aborted.exchange(true)) group.abort();
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int m = 1; m < members; ++m) threads.emplace_back(work, m);
-  work(0);
-  for (std::thread& t : threads) t.join();
-  // the first error of a member that failed on its own, else the agreed one
-  for (int m = 0; m < members; ++m)
-    if (errors[static_cast<std::size_t>(m)] && !agreed_failures[static_cast<std::size_t>(m)])
-      std::rethrow_exception(errors[static_cast<std::size_t>(m)]);
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  detail::run_members(group, [&](int m) {
+    runtime::DeviceGroup::Member& me = group.member(m);
+    runtime::DeviceScope scope(me.device);
+    const RowRange rows = kmeans_rows(points, group.size(), me.rank);
+    detail::Share share = share_of(m, rows);
+    share.comm = me.communicator;
+    KmeansOptions mine = options;
+    if (m != 0) mine.progress = nullptr;  // one progress line per iteration
+    results[static_cast<std::size_t>(m)] = run_member(share, points, dim, init, mine, backend, me.context);
+  });
   KmeansResult r = std::move(results[0]);
   r.labels.reserve(static_cast<std::size_t>(points));
   for (int m = 1; m < members; ++m) {

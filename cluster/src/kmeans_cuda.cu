@@ -12,7 +12,8 @@
 //                      with explicitly rounded FP64 operations (no FMA contraction), so the
 //                      results are bitwise those of the host loop.
 //   inertia_kernel     sum of squared distances in FP64: per-thread sums, a block reduction,
-//                      one FP64 atomic per block.
+//                      the blocks' sums added on the host in block order (the same bits on
+//                      every run; one FP64 atomic per block, as before, varied in the last bits).
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
 #include <math_constants.h>
@@ -211,7 +212,7 @@ __global__ void __launch_bounds__(kFinalizeThreads)
 
 __global__ void __launch_bounds__(kThreads)
     inertia_kernel(const float* __restrict__ X, const int* __restrict__ labels, const float* __restrict__ C,
-                   int points, int dim, double* __restrict__ total) {
+                   int points, int dim, double* __restrict__ block_sums) {
   __shared__ double partial[kThreads];
   double sum = 0;
   for (int i = blockIdx.x * kRowsPerBlock + threadIdx.y; i < points; i += gridDim.x * kRowsPerBlock) {
@@ -229,7 +230,7 @@ __global__ void __launch_bounds__(kThreads)
     if (t < half) partial[t] += partial[t + half];
     __syncthreads();
   }
-  if (t == 0) atomicAdd(total, partial[0]);
+  if (t == 0) block_sums[blockIdx.x] = partial[0];  // summed on the host in block order
 }
 
 int grid_for(int points) { return std::min(ceil_div(points, kRowsPerBlock), kMaxGrid); }
@@ -288,14 +289,15 @@ void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CU
 
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
                       CUstream_st* stream) {
-  cuda::DeviceBuffer<double> total(1);
-  cuda::device_memset(total.data(), 0, sizeof(double), stream);
-  if (points > 0 && dim > 0) {
-    inertia_kernel<<<grid_for(points), dim3(kWarp, kRowsPerBlock), 0, stream>>>(d_X, d_labels, d_C, points, dim,
-                                                                                total.data());
-    TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  }
-  return total.download(stream)[0];  // waits for the stream only
+  if (points <= 0 || dim <= 0) return 0;
+  const int grid = grid_for(points);
+  cuda::DeviceBuffer<double> block_sums(static_cast<std::size_t>(grid));
+  inertia_kernel<<<grid, dim3(kWarp, kRowsPerBlock), 0, stream>>>(d_X, d_labels, d_C, points, dim,
+                                                                  block_sums.data());
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  double total = 0;
+  for (double s : block_sums.download(stream)) total += s;  // waits for the stream only; fixed order
+  return total;
 }
 
 }  // namespace tcsolve::cluster::detail

@@ -62,8 +62,8 @@ void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, doub
 /// d_cnorm[j] = sum_d C(d, j)^2 in FP64, d ascending (bitwise the host's loop).
 void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CUstream_st* stream);
 
-/// Returns sum_i ||x_i - c_label(i)||^2 in FP64 (a block reduction then FP64 atomics: the last
-/// bits depend on the order). Waits for `stream`.
+/// Returns sum_i ||x_i - c_label(i)||^2 in FP64 (block reductions, their sums added on the host
+/// in block order: the same bits on every run). Waits for `stream`.
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
                       CUstream_st* stream);
 

@@ -362,4 +362,26 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
   throw InvalidInput("kmeans++: unknown Where");
 }
 
+std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, std::int64_t points, int dim, int k,
+                                    std::uint64_t seed, runtime::DeviceGroup& group) {
+  if (group.spans_processes() || group.memory() != runtime::Memory::device)
+    throw InvalidInput("kmeans++: member_X is for a group of this process' GPUs (DeviceGroup::gpus)");
+  if (member_X.size() != static_cast<std::size_t>(group.local_members()))
+    throw InvalidInput("kmeans++: " + std::to_string(member_X.size()) + " point arrays for " +
+                       std::to_string(group.local_members()) + " members");
+  detail::check_sizes(points, dim, k);
+  for (int m = 0; m < group.local_members(); ++m) {  // finiteness on each member's GPU
+    const runtime::DeviceGroup::Member& me = group.member(m);
+    runtime::DeviceScope scope(me.device);
+    const RowRange r = kmeans_rows(points, group.size(), me.rank);
+    const detail::PointScan scan = detail::kmeans_scan(member_X[static_cast<std::size_t>(m)], count(r.count, dim),
+                                                       me.context->stream());
+    if (scan.first_nonfinite >= 0)
+      throw InvalidInput("kmeans: X has a non-finite value at (" +
+                         std::to_string(r.first + scan.first_nonfinite / dim) + ", " +
+                         std::to_string(scan.first_nonfinite % dim) + ")");
+  }
+  return detail::kmeans_plus_plus_members(member_X, points, dim, k, seed, group);
+}
+
 }  // namespace tcsolve::cluster

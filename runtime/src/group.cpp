@@ -32,6 +32,8 @@ const DeviceGroup::Member& DeviceGroup::member(int local) const {
 }
 std::string DeviceGroup::describe() const { return state_->description; }
 Communicator* DeviceGroup::host_communicator() const { return state_->host; }
+
+int device_count() { return detail::device_count(); }
 bool DeviceGroup::spans_processes() const { return state_->processes; }
 
 void DeviceGroup::abort() noexcept {
@@ -83,12 +85,18 @@ DeviceGroup DeviceGroup::mpi(Memory memory) {
     return DeviceGroup(std::move(state));
   }
   // one GPU per rank: the node-local rank picks it; NCCL's id from rank 0 over MPI
-  if (!have_nccl()) (void)detail::nccl_unique_id();  // every rank throws the build's Unavailable
+  if (!have_nccl()) {  // every rank throws the build's Unavailable, marked as agreed
+    try {
+      (void)detail::nccl_unique_id();
+    } catch (const Unavailable& e) {
+      throw Agreed<Unavailable>(e.what());
+    }
+  }
   const int count = detail::device_count();
   const int local = mpi_local_rank();
   const int failed = count < 1 ? 1 : 0;
   const Agreement a = agree(*world, failed, "rank " + std::to_string(world->rank()) + " sees no CUDA device");
-  if (a.code != 0) throw Unavailable("mpirun on cuda: " + a.message);
+  if (a.code != 0) throw Agreed<Unavailable>("mpirun on cuda: " + a.message);
   detail::NcclId id{};
   if (world->rank() == 0) id = detail::nccl_unique_id();
   world->broadcast(id.data(), id.size(), 0, nullptr);

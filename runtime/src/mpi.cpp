@@ -76,6 +76,7 @@ class MpiCommunicator final : public Communicator {
   void scalar(void* value, Element type, bool maximum, CUstream_st*) override {
     reduce(value, 1, type, maximum ? MPI_MAX : MPI_SUM);
   }
+ public:
   void broadcast_host(void* data, std::size_t bytes, int root, CUstream_st* stream) override {
     broadcast(data, bytes, root, stream);
   }

@@ -86,6 +86,7 @@ class NcclCommunicator final : public Communicator {
     TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(value, word_, bytes, cudaMemcpyDeviceToHost, stream));
     TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
+ public:
   void broadcast_host(void* data, std::size_t bytes, int root, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);
     void* staged = nullptr;

@@ -234,6 +234,12 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 KmeansResult kmeans(const std::vector<const float*>& member_X, std::int64_t points, int dim,
                     const std::vector<float>& init, const KmeansOptions& options, runtime::DeviceGroup& group);
 
+/// k-means++ on a gpus() group whose points are on its GPUs already (as the member_X overload of
+/// kmeans takes them): bitwise kmeans_plus_plus's centroids; nothing is copied. The values'
+/// finiteness is checked on the members' GPUs.
+std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, std::int64_t points, int dim, int k,
+                                    std::uint64_t seed, runtime::DeviceGroup& group);
+
 /// k-means++ seeding (Arthur & Vassilvitskii 2007) in FP64: the first centroid is a
 /// point drawn uniformly, each next one a point drawn with probability proportional to its
 /// squared distance (computed directly, sum of (x - c)^2 in FP64) to the nearest centroid so
@@ -256,11 +262,13 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
                                     const std::atomic<bool>* interrupt = nullptr);
 
 /// k-means++ on `where`, bitwise the centroids above for the same points and seed: Where() the
-/// host, Where(context) the device (X host memory), a gpus() group on its first member's GPU (X
-/// all the points), an mpi() group distributed (X this rank's kmeans_rows; every rank gets all k
-/// centroids): the ranks compute the D^2 of their points and the sums of their 128-point
-/// sub-blocks, all-gather those, and each rank then takes the same draw over the same sums in
-/// point order as one process does; the rank holding the drawn point broadcasts it.
+/// host, Where(context) the device (X host memory), and distributed over a group: a gpus() group
+/// (X all the points; each member's rows go to its GPU), an mpi() group (X this rank's
+/// kmeans_rows; on the rank's GPU for a group of GPUs, on the host for cpu ranks). Every member
+/// gets all k centroids: the members compute the D^2 of their points and the sums of their
+/// 128-point sub-blocks, all-gather those (NCCL on GPUs, MPI on cpu ranks), and each then takes
+/// the same draw over the same sums in point order as one process does; the member holding the
+/// drawn point shares it. The interrupt is read on the host paths only.
 /// `memory`: where X lives; Memory::device (the context's device) only with Where(context): the
 /// points are read where they are.
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,

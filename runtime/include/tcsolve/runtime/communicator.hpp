@@ -58,6 +58,10 @@ class Communicator {
     allreduce_sum(d, n, Element::u64, s);
   }
 
+  /// Host bytes from root to every member, complete on return (device engines stage them
+  /// through device memory on `stream`).
+  virtual void broadcast_host(void* data, std::size_t bytes, int root, CUstream_st* stream) = 0;
+
   /// Host scalars, complete on return: the sum and the maximum over all members.
   double sum(double value, CUstream_st* stream = nullptr);
   std::int64_t sum(std::int64_t value, CUstream_st* stream = nullptr);
@@ -67,8 +71,6 @@ class Communicator {
   /// A host value through a collective: host engines reduce it in place; device engines copy it
   /// to a device word of theirs, reduce, copy back and wait for `stream`.
   virtual void scalar(void* value, Element type, bool maximum, CUstream_st* stream) = 0;
-  /// Host bytes from root to every member (device engines stage them as scalar() does).
-  virtual void broadcast_host(void* data, std::size_t bytes, int root, CUstream_st* stream) = 0;
 
   friend Agreement agree(Communicator&, int, const std::string&, CUstream_st*);
 };

@@ -92,6 +92,9 @@ class DeviceScope {
 /// `available` devices (InvalidInput naming the problem).
 std::vector<int> parse_device_list(const std::string& text, int available);
 
+/// The CUDA devices this process sees (0 without any, or without CUDA in the build).
+int device_count();
+
 /// Whether this build has MPI / NCCL.
 bool have_mpi();
 bool have_nccl();
