@@ -36,4 +36,18 @@ GemmInfo gemm(Backend backend, Variant variant, Op ta, Op tb, int m, int n, int 
   }
 }
 
+GemmInfo gemm(const runtime::Where& where, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options) {
+  switch (where.kind()) {
+    case runtime::Where::Kind::host:
+      return cpu::gemm(variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
+    case runtime::Where::Kind::context:
+      return cuda::gemm(*where.context(), variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options);
+    case runtime::Where::Kind::group:
+      break;
+  }
+  throw InvalidInput("gemm: a product runs on one device: pass Where() or Where(context), not a group");
+}
+
 }  // namespace tcsolve

@@ -40,6 +40,8 @@
 #include "solver_cpu.hpp"
 #include "solver_cuda.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/where.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
 
@@ -135,6 +137,24 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
     return r;
   }
   return cpu::solve(sys, options, t_start);
+}
+
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options, const runtime::Where& where) {
+  SolveOptions o = options;
+  switch (where.kind()) {
+    case runtime::Where::Kind::host:
+      o.backend = Backend::cpu;
+      o.cuda_context = nullptr;
+      return solve(sys, o);
+    case runtime::Where::Kind::context:
+      o.backend = Backend::cuda;
+      o.cuda_context = where.context();
+      return solve(sys, o);
+    case runtime::Where::Kind::group:
+      break;
+  }
+  throw Unavailable("solve: a group of GPUs or ranks is not supported yet (the distributed solver); pass Where() "
+                    "or Where(context)");
 }
 
 SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const SolveOptions& requested) {

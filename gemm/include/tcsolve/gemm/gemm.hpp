@@ -12,6 +12,7 @@
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/device.hpp"
+#include "tcsolve/runtime/where.hpp"
 
 namespace tcsolve {
 
@@ -100,6 +101,14 @@ struct GemmInfo {
 /// Throws InvalidInput for bad sizes or leading dimensions, Unavailable when `variant` has no
 /// implementation on the backend.
 GemmInfo gemm(Backend backend, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+              const GemmOptions& options = {});
+
+/// The same on `where` (tcsolve/runtime/where.hpp, the one "where" argument of the entry
+/// points): Where() the cpu backend (host pointers); Where(context) cuda::gemm in that context
+/// (device pointers; returns once enqueued, as cuda::gemm does). A group is refused
+/// (InvalidInput): one product runs on one device.
+GemmInfo gemm(const runtime::Where& where, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
               const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
               const GemmOptions& options = {});
 

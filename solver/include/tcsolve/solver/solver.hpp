@@ -344,6 +344,11 @@ double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& o
 /// the build has no CUDA).
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
+/// The same on `where` (tcsolve/runtime/where.hpp): Where() the cpu backend, Where(context) the
+/// cuda backend in that context (they replace options.backend and options.cuda_context). A group
+/// is refused (Unavailable) until the distributed solver.
+SolveResult solve(const LinearSystem& sys, const SolveOptions& options, const runtime::Where& where);
+
 /// A system already in device memory (cuda backend), FP64: A n x n, B n x nrhs, column-major
 /// with leading dimensions lda, ldb >= n, or with row_major both row-major (C order) with
 /// lda >= n, ldb >= nrhs.
