@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,9 +37,17 @@ using runtime::Memory;
 /// message (empty: none).
 double largest_magnitude(const detail::Share& share, int dim, const std::vector<float>& init, CUstream_st* stream) {
   double m = 0;
-  if (share.memory == Memory::host) {
-    detail::check_finite(share.X, count(share.points, dim), dim, "X", share.first);
-    for (std::size_t e = 0; e < count(share.points, dim); ++e) m = std::max(m, static_cast<double>(std::fabs(share.X[e])));
+  if (share.memory == Memory::host) {  // one pass: the largest magnitude, and a non-finite value named
+    const std::size_t n = count(share.points, dim);
+    float largest = 0;
+    bool finite = true;
+    for (std::size_t e = 0; e < n; ++e) {
+      const float a = std::fabs(share.X[e]);
+      finite = finite && a <= std::numeric_limits<float>::max();  // false for inf and NaN
+      largest = std::max(largest, a);
+    }
+    if (!finite) detail::check_finite(share.X, n, dim, "X", share.first);  // throws, naming the first
+    m = largest;
   } else if (share.points > 0) {
     const detail::PointScan scan = detail::kmeans_scan(share.X, count(share.points, dim), stream);
     if (scan.first_nonfinite >= 0)
