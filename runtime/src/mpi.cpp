@@ -1,5 +1,6 @@
 // MPI (mpi.hpp) in a build with MPI: the session, the world communicator on host buffers
-// (MpiCommunicator: one MPI collective per call), the node-local rank.
+// (MpiCommunicator: one MPI collective per call; split() makes sub-communicators that it owns
+// and frees), the node-local rank.
 #include <mpi.h>
 
 #include <atomic>
@@ -46,9 +47,22 @@ void in_pieces(std::size_t count, std::size_t element, F&& f) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+  /// owned: a communicator of split(), freed with this object (MPI_COMM_WORLD is not).
+  explicit MpiCommunicator(MPI_Comm comm, bool owned = false) : comm_(comm), owned_(owned) {
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  }
+  ~MpiCommunicator() override {
+    if (owned_ && MpiSession::active()) MPI_Comm_free(&comm_);
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    if (color < 0) throw InvalidInput("Communicator::split: color " + std::to_string(color) + " < 0");
+    MPI_Comm part;
+    check(MPI_Comm_split(comm_, color, key, &part), "MPI_Comm_split");
+    return std::make_unique<MpiCommunicator>(part, true);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -92,6 +106,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   MPI_Comm comm_;
+  bool owned_ = false;
   int rank_ = 0, size_ = 1;
 };
 

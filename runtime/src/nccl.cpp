@@ -53,6 +53,9 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   Memory memory() const override { return Memory::device; }
   std::string engine() const override { return "nccl"; }
+  std::unique_ptr<Communicator> split(int, int) override {
+    throw Unavailable("Communicator::split: not available on NCCL communicators yet (MPI only)");
+  }
 
   void allreduce_sum(void* data, std::size_t count, Element type, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);

@@ -41,6 +41,7 @@
 #include "solver_cuda.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/where.hpp"
+#include "tcsolve/solver/distributed.hpp"
 #include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve {
@@ -153,8 +154,8 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, const ru
     case runtime::Where::Kind::group:
       break;
   }
-  throw Unavailable("solve: a group of GPUs or ranks is not supported yet (the distributed solver); pass Where() "
-                    "or Where(context)");
+  // A group: the distributed solver (distributed.hpp), on mpi() groups of cpu ranks for now.
+  return solve_on_ranks(sys, options, *where.group());
 }
 
 SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const SolveOptions& requested) {

@@ -10,6 +10,8 @@
 // return) or device arrays of the member's device (NCCL; enqueued on `stream`, the member's
 // context stream, and ordered with the kernels there). Scalar collectives take and return host
 // values and complete on return on both engines (NCCL stages them through a device word).
+// split() makes sub-communicators (the process rows and columns of a grid) on MPI; NCCL refuses
+// it for now.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +63,11 @@ class Communicator {
   /// Host bytes from root to every member, complete on return (device engines stage them
   /// through device memory on `stream`).
   virtual void broadcast_host(void* data, std::size_t bytes, int root, CUstream_st* stream) = 0;
+
+  /// The members that pass the same `color` (>= 0) as a communicator of their own, ranked by
+  /// `key` (ties by rank() here): MPI_Comm_split. Every member calls it (a collective). MPI only;
+  /// NCCL throws Unavailable (not yet).
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 
   /// Host scalars, complete on return: the sum and the maximum over all members.
   double sum(double value, CUstream_st* stream = nullptr);

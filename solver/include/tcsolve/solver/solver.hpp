@@ -345,8 +345,10 @@ double cuda_solve_bytes(std::int64_t n, std::int64_t nrhs, const SolveOptions& o
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// The same on `where` (tcsolve/runtime/where.hpp): Where() the cpu backend, Where(context) the
-/// cuda backend in that context (they replace options.backend and options.cuda_context). A group
-/// is refused (Unavailable) until the distributed solver.
+/// cuda backend in that context (they replace options.backend and options.cuda_context). A group:
+/// the distributed solver (distributed.hpp, solve_on_ranks: every rank passes the whole system,
+/// on a 1 x ranks grid) on an mpi() group of cpu ranks; other groups are refused (Unavailable)
+/// for now.
 SolveResult solve(const LinearSystem& sys, const SolveOptions& options, const runtime::Where& where);
 
 /// A system already in device memory (cuda backend), FP64: A n x n, B n x nrhs, column-major
