@@ -17,8 +17,13 @@ install(TARGETS ${tcsolve_libraries} EXPORT tcsolveTargets
 install(TARGETS tcsolve RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Public headers: each library's include/ (internal headers live under src/ or internal/).
+# tcsolve_mpi.h (the distributed C API) only in a build with MPI, whose library implements it.
+set(tcsolve_header_exclude)
+if(NOT TCSOLVE_HAVE_MPI)
+  set(tcsolve_header_exclude PATTERN tcsolve_mpi.h EXCLUDE)
+endif()
 install(DIRECTORY runtime/include/ gemm/include/ solver/include/ solver/io/include/ capi/include/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${tcsolve_header_exclude})
 install(FILES ${PROJECT_BINARY_DIR}/include/tcsolve/version.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tcsolve)
 
 set(tcsolve_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tcsolve)

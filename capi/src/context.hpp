@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <new>
 #include <string>
 #include <utility>
@@ -14,18 +15,25 @@
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/error.hpp"
 
+namespace tcsolve::runtime {
+class DeviceGroup;
+}
+
 /// What a handle holds: its backend (resolved: cpu or cuda), the device context its cuda work
 /// runs in (the stream of tcsolveSetStream, nullptr by default: the legacy default stream; the
 /// library's handles and workspaces, made on first use), the message of its last failure and
 /// the record of its last solve (last_solve.hpp), and the flag tcsolveInterrupt sets (cleared
 /// when a call that polls it starts; passed on as SolveOptions::interrupt and
-/// GemmOptions::interrupt).
+/// GemmOptions::interrupt). A handle of tcsolveCreateDistributed (tcsolve_mpi.h) also holds its
+/// group (the ranks of the caller's communicator, duplicated) and grid; others hold no group.
 struct tcsolveContext {
   tcsolve::Backend backend = tcsolve::Backend::cpu;
   tcsolve::cuda::Context context;
   std::string last_error;
   tcsolve::capi::LastSolve last_solve;
   std::atomic<bool> interrupt{false};
+  std::shared_ptr<tcsolve::runtime::DeviceGroup> group;
+  int nprow = 1, npcol = 1;
 };
 
 namespace tcsolve::capi {

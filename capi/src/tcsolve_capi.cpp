@@ -19,6 +19,7 @@
 #include "arguments.hpp"
 #include "context.hpp"
 #include "cuda_path.hpp"
+#include "solve_params.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/version.h"
@@ -130,6 +131,8 @@ SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t
   return r;
 }
 
+}  // namespace
+
 /// The solver's options from the C parameters.
 SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   SolveOptions o;
@@ -159,7 +162,23 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   return o;
 }
 
-}  // namespace
+void fill_info(const SolveResult& r, tcsolveSolveInfo_t* info) {
+  if (!info) return;
+  info->converged = r.converged ? 1 : 0;
+  info->iterations = r.iterations;
+  info->fallback_used = r.fallback_used ? 1 : 0;
+  info->resolved_variant = static_cast<int>(r.resolved_variant);
+  info->backward_error = r.backward_error;
+  info->condition_estimate = r.condition_estimate.value_or(-1.0);
+}
+
+tcsolveStatus_t solve_status(tcsolveContext* h, const char* function, const SolveResult& r) {
+  if (r.converged) return TCSOLVE_STATUS_SUCCESS;
+  const std::string why = "did not converge (backward error " + number(r.backward_error) + ")" +
+                          (r.note.empty() ? "" : ": " + r.note);
+  return fail(h, TCSOLVE_STATUS_NOT_CONVERGED, function, why.c_str());
+}
+
 }  // namespace tcsolve::capi
 
 using namespace tcsolve;
@@ -365,20 +384,8 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
       r = solve_host(options, row_major, n, nrhs, A, lda, B, ldb, X, ldx);
     }
     h->last_solve = record_solve(r);
-    if (info) {
-      info->converged = r.converged ? 1 : 0;
-      info->iterations = r.iterations;
-      info->fallback_used = r.fallback_used ? 1 : 0;
-      info->resolved_variant = static_cast<int>(r.resolved_variant);
-      info->backward_error = r.backward_error;
-      info->condition_estimate = r.condition_estimate.value_or(-1.0);
-    }
-    if (!r.converged) {
-      const std::string why = "did not converge (backward error " + number(r.backward_error) + ")" +
-                              (r.note.empty() ? "" : ": " + r.note);
-      return fail(h, TCSOLVE_STATUS_NOT_CONVERGED, "tcsolveDgesv", why.c_str());
-    }
-    return TCSOLVE_STATUS_SUCCESS;
+    fill_info(r, info);
+    return solve_status(h, "tcsolveDgesv", r);
   });
 }
 

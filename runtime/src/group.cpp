@@ -72,18 +72,9 @@ DeviceGroup DeviceGroup::mpi(Memory memory) {
   state->processes = true;
   state->memory = memory;
   std::unique_ptr<Communicator> world = mpi_world();
+  if (memory == Memory::host) return mpi(std::move(world));
   state->size = world->size();
   state->first = world->rank();
-  if (memory == Memory::host) {
-    Member m;
-    m.rank = world->rank();
-    m.communicator = world.get();
-    state->host = world.get();
-    state->communicators.push_back(std::move(world));
-    state->members.push_back(m);
-    state->description = "mpi x " + std::to_string(state->size) + " (cpu)";
-    return DeviceGroup(std::move(state));
-  }
   // one GPU per rank: the node-local rank picks it; NCCL's id from rank 0 over MPI
   if (!have_nccl()) {  // every rank throws the build's Unavailable, marked as agreed
     try {
@@ -104,6 +95,24 @@ DeviceGroup DeviceGroup::mpi(Memory memory) {
   state->host = world.get();
   state->communicators.push_back(std::move(world));
   state->description = "mpi+nccl x " + std::to_string(state->size);
+  return DeviceGroup(std::move(state));
+}
+
+DeviceGroup DeviceGroup::mpi(std::unique_ptr<Communicator> host) {
+  if (!host || host->memory() != Memory::host || host->engine() != "mpi")
+    throw InvalidInput("DeviceGroup::mpi: not an MPI communicator on host buffers");
+  auto state = std::make_unique<State>();
+  state->processes = true;
+  state->memory = Memory::host;
+  state->size = host->size();
+  state->first = host->rank();
+  Member m;
+  m.rank = host->rank();
+  m.communicator = host.get();
+  state->host = host.get();
+  state->communicators.push_back(std::move(host));
+  state->members.push_back(m);
+  state->description = "mpi x " + std::to_string(state->size) + " (cpu)";
   return DeviceGroup(std::move(state));
 }
 

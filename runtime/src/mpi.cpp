@@ -47,13 +47,16 @@ void in_pieces(std::size_t count, std::size_t element, F&& f) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  /// owned: a communicator of split(), freed with this object (MPI_COMM_WORLD is not).
+  /// owned: a communicator of split() or mpi_communicator(), freed with this object unless MPI
+  /// is finalized by then (MPI_COMM_WORLD is not).
   explicit MpiCommunicator(MPI_Comm comm, bool owned = false) : comm_(comm), owned_(owned) {
     check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   }
   ~MpiCommunicator() override {
-    if (owned_ && MpiSession::active()) MPI_Comm_free(&comm_);
+    int finalized = 1;
+    MPI_Finalized(&finalized);
+    if (owned_ && !finalized) MPI_Comm_free(&comm_);
   }
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -139,6 +142,19 @@ void MpiSession::abort(int code) {
 std::unique_ptr<Communicator> mpi_world() {
   require_session("mpi_world");
   return std::make_unique<MpiCommunicator>(MPI_COMM_WORLD);
+}
+
+std::unique_ptr<Communicator> mpi_communicator(const void* comm) {
+  if (comm == nullptr) throw InvalidInput("mpi_communicator: comm is NULL");
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw InvalidInput(std::string("MPI is ") + (finalized ? "finalized" : "not initialized") +
+                       " (the caller initializes MPI, with MPI_Init or MPI_Init_thread, before the library uses it)");
+  MPI_Comm dup;
+  check(MPI_Comm_dup(*static_cast<const MPI_Comm*>(comm), &dup), "MPI_Comm_dup");
+  return std::make_unique<MpiCommunicator>(dup, true);
 }
 
 int mpi_local_rank() {

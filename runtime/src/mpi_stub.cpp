@@ -18,6 +18,7 @@ MpiSession::~MpiSession() = default;
 bool MpiSession::active() { return false; }
 void MpiSession::abort(int code) { std::exit(code); }
 std::unique_ptr<Communicator> mpi_world() { missing("mpi_world"); }
+std::unique_ptr<Communicator> mpi_communicator(const void*) { missing("mpi_communicator"); }
 int mpi_local_rank() { missing("mpi_local_rank"); }
 bool have_mpi() { return false; }
 

@@ -43,6 +43,10 @@ class DeviceGroup {
   /// This process as one rank of the running MPI job: Memory::host (MPI) or Memory::device (its
   /// local GPU, NCCL). Needs an MpiSession alive.
   static DeviceGroup mpi(Memory memory);
+  /// The ranks of `host` (an MPI communicator on host buffers, e.g. mpi_communicator()'s) as
+  /// host members, one per process: mpi(Memory::host) over a communicator of the caller's
+  /// choosing; needs no MpiSession.
+  static DeviceGroup mpi(std::unique_ptr<Communicator> host);
 
   DeviceGroup(DeviceGroup&&) noexcept;
   DeviceGroup& operator=(DeviceGroup&&) noexcept;
@@ -56,8 +60,8 @@ class DeviceGroup {
   const Member& member(int local) const;
   /// "nccl x 2 (devices 0,1)", "mpi x 3 (cpu)", "mpi+nccl x 2": for results and JSON.
   std::string describe() const;
-  /// The communicator over the group's processes on host buffers (MPI_COMM_WORLD) for mpi()
-  /// groups, whose members may also be GPUs; nullptr for gpus() (one process).
+  /// The communicator over the group's processes on host buffers (MPI_COMM_WORLD, or the one
+  /// given to mpi(host)) for mpi() groups, whose members may also be GPUs; nullptr for gpus() (one process).
   Communicator* host_communicator() const;
   /// Whether the members are processes (mpi()) rather than threads of this one (gpus()).
   bool spans_processes() const;

@@ -35,6 +35,14 @@ class MpiSession {
 /// The world communicator on host buffers (MPI_COMM_WORLD); needs an MpiSession.
 std::unique_ptr<Communicator> mpi_world();
 
+/// A communicator on host buffers over the ranks of the caller's MPI communicator `comm` (a
+/// pointer to an MPI_Comm, so that mpi.h stays out of this header): its duplicate
+/// (MPI_Comm_dup, a collective over comm), so the library's messages never meet the caller's.
+/// MPI must be initialized (MPI_Initialized; else InvalidInput), by an MpiSession or by the
+/// caller (the C API's tcsolve_mpi.h), and is never finalized here; the duplicate is freed with the object unless
+/// MPI is finalized by then.
+std::unique_ptr<Communicator> mpi_communicator(const void* comm);
+
 /// This process' rank among the ranks of its node (MPI_Comm_split_type shared), for picking a GPU.
 int mpi_local_rank();
 
