@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "cuda_test_util.hpp"
 #include "gemm_test_util.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/runtime/context.hpp"
@@ -46,6 +45,8 @@ TEST_CASE("Where() runs the GEMM and the solve on the cpu backend, bitwise", "[e
 }
 
 #if defined(TCSOLVE_HAVE_CUDA)
+#include "cuda_test_util.hpp"
+
 TEST_CASE("Where(context) runs the GEMM and the solve in that context, bitwise the older way", "[gpu][where]") {
   TCSOLVE_SKIP_WITHOUT_GPU("Where(context)");
   const test::Problem p = test::make_problem(300, 200, 260, "urand", "urand", 7);
