@@ -42,14 +42,18 @@ inline void check_sizes(std::int64_t points, int dim, int k) {
                        std::to_string(points) + ")");
 }
 
-/// InvalidInput naming the first non-finite value of v (rows of dim values; row numbers from
-/// `first_row`, so a member of a group names the global row).
+/// InvalidInput naming the non-finite value at index e of rows of dim values (row numbers from
+/// `first_row`, so a member of a group names the global row): found on the host or by a device scan.
+[[noreturn]] inline void throw_nonfinite(const char* what, std::size_t e, int dim, std::int64_t first_row = 0) {
+  throw InvalidInput(std::string("kmeans: ") + what + " has a non-finite value at (" +
+                     std::to_string(first_row + static_cast<std::int64_t>(e / dim)) + ", " + std::to_string(e % dim) +
+                     ")");
+}
+
+/// throw_nonfinite for the first non-finite value of v, if any.
 inline void check_finite(const float* v, std::size_t n, int dim, const char* what, std::int64_t first_row = 0) {
   for (std::size_t e = 0; e < n; ++e)
-    if (!std::isfinite(v[e]))
-      throw InvalidInput(std::string("kmeans: ") + what + " has a non-finite value at (" +
-                         std::to_string(first_row + static_cast<std::int64_t>(e / dim)) + ", " +
-                         std::to_string(e % dim) + ")");
+    if (!std::isfinite(v[e])) throw_nonfinite(what, e, dim, first_row);
 }
 
 /// sum_d (x_d - c_d)^2 in FP64: four partial sums over d = 0, 1, 2, 3 mod 4 (independent

@@ -51,9 +51,7 @@ double largest_magnitude(const detail::Share& share, int dim, const std::vector<
   } else if (share.points > 0) {
     const detail::PointScan scan = detail::kmeans_scan(share.X, count(share.points, dim), stream);
     if (scan.first_nonfinite >= 0)
-      throw InvalidInput("kmeans: X has a non-finite value at (" +
-                         std::to_string(share.first + scan.first_nonfinite / dim) + ", " +
-                         std::to_string(scan.first_nonfinite % dim) + ")");
+      detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim, share.first);
     m = scan.max_abs;
   }
   for (float v : init) m = std::max(m, static_cast<double>(std::fabs(v)));

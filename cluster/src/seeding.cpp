@@ -180,20 +180,28 @@ std::vector<float> seed_host(const float* X, int points, int dim, int k, std::ui
   return C;
 }
 
+/// The group's number of points, after every rank checked the same things of its rows X (host,
+/// kmeans_rows of that total) -- sizes, the row split, finiteness -- agreed over `comm` (MPI), so
+/// a bad value in one rank's rows ends them all.
+std::int64_t checked_rank_rows(const float* X, int points, int dim, int k, runtime::Communicator& comm) {
+  const std::int64_t total = comm.sum(static_cast<std::int64_t>(points));
+  runtime::agreed(&comm, [&] {
+    detail::check_sizes(total, dim, k);
+    if (total >= (std::int64_t{1} << 31)) throw InvalidInput("kmeans++: more than 2^31 - 1 points");
+    const RowRange mine = kmeans_rows(total, comm.size(), comm.rank());
+    if (mine.count != points)
+      throw InvalidInput("kmeans++: rank " + std::to_string(comm.rank()) + " holds " + std::to_string(points) +
+                         " points, kmeans_rows gives it " + std::to_string(mine.count));
+    detail::check_finite(X, count(points, dim), dim, "X", mine.first);
+  });
+  return total;
+}
+
 /// One rank of an mpi() group: X its rows (kmeans_rows), comm over host buffers (MPI).
 std::vector<float> seed_ranks(const float* X, int points, int dim, int k, std::uint64_t seed,
                               runtime::Communicator& comm, const std::atomic<bool>* interrupt) {
   const int P = comm.size(), me = comm.rank();
-  const std::int64_t total_points = comm.sum(static_cast<std::int64_t>(points));
-  runtime::agreed(&comm, [&] {  // a non-finite value in one rank's rows ends them all
-      detail::check_sizes(total_points, dim, k);
-      if (total_points >= (std::int64_t{1} << 31)) throw InvalidInput("kmeans++: more than 2^31 - 1 points");
-      const RowRange mine = kmeans_rows(total_points, P, me);
-      if (mine.count != points)
-        throw InvalidInput("kmeans++: rank " + std::to_string(me) + " holds " + std::to_string(points) +
-                           " points, kmeans_rows gives it " + std::to_string(mine.count));
-      detail::check_finite(X, count(points, dim), dim, "X", mine.first);
-  });
+  const std::int64_t total_points = checked_rank_rows(X, points, dim, k, comm);
   const int N = static_cast<int>(total_points);
   std::vector<RowRange> ranges(static_cast<std::size_t>(P));
   int most_subs = 0;
@@ -304,9 +312,7 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
     runtime::DeviceScope scope(where.context()->device());
     CUstream_st* const stream = where.context()->stream();
     const detail::PointScan scan = detail::kmeans_scan(X, count(points, dim), stream);
-    if (scan.first_nonfinite >= 0)
-      throw InvalidInput("kmeans: X has a non-finite value at (" + std::to_string(scan.first_nonfinite / dim) + ", " +
-                         std::to_string(scan.first_nonfinite % dim) + ")");
+    if (scan.first_nonfinite >= 0) detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim);
     return detail::kmeans_plus_plus_device(X, points, dim, k, seed, kSeedBlock, kSeedSub, stream);
   }
   switch (where.kind()) {
@@ -339,16 +345,7 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
       if (host == nullptr) throw InvalidInput("kmeans++: the group has no host communicator");
       if (group.memory() != runtime::Memory::device) return seed_ranks(X, points, dim, k, seed, *host, interrupt);
       // this rank's GPU: its rows checked as seed_ranks checks them, then copied there
-      const std::int64_t total = host->sum(static_cast<std::int64_t>(points));
-      runtime::agreed(host, [&] {
-        detail::check_sizes(total, dim, k);
-        if (total >= (std::int64_t{1} << 31)) throw InvalidInput("kmeans++: more than 2^31 - 1 points");
-        const RowRange mine = kmeans_rows(total, host->size(), host->rank());
-        if (mine.count != points)
-          throw InvalidInput("kmeans++: rank " + std::to_string(host->rank()) + " holds " + std::to_string(points) +
-                             " points, kmeans_rows gives it " + std::to_string(mine.count));
-        detail::check_finite(X, count(points, dim), dim, "X", mine.first);
-      });
+      const std::int64_t total = checked_rank_rows(X, points, dim, k, *host);
       const runtime::DeviceGroup::Member& me = group.member(0);
       runtime::DeviceScope scope(me.device);
       cuda::DeviceBuffer<float> rows;
@@ -377,9 +374,7 @@ std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, s
     const detail::PointScan scan = detail::kmeans_scan(member_X[static_cast<std::size_t>(m)], count(r.count, dim),
                                                        me.context->stream());
     if (scan.first_nonfinite >= 0)
-      throw InvalidInput("kmeans: X has a non-finite value at (" +
-                         std::to_string(r.first + scan.first_nonfinite / dim) + ", " +
-                         std::to_string(scan.first_nonfinite % dim) + ")");
+      detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim, r.first);
   }
   return detail::kmeans_plus_plus_members(member_X, points, dim, k, seed, group);
 }
