@@ -384,11 +384,10 @@ int check_file(const KmeansCli& c, const KmeansShape& shape, const KmeansPlace& 
 }
 
 /// The host memory this process needs for --synthetic: its rows where they are made on the host
-/// (the cpu backend; on GPUs, for k-means++ under mpirun or with --seeding cpu) and the run.
+/// (the cpu backend; on GPUs, for k-means++ with --seeding cpu) and the run.
 void check_synthetic(const KmeansCli& c, const KmeansPlace& place, Backend seeding) {
   const double points = c.synthetic_points, mine = place.rows(c.synthetic_points).count, dim = c.synthetic_dim;
-  const bool rows_on_host = place.backend == Backend::cpu || seeding == Backend::cpu ||
-                            place.kind == KmeansPlace::Kind::ranks;
+  const bool rows_on_host = place.backend == Backend::cpu || seeding == Backend::cpu;
   require_host_memory("--synthetic " + std::to_string(c.synthetic_points) + ":" + std::to_string(c.synthetic_dim) +
                           " with k = " + std::to_string(*c.k) + " (" + std::string(to_string(place.backend)) +
                           (c.agreement && c.variant != Variant::fp64 ? ", with the fp64 agreement run" : "") + ")",

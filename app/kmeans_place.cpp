@@ -197,14 +197,17 @@ KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spe
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding) {
   const int dim = points.dim;
-  if (place.kind == KmeansPlace::Kind::ranks) {  // distributed over the ranks' host rows
-    std::vector<float> made;
-    const float* X = points.host.data();
-    if (points.on_device()) {
+  if (place.kind == KmeansPlace::Kind::ranks) {  // distributed over the ranks' rows
+    if (!points.on_device())
+      return cluster::kmeans_plus_plus(points.host.data(), points.mine.count, dim, k, seed, place.where());
+    if (seeding == Backend::cpu) {  // each rank's rows made again on its host
+      std::vector<float> made;
       runtime::agreed(place.comm(), [&] { made = blobs_on_host(*points.blobs, points.mine); });
-      X = made.data();
+      return cluster::kmeans_plus_plus(made.data(), points.mine.count, dim, k, seed, place.where());
     }
-    return cluster::kmeans_plus_plus(X, points.mine.count, dim, k, seed, place.where());
+    // --synthetic points on the ranks' GPUs: seeded where they are
+    return cluster::kmeans_plus_plus(std::vector<const float*>{points.device[0].data()}, points.total, dim, k, seed,
+                                     *place.group);
   }
   const int n = static_cast<int>(points.total);
   if (!points.on_device()) {

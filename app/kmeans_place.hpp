@@ -75,9 +75,10 @@ KmeansPoints read_points(const KmeansPlace& place, const std::string& path, std:
 KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spec);
 
 /// k-means++ (seed) of k centroids on `seeding` (cpu or cuda), bitwise the same everywhere:
-/// under mpirun distributed over the ranks' host rows (cuda ranks with --synthetic make them with
-/// blob_rows for it); --synthetic points on GPUs on the device (gpus: distributed over the
-/// members' GPUs, each drawing on its own rows), or made on the host for --seeding cpu.
+/// under mpirun distributed over the ranks' rows (cuda ranks with --synthetic: on their GPUs,
+/// where the points were made; with --seeding cpu made again on each host with blob_rows);
+/// --synthetic points on GPUs on the device (gpus: distributed over the members' GPUs, each
+/// drawing on its own rows), or made on the host for --seeding cpu.
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
                                Backend seeding);
 

@@ -25,6 +25,7 @@
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/device.hpp"
+#include "tcsolve/runtime/group.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 
@@ -34,8 +35,11 @@ using namespace tcsolve;
 
 using test::Stream;
 
-/// C = A B (m = n = k = size) through `v` in `ctx`, on the host afterwards.
+/// C = A B (m = n = k = size) through `v` in `ctx`, on the host afterwards. The buffers are the
+/// caller's, so they are made on the context's device: a fresh thread's current device is 0,
+/// whatever device the context (or --devices) names.
 std::vector<float> product(cuda::Context& ctx, Variant v, const test::Problem& p) {
+  const runtime::DeviceScope on(ctx.device());
   const cudaStream_t s = ctx.stream();
   cuda::DeviceBuffer<float> A(p.A.size()), B(p.B.size()), C(static_cast<std::size_t>(p.m) * p.n);
   A.upload(p.A, s);

@@ -3,11 +3,13 @@
 //   - points in device memory (KmeansOptions::points_memory, Where(context)) give bitwise the
 //     labels and centroids of the same points in host memory, and k-means++ on device points
 //     bitwise the host's centroids;
-//   - a gpus({0}) group of one member (NCCL over one rank: every all-reduce is the identity)
-//     gives bitwise the single-context run, from host points and from member arrays.
+//   - a gpus({current device}) group of one member (NCCL over one rank: every all-reduce is the
+//     identity) gives bitwise the single-context run, from host points and from member arrays;
+//   - host memory passed as device points is refused by name before any kernel runs.
 // [multi_gpu], two devices or more: a gpus({0, 1}) group gives the single-GPU labels, the
 // centroids within one FP32 ulp (the FP64 sums of the two halves are added in another order),
-// the same iterations; from host points and from points made on each member's GPU.
+// the same iterations; from host points and from points made on each member's GPU; points on
+// GPU 1 given to a member on GPU 0 are refused by name.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -16,6 +18,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "cuda_test_util.hpp"
@@ -88,7 +91,7 @@ TEST_CASE("a one-member group of GPUs gives bitwise the single-context run", "[g
     return;
   }
   const Data& d = data();
-  runtime::DeviceGroup group = runtime::DeviceGroup::gpus({0});
+  runtime::DeviceGroup group = runtime::DeviceGroup::gpus({cuda::current_device()});  // the device under test
   cuda::DeviceBuffer<float> X(d.blobs.X);
   cuda::Context context;
   for (Variant v : variants()) {
@@ -144,6 +147,57 @@ TEST_CASE("multi_gpu: a group of two GPUs gives the single-GPU labels", "[multi_
       CHECK(std::fabs(two.inertia - single.inertia) <= 1e-9 * single.inertia);
     }
   }
+}
+
+TEST_CASE("points not on the GPU they are used on are refused by name, before any kernel", "[gpu][kmeans]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the device checks of the points");
+  const Data& d = data();
+  cuda::Context context;
+  cluster::KmeansOptions o = options(Variant::ec_fp16);
+  o.points_memory = runtime::Memory::device;
+  const float* host = d.blobs.X.data();  // host memory said to be device memory
+  const std::string not_device =
+      "kmeans: the points (Memory::device) are not device memory, not on GPU " + std::to_string(context.device()) +
+      ", where they are used";
+  CHECK_THROWS_WITH(cluster::kmeans(host, 20000, 16, d.start, o, runtime::Where(context)), not_device);
+  CHECK_THROWS_WITH(cluster::kmeans_plus_plus(host, 20000, 16, 12, 4, runtime::Where(context), runtime::Memory::device),
+                    not_device);
+  if (runtime::have_nccl()) {
+    runtime::DeviceGroup group = runtime::DeviceGroup::gpus({context.device()});
+    const std::string member = "kmeans: member 0's points (member_X[0]) are not device memory, not on GPU " +
+                               std::to_string(context.device()) + ", where they are used";
+    CHECK_THROWS_WITH(cluster::kmeans(std::vector<const float*>{host}, 20000, 16, d.start, options(Variant::ec_fp16),
+                                      group),
+                      member);
+    CHECK_THROWS_WITH(cluster::kmeans_plus_plus(std::vector<const float*>{host}, 20000, 16, 12, 4, group), member);
+  }
+  // the device is still usable: nothing faulted
+  cuda::DeviceBuffer<float> X(d.blobs.X);
+  CHECK(cluster::kmeans(X.data(), 20000, 16, d.start, o, runtime::Where(context)).total_points == 20000);
+}
+
+TEST_CASE("multi_gpu: points on another GPU than their member's are refused by name", "[multi_gpu][kmeans]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("points on the wrong GPU");
+  int count = 0;
+  REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
+  if (count < 2 || !runtime::have_nccl()) {
+    WARN("fewer than two CUDA devices or no NCCL: the wrong-GPU check is not made");
+    return;
+  }
+  const Data& d = data();
+  cuda::DeviceBuffer<float> on1;
+  {
+    const runtime::DeviceScope one(1);
+    on1 = cuda::DeviceBuffer<float>(d.blobs.X);
+  }
+  runtime::DeviceGroup group = runtime::DeviceGroup::gpus({0});
+  const std::string expected =
+      "kmeans: member 0's points (member_X[0]) are on GPU 1, not on GPU 0, where they are used";
+  CHECK_THROWS_WITH(cluster::kmeans(std::vector<const float*>{on1.data()}, 20000, 16, d.start,
+                                    options(Variant::ec_fp16), group),
+                    expected);
+  CHECK_THROWS_WITH(cluster::kmeans_plus_plus(std::vector<const float*>{on1.data()}, 20000, 16, 12, 4, group),
+                    expected);
 }
 
 #else

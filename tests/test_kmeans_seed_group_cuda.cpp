@@ -1,7 +1,7 @@
 // k-means++ across the GPUs of a group (kmeans_plus_plus with Where(group); kmeans_cuda.hpp's
 // kmeans_plus_plus_members underneath): each member's D^2 and sub-block sums on its GPU, the sums
 // all-gathered with NCCL, the same draws on every member -- bitwise the host's centroids.
-//   [gpu]        a gpus({0}) group (NCCL over one rank);
+//   [gpu]        a gpus({current device}) group (NCCL over one rank);
 //   [multi_gpu]  a gpus({0, 1}) group (two devices or more), including a member with no points.
 // The cases: N not a multiple of 128, N over two 4096-point blocks, dimensions not a multiple of 4,
 // duplicated points (D^2 = 0, and fewer distinct points than k: the uniform draws), k = 1.
@@ -76,7 +76,7 @@ TEST_CASE("k-means++ on a one-GPU group gives bitwise the host's centroids", "[g
     WARN("built without NCCL: the group's k-means++ is not checked");
     return;
   }
-  runtime::DeviceGroup group = runtime::DeviceGroup::gpus({0});
+  runtime::DeviceGroup group = runtime::DeviceGroup::gpus({cuda::current_device()});  // the device under test
   check_group(group);
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tcsolve/cluster/kmeans.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cluster::detail {
@@ -32,6 +33,18 @@ inline double uniform01(Rng64& rng) { return static_cast<double>(rng() >> 11) * 
 
 /// Uniform index in [0, n): floor(u n) with u from uniform01 (n < 2^31, so every index can occur).
 inline int uniform_index(Rng64& rng, int n) { return std::min(n - 1, static_cast<int>(uniform01(rng) * n)); }
+
+/// Throws InvalidInput unless `rows` > 0 points at X are device memory of GPU `device` (a caller's
+/// array on another GPU, or in host memory, would fault on the device or read the wrong memory);
+/// `what` names the array ("member 1's points").
+inline void check_on_device(const float* X, std::int64_t rows, int device, const std::string& what) {
+  if (rows <= 0) return;
+  const int on = cuda::pointer_device(X);
+  if (on != device)
+    throw InvalidInput("kmeans: " + what + " are " +
+                       (on < 0 ? std::string("not device memory") : "on GPU " + std::to_string(on)) +
+                       ", not on GPU " + std::to_string(device) + ", where they are used");
+}
 
 inline void check_sizes(std::int64_t points, int dim, int k) {
   if (points < 1) throw InvalidInput("kmeans: no points (N = " + std::to_string(points) + ")");

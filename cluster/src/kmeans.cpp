@@ -415,6 +415,8 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
       return run_alone(X, points, dim, init, options, checked_backend(Backend::cpu, options.variant), nullptr);
     case runtime::Where::Kind::context: {
       check_arguments(points, dim, init, options);
+      if (options.points_memory == Memory::device)
+        detail::check_on_device(X, points, where.context()->device(), "the points (Memory::device)");
       runtime::DeviceScope scope(where.context()->device());
       return run_alone(X, points, dim, init, options, checked_backend(Backend::cuda, options.variant),
                        where.context());
@@ -439,6 +441,11 @@ KmeansResult kmeans(const std::vector<const float*>& member_X, std::int64_t poin
     throw InvalidInput("kmeans: " + std::to_string(member_X.size()) + " point arrays for " +
                        std::to_string(group.local_members()) + " members");
   if (points >= (std::int64_t{1} << 31)) throw InvalidInput("kmeans: more than 2^31 - 1 points");
+  for (int m = 0; m < group.local_members(); ++m) {
+    const runtime::DeviceGroup::Member& me = group.member(m);
+    detail::check_on_device(member_X[static_cast<std::size_t>(m)], kmeans_rows(points, group.size(), me.rank).count,
+                            me.device, "member " + std::to_string(m) + "'s points (member_X[" + std::to_string(m) + "])");
+  }
   return run_threads(points, dim, init, options, group, [&](int m, const RowRange& rows) {
     return detail::Share{member_X[static_cast<std::size_t>(m)], rows.count, rows.first, Memory::device, nullptr};
   });

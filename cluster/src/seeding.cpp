@@ -309,6 +309,7 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
     if (where.kind() != runtime::Where::Kind::context)
       throw InvalidInput("kmeans++: points in device memory need Where(context)");
     detail::check_sizes(points, dim, k);
+    detail::check_on_device(X, points, where.context()->device(), "the points (Memory::device)");
     runtime::DeviceScope scope(where.context()->device());
     CUstream_st* const stream = where.context()->stream();
     const detail::PointScan scan = detail::kmeans_scan(X, count(points, dim), stream);
@@ -361,20 +362,31 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
 
 std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, std::int64_t points, int dim, int k,
                                     std::uint64_t seed, runtime::DeviceGroup& group) {
-  if (group.spans_processes() || group.memory() != runtime::Memory::device)
-    throw InvalidInput("kmeans++: member_X is for a group of this process' GPUs (DeviceGroup::gpus)");
+  if (group.memory() != runtime::Memory::device)
+    throw InvalidInput("kmeans++: member_X is for a group of GPUs (DeviceGroup::gpus or mpi(Memory::device))");
   if (member_X.size() != static_cast<std::size_t>(group.local_members()))
     throw InvalidInput("kmeans++: " + std::to_string(member_X.size()) + " point arrays for " +
                        std::to_string(group.local_members()) + " members");
   detail::check_sizes(points, dim, k);
-  for (int m = 0; m < group.local_members(); ++m) {  // finiteness on each member's GPU
-    const runtime::DeviceGroup::Member& me = group.member(m);
-    runtime::DeviceScope scope(me.device);
-    const RowRange r = kmeans_rows(points, group.size(), me.rank);
-    const detail::PointScan scan = detail::kmeans_scan(member_X[static_cast<std::size_t>(m)], count(r.count, dim),
-                                                       me.context->stream());
-    if (scan.first_nonfinite >= 0)
-      detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim, r.first);
+  auto scan_members = [&] {  // finiteness on each member's GPU
+    for (int m = 0; m < group.local_members(); ++m) {
+      const runtime::DeviceGroup::Member& me = group.member(m);
+      runtime::DeviceScope scope(me.device);
+      const RowRange r = kmeans_rows(points, group.size(), me.rank);
+      detail::check_on_device(member_X[static_cast<std::size_t>(m)], r.count, me.device,
+                              "member " + std::to_string(m) + "'s points (member_X[" + std::to_string(m) + "])");
+      const detail::PointScan scan = detail::kmeans_scan(member_X[static_cast<std::size_t>(m)],
+                                                         count(r.count, dim), me.context->stream());
+      if (scan.first_nonfinite >= 0)
+        detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim, r.first);
+    }
+  };
+  if (group.spans_processes()) {  // a bad value on one rank ends every rank the same way
+    runtime::Communicator* host = group.host_communicator();
+    if (host == nullptr) throw InvalidInput("kmeans++: the group has no host communicator");
+    runtime::agreed(host, scan_members);
+  } else {
+    scan_members();
   }
   return detail::kmeans_plus_plus_members(member_X, points, dim, k, seed, group);
 }

@@ -30,6 +30,7 @@ int compute_capability() { return 0; }
 std::size_t l2_cache_bytes() { not_built(); }
 
 int current_device() { not_built(); }
+int pointer_device(const void*) noexcept { return -1; }
 
 RuntimeVersions runtime_versions() { return {}; }
 

@@ -145,7 +145,8 @@ struct KmeansOptions {
   std::function<void(const KmeansIteration&)> progress;
   /// Where X lives: host memory, or (Where(context), or an mpi() group of GPUs) device memory
   /// of that context's device, read where it is (no copy; it must stay unchanged during the
-  /// call). Device points need the cuda backend.
+  /// call). Device points need the cuda backend; with Where(context), points that are not
+  /// device memory of the context's GPU are refused (InvalidInput) before any kernel runs.
   runtime::Memory points_memory = runtime::Memory::host;
 };
 
@@ -230,13 +231,17 @@ KmeansResult kmeans(const float* X, int points, int dim, const std::vector<float
 
 /// kmeans on a gpus() group whose points are on its GPUs already (made there: synthetic.hpp, or
 /// read there): member_X[m], device memory of member m's device, holds the `points` rows
-/// kmeans_rows(points, group.size(), m) (dim x count, column-major). Nothing is copied.
+/// kmeans_rows(points, group.size(), m) (dim x count, column-major). Nothing is copied. An array
+/// that is not device memory of its member's GPU is refused (InvalidInput naming the member)
+/// before any kernel runs.
 KmeansResult kmeans(const std::vector<const float*>& member_X, std::int64_t points, int dim,
                     const std::vector<float>& init, const KmeansOptions& options, runtime::DeviceGroup& group);
 
-/// k-means++ on a gpus() group whose points are on its GPUs already (as the member_X overload of
-/// kmeans takes them): bitwise kmeans_plus_plus's centroids; nothing is copied. The values'
-/// finiteness is checked on the members' GPUs.
+/// k-means++ on a group of GPUs whose points are on its GPUs already: a gpus() group (member_X as
+/// the member_X overload of kmeans takes them), or an mpi(Memory::device) group (member_X: this
+/// rank's one array, its rows kmeans_rows(points, size, rank) on its GPU; `points` the total):
+/// bitwise kmeans_plus_plus's centroids; nothing is copied. The values' finiteness is checked on
+/// the members' GPUs (on ranks: a bad value on one ends every rank with the same error).
 std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, std::int64_t points, int dim, int k,
                                     std::uint64_t seed, runtime::DeviceGroup& group);
 

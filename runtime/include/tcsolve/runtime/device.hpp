@@ -41,6 +41,10 @@ std::size_t l2_cache_bytes();
 /// The caller's current CUDA device (cudaGetDevice); throws CudaError when there is none,
 /// Unavailable without CUDA.
 int current_device();
+/// The device whose memory `p` points into (cudaPointerGetAttributes: device or managed memory),
+/// or -1 for host memory (pageable or pinned) and nullptr; never throws (an unknown pointer is
+/// -1). For the checks that a caller's device array lives on the device it is used on.
+int pointer_device(const void* p) noexcept;
 
 /// Versions of the CUDA software this process runs on ("13.0", "13.1.0.3"), each "none" when
 /// the build has no CUDA or the library cannot tell (no driver).
