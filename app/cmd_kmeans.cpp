@@ -415,9 +415,6 @@ int run_kmeans(int argc, char** argv) {
     if (speaks && !c.output.empty()) prepare_output(c.output, output_rule);
     // --seeding cuda is its own request for the GPU: without one, it is the option to blame (not
     // --backend, which may well say cpu).
-    if (c.seeding_backend == Backend::cuda && job.size > 1)
-      throw Unavailable("--seeding cuda: under mpirun k-means++ runs over the ranks' rows on the host; use "
-                        "--seeding auto or cpu");
     if (c.seeding_backend == Backend::cuda && !cuda::device_available())
       throw Unavailable("--seeding cuda: k-means++ on the GPU needs a usable CUDA device, and there is none "
                         "here; use --seeding cpu or auto");
@@ -430,10 +427,13 @@ int run_kmeans(int argc, char** argv) {
   runtime::Communicator* const comm = place.comm();  // the ranks' (null alone)
   c.options.backend = place.backend;
   c.options.variant = c.variant;
-  const Backend seeding = place.kind == KmeansPlace::Kind::ranks ? Backend::cpu
-                          : c.seeding_backend == Backend::automatic ? place.backend
-                                                                    : c.seeding_backend;
+  const Backend seeding = c.seeding_backend == Backend::automatic ? place.backend : c.seeding_backend;
   runtime::agreed(comm, [&] {
+    if (place.kind == KmeansPlace::Kind::ranks && c.seeding_backend != Backend::automatic &&
+        c.seeding_backend != place.backend)
+      throw Unavailable("--seeding " + std::string(to_string(c.seeding_backend)) +
+                        ": under mpirun k-means++ runs where the ranks' points are (the " +
+                        std::string(to_string(place.backend)) + " backend); use --seeding auto");
     if (!available(c.variant, place.backend))
       throw Unavailable("variant " + c.variant_name + " is not available on the " +
                         std::string(to_string(place.backend)) + " backend");

@@ -198,13 +198,9 @@ std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& poi
                                Backend seeding) {
   const int dim = points.dim;
   if (place.kind == KmeansPlace::Kind::ranks) {  // distributed over the ranks' rows
-    if (!points.on_device())
+    // (seeding is the ranks' backend: cmd_kmeans refuses another)
+    if (!points.on_device())  // host rows: on the host (cpu ranks), or copied to the rank's GPU
       return cluster::kmeans_plus_plus(points.host.data(), points.mine.count, dim, k, seed, place.where());
-    if (seeding == Backend::cpu) {  // each rank's rows made again on its host
-      std::vector<float> made;
-      runtime::agreed(place.comm(), [&] { made = blobs_on_host(*points.blobs, points.mine); });
-      return cluster::kmeans_plus_plus(made.data(), points.mine.count, dim, k, seed, place.where());
-    }
     // --synthetic points on the ranks' GPUs: seeded where they are
     return cluster::kmeans_plus_plus(std::vector<const float*>{points.device[0].data()}, points.total, dim, k, seed,
                                      *place.group);

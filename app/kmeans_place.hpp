@@ -75,8 +75,8 @@ KmeansPoints read_points(const KmeansPlace& place, const std::string& path, std:
 KmeansPoints make_points(const KmeansPlace& place, const cluster::BlobsSpec& spec);
 
 /// k-means++ (seed) of k centroids on `seeding` (cpu or cuda), bitwise the same everywhere:
-/// under mpirun distributed over the ranks' rows (cuda ranks with --synthetic: on their GPUs,
-/// where the points were made; with --seeding cpu made again on each host with blob_rows);
+/// under mpirun distributed over the ranks' rows, on the ranks' backend (cuda ranks: on their
+/// GPUs, --synthetic points where they were made);
 /// --synthetic points on GPUs on the device (gpus: distributed over the members' GPUs, each
 /// drawing on its own rows), or made on the host for --seeding cpu.
 std::vector<float> seed_points(const KmeansPlace& place, const KmeansPoints& points, int k, std::uint64_t seed,
