@@ -99,6 +99,42 @@ Handle open_for_reading(const std::string& path) {
   return hdf5::open_for_reading(path, "solve and compare read it directly; `tcsolve import` turns it into a system file");
 }
 
+/// The indices one process holds along one dimension of a block-cyclic layout, as HDF5
+/// hyperslab runs: the full blocks (start p nb, stride P nb, block nb) and the last, shorter block
+/// when it is this process'.
+namespace hdf5_runs {
+
+struct Run {
+  hsize_t start = 0, stride = 1, count = 0, block = 1;
+};
+
+std::vector<Run> of(const CyclicMap& m, int proc) {
+  std::vector<Run> runs;
+  const hsize_t n = static_cast<hsize_t>(m.n), nb = static_cast<hsize_t>(m.nb), P = static_cast<hsize_t>(m.procs);
+  const hsize_t p = static_cast<hsize_t>(proc), full = n / nb;  // blocks of nb
+  const hsize_t mine = full > p ? (full - p + P - 1) / P : 0;    // full blocks p, p + P, ...
+  if (mine > 0) runs.push_back({p * nb, mine > 1 ? P * nb : nb, mine, nb});
+  if (n % nb != 0 && full % P == p) runs.push_back({full * nb, n % nb, 1, n % nb});
+  return runs;
+}
+
+hsize_t total(const std::vector<Run>& runs) {
+  hsize_t t = 0;
+  for (const Run& r : runs) t += r.count * r.block;
+  return t;
+}
+
+/// The file index of the k-th selected index (in increasing order).
+hsize_t index(const std::vector<Run>& runs, hsize_t k) {
+  for (const Run& r : runs) {
+    if (k < r.count * r.block) return r.start + (k / r.block) * r.stride + k % r.block;
+    k -= r.count * r.block;
+  }
+  return 0;
+}
+
+}  // namespace hdf5_runs
+
 /// A floating-point dataset, opened; its data read on demand as FP64 in file (row-major) order.
 class FloatDataset {
  public:
@@ -137,6 +173,38 @@ class FloatDataset {
 
   const std::vector<hsize_t>& dims() const { return dims_; }
   int element_bytes() const { return element_bytes_; }
+
+  /// The elements of the 2-D dataset at file rows `r` x file columns `c` (each a union of
+  /// regular runs), as FP64 in the file's C order of the selected elements: element (ir, jc) at
+  /// ir * |c| + jc. Rejects NaN and inf, naming the first by its file index.
+  std::vector<double> read_runs(const std::vector<hdf5_runs::Run>& r, const std::vector<hdf5_runs::Run>& c) const {
+    const hsize_t nr = hdf5_runs::total(r), nc = hdf5_runs::total(c);
+    std::vector<double> buffer(static_cast<std::size_t>(nr * nc));
+    if (buffer.empty()) return buffer;
+    Handle space(H5Dget_space(dataset_.get()), H5Sclose);
+    if (!space.valid()) fail(path_, name_, "cannot read its shape");
+    bool first = true;
+    for (const hdf5_runs::Run& rr : r)
+      for (const hdf5_runs::Run& cr : c) {
+        const hsize_t start[2] = {rr.start, cr.start}, stride[2] = {rr.stride, cr.stride},
+                      count[2] = {rr.count, cr.count}, block[2] = {rr.block, cr.block};
+        if (H5Sselect_hyperslab(space.get(), first ? H5S_SELECT_SET : H5S_SELECT_OR, start, stride, count, block) < 0)
+          fail(path_, name_, "cannot select this process' blocks");
+        first = false;
+      }
+    const hsize_t mem_dims[1] = {static_cast<hsize_t>(buffer.size())};
+    Handle memory(H5Screate_simple(1, mem_dims, nullptr), H5Sclose);
+    if (H5Dread(dataset_.get(), H5T_NATIVE_DOUBLE, memory.get(), space.get(), H5P_DEFAULT, buffer.data()) < 0)
+      fail(path_, name_, "cannot read the data (damaged file?)");
+    for (std::size_t k = 0; k < buffer.size(); ++k) {
+      const double v = buffer[k];
+      if (std::isfinite(v)) continue;
+      const std::string what = std::isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf";
+      const hsize_t i = hdf5_runs::index(r, k / nc), j = hdf5_runs::index(c, k % nc);
+      fail(path_, name_, "contains " + what + " at (" + std::to_string(i) + ", " + std::to_string(j) + ")");
+    }
+    return buffer;
+  }
 
   /// The dims as the matrix has them: the file's dims, reversed for a 2-D dataset of a
   /// column-major file (system.hpp, Layout).
@@ -354,6 +422,36 @@ LinearSystem read_system(const std::string& path, Layout layout) {
   if (o.x) sys.x_true = o.x->read(layout);
   sys.description = read_string_attribute(o.file.get(), "description").value_or("");
   return sys;
+}
+
+SystemPiece read_system_piece(const std::string& path, Layout layout, const CyclicMap& rows, int prow,
+                              const CyclicMap& cols, int pcol) {
+  const OpenedSystem o = open_system(path, layout);
+  const std::int64_t n = static_cast<std::int64_t>(o.b_dims[0]);
+  if (rows.n != n || cols.n != n)
+    throw InvalidInput(path + ": A: order " + std::to_string(n) + ", but the layout is for " + std::to_string(rows.n) +
+                       " x " + std::to_string(cols.n));
+  SystemPiece piece;
+  piece.local_rows = rows.count(prow);
+  piece.local_cols = cols.count(pcol);
+  piece.ld = std::max(1, piece.local_rows);
+  piece.a.assign(static_cast<std::size_t>(piece.ld) * static_cast<std::size_t>(std::max(1, piece.local_cols)), 0.0);
+  const std::vector<hdf5_runs::Run> r = hdf5_runs::of(rows, prow), c = hdf5_runs::of(cols, pcol);
+  const std::size_t mr = static_cast<std::size_t>(piece.local_rows), mc = static_cast<std::size_t>(piece.local_cols);
+  if (layout == Layout::row_major) {  // file [i][j] = A(i, j): the buffer is the piece, row-major
+    const std::vector<double> buffer = o.A->read_runs(r, c);
+    for (std::size_t i = 0; i < mr; ++i)
+      for (std::size_t j = 0; j < mc; ++j) piece.a[j * static_cast<std::size_t>(piece.ld) + i] = buffer[i * mc + j];
+  } else {  // file [j][i] = A(i, j): the buffer is the piece, column-major with leading dimension mr
+    const std::vector<double> buffer = o.A->read_runs(c, r);
+    for (std::size_t j = 0; j < mc; ++j)
+      std::copy_n(buffer.data() + j * mr, mr, piece.a.data() + j * static_cast<std::size_t>(piece.ld));
+  }
+  piece.b = o.b->read(layout);
+  piece.b_is_vector = o.b_dims.size() == 1;
+  if (o.x) piece.x_true = o.x->read(layout);
+  piece.description = read_string_attribute(o.file.get(), "description").value_or("");
+  return piece;
 }
 
 void write_system(const std::string& path, const LinearSystem& system, const OutputOptions& options) {

@@ -4,10 +4,13 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tcsolve/io/output_file.hpp"
+#include "tcsolve/solver/block_cyclic.hpp"
 #include "tcsolve/solver/system.hpp"
 
 namespace tcsolve {
@@ -42,6 +45,28 @@ SystemShape inspect_system(const std::string& path, Layout layout = Layout::row_
 /// not square or not 2-D, b's length not n, x's shape not b's, a non-float dataset, NaN or inf
 /// in A or b.
 LinearSystem read_system(const std::string& path, Layout layout = Layout::row_major);
+
+/// One process' part of a system file for the distributed solver (tcsolve/solver/
+/// block_cyclic.hpp): its piece of A, and b and x whole (n x nrhs: small beside A).
+struct SystemPiece {
+  /// A's rows rows.global(i, prow) and columns cols.global(j, pcol), column-major with leading
+  /// dimension ld = max(1, local rows): ScaLAPACK's local array.
+  std::vector<double> a;
+  int ld = 1, local_rows = 0, local_cols = 0;
+  Eigen::MatrixXd b;
+  bool b_is_vector = true;
+  std::optional<Eigen::MatrixXd> x_true;
+  std::string description;
+};
+
+/// Reads this process' piece of A (2D block-cyclic: `rows` dealt over the process rows, this
+/// being process row `prow`; `cols` over the process columns, this one `pcol`) by one HDF5
+/// hyperslab selection of exactly its elements -- nothing else of A is read, so no process holds
+/// more than its piece -- and b and x whole. The file is checked as read_system checks it (same
+/// errors); rows.n and cols.n must be A's order (InvalidInput otherwise). A non-finite entry of
+/// the piece is named by its file index, as read_system names it.
+SystemPiece read_system_piece(const std::string& path, Layout layout, const CyclicMap& rows, int prow,
+                              const CyclicMap& cols, int pcol);
 
 /// Writes A, b (1-D when b_is_vector and nrhs == 1), x_true when present, and the description,
 /// float64, row-major, by the output rule (output_file.hpp: never an input, an existing regular
