@@ -1,21 +1,38 @@
-// The distributed solve (distributed.hpp, step 1): the LU of distributed_lu.cpp, then classical
-// refinement in FP64 against the untouched distributed A. The vectors (b, x, r, d) are held
-// whole on every rank and are bitwise the same there: the triangular solves' diagonal blocks are
-// solved by their owner and broadcast, and every sum over ranks is taken in rank order from an
-// allgather, so that every rank takes the same decisions in the shared refinement loop
-// (refinement_rules.hpp).
+// The distributed solve (distributed.hpp): the story, each step in its own file as on the
+// single-process cpu path (cpu/solver_cpu.cpp), with the same shared rules:
+//
+//   equilibration  R, C from the distributed A and this rank's piece of A_s = R A C
+//                  (distributed_equilibrate.cpp): the same bits as the single process'.
+//   LU             the distributed FP32 LU of A_s (distributed_lu.cpp).
+//   refinement     detail::refinement_loop against the original A (refinement_rules.hpp), the
+//                  correction by apply_lu (classical) or GMRES-IR (distributed_gmres.cpp), refine
+//                  auto switching as the single process does; the residual r = b - A x in FP64
+//                  by the distributed product (distributed_apply.cpp).
+//   fallback       the distributed FP64 LU of A_s (distributed_lu.cpp in double); x is the
+//                  better of its solution and the best iterate (detail::take_fallback).
+//   condition      Hager's estimator with the distributed factors (distributed_condition.cpp).
+//   finish         detail::finish_result: a non-finite x, the forward error, the warnings.
+//
+// The vectors (b, x, r, d, GMRES's basis) are held whole on every rank and are bitwise the same
+// there: the triangular solves' diagonal blocks are solved by their owner and broadcast, and
+// every sum over ranks is taken in rank order from an allgather, so that every rank takes the
+// same decisions in the shared loop and rules.
 #include <Eigen/Dense>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "../host_clock.hpp"
 #include "../input_checks.hpp"
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
 #include "lu_steps.hpp"
+#include "refine_ops.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/solver/distributed.hpp"
@@ -24,146 +41,82 @@ namespace tcsolve {
 namespace distributed {
 namespace {
 
-using MapXf = Eigen::Map<const Eigen::MatrixXf, 0, Eigen::OuterStride<>>;
-using MapXd = Eigen::Map<const Eigen::MatrixXd, 0, Eigen::OuterStride<>>;
+/// d from r (the columns not done are the ones that matter).
+using Correction = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& r, const std::vector<bool>& done)>;
 
-/// The sum over the ranks of `comm` of every rank's v, in rank order (the same bits on every
-/// rank, unlike an allreduce whose order may differ between ranks).
-Eigen::MatrixXd sum_in_rank_order(runtime::Communicator& comm, const Eigen::MatrixXd& v) {
-  const std::size_t count = static_cast<std::size_t>(v.size());
-  std::vector<double> all(count * static_cast<std::size_t>(comm.size()));
-  comm.allgather(v.data(), all.data(), count * sizeof(double), nullptr);
-  Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(v.rows(), v.cols());
-  for (int r = 0; r < comm.size(); ++r)
-    sum += Eigen::Map<const Eigen::MatrixXd>(all.data() + static_cast<std::size_t>(r) * count, v.rows(), v.cols());
-  return sum;
+std::vector<double> column_norms(const Eigen::MatrixXd& m) {
+  std::vector<double> v(static_cast<std::size_t>(m.cols()));
+  for (Eigen::Index j = 0; j < m.cols(); ++j) v[static_cast<std::size_t>(j)] = m.col(j).cwiseAbs().maxCoeff();
+  return v;
 }
 
-/// The distributed FP64 A: this rank's piece and the layout.
-struct PieceA {
-  const double* a;
-  int ld, rows, cols;  // local
-  CyclicMap row_map, col_map;
-  int prow, pcol;
-};
-
-/// A x for x whole (n x nrhs) on every rank; the result whole on every rank.
-Eigen::MatrixXd product(GridComms& g, const PieceA& A, const Eigen::MatrixXd& x) {
-  const int n = A.row_map.n;
-  Eigen::MatrixXd x_local(A.cols, x.cols());
-  for (int j = 0; j < A.cols; ++j) x_local.row(j) = x.row(A.col_map.global(j, A.pcol));
-  Eigen::MatrixXd partial = Eigen::MatrixXd::Zero(n, x.cols());
-  if (A.rows > 0 && A.cols > 0) {
-    const Eigen::MatrixXd p = MapXd(A.a, A.rows, A.cols, Eigen::OuterStride<>(A.ld)) * x_local;
-    for (int i = 0; i < A.rows; ++i) partial.row(A.row_map.global(i, A.prow)) = p.row(i);
-  }
-  return sum_in_rank_order(g.world, partial);
-}
-
-/// ||A||_inf, the same on every rank.
-double norm_inf(GridComms& g, const PieceA& A) {
-  Eigen::MatrixXd sums = Eigen::MatrixXd::Zero(A.row_map.n, 1);
-  for (int i = 0; i < A.rows; ++i) {
-    double s = 0;
-    for (int j = 0; j < A.cols; ++j) s += std::abs(A.a[static_cast<std::ptrdiff_t>(j) * A.ld + i]);
-    sums(A.row_map.global(i, A.prow), 0) = s;
-  }
-  return sum_in_rank_order(g.world, sums).maxCoeff();
-}
-
-/// d = (L U)^-1 P r with the distributed FP32 factors, r and d whole on every rank (lu_apply's
-/// scaling: each column of r to ||.||_inf in [1/2, 1) by a power of two before its FP32
-/// rounding). Block by block: the partial sums of a block's rows (this rank's products with the
-/// blocks solved before) are summed over its process row, the diagonal block's owner solves it
-/// and broadcasts the block, and the ranks of its process column add their products with it.
-Eigen::MatrixXd apply_lu(GridComms& g, const DistributedLu& f, const Eigen::MatrixXd& r) {
-  const int n = f.desc.n, nb = f.desc.nb, nrhs = static_cast<int>(r.cols());
-  const CyclicMap rows = f.desc.rows(g.grid), cols = f.desc.cols(g.grid);
-  const int mloc = rows.count(g.prow), ld = f.desc.lld;
-  const std::vector<int> perm = f.perm();
-  Eigen::MatrixXf y(n, nrhs);
-  std::vector<int> exponents(static_cast<std::size_t>(nrhs), 0);
-  for (int j = 0; j < nrhs; ++j) {
-    const double s = r.col(j).cwiseAbs().maxCoeff();
-    int e = 0;
-    if (std::isfinite(s) && s > 0) std::frexp(s, &e);
-    exponents[static_cast<std::size_t>(j)] = e;
-    for (int i = 0; i < n; ++i) y(i, j) = static_cast<float>(std::ldexp(r(perm[static_cast<std::size_t>(i)], j), -e));
-  }
-  auto block_of = [&](int i0, int i1, int j0, int j1) {  // local [i0, i1) x [j0, j1) of the factors
-    return MapXf(f.lu.data() + static_cast<std::ptrdiff_t>(j0) * ld + i0, i1 - i0, j1 - j0, Eigen::OuterStride<>(ld));
-  };
-  const int blocks = (n + nb - 1) / nb;
-  Eigen::MatrixXf partial(mloc, nrhs), t;
-  for (int pass = 0; pass < 2; ++pass) {  // 0: L (unit lower, blocks ascending); 1: U (descending)
-    partial.setZero();
-    for (int step = 0; step < blocks; ++step) {
-      const int jb = pass == 0 ? step : blocks - 1 - step;
-      const int j0 = jb * nb, w = std::min(nb, n - j0);
-      const int pr = rows.owner(j0), pc = cols.owner(j0);
-      t = Eigen::MatrixXf::Zero(w, nrhs);
-      if (g.prow == pr) {
-        t = partial.middleRows(rows.local(j0), w);
-        g.row->allreduce_sum(t.data(), static_cast<std::size_t>(t.size()), runtime::Element::f32, nullptr);
-      }
-      Eigen::MatrixXf yj = y.middleRows(j0, w) - t;
-      if (g.prow == pr && g.pcol == pc) {
-        const int lr0 = rows.local(j0), lc0 = cols.local(j0);
-        const MapXf diag = block_of(lr0, lr0 + w, lc0, lc0 + w);
-        if (pass == 0)
-          diag.triangularView<Eigen::UnitLower>().solveInPlace(yj);
-        else
-          diag.triangularView<Eigen::Upper>().solveInPlace(yj);
-      }
-      g.world.broadcast(yj.data(), static_cast<std::size_t>(yj.size()) * sizeof(float), g.grid.rank_of(pr, pc), nullptr);
-      y.middleRows(j0, w) = yj;
-      if (g.pcol == pc) {
-        const int lc0 = cols.local(j0);
-        // L: this rank's rows below the block; U: its rows above it.
-        const int i0 = pass == 0 ? rows.first_at_or_after(j0 + w, g.prow) : 0;
-        const int i1 = pass == 0 ? mloc : rows.first_at_or_after(j0, g.prow);
-        if (i1 > i0) partial.middleRows(i0, i1 - i0).noalias() += block_of(i0, i1, lc0, lc0 + w) * yj;
-      }
-    }
-  }
-  Eigen::MatrixXd d = y.cast<double>();
-  for (int j = 0; j < nrhs; ++j) d.col(j) *= std::ldexp(1.0, exponents[static_cast<std::size_t>(j)]);
-  return d;
-}
-
-/// The refinement loop's operations (refinement_loop in refinement_rules.hpp), on every rank.
-struct Ops {
+/// r = b - A x in FP64 (the distributed product) and its assessment, as the cpu's Checker.
+struct Checker {
   GridComms& g;
-  const DistributedLu& f;
   const PieceA& A;
   const Eigen::MatrixXd& b;
-  double norm_a;
+  detail::ScaledNorm norm_a;
+  detail::Assessment assess(const Eigen::MatrixXd& x, Eigen::MatrixXd& r) const {
+    r = b - product(g, A, x);
+    return detail::assess_columns(column_norms(r), column_norms(x), column_norms(b), norm_a, A.row_map.n);
+  }
+};
+
+/// The refinement loop's operations (refinement_loop in refinement_rules.hpp) on every rank, as
+/// the cpu's CpuRefinement: `correct` makes d from r; `then` (refine auto: GMRES-IR) replaces it
+/// at switch_to_gmres().
+struct Ops {
+  const Checker& checker;
   SolveResult& res;
+  Correction correct_, then_;
   Eigen::MatrixXd x, r, d;
 
-  static std::vector<double> norms(const Eigen::MatrixXd& m) {
-    std::vector<double> v(static_cast<std::size_t>(m.cols()));
-    for (Eigen::Index j = 0; j < m.cols(); ++j) v[static_cast<std::size_t>(j)] = m.col(j).cwiseAbs().maxCoeff();
-    return v;
-  }
-  detail::Assessment assess() {
-    r = b - product(g, A, x);
-    return detail::assess_columns(norms(r), norms(x), norms(b), detail::scaled_norm(norm_a), A.row_map.n);
-  }
-  std::vector<double> correct(const std::vector<bool>&) {
-    d = apply_lu(g, f, r);
-    return norms(d);
+  detail::Assessment assess() { return checker.assess(x, r); }
+  std::vector<double> correct(const std::vector<bool>& done) {
+    d = correct_(r, done);
+    return column_norms(d);
   }
   void apply(const std::vector<bool>& done) {
     for (Eigen::Index j = 0; j < x.cols(); ++j)
       if (!done[static_cast<std::size_t>(j)]) x.col(j) += d.col(j);
   }
   void keep_best() { res.x = x; }
-  void switch_to_gmres() {}  // not reached: no auto switch
+  void switch_to_gmres() {
+    x = res.x;
+    correct_ = then_;
+  }
 };
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+/// The refinement methods through `m_inv` (x = A^-1 r by the factors), as the cpu's refine_with:
+/// classical d = m_inv(r), GMRES-IR per column with m_inv as the preconditioner, auto both.
+void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, const Checker& checker,
+                 const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& m_inv, SolveResult& res) {
+  const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return m_inv(r); };
+  long inner_total = 0;
+  const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
+    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
+    for (Eigen::Index j = 0; j < r.cols(); ++j) {
+      if (done[static_cast<std::size_t>(j)]) continue;
+      int inner = 0;
+      d.col(j) = gmres(g, A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
+                       detail::kGmresCycle, inner);
+      inner_total += inner;
+    }
+    return d;
+  };
+  const bool gmres_first = options.refinement == Refinement::gmres;
+  const bool auto_switch = options.refinement == Refinement::auto_;
+  Ops ops{checker, res, gmres_first ? gmres_ir : classical, auto_switch ? gmres_ir : Correction{}, m_inv(checker.b),
+          {}, {}};
+  detail::refinement_loop(options.max_iterations, ops, res, auto_switch);
+  if (gmres_first || res.gmres_from >= 0) res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
+}
+
+/// x = A^-1 b through an inverse (the fallback's solve).
+Eigen::MatrixXd solve_with(const detail::EquilibratedInverse& inverse, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd x = b;
+  inverse.apply(x);
+  return x;
 }
 
 runtime::Communicator& rank_communicator(runtime::DeviceGroup& group, const char* what) {
@@ -174,20 +127,16 @@ runtime::Communicator& rank_communicator(runtime::DeviceGroup& group, const char
   return *comm;
 }
 
-}  // namespace
-}  // namespace distributed
-
-SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group) {
-  using namespace distributed;
-  const auto t_start = std::chrono::steady_clock::now();
+/// solve(DistributedSystem, ...) with, for solve_on_ranks, the whole system (x_true gives the
+/// forward error and its warning).
+SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group,
+                         const std::optional<Eigen::MatrixXd>& x_true) {
+  const auto t_start = Clock::now();
   runtime::Communicator& world = rank_communicator(group, "solve");
   // Every check agreed: one rank's bad descriptor or entry ends every rank the same way.
   check_system_piece(world, sys.grid, sys.desc_a, sys.A);
   runtime::agreed(&world, [&] {
     detail::check_solve_options(options);
-    if (options.refinement != Refinement::classical)
-      throw Unavailable("the distributed solver refines classically only for now (refine " +
-                        std::string(to_string(options.refinement)) + " is not there yet)");
     if (options.pivoting == Pivoting::rbt) throw Unavailable("the distributed solver has partial pivoting only for now");
     if (options.block_size != 0 && options.block_size != sys.desc_a.nb)
       throw InvalidInput("block size " + std::to_string(options.block_size) + " differs from the descriptor's NB = " +
@@ -211,6 +160,7 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
   });
   GridComms g(world, sys.grid);
   const Descriptor& da = sys.desc_a;
+  const int n = da.n;
   const PieceA A{sys.A, da.lld, da.local_rows(g.grid, g.prow), da.local_cols(g.grid, g.pcol), da.rows(g.grid),
                  da.cols(g.grid), g.prow, g.pcol};
 
@@ -218,25 +168,96 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
   res.backend = Backend::cpu;
   res.block_size = da.nb;
   res.pivoting = Pivoting::partial;
-  const DistributedLu f = factorize(g, da, sys.A, options.variant, options.gemm);
-  res.resolved_variant = f.resolved_variant;
-  res.time_s.factorization = seconds_since(t_start);
-
-  const auto t_refine = std::chrono::steady_clock::now();
-  const std::vector<double> b_all = gather(world, sys.B, sys.desc_b, g.grid);
-  const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), da.n, sys.desc_b.n);
-  Ops ops{g, f, A, b, norm_inf(g, A), res, {}, {}, {}};
-  ops.x = apply_lu(g, f, b);
-  detail::refinement_loop(options.max_iterations, ops, res, false);
-  res.note += "; distributed on a " + std::to_string(g.grid.rows) + "x" + std::to_string(g.grid.cols) +
-              " grid (not yet: equilibration, FP64 fallback, condition estimate)";
-  if (!std::isfinite(res.x.cwiseAbs().maxCoeff())) {
-    res.converged = false;
-    res.backward_error = std::numeric_limits<double>::infinity();
+  // Equilibration (always, as the single process), then the LU of A_s.
+  const Scales s = equilibrate(g, A);
+  const std::vector<double> as = equilibrated_piece(A, s);
+  const bool fp64_path = uses_fp64_lu(options, Backend::cpu, n);
+  int zero_pivot = -1;
+  DistributedLu f;
+  if (!fp64_path) {
+    f = factorize<float>(g, da, as.data(), options.variant, options.gemm, zero_pivot);
+    res.resolved_variant = f.resolved_variant;
   }
-  res.time_s.refinement = seconds_since(t_refine);
-  res.time_s.total = seconds_since(t_start);
+  // The FP64 LU of A_s, made at most once: for the fallback, the condition estimate, or
+  // fp64_below.
+  std::optional<DistributedLu64> lu64;
+  auto fp64 = [&]() -> const DistributedLu64& {
+    if (!lu64) {
+      int zero = -1;
+      lu64 = factorize<double>(g, da, as.data(), Variant::fp64, GemmOptions{}, zero);
+      if (zero >= 0) throw runtime::Agreed<InvalidInput>(detail::zero_pivot_message(zero));
+    }
+    return *lu64;
+  };
+  if (fp64_path) {
+    fp64();
+    res.fp64_lu = true;
+    res.resolved_variant = Variant::fp64;
+  }
+  const auto t_factored = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+
+  const std::vector<double> b_all = gather(world, sys.B, sys.desc_b, g.grid);
+  const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), n, sys.desc_b.n);
+  const Checker checker{g, A, b, norm_inf(g, A)};
+  if (fp64_path) {
+    // SolveOptions::fp64_below (variant auto on a small system): the FP64 LU, refined
+    // classically in FP64 (cpu/solver_cpu.cpp, solve_fp64).
+    const detail::EquilibratedInverse inverse64 = inverse(g, *lu64, s);
+    SolveOptions classical = options;
+    classical.refinement = Refinement::classical;
+    refine_with(classical, g, A, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
+    res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
+               ": FP64 LU, refined in FP64; " + res.note;
+  } else if (zero_pivot >= 0) {
+    // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
+    const DistributedLu64& lu = fp64();
+    const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
+                            " (singular to FP32 precision)";
+    if (options.fallback) {
+      res.x = solve_with(inverse(g, lu, s), b);
+      res.fallback_used = true;
+      res.note = why + "; FP64 LU fallback used";
+    } else {
+      res.x = Eigen::MatrixXd::Zero(n, b.cols());
+      res.note = why + "; no fallback: x = 0";
+    }
+    Eigen::MatrixXd r;
+    const detail::Assessment a = checker.assess(res.x, r);
+    res.backward_error = a.backward_error;
+    res.converged = options.fallback && a.all_done;
+    res.history.push_back(res.backward_error);
+  } else {
+    refine_with(options, g, A, checker, [&](const Eigen::MatrixXd& r) { return apply_lu(g, f, s, r); }, res);
+    if (!res.converged && options.fallback) {
+      Eigen::MatrixXd x = solve_with(inverse(g, fp64(), s), b), r;
+      detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
+    }
+  }
+
+  if (options.estimate_condition) {
+    if (fp64_path)
+      estimate_condition(g, A, s, inverse(g, *lu64, s), true, [&] { return inverse(g, *lu64, s); }, res);
+    else
+      estimate_condition(g, A, s, inverse(g, f, s), lu64.has_value(), [&] { return inverse(g, fp64(), s); }, res);
+  }
+  res.note += "; distributed on a " + std::to_string(g.grid.rows) + "x" + std::to_string(g.grid.cols) + " grid";
+  // finish_result reads the system's n() and x_true only: a shell of n rows without A's entries.
+  LinearSystem shell;
+  shell.A.resize(n, 0);
+  shell.x_true = x_true;
+  detail::finish_result(shell, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
   return res;
+}
+
+}  // namespace
+}  // namespace distributed
+
+SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group) {
+  return distributed::solve_pieces(sys, options, group, std::nullopt);
 }
 
 SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group,
@@ -264,9 +285,7 @@ SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options,
   d.B = b.data();
   SolveOptions o = options;
   o.block_size = nb;
-  SolveResult res = solve(d, o, group);
-  res.forward_error = detail::forward_error(sys, res.x);
-  return res;
+  return solve_pieces(d, o, group, sys.x_true);
 }
 
 }  // namespace tcsolve

@@ -55,19 +55,26 @@ struct DistributedSystem {
   const double* B = nullptr;  ///< desc_b.lld x (local columns)
 };
 
-/// The distributed FP32 factors P A = L U: this rank's local piece of L (unit lower) and U packed
-/// as A was, and the interchanges, the same on every rank.
-struct DistributedLu {
+/// The distributed factors P A = L U in T: this rank's local piece of L (unit lower) and U
+/// packed as A was, and the interchanges, the same on every rank. T = float: the solver's LU
+/// (DistributedLu); T = double: the FP64 fallback's (DistributedLu64).
+template <class T>
+struct DistributedFactors {
   Grid grid;
   Descriptor desc;          ///< A's, with lld = max(1, local rows)
-  std::vector<float> lu;    ///< desc.lld x (local columns), column-major
+  std::vector<T> lu;        ///< desc.lld x (local columns), column-major
   /// LAPACK's ipiv, zero-based and global: at step k row k was interchanged with ipiv[k] >= k.
   std::vector<int> ipiv;
-  Variant resolved_variant = Variant::fp32_simt;  ///< what the trailing updates ran (auto resolved)
+  /// What the trailing updates ran (auto resolved); fp64 for the FP64 factors.
+  Variant resolved_variant = Variant::fp32_simt;
 
   /// perm[i] = the original row at position i (LuFactorization::perm's convention).
   std::vector<int> perm() const;
 };
+extern template struct DistributedFactors<float>;
+extern template struct DistributedFactors<double>;
+using DistributedLu = DistributedFactors<float>;
+using DistributedLu64 = DistributedFactors<double>;
 
 /// The FP32 LU of the distributed A (rounded from FP64), every rank of `comm` (rank r the grid's
 /// process (r / Q, r mod Q)) calling. Throws (agreed) InvalidInput for a bad descriptor or
