@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "../equilibration.hpp"
+#include "lu_steps.hpp"
 #include "refine_ops.hpp"
 #include "tcsolve/runtime/communicator.hpp"
 
@@ -72,3 +74,17 @@ detail::ScaledNorm equilibrated_norm_1(GridComms& g, const PieceA& A, const Scal
 }
 
 }  // namespace tcsolve::distributed
+
+namespace tcsolve {
+
+DistributedScaling distributed_equilibrate(runtime::Communicator& comm, const Grid& grid, const Descriptor& desc_a,
+                                           const double* A) {
+  distributed::check_system_piece(comm, grid, desc_a, A);
+  distributed::GridComms g(comm, grid);
+  const distributed::PieceA piece{A, desc_a.lld, desc_a.local_rows(grid, g.prow), desc_a.local_cols(grid, g.pcol),
+                                  desc_a.rows(grid), desc_a.cols(grid), g.prow, g.pcol};
+  distributed::Scales s = distributed::equilibrate(g, piece);
+  return DistributedScaling{std::move(s.row), std::move(s.col)};
+}
+
+}  // namespace tcsolve

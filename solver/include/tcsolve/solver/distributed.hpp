@@ -33,6 +33,7 @@
 // in column j", as the single-process solve).
 #pragma once
 
+#include <Eigen/Dense>
 #include <vector>
 
 #include "tcsolve/solver/block_cyclic.hpp"
@@ -81,6 +82,16 @@ using DistributedLu64 = DistributedFactors<double>;
 /// grid, non-square blocks or A, a non-finite entry, an exact zero pivot.
 DistributedLu distributed_lu_factorize(runtime::Communicator& comm, const Grid& grid, const Descriptor& desc_a,
                                        const double* A, Variant variant, const GemmOptions& gemm = {});
+
+/// R and C of the exact power-of-two equilibration A_s = R A C of the distributed A (n each, the
+/// same on every rank): bitwise the single-process LU's LuFactorization::row_scale and col_scale
+/// (maxima over the ranks are exact). The distributed solve factors this rank's piece of A_s.
+/// Every rank of `comm` calls; the checks are distributed_lu_factorize's.
+struct DistributedScaling {
+  Eigen::VectorXd row_scale, col_scale;
+};
+DistributedScaling distributed_equilibrate(runtime::Communicator& comm, const Grid& grid, const Descriptor& desc_a,
+                                           const double* A);
 
 /// Solves the distributed system on the ranks of `group` (DeviceGroup::mpi(Memory::host); every
 /// rank calls). options.block_size must be 0 or the descriptor's NB (the LU's block size);
