@@ -1,36 +1,56 @@
-// The distributed solver (issue 33, step 1: cpu ranks over MPI): A x = b with A and b in
-// ScaLAPACK's 2D block-cyclic layout (block_cyclic.hpp) on a P x Q grid of the ranks of an mpi()
-// DeviceGroup of host members (group.hpp). Every rank calls with its local pieces.
+// The distributed solver (issue 33, cpu ranks over MPI): A x = b with A and b in ScaLAPACK's 2D
+// block-cyclic layout (block_cyclic.hpp) on a P x Q grid of the ranks of an mpi() DeviceGroup of
+// host members (group.hpp). Every rank calls with its local pieces. It tells the single-process
+// solve's story (solver.cpp) with the same shared rules, and reports the same way:
 //
-//   1. blocked right-looking LU with partial pivoting in FP32 of the local pieces, nb = the
-//      descriptor's MB = NB: per column of the panel (the process column that holds it) the pivot
-//      search is a reduction over that process column (max |a|, ties to the lowest global row, as
-//      isamax takes the first), the pivot row and the row it replaces are broadcast in it and
-//      the column is eliminated; then the panel's interchanges go to every rank (with the panel,
-//      broadcast along the process rows) and are applied to the rest of the rows (the L of
-//      earlier panels and the columns to the right) across the process rows; U12 = L11^-1 A12
-//      in the process row of the diagonal block, broadcast along the process columns; the
-//      trailing update A22 -= L21 U12 on every rank through tcsolve::gemm(Where(), variant), the
-//      only place the variant enters;
-//   2. classical iterative refinement against the original FP64 A (left untouched), the
-//      residual r = b - A x in FP64, the corrections by the FP32 factors (distributed triangular
-//      solves with the vectors replicated on every rank), until LAPACK dsgesv's criterion
+//   1. equilibration: R and C of the exact power-of-two equilibration A_s = R A C from the
+//      distributed A (row maxima, then the column maxima of R A, each a maximum over the ranks:
+//      exact, so bitwise the single process' R and C and hence its A_s), always, as on one
+//      process; the refinement runs against the original A;
+//   2. blocked right-looking LU with partial pivoting in FP32 of the local pieces of A_s, nb =
+//      the descriptor's MB = NB: per column of the panel (the process column that holds it) the
+//      pivot search is a reduction over that process column (max |a|, ties to the lowest global
+//      row, as isamax takes the first), the pivot row and the row it replaces are broadcast in it
+//      and the column is eliminated; then the panel's interchanges go to every rank (with the
+//      panel, broadcast along the process rows) and are applied to the rest of the rows (the L of
+//      earlier panels and the columns to the right) across the process rows; U12 = L11^-1 A12 in
+//      the process row of the diagonal block, broadcast along the process columns; the trailing
+//      update A22 -= L21 U12 on every rank through tcsolve::gemm(Where(), variant), the only
+//      place the variant enters. Its pivots and factors are bitwise the single-process LU's;
+//   3. iterative refinement against the original FP64 A (left untouched), the residual r = b - A x
+//      in FP64 by the distributed product, until LAPACK dsgesv's criterion
 //      ||r||_inf <= sqrt(n) ||x||_inf ||A||_inf eps64 holds, at most max_iterations, with the
-//      single-process solve's stagnation rule and best-iterate choice (one implementation:
-//      refinement_rules.hpp).
+//      single-process solve's stagnation rule, best-iterate choice and switching rule (one
+//      implementation: refinement_rules.hpp): refine classical (corrections by the distributed
+//      FP32 triangular solves), gmres (GMRES-IR in FP64, the FP32 LU as preconditioner, the
+//      same cycle and inner tolerance) and auto (classical, switching to GMRES-IR);
+//   4. the FP64 fallback (SolveOptions::fallback): when refinement does not converge, or the
+//      FP32 LU meets an exact zero pivot, the same distributed LU in FP64 of A_s (the trailing
+//      update an FP64 product; A_s's FP64 piece, kept for it, and its factors each take as much
+//      memory as A's piece), x the better of its solution and the best iterate
+//      (detail::take_fallback), SolveResult::fallback_used;
+//   5. the condition estimate (SolveOptions::estimate_condition): condition.hpp's Hager/Higham
+//      estimator of cond_1(A) with solves by the distributed factors, (L U)^-1 P and
+//      P^T (L U)^-T, and its resolution check by the distributed product; where the FP32
+//      factors do not resolve A^-1, from the FP64 LU; cond_1(A_s) where the single process
+//      estimates it; then the same warnings and notes (detail::finish_result);
+//   SolveOptions::fp64_below (variant auto, small n) runs the FP64 LU refined in FP64, as on one
+//   process (the cpu default, 0: never).
+// The vectors (b, x, r, d, GMRES's basis, the estimator's vectors) are held whole on every rank
+// and are bitwise the same there (diagonal blocks solved by their owner and broadcast, sums over
+// ranks in rank order), so every rank takes the same decisions and returns the same result.
 //
-// Not yet (later steps of issue 33): equilibration (the LU factors A itself, so the pivots are
-// those of the single-process LU of an A that its equilibration leaves unchanged, or of R A C),
-// GMRES-IR and refine auto, rbt pivoting, the FP64 fallback (a solve that does not converge
-// returns converged = false), the condition estimate and its warnings, look-ahead, NCCL and GPU
-// members, the interrupt flag and progress. Those options are refused (Unavailable) where
-// running without them would change the answer (refinement, pivoting); the fallback and the
-// condition estimate are skipped and the note says so.
+// Not yet (later steps of issue 33): look-ahead in the LU, NCCL and GPU members, rbt pivoting
+// (refused: Unavailable), the interrupt flag and progress (ignored), the prescaling of a system
+// near FP64's underflow (prescale.hpp: the single process solves such a system as its scaled
+// copy), and the check for rows or columns equal up to sign and a power of two before an FP64
+// LU (input_checks.hpp, exact_singularity: it needs the whole A; an exact zero pivot is still
+// reported).
 //
 // Errors end every rank the same way (runtime::agreed; thrown as runtime::Agreed<E>): a bad
 // descriptor on any rank, a grid whose P x Q differs from the ranks, a non-finite entry, an
-// exactly singular A (an exact zero pivot: InvalidInput "matrix is exactly singular: zero pivot
-// in column j", as the single-process solve).
+// exactly singular A (an exact zero pivot of the FP32 LU and then of the FP64 LU: InvalidInput
+// "matrix is exactly singular: zero pivot in column j", as the single-process solve).
 #pragma once
 
 #include <Eigen/Dense>
@@ -77,7 +97,8 @@ extern template struct DistributedFactors<double>;
 using DistributedLu = DistributedFactors<float>;
 using DistributedLu64 = DistributedFactors<double>;
 
-/// The FP32 LU of the distributed A (rounded from FP64), every rank of `comm` (rank r the grid's
+/// The FP32 LU of the distributed A as it is (rounded from FP64; no equilibration: give it R A C
+/// from distributed_equilibrate for the solve's factors), every rank of `comm` (rank r the grid's
 /// process (r / Q, r mod Q)) calling. Throws (agreed) InvalidInput for a bad descriptor or
 /// grid, non-square blocks or A, a non-finite entry, an exact zero pivot.
 DistributedLu distributed_lu_factorize(runtime::Communicator& comm, const Grid& grid, const Descriptor& desc_a,
@@ -95,8 +116,9 @@ DistributedScaling distributed_equilibrate(runtime::Communicator& comm, const Gr
 
 /// Solves the distributed system on the ranks of `group` (DeviceGroup::mpi(Memory::host); every
 /// rank calls). options.block_size must be 0 or the descriptor's NB (the LU's block size);
-/// refinement classical, pivoting partial (else Unavailable). SolveResult::x is the whole
-/// solution n x nrhs on every rank (scatter() gives the local piece of B's layout).
+/// pivoting partial or auto (rbt: Unavailable); every refinement, the fallback and the condition
+/// estimate as on one process. SolveResult::x is the whole solution n x nrhs on every rank
+/// (scatter() gives the local piece of B's layout); the same result on every rank.
 SolveResult solve(const DistributedSystem& system, const SolveOptions& options, runtime::DeviceGroup& group);
 
 /// The same for a system every rank holds whole (solve(sys, options, Where(group)) with an mpi()
