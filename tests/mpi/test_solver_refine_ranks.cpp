@@ -12,6 +12,8 @@
 //   - equilibration: R and C are bitwise the single process', the LU of the distributed R A C
 //     pivots as the single-process LU, and a system with rows scaled 1e-30..1e30 converges and
 //     is reported badly scaled (cond_1(A_s) estimated) as on one process;
+//   - a matrix singular only in FP32 (an exact FP32 zero pivot) is solved by the FP64 LU, and
+//     fp64_below runs the FP64 LU refined in FP64, both as on one process;
 //   - every rank returns the same bits (x, iterations, estimates).
 #include <catch2/catch.hpp>
 #include <Eigen/Dense>
@@ -312,6 +314,67 @@ TEST_CASE("distributed equilibration: R and C and the pivots are the single proc
     CHECK(*dist.condition_estimate_equilibrated * kEps64 < 1e-3);
     CHECK(dist.note.find("badly scaled") != std::string::npos);
     CHECK(dist.warnings.empty());
+    CHECK(same_on_every_rank(comm, bits_of(dist)));
+  }
+}
+
+TEST_CASE("a matrix singular only in FP32 is solved by the distributed FP64 LU, as on one process",
+          "[mpi][distributed]") {
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  runtime::Communicator& comm = *group.host_communicator();
+  const int n = 50, nb = 16;
+  // A diagonally dominant A whose rows and columns 20, 21 hold only [[1, 1], [1, 1 + 2^-30]]:
+  // nonsingular in FP64 (cond ~ 2^32), but 1 + 2^-30 rounds to 1 in FP32, so the FP32 LU
+  // meets an exact zero pivot in column 22 (1-based); earlier columns do not touch the block
+  // (its rows and columns are zero outside it).
+  Eigen::MatrixXd A = generate_system(n, 1, SpectrumMode::random, 17).A;
+  A.diagonal().array() += 2.0 * n;
+  A.row(20).setZero();
+  A.row(21).setZero();
+  A.col(20).setZero();
+  A.col(21).setZero();
+  A(20, 20) = A(20, 21) = A(21, 20) = 1;
+  A(21, 21) = 1 + 0x1p-30;
+  LinearSystem sys;
+  sys.A = A;
+  sys.x_true = Eigen::MatrixXd::Ones(n, 1);
+  sys.b = A * *sys.x_true;
+  SolveOptions options;
+  options.variant = Variant::fp32_simt;
+  const SolveResult single = solve_single(sys, nb, options);
+  REQUIRE(single.fallback_used);
+  for (const Grid& g : grids_for(comm.size())) {
+    const SolveResult dist = solve_pieces(sys, g, nb, options, group);
+    INFO("grid " << name(g) << ": " << dist.note << " | single process: " << single.note);
+    CHECK(dist.fallback_used);
+    CHECK(dist.converged == single.converged);
+    CHECK(dist.note.find("zero pivot in column 22") != std::string::npos);
+    CHECK(dsgesv_criterion(sys, dist.x) == single.converged);
+    CHECK(same_on_every_rank(comm, bits_of(dist)));
+  }
+}
+
+TEST_CASE("distributed fp64_below: variant auto on a small system runs the FP64 LU, as on one process",
+          "[mpi][distributed]") {
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  runtime::Communicator& comm = *group.host_communicator();
+  const LinearSystem sys = generate_system(100, 1e10, SpectrumMode::geometric, 23);
+  SolveOptions options;
+  options.variant = Variant::auto_;
+  options.fp64_below = 128;
+  const SolveResult single = solve_single(sys, 16, options);
+  REQUIRE(single.fp64_lu);
+  for (const Grid& g : grids_for(comm.size())) {
+    const SolveResult dist = solve_pieces(sys, g, 16, options, group);
+    INFO("grid " << name(g) << ": " << dist.note << " | single process: " << single.note);
+    CHECK(dist.fp64_lu);
+    CHECK(dist.resolved_variant == Variant::fp64);
+    CHECK(dist.converged == single.converged);
+    CHECK(dist.iterations <= single.iterations + 2);
+    CHECK(dsgesv_criterion(sys, dist.x));
+    REQUIRE(dist.condition_estimate);
+    CHECK(*dist.condition_estimate <= 3 * *single.condition_estimate);  // as in the estimate's test
+    CHECK(*dist.condition_estimate >= *single.condition_estimate / 3);
     CHECK(same_on_every_rank(comm, bits_of(dist)));
   }
 }
