@@ -2,6 +2,7 @@
 // trailing updates run on the chosen GEMM variant, FP64 refinement) and reports the outcome;
 // --output writes the solution (ARCHITECTURE.md, "Solver", "Command line", "JSON": solve).
 // Exit 3 when the solve did not converge (the result is still printed and written, flagged).
+// Under mpirun -np P it runs the distributed solver as P ranks (solve_ranks.hpp).
 #include <filesystem>
 #include <climits>
 #include <iostream>
@@ -12,8 +13,11 @@
 #include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
+#include "ranks.hpp"
 #include "solve_report.hpp"
+#include "solve_ranks.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "versions.hpp"
@@ -22,43 +26,6 @@ namespace tcsolve::app {
 namespace {
 
 constexpr int kExitNotConverged = 3;
-
-void print_summary(const std::string& input, const LinearSystem& sys, const SolveReport& r,
-                   const std::string& device, const std::string& output) {
-  const SolveResult& s = r.result;
-  std::cout << "solve " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << '\n'
-            << "  LU        ";
-  if (s.fp64_lu)
-    std::cout << "FP64 (n below --fp64-below), variant " << r.name << " -> fp64";
-  else
-    std::cout << "FP32, block size " << s.block_size << ", trailing updates " << r.name;
-  if (!s.fp64_lu && to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
-  std::cout << " on " << to_string(s.backend) << " (" << device << ")";
-  if (s.pivoting != Pivoting::partial || r.options.pivoting != Pivoting::partial)
-    std::cout << ", pivoting " << to_string(s.pivoting);
-  std::cout << "\n"
-            << "  refinement " << (s.fp64_lu ? std::string_view("classical (FP64 LU)") : to_string(r.options.refinement))
-            << ": "
-            << (s.converged ? "converged" : "NOT CONVERGED") << " after " << s.iterations << " iteration(s)"
-            << (s.fallback_used ? ", FP64 LU fallback used" : "") << '\n'
-            << "  backward error " << format_error(s.backward_error) << ", forward error "
-            << (s.forward_error ? format_error(*s.forward_error) : "- (no x in the file)") << '\n'
-            << "  history  ";
-  for (double e : s.history) std::cout << ' ' << format_error(e);
-  std::cout << "\n  time      factorization " << format_seconds(s.time_s.factorization) << " s, refinement "
-            << format_seconds(s.time_s.refinement) << " s, total " << format_seconds(s.time_s.total)
-            << " s\n";
-  if (!s.time_s.phases.empty()) {
-    std::cout << "  phases   ";
-    for (const auto& [phase, seconds] : s.time_s.phases)
-      std::cout << ' ' << phase << ' ' << format_seconds(seconds);
-    std::cout << " (s)\n";
-  }
-  std::cout << "  condition " << (s.condition_estimate ? format_error(*s.condition_estimate) : "-")
-            << " (1-norm estimate from the LU)\n";
-  std::cout << "  note      " << s.note << '\n';
-  if (!output.empty()) std::cout << "  wrote     " << output << '\n';
-}
 
 void write_json(const std::string& input, const LinearSystem& sys, const std::vector<std::string>& input_warnings,
                 const SolveReport& r, const std::string& device, bool warmup) {
@@ -77,7 +44,8 @@ void write_json(const std::string& input, const LinearSystem& sys, const std::ve
 }  // namespace
 
 int run_solve(int argc, char** argv) {
-  std::string input, variant, output;
+  const JobRanks job = job_ranks();
+  std::string input, variant, output, grid;
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
@@ -93,6 +61,9 @@ int run_solve(int argc, char** argv) {
        "variant auto: solve systems with n < N by an FP64 LU refined in FP64 (the same criterion) "
        "instead of the FP32 LU; 0: never. Default: 224 on cuda (the measured crossover: below it "
        "the FP64 LU is the faster), 0 on cpu (its variants are the mixed path's reference)")
+      ("grid", po::value(&grid)->value_name("PxQ"),
+       "under mpirun -np P*Q: the process grid of the distributed solver (ScaLAPACK's 2D "
+       "block-cyclic layout, row-major rank order; default 1 x the ranks); alone: 1x1 only")
       ("output", po::value(&output)->value_name("X.h5"),
        "write x and the attributes variant, backend, iterations, backward_error, converged")
       ("force", "overwrite an existing --output file")
@@ -103,7 +74,8 @@ int run_solve(int argc, char** argv) {
   // clang-format on
   add_layout_option(options);
   add_progress_option(options);
-  const auto vm = parse_options(argc, argv, options);
+  po::variables_map vm;
+  runtime::agreed(job.world.get(), [&] { vm = parse_options(argc, argv, options); });
   if (vm.count("help")) {
     print_usage(std::cout, Synopsis{"solve", {"input"}, {}},
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
@@ -122,16 +94,26 @@ int run_solve(int argc, char** argv) {
     return 0;
   }
 
-  if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
-  SolveOptions so = solver_options(vm);
-  so.variant = parse_variant(variant);
-  if (vm.count("fp64-below")) {
-    if (fp64_below < 0 || fp64_below > INT_MAX)
-      throw InvalidInput("--fp64-below must be an integer in [0, " + std::to_string(INT_MAX) + "], got " +
-                         std::to_string(fp64_below));
-    so.fp64_below = static_cast<int>(fp64_below);
-  }
-  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
+  SolveOptions so;
+  OutputOptions output_rule;
+  runtime::agreed(job.world.get(), [&] {
+    if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
+    so = solver_options(vm);
+    so.variant = parse_variant(variant);
+    if (vm.count("fp64-below")) {
+      if (fp64_below < 0 || fp64_below > INT_MAX)
+        throw InvalidInput("--fp64-below must be an integer in [0, " + std::to_string(INT_MAX) + "], got " +
+                           std::to_string(fp64_below));
+      so.fp64_below = static_cast<int>(fp64_below);
+    }
+    if (vm.count("output") && output.empty()) throw InvalidInput("--output needs a file name");
+    if (job.size == 1 && vm.count("grid") && grid != "1x1")
+      throw InvalidInput("--grid " + grid + " needs as many ranks: run under mpirun -np P*Q (one process: 1x1)");
+    output_rule = output_options(vm.count("force") > 0, {input});
+  });
+  if (job.size > 1)  // the distributed solver, this rank of the job
+    return run_solve_ranks(job, SolveRanksArgs{input, variant, output, grid, layout_option(vm), so, output_rule,
+                                               vm.count("json") > 0});
   if (vm.count("output")) {
     if (output.empty()) throw InvalidInput("--output needs a file name");
     prepare_output(output, output_rule);  // refused before the solve, not after it
@@ -184,7 +166,7 @@ int run_solve(int argc, char** argv) {
   if (vm.count("json"))
     write_json(input, sys, input_warnings, report, device, warmup);
   else
-    print_summary(input, sys, report, device, output);
+    print_solve_summary(input, sys.n(), sys.nrhs(), report, device, output);
   return s.converged && finite ? 0 : kExitNotConverged;
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli_util.hpp"
 #include "commands.hpp"
@@ -39,7 +40,7 @@ struct Subcommand {
 // Adding a subcommand is one row.
 constexpr Subcommand kSubcommands[] = {
     {"solve", "solve A x = b: FP32 LU on a GEMM variant, FP64 iterative refinement",
-     tcsolve::app::run_solve},
+     tcsolve::app::run_solve, true},
     {"compare", "solve one system with every GEMM variant and the baselines; one table",
      tcsolve::app::run_compare},
     {"variants", "list the GEMM variants and where they run", tcsolve::app::run_variants},
@@ -55,6 +56,18 @@ constexpr Subcommand kSubcommands[] = {
     {"ffn", "a BERT-base FFN block on each GEMM variant: error against FP64, time, TFLOP/s",
      tcsolve::app::run_ffn},
 };
+
+/// "kmeans and solve": the subcommands that run as ranks under mpirun.
+std::string ranks_subcommands() {
+  std::vector<std::string_view> names;
+  for (const Subcommand& s : kSubcommands)
+    if (s.ranks) names.push_back(s.name);
+  std::sort(names.begin(), names.end());
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + std::string(names[i]);
+  return text;
+}
 
 constexpr int kExitError = 1;
 constexpr int kExitInvalid = 2;
@@ -224,8 +237,8 @@ int main(int argc, char** argv) {
     } else if (!sub->ranks) {
       if (ranks.rank != 0) return kExitUnavailable;
       return fail(name, json, kExitUnavailable,
-                  launched + ", but tcsolve runs every subcommand as one process except kmeans: run " +
-                      std::string(name) + " without mpirun (or with -np 1)");
+                  launched + ", but tcsolve runs every subcommand as one process except " + ranks_subcommands() +
+                      ": run " + std::string(name) + " without mpirun (or with -np 1)");
     } else if (!tcsolve::runtime::have_mpi()) {
       if (ranks.rank != 0) return kExitUnavailable;
       return fail(name, json, kExitUnavailable,

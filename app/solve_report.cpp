@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <sstream>
 
 #include "env_options.hpp"
@@ -180,5 +181,43 @@ std::string csv_row(const SolveReport& r, const std::string& device, int n, int 
       << csv_number(s.time_s.total) << ',' << csv_field(s.note) << '\n';
   return out.str();
 }
+
+void print_solve_summary(const std::string& input, std::int64_t n, std::int64_t nrhs, const SolveReport& r,
+                         const std::string& device, const std::string& output, const std::string& where) {
+  const SolveResult& s = r.result;
+  std::cout << "solve " << input << ": n = " << n << ", nrhs = " << nrhs << where << '\n'
+            << "  LU        ";
+  if (s.fp64_lu)
+    std::cout << "FP64 (n below --fp64-below), variant " << r.name << " -> fp64";
+  else
+    std::cout << "FP32, block size " << s.block_size << ", trailing updates " << r.name;
+  if (!s.fp64_lu && to_string(s.resolved_variant) != r.name) std::cout << " -> " << to_string(s.resolved_variant);
+  std::cout << " on " << to_string(s.backend) << " (" << device << ")";
+  if (s.pivoting != Pivoting::partial || r.options.pivoting != Pivoting::partial)
+    std::cout << ", pivoting " << to_string(s.pivoting);
+  std::cout << "\n"
+            << "  refinement " << (s.fp64_lu ? std::string_view("classical (FP64 LU)") : to_string(r.options.refinement))
+            << ": "
+            << (s.converged ? "converged" : "NOT CONVERGED") << " after " << s.iterations << " iteration(s)"
+            << (s.fallback_used ? ", FP64 LU fallback used" : "") << '\n'
+            << "  backward error " << format_error(s.backward_error) << ", forward error "
+            << (s.forward_error ? format_error(*s.forward_error) : "- (no x in the file)") << '\n'
+            << "  history  ";
+  for (double e : s.history) std::cout << ' ' << format_error(e);
+  std::cout << "\n  time      factorization " << format_seconds(s.time_s.factorization) << " s, refinement "
+            << format_seconds(s.time_s.refinement) << " s, total " << format_seconds(s.time_s.total)
+            << " s\n";
+  if (!s.time_s.phases.empty()) {
+    std::cout << "  phases   ";
+    for (const auto& [phase, seconds] : s.time_s.phases)
+      std::cout << ' ' << phase << ' ' << format_seconds(seconds);
+    std::cout << " (s)\n";
+  }
+  std::cout << "  condition " << (s.condition_estimate ? format_error(*s.condition_estimate) : "-")
+            << " (1-norm estimate from the LU)\n";
+  std::cout << "  note      " << s.note << '\n';
+  if (!output.empty()) std::cout << "  wrote     " << output << '\n';
+}
+
 
 }  // namespace tcsolve::app

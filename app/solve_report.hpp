@@ -2,6 +2,7 @@
 // result as JSON members, a summary line and CSV (ARCHITECTURE.md, "JSON": solve, compare).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,12 @@ std::string format_error(double value);
 std::string format_error(const std::optional<double>& value);
 /// Seconds to 3 significant digits ("0.0957").
 std::string format_seconds(double s);
+
+/// solve's text summary of one result: the LU, the refinement, the errors, the history, the
+/// times, the condition estimate, the note, and the file written (`output`, when not empty);
+/// `where` follows the first line's sizes (", on a 2x2 grid of 4 ranks").
+void print_solve_summary(const std::string& input, std::int64_t n, std::int64_t nrhs, const SolveReport& r,
+                         const std::string& device, const std::string& output, const std::string& where = "");
 
 /// CSV header and one row per report (compare --csv).
 std::string csv_header();

@@ -1,0 +1,151 @@
+// `tcsolve solve` under mpirun: the distributed solve on cpu ranks (solve_ranks.hpp).
+#include "solve_ranks.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_util.hpp"
+#include "input.hpp"
+#include "json.hpp"
+#include "solve_report.hpp"
+#include "tcsolve/runtime/communicator.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/group.hpp"
+#include "tcsolve/solver/block_cyclic.hpp"
+#include "tcsolve/solver/distributed.hpp"
+#include "versions.hpp"
+
+namespace tcsolve::app {
+namespace {
+
+constexpr int kExitNotConverged = 3;
+
+/// max_j ||x_j - t_j||_inf / ||t_j||_inf (solve's forward_error; 0/0 = 0, e/0 = inf).
+double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
+  double worst = 0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double tn = t.col(j).lpNorm<Eigen::Infinity>(), en = (x.col(j) - t.col(j)).lpNorm<Eigen::Infinity>();
+    double e = tn > 0 ? en / tn : en > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
+std::string grid_text(const Grid& g) { return std::to_string(g.rows) + "x" + std::to_string(g.cols); }
+
+}  // namespace
+
+int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
+  runtime::Communicator& world = *job.world;
+  const bool speaks = job.speaks();
+  Grid grid{1, job.size};
+  SystemShape shape;
+  runtime::agreed(&world, [&] {
+    if (!a.grid.empty()) grid = parse_grid(a.grid);
+    check_grid(grid, job.size);
+    if (a.options.backend == Backend::automatic) a.options.backend = Backend::cpu;
+    if (a.options.backend != Backend::cpu)
+      throw Unavailable("solve under mpirun: the distributed solver runs on cpu ranks only for now (--backend cpu); "
+                        "GPU ranks are not there yet");
+    if (!available(a.options.variant, Backend::cpu))
+      throw Unavailable("variant " + a.variant_name + " is not available on the cpu backend");
+    if (!is_hdf5_file(a.input) && std::filesystem::exists(a.input))
+      throw InvalidInput(a.input + ": under mpirun, solve reads an HDF5 system file, each rank its blocks; make one "
+                                   "with `tcsolve import --mtx " + a.input + " --output SYS.h5`");
+    shape = inspect_system(a.input, a.layout);
+    if (shape.n > std::numeric_limits<int>::max() || shape.nrhs > std::numeric_limits<int>::max())
+      throw InvalidInput(a.input + ": A: order " + std::to_string(shape.n) + " exceeds 2^31 - 1");
+    if (speaks && !a.output.empty()) prepare_output(a.output, a.output_rule);
+  });
+  const int n = static_cast<int>(shape.n), nrhs = static_cast<int>(shape.nrhs);
+  const int nb = a.options.block_size > 0 ? a.options.block_size : kDefaultBlockSizeCpu;
+  a.options.block_size = nb;
+  const int prow = grid.row_of(job.rank), pcol = grid.col_of(job.rank);
+  const CyclicMap rows{n, nb, grid.rows}, cols{n, nb, grid.cols};
+  SystemPiece piece;
+  runtime::agreed(&world, [&] {
+    // this rank: its piece of A in FP64 (read) and FP32 (the LU), b, x, and the vectors of the
+    // refinement (b, x, r, d and their FP32 copies, whole: about 8 n x nrhs doubles)
+    const double local = static_cast<double>(rows.count(prow)) * cols.count(pcol);
+    require_host_memory(a.input + ": this rank's piece of A (" + std::to_string(rows.count(prow)) + " x " +
+                            std::to_string(cols.count(pcol)) + " of " + std::to_string(n) + " x " +
+                            std::to_string(n) + " on a " + grid_text(grid) + " grid)",
+                        12.0 * local + 64.0 * shape.n * shape.nrhs);
+    piece = read_system_piece(a.input, a.layout, rows, prow, cols, pcol);
+  });
+
+  DistributedSystem sys;
+  sys.grid = grid;
+  sys.desc_a = Descriptor::make(n, n, nb, nb, grid, prow);
+  sys.desc_a.lld = piece.ld;
+  sys.A = piece.a.data();
+  sys.desc_b = Descriptor::make(n, nrhs, nb, nb, grid, prow);
+  std::vector<double> b(static_cast<std::size_t>(sys.desc_b.lld) *
+                        static_cast<std::size_t>(std::max(1, sys.desc_b.local_cols(grid, pcol))));
+  scatter(piece.b.data(), n, sys.desc_b, grid, prow, pcol, b.data());
+  sys.B = b.data();
+
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  SolveReport report{a.variant_name, false, a.options, {}};
+  try {
+    report.result = solve(sys, a.options, group);
+  } catch (const InvalidInput& e) {  // an exactly singular A: name the file, as solve does alone
+    if (std::string(e.what()).rfind("matrix is exactly singular", 0) == 0)
+      throw runtime::Agreed<InvalidInput>(a.input + ": A: " + e.what());
+    throw;
+  }
+  SolveResult& s = report.result;
+  if (piece.x_true) s.forward_error = forward_error(s.x, *piece.x_true);
+  const bool finite = s.x.allFinite();
+  std::string output = a.output;
+  runtime::agreed(&world, [&] {
+    if (!speaks) return;
+    for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
+    if (!finite) {
+      std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
+                << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
+      output.clear();
+    }
+    if (!output.empty()) {
+      SolutionAttributes attributes;
+      attributes.variant = a.variant_name;
+      attributes.backend = to_string(s.backend);
+      attributes.iterations = s.iterations;
+      attributes.backward_error = s.backward_error;
+      attributes.converged = s.converged;
+      write_solution(output, s.x, piece.b_is_vector && nrhs == 1, attributes, a.output_rule);
+    }
+  });
+  if (speaks) {
+    const std::string device = device_description(Backend::cpu);
+    if (a.json) {
+      JsonWriter w(std::cout);
+      w.begin_object()
+          .field("command", "solve")
+          .field("input", a.input)
+          .field("n", shape.n)
+          .field("nrhs", shape.nrhs)
+          .field("warmup", false)
+          .field("grid", grid_text(grid))
+          .field("ranks", job.size)
+          .field("group", group.describe());
+      write_input_warnings(w, {});
+      write_solve_members(w, report, device);
+      finish_command_json(w);
+    } else {
+      print_solve_summary(a.input, shape.n, shape.nrhs, report, device, output,
+                          ", on a " + grid_text(grid) + " grid of " + std::to_string(job.size) + " cpu ranks");
+    }
+  }
+  return s.converged && finite ? 0 : kExitNotConverged;
+}
+
+}  // namespace tcsolve::app
