@@ -14,15 +14,18 @@
 //     is reported badly scaled (cond_1(A_s) estimated) as on one process;
 //   - a matrix singular only in FP32 (an exact FP32 zero pivot) is solved by the FP64 LU, and
 //     fp64_below runs the FP64 LU refined in FP64, both as on one process;
-//   - every rank returns the same bits (x, iterations, estimates).
+//   - every rank returns the same bits (x, iterations, estimates); one rank's interrupt flag
+//     stops every rank with one agreed Interrupted.
 #include <catch2/catch.hpp>
 #include <Eigen/Dense>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "tcsolve/runtime/communicator.hpp"
+#include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/runtime/where.hpp"
 #include "tcsolve/solver/block_cyclic.hpp"
@@ -377,4 +380,23 @@ TEST_CASE("distributed fp64_below: variant auto on a small system runs the FP64 
     CHECK(*dist.condition_estimate >= *single.condition_estimate / 3);
     CHECK(same_on_every_rank(comm, bits_of(dist)));
   }
+}
+
+TEST_CASE("one rank's interrupt flag stops every rank of the distributed solve with one agreed Interrupted",
+          "[mpi][distributed]") {
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  runtime::Communicator& comm = *group.host_communicator();
+  const LinearSystem sys = generate_system(70, 1e3, SpectrumMode::geometric, 6);
+  std::atomic<bool> flag{comm.rank() == comm.size() - 1};  // set on the last rank only
+  SolveOptions options;
+  options.interrupt = &flag;
+  bool interrupted = false, agreed = false;
+  try {
+    solve_pieces(sys, Grid{1, comm.size()}, 16, options, group);
+  } catch (const Interrupted& e) {
+    interrupted = true;
+    agreed = dynamic_cast<const runtime::AgreedFailure*>(&e) != nullptr;
+  }
+  CHECK(interrupted);
+  CHECK(agreed);
 }

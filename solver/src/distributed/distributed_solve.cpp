@@ -87,6 +87,17 @@ struct Ops {
   }
 };
 
+/// The refinement loop's step hook on every rank (refinement_step_hook's, agreed): the caller's
+/// interrupt flag read on every rank and agreed, so that one rank's flag stops every rank with
+/// the same Interrupted (marked Agreed), then SolveOptions::progress("refinement", ...).
+std::function<void(int)> agreed_step_hook(runtime::Communicator& world, const SolveOptions& options) {
+  return [&world, &options](int iterations) {
+    runtime::agreed(&world, [&] { detail::check_interrupt(options.interrupt); });
+    if (options.progress && options.max_iterations > 0)
+      options.progress("refinement", std::min(1.0, static_cast<double>(iterations) / options.max_iterations));
+  };
+}
+
 /// The refinement methods through `m_inv` (x = A^-1 r by the factors), as the cpu's refine_with:
 /// classical d = m_inv(r), GMRES-IR per column with m_inv as the preconditioner, auto both.
 void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, const Checker& checker,
@@ -108,7 +119,7 @@ void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, con
   const bool auto_switch = options.refinement == Refinement::auto_;
   Ops ops{checker, res, gmres_first ? gmres_ir : classical, auto_switch ? gmres_ir : Correction{}, m_inv(checker.b),
           {}, {}};
-  detail::refinement_loop(options.max_iterations, ops, res, auto_switch);
+  detail::refinement_loop(options.max_iterations, ops, res, auto_switch, agreed_step_hook(g.world, options));
   if (gmres_first || res.gmres_from >= 0) res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
 }
 

@@ -40,8 +40,12 @@
 // and are bitwise the same there (diagonal blocks solved by their owner and broadcast, sums over
 // ranks in rank order), so every rank takes the same decisions and returns the same result.
 //
+// SolveOptions::interrupt is read before each refinement step on every rank and agreed (one
+// rank's flag stops all of them: Agreed<Interrupted>), progress("refinement", ...) is called
+// there on every rank; neither is looked at inside the LU or GMRES's inner steps yet.
+//
 // Not yet (later steps of issue 33): look-ahead in the LU, NCCL and GPU members, rbt pivoting
-// (refused: Unavailable), the interrupt flag and progress (ignored), the prescaling of a system
+// (refused: Unavailable), the interrupt flag and progress inside the LU, the prescaling of a system
 // near FP64's underflow (prescale.hpp: the single process solves such a system as its scaled
 // copy), and the check for rows or columns equal up to sign and a power of two before an FP64
 // LU (input_checks.hpp, exact_singularity: it needs the whole A; an exact zero pivot is still
