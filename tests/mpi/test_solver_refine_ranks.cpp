@@ -16,9 +16,9 @@
 //     fp64_below runs the FP64 LU refined in FP64, both as on one process;
 //   - every rank returns the same bits (x, iterations, estimates); one rank's interrupt flag
 //     stops every rank with one agreed Interrupted.
-#include <catch2/catch.hpp>
 #include <Eigen/Dense>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -55,8 +55,10 @@ struct Pieces {
 };
 Pieces pieces(const Eigen::MatrixXd& M, int nb, const Grid& g, int rank) {
   Pieces p;
-  p.desc = Descriptor::make(static_cast<int>(M.rows()), static_cast<int>(M.cols()), nb, nb, g, g.row_of(rank));
-  p.local.assign(static_cast<std::size_t>(p.desc.lld) * std::max(1, p.desc.local_cols(g, g.col_of(rank))), 0.0);
+  p.desc =
+      Descriptor::make(static_cast<int>(M.rows()), static_cast<int>(M.cols()), nb, nb, g, g.row_of(rank));
+  p.local.assign(static_cast<std::size_t>(p.desc.lld) * std::max(1, p.desc.local_cols(g, g.col_of(rank))),
+                 0.0);
   scatter(M.data(), static_cast<int>(M.rows()), p.desc, g, g.row_of(rank), g.col_of(rank), p.local.data());
   return p;
 }
@@ -117,7 +119,8 @@ bool dsgesv_criterion(const LinearSystem& sys, const Eigen::MatrixXd& x) {
   const double n = static_cast<double>(sys.A.rows()), norm_a = inf_norm(sys.A);
   for (Eigen::Index j = 0; j < x.cols(); ++j) {
     const Eigen::VectorXd r = sys.b.col(j) - sys.A * x.col(j);
-    if (!(r.cwiseAbs().maxCoeff() <= std::sqrt(n) * x.col(j).cwiseAbs().maxCoeff() * norm_a * kEps64)) return false;
+    if (!(r.cwiseAbs().maxCoeff() <= std::sqrt(n) * x.col(j).cwiseAbs().maxCoeff() * norm_a * kEps64))
+      return false;
   }
   return true;
 }
@@ -148,17 +151,19 @@ TEST_CASE("distributed refine gmres and auto converge on ill-conditioned systems
       REQUIRE(single.converged);
       for (const Grid& g : grids_for(comm.size())) {
         const SolveResult dist = solve_pieces(sys, g, nb, options, group);
-        INFO("grid " << name(g) << ", cond " << cond << ", refine " << to_string(refinement) << ": " << dist.note
-                     << " | single process: " << single.note);
+        INFO("grid " << name(g) << ", cond " << cond << ", refine " << to_string(refinement) << ": "
+                     << dist.note << " | single process: " << single.note);
         CHECK(dist.converged);
         CHECK_FALSE(dist.fallback_used);  // refinement itself converged, as on one process
         CHECK(single.fallback_used == dist.fallback_used);
         CHECK(dist.iterations <= single.iterations + 2);
         CHECK(dsgesv_criterion(sys, dist.x));
-        if (refinement == Refinement::gmres) CHECK(dist.note.find("GMRES inner iterations") != std::string::npos);
+        if (refinement == Refinement::gmres)
+          CHECK(dist.note.find("GMRES inner iterations") != std::string::npos);
         // Both meet dsgesv's criterion: backward error eta <= sqrt(n) eps64 (||r|| <= sqrt(n)
         // ||x|| ||A|| eps64), so each is within forward_bound(kappa, sqrt(n) eps64) of x_true.
-        const double fe_dist = forward_error(dist.x, *sys.x_true), fe_single = forward_error(single.x, *sys.x_true);
+        const double fe_dist = forward_error(dist.x, *sys.x_true),
+                     fe_single = forward_error(single.x, *sys.x_true);
         const double bound = forward_bound(kappa, std::sqrt(double(n)) * kEps64);
         INFO("forward error " << fe_dist << ", single process " << fe_single << ", bound + " << bound);
         CHECK(fe_dist <= fe_single + bound);
@@ -168,7 +173,8 @@ TEST_CASE("distributed refine gmres and auto converge on ill-conditioned systems
   }
 }
 
-TEST_CASE("distributed refine auto switches to GMRES-IR where the single process does", "[mpi][distributed]") {
+TEST_CASE("distributed refine auto switches to GMRES-IR where the single process does",
+          "[mpi][distributed]") {
   runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
   runtime::Communicator& comm = *group.host_communicator();
   // cond 1e8: cond u32 ~ 6: classical refinement cannot contract, auto must switch.
@@ -224,7 +230,8 @@ TEST_CASE("the distributed FP64 fallback runs where FP32 refinement cannot conve
     CHECK(dist.backward_error <= best);
     // Each x has backward error eta (its own result's): within forward_bound(kappa, eta) of
     // x_true, so the distributed forward error is at most the single one's plus that bound.
-    const double fe_dist = forward_error(dist.x, *sys.x_true), fe_single = forward_error(single.x, *sys.x_true);
+    const double fe_dist = forward_error(dist.x, *sys.x_true),
+                 fe_single = forward_error(single.x, *sys.x_true);
     const double bound = forward_bound(kappa, std::max(dist.backward_error, std::sqrt(double(n)) * kEps64));
     INFO("forward error " << fe_dist << ", single process " << fe_single << ", bound + " << bound);
     CHECK(fe_dist <= fe_single + bound);
@@ -237,7 +244,8 @@ TEST_CASE("the distributed FP64 fallback runs where FP32 refinement cannot conve
   }
 }
 
-TEST_CASE("the distributed condition estimate is the single process' and near cond_1(A)", "[mpi][distributed]") {
+TEST_CASE("the distributed condition estimate is the single process' and near cond_1(A)",
+          "[mpi][distributed]") {
   runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
   runtime::Communicator& comm = *group.host_communicator();
   const int nb = 16;
@@ -267,7 +275,8 @@ TEST_CASE("the distributed condition estimate is the single process' and near co
       // better); the estimator's own factor 3 leaves room for an equally good other vector.
       CHECK(est <= 3 * *single.condition_estimate);
       CHECK(est >= *single.condition_estimate / 3);
-      const bool warned = !dist.warnings.empty() && dist.warnings[0].find("ill-conditioned") != std::string::npos;
+      const bool warned =
+          !dist.warnings.empty() && dist.warnings[0].find("ill-conditioned") != std::string::npos;
       const bool warned_single =
           !single.warnings.empty() && single.warnings[0].find("ill-conditioned") != std::string::npos;
       CHECK(warned == warned_single);
@@ -277,8 +286,10 @@ TEST_CASE("the distributed condition estimate is the single process' and near co
   }
 }
 
-TEST_CASE("distributed equilibration: R and C and the pivots are the single process', a badly scaled system converges",
-          "[mpi][distributed]") {
+TEST_CASE(
+    "distributed equilibration: R and C and the pivots are the single process', a badly scaled system "
+    "converges",
+    "[mpi][distributed]") {
   runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
   runtime::Communicator& comm = *group.host_communicator();
   const int n = 150, nb = 16;

@@ -37,7 +37,8 @@ constexpr runtime::Element element() {
 detail::ScaledNorm max_line_sum(GridComms& g, const PieceA& A, bool rows) {
   double largest = 0;
   for (int j = 0; j < A.cols; ++j)
-    for (int i = 0; i < A.rows; ++i) largest = std::max(largest, std::abs(A.a[static_cast<std::ptrdiff_t>(j) * A.ld + i]));
+    for (int i = 0; i < A.rows; ++i)
+      largest = std::max(largest, std::abs(A.a[static_cast<std::ptrdiff_t>(j) * A.ld + i]));
   largest = g.world.max(largest);  // exact: the same on every rank
   int e = 0;
   if (largest > 0) std::frexp(largest, &e);
@@ -92,7 +93,8 @@ void triangular_pass(GridComms& g, const DistributedFactors<T>& f, Matrix<T>& y,
       if (transpose && !lower) diag.template triangularView<Eigen::Upper>().transpose().solveInPlace(yj);
       if (transpose && lower) diag.template triangularView<Eigen::UnitLower>().transpose().solveInPlace(yj);
     }
-    g.world.broadcast(yj.data(), static_cast<std::size_t>(yj.size()) * sizeof(T), g.grid.rank_of(pr, pc), nullptr);
+    g.world.broadcast(yj.data(), static_cast<std::size_t>(yj.size()) * sizeof(T), g.grid.rank_of(pr, pc),
+                      nullptr);
     y.middleRows(j0, w) = yj;
     if (!transpose && g.pcol == pc) {
       const int lc0 = cols.local(j0);
@@ -106,7 +108,8 @@ void triangular_pass(GridComms& g, const DistributedFactors<T>& f, Matrix<T>& y,
       // U^T: this rank's columns right of the block (U's rows of the block); L^T: left of it.
       const int c0 = lower ? 0 : cols.first_at_or_after(j0 + w, g.pcol);
       const int c1 = lower ? cols.first_at_or_after(j0, g.pcol) : nloc;
-      if (c1 > c0) partial.middleRows(c0, c1 - c0).noalias() += block_of(lr0, lr0 + w, c0, c1).transpose() * yj;
+      if (c1 > c0)
+        partial.middleRows(c0, c1 - c0).noalias() += block_of(lr0, lr0 + w, c0, c1).transpose() * yj;
     }
   }
 }
@@ -119,7 +122,8 @@ Eigen::MatrixXd sum_in_rank_order(runtime::Communicator& comm, const Eigen::Matr
   comm.allgather(v.data(), all.data(), count * sizeof(double), nullptr);
   Eigen::MatrixXd sum = Eigen::MatrixXd::Zero(v.rows(), v.cols());
   for (int r = 0; r < comm.size(); ++r)
-    sum += Eigen::Map<const Eigen::MatrixXd>(all.data() + static_cast<std::size_t>(r) * count, v.rows(), v.cols());
+    sum += Eigen::Map<const Eigen::MatrixXd>(all.data() + static_cast<std::size_t>(r) * count, v.rows(),
+                                             v.cols());
   return sum;
 }
 

@@ -12,8 +12,9 @@
 
 namespace tcsolve::distributed {
 
-void estimate_condition(GridComms& g, const PieceA& A, const Scales& s, const detail::EquilibratedInverse& fp32,
-                        bool fp64_made, const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
+void estimate_condition(GridComms& g, const PieceA& A, const Scales& s,
+                        const detail::EquilibratedInverse& fp32, bool fp64_made,
+                        const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
   const detail::ScaledNorm norm1 = norm_1(g, A);
   const detail::VectorMap times_a = [&](Eigen::MatrixXd& y) { y = product(g, A, y); };
   std::optional<detail::EquilibratedInverse> lu64;
@@ -28,7 +29,8 @@ void estimate_condition(GridComms& g, const PieceA& A, const Scales& s, const de
     else
       res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
   }
-  if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, inverse64()).estimate;
+  if (!res.condition_estimate)
+    res.condition_estimate = detail::estimate_condition(norm1, inverse64()).estimate;
   if (!detail::needs_equilibrated_estimate(res.condition_estimate, fp32)) return;
   const detail::ScaledNorm norm1_s = equilibrated_norm_1(g, A, s);
   if (!fp64_made) {
@@ -37,7 +39,8 @@ void estimate_condition(GridComms& g, const PieceA& A, const Scales& s, const de
     if (c.resolved) res.condition_estimate_equilibrated = c.estimate;
   }
   if (!res.condition_estimate_equilibrated)
-    res.condition_estimate_equilibrated = detail::estimate_condition(norm1_s, inverse64().equilibrated()).estimate;
+    res.condition_estimate_equilibrated =
+        detail::estimate_condition(norm1_s, inverse64().equilibrated()).estimate;
 }
 
 }  // namespace tcsolve::distributed

@@ -43,7 +43,8 @@ Scales equilibrate(GridComms& g, const PieceA& A) {
   Eigen::VectorXd col_max = Eigen::VectorXd::Zero(n);
   for (int j = 0; j < A.cols; ++j) {
     double& m = col_max[A.col_map.global(j, A.pcol)];
-    for (int i = 0; i < A.rows; ++i) m = std::max(m, s.row[A.row_map.global(i, A.prow)] * std::abs(entry(A, i, j)));
+    for (int i = 0; i < A.rows; ++i)
+      m = std::max(m, s.row[A.row_map.global(i, A.prow)] * std::abs(entry(A, i, j)));
   }
   max_over_ranks(g, col_max);
   s.col.resize(n);
@@ -77,12 +78,18 @@ detail::ScaledNorm equilibrated_norm_1(GridComms& g, const PieceA& A, const Scal
 
 namespace tcsolve {
 
-DistributedScaling distributed_equilibrate(runtime::Communicator& comm, const Grid& grid, const Descriptor& desc_a,
-                                           const double* A) {
+DistributedScaling distributed_equilibrate(runtime::Communicator& comm, const Grid& grid,
+                                           const Descriptor& desc_a, const double* A) {
   distributed::check_system_piece(comm, grid, desc_a, A);
   distributed::GridComms g(comm, grid);
-  const distributed::PieceA piece{A, desc_a.lld, desc_a.local_rows(grid, g.prow), desc_a.local_cols(grid, g.pcol),
-                                  desc_a.rows(grid), desc_a.cols(grid), g.prow, g.pcol};
+  const distributed::PieceA piece{A,
+                                  desc_a.lld,
+                                  desc_a.local_rows(grid, g.prow),
+                                  desc_a.local_cols(grid, g.pcol),
+                                  desc_a.rows(grid),
+                                  desc_a.cols(grid),
+                                  g.prow,
+                                  g.pcol};
   distributed::Scales s = distributed::equilibrate(g, piece);
   return DistributedScaling{std::move(s.row), std::move(s.col)};
 }

@@ -13,8 +13,8 @@
 
 namespace tcsolve::distributed {
 
-Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
-                      int& iterations) {
+Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv, const Eigen::VectorXd& r,
+                      int cycle, int& iterations) {
   const Eigen::Index n = r.size();
   iterations = 0;
   const Eigen::VectorXd z = m_inv(r);

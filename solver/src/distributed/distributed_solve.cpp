@@ -22,7 +22,6 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>

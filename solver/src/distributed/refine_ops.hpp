@@ -92,8 +92,8 @@ using Preconditioner = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 /// at most `cycle` inner iterations, stop at kGmresTolerance, modified Gram-Schmidt twice,
 /// detail::GmresLeastSquares), with A x the distributed product. `iterations`: the inner
 /// iterations done. Every rank calls it with the same r.
-Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
-                      int& iterations);
+Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv, const Eigen::VectorXd& r,
+                      int cycle, int& iterations);
 
 // distributed_condition.cpp
 
@@ -102,7 +102,8 @@ Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv
 /// factors `fp32` with the resolution check, or through the FP64 LU `fp64()` where the FP32
 /// factors do not resolve A^-1 or when `fp64_made` (the fallback made it). The note says when the
 /// FP64 LU gave it.
-void estimate_condition(GridComms& g, const PieceA& A, const Scales& s, const detail::EquilibratedInverse& fp32,
-                        bool fp64_made, const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res);
+void estimate_condition(GridComms& g, const PieceA& A, const Scales& s,
+                        const detail::EquilibratedInverse& fp32, bool fp64_made,
+                        const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res);
 
 }  // namespace tcsolve::distributed
