@@ -8,6 +8,9 @@
 // The singular values of A are sigma exactly up to rounding in forming the product, so
 // cond_2(A) = sigma_1 / sigma_n = cond to a relative error of order n u cond.
 //
+// Random mode: the whole-matrix stream here (n <= kWholeMatrixRandomOrder), the block stream in
+// generate_blocks.cpp.
+//
 // Backends: cpu here (Eigen; the two factorizations on two threads and the product by column
 // blocks on several, without changing a bit), cuda in cuda/generate_cuda.cpp (the matrix only;
 // x_true and b = A x_true are formed here for both).
@@ -168,9 +171,11 @@ LinearSystem generate_system(int n, double cond, SpectrumMode mode, std::uint64_
   if (nrhs < 1) throw InvalidInput("generated system: nrhs must be at least 1, got " + std::to_string(nrhs));
 
   const bool on_cuda = resolve_backend(backend) == Backend::cuda;  // cuda without a device: Unavailable
+  if (mode == SpectrumMode::random && n > kWholeMatrixRandomOrder)
+    return generate_random_system(n, seed, nrhs);  // the block stream (generate_blocks.cpp)
   std::mt19937_64 rng(seed);
   LinearSystem sys;
-  if (mode == SpectrumMode::random) {  // the same on both backends: O(n^2) on the host
+  if (mode == SpectrumMode::random) {  // whole-matrix stream, the same on both backends: O(n^2) on the host
     sys.A.resize(n, n);
     for (Eigen::Index j = 0; j < n; ++j)
       for (Eigen::Index i = 0; i < n; ++i) sys.A(i, j) = detail::uniform_pm1(rng);
