@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -323,6 +324,10 @@ struct SolveResult {
   /// likely causes (ill-conditioning with the estimate, or a file written column-major read as
   /// row-major).
   std::vector<std::string> warnings;
+  /// solve(const Factorization&, ...): the LU was factorize()'s, made before this call and
+  /// reused (time_s.factorization is then 0: this solve made no LU, FP32 or FP64, beyond an FP64
+  /// LU for the fallback or the condition estimate, made once per factorization and kept).
+  bool factorization_reused = false;
 };
 
 /// Bytes of device memory a cuda solve of order n with nrhs right-hand sides holds at its peak:
@@ -401,6 +406,58 @@ LuFactorization lu_factorize(Backend backend, const Eigen::MatrixXd& A, Variant 
 /// x = A^{-1} r using the factorization (FP32 triangular solves of the scaled system, result
 /// in FP64): the correction step of refinement.
 Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r);
+
+/// Factor once, solve many (LAPACK dgetrf + dgetrs, SciPy lu_factor + lu_solve), each solve
+/// refined to FP64 accuracy. factorize() runs what solve() runs before its refinement: the checks
+/// of A, the equilibration A_s = R A C, the FP32 LU of A_s (or, variant auto with n below
+/// fp64_below, the FP64 LU of A_s), and keeps the FP64 A for the residuals. solve(f, b) then
+/// refines against A (or A^T) with the options given to factorize: bitwise the x of
+/// solve(LinearSystem{A, b}, options), with the same refinement, fallback, condition estimate and
+/// warnings; the FP64 LU of A_s that a fallback or the condition estimate needs is made on first
+/// need and kept for later solves.
+///
+/// Not yet (Unavailable): the cuda backend (Backend::automatic resolving to it included;
+/// "factorize on cuda: not yet"), and pivoting rbt (auto resolves to partial). A system whose A
+/// lies below 2^-511 (prescale.hpp), or whose b does, is solved by solve(LinearSystem{A, b}, options)
+/// whole (bitwise the same; the LU is then made again, and factorization_reused is false).
+enum class Transpose { no, yes };
+
+/// The factors of factorize(): opaque, movable, not copyable. Solves with one Factorization may
+/// run on several threads at once (the FP64 LU made on first need is guarded by a lock), unless
+/// options.interrupt or options.progress say otherwise.
+class Factorization {
+ public:
+  struct State;
+  explicit Factorization(std::unique_ptr<State> state);
+  Factorization(Factorization&&) noexcept;
+  Factorization& operator=(Factorization&&) noexcept;
+  ~Factorization();
+
+  int n() const;                      ///< the order of A
+  const SolveOptions& options() const;  ///< as given to factorize, block size and pivoting resolved
+  Variant resolved_variant() const;   ///< what the LU's first trailing update ran (fp64: the FP64 LU)
+  bool fp64_lu() const;               ///< the LU is FP64 (SolveOptions::fp64_below)
+  double seconds() const;             ///< the time factorize took
+  const State& state() const;           ///< InvalidInput for a moved-from Factorization
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+/// Factors A (n x n, FP64, column-major) as solve() would (above). Throws as solve() does for
+/// A: InvalidInput for an empty, non-square or non-finite A and for an exactly singular one
+/// (a zero row or column; an FP32 zero pivot confirmed by the FP64 LU); Unavailable for the
+/// cuda backend, pivoting rbt, or a variant without a cpu implementation. options.interrupt
+/// and options.progress are kept and used by the solves too (the caller keeps them alive).
+Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& options);
+
+/// Solves op(A) x = b (b n x nrhs; op(A) = A, or A^T with Transpose::yes) with the factors of
+/// f, refined to FP64 accuracy against op(A) (dsgesv's criterion on op(A)), with f.options():
+/// refinement, fallback (the FP64 LU of A_s, applied transposed for A^T), the condition estimate
+/// cond_1(op(A)) and the warnings. Transpose::no gives bitwise the x of solve(LinearSystem{A, b},
+/// f.options()). time_s.factorization is 0 and factorization_reused true. Throws InvalidInput
+/// for b of another row count, no column, or non-finite entries.
+SolveResult solve(const Factorization& f, const Eigen::MatrixXd& b, Transpose trans = Transpose::no);
 
 /// Baseline methods of `compare`: on the cpu, Eigen FP64 PartialPivLU ("fp64-lu").
 SolveResult solve_fp64_baseline(const LinearSystem& sys);
