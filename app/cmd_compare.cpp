@@ -3,6 +3,9 @@
 // rows, --plot a PNG of backward error against iteration (through gnuplot), both by the output
 // rule (tcsolve/io/output_file.hpp), both written before the table is printed.
 // Exit 0 whether or not each method converged: non-convergence is a row of the table.
+// Under mpirun -np P it runs as P cpu ranks (compare_ranks.hpp: each variant's distributed solve
+// and ScaLAPACK's pdgesv on the same pieces); rank 0 alone writes --csv and --plot and prints,
+// and every error is agreed (ranks.hpp).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -24,11 +27,14 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "compare_ranks.hpp"
 #include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
+#include "ranks.hpp"
 #include "solve_report.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "versions.hpp"
@@ -45,18 +51,34 @@ std::string pad(std::string s, std::size_t width) {
   return s;
 }
 
-void print_table(const std::string& input, const LinearSystem& sys, const std::string& backend,
-                 const std::string& device, const std::vector<SolveReport>& rows,
-                 const std::vector<std::string>& skipped) {
-  std::cout << "compare " << input << ": n = " << sys.n() << ", nrhs = " << sys.nrhs() << ", " << backend
-            << " (" << device << ")";
+/// What the table and the JSON report: the rows and what surrounds them.
+struct Outcome {
+  std::string input;
+  std::int64_t n = 0, nrhs = 0;
+  std::vector<std::string> input_warnings;  ///< the Matrix Market reader's
+  std::string backend, device;
+  std::vector<SolveReport> rows;
+  std::vector<std::string> skipped;  ///< variants left out of 'all' (not on the backend)
+  /// Under mpirun: the grid ("2x2"), the ranks, the group, and why a baseline is absent.
+  std::optional<CompareRanksRows> ranks;
+  int rank_count = 1;
+};
+
+void print_table(const Outcome& o) {
+  const std::vector<SolveReport>& rows = o.rows;
+  std::cout << "compare " << o.input << ": n = " << o.n << ", nrhs = " << o.nrhs << ", " << o.backend << " ("
+            << o.device << ")";
+  if (o.ranks) std::cout << ", on a " << o.ranks->grid << " grid of " << o.rank_count << " cpu ranks";
   if (!rows.empty() && !rows.front().baseline)
     std::cout << ", block size " << rows.front().result.block_size << ", "
               << to_string(rows.front().options.refinement) << " refinement";
   std::cout << "\n\n";
+  std::size_t method_width = 14;  // the longest name: scalapack-pdgesv and cusolver-dgetrf are wider
+  for (const SolveReport& r : rows) method_width = std::max(method_width, r.name.size());
   const std::vector<std::pair<std::string, std::size_t>> columns = {
-      {"method", 14},   {"resolved", 14}, {"iters", 6},  {"converged", 10}, {"fallback", 9},
-      {"backward", 10}, {"forward", 10},  {"cond", 10}, {"fact_s", 9}, {"refine_s", 9}, {"total_s", 9}};
+      {"method", method_width}, {"resolved", 14}, {"iters", 6},   {"converged", 10},
+      {"fallback", 9},          {"backward", 10}, {"forward", 10}, {"cond", 10},
+      {"fact_s", 9},            {"refine_s", 9},  {"total_s", 9}};
   std::string header, rule;
   for (const auto& [name, width] : columns) {
     header += pad(name, width) + ' ';
@@ -79,31 +101,38 @@ void print_table(const std::string& input, const LinearSystem& sys, const std::s
     for (std::size_t c = 0; c < cells.size(); ++c) std::cout << pad(cells[c], columns[c].second) << ' ';
     std::cout << '\n';
   }
-  for (const std::string& name : skipped)
-    std::cout << "\nskipped " << name << ": not available on the " << backend << " backend";
-  if (!skipped.empty()) std::cout << '\n';
+  for (const std::string& name : o.skipped)
+    std::cout << "\nskipped " << name << ": not available on the " << o.backend << " backend";
+  if (!o.skipped.empty()) std::cout << '\n';
+  if (o.ranks)
+    for (const std::string& note : o.ranks->notes) std::cout << "\nnote: " << note << '\n';
 }
 
-void write_json(const std::string& input, const LinearSystem& sys, const std::vector<std::string>& input_warnings,
-                const std::string& device, const std::vector<SolveReport>& rows,
-                const std::vector<std::string>& skipped) {
+/// compare's object; under mpirun also grid, ranks, group and notes (why a baseline is absent).
+void write_json(const Outcome& o) {
   JsonWriter w(std::cout);
   w.begin_object()
       .field("command", "compare")
-      .field("input", input)
-      .field("n", sys.n())
-      .field("nrhs", sys.nrhs());
-  write_input_warnings(w, input_warnings);
+      .field("input", o.input)
+      .field("n", o.n)
+      .field("nrhs", o.nrhs);
+  if (o.ranks) w.field("grid", o.ranks->grid).field("ranks", o.rank_count).field("group", o.ranks->group);
+  write_input_warnings(w, o.input_warnings);
   w.key("results").begin_array();
-  for (const SolveReport& r : rows) {
+  for (const SolveReport& r : o.rows) {
     w.begin_object();
-    write_solve_members(w, r, device);
+    write_solve_members(w, r, o.device);
     w.end_object();
   }
   w.end_array();
   w.key("skipped").begin_array();
-  for (const std::string& name : skipped) w.value(name);
+  for (const std::string& name : o.skipped) w.value(name);
   w.end_array();
+  if (o.ranks) {
+    w.key("notes").begin_array();
+    for (const std::string& note : o.ranks->notes) w.value(note);
+    w.end_array();
+  }
   finish_command_json(w);
 }
 
@@ -296,10 +325,98 @@ std::optional<std::string> render_plot(const std::string& gnuplot, const std::st
   return png;
 }
 
+// --- the run --------------------------------------------------------------------------------
+
+/// --csv and --plot by the output rule, their temporaries created before the work: refusals
+/// come first.
+struct Outputs {
+  std::optional<CsvFile> csv;
+  std::string plot, gnuplot;
+  std::optional<TemporaryOutput> png;
+};
+
+void prepare_outputs(Outputs& out, const po::variables_map& vm, const std::string& input) {
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
+  const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
+  out.plot = vm.count("plot") ? vm["plot"].as<std::string>() : "";
+  if (vm.count("csv") && csv_path.empty()) throw InvalidInput("--csv needs a file name");
+  if (vm.count("plot") && out.plot.empty()) throw InvalidInput("--plot needs a file name");
+  if (!csv_path.empty() && !out.plot.empty() && same_file(csv_path, out.plot))
+    throw InvalidInput(out.plot + ": named by both --csv and --plot");
+  if (!csv_path.empty()) out.csv.emplace(csv_path, output_rule);
+  if (!out.plot.empty()) {
+    prepare_output(out.plot, output_rule);
+    if (const auto found = find_program("gnuplot")) {
+      out.gnuplot = *found;
+      out.png.emplace(out.plot, output_rule);
+    } else {
+      std::cerr << "compare: warning: gnuplot not found on PATH; no plot (install gnuplot)" << std::endl;
+    }
+  }
+}
+
+/// The selected variants the backend has (`run`), and those it lacks (`skipped` from 'all'; named
+/// explicitly: Unavailable).
+void split_variants(const std::vector<Variant>& selected, bool explicit_list, Backend backend,
+                    std::vector<Variant>& run, std::vector<std::string>& skipped) {
+  for (Variant v : selected) {
+    if (available(v, backend)) {
+      run.push_back(v);
+    } else if (explicit_list) {
+      throw Unavailable("variant " + std::string(to_string(v)) + " is not available on the " +
+                        std::string(to_string(backend)) + " backend");
+    } else {
+      skipped.emplace_back(to_string(v));
+    }
+  }
+}
+
+/// The rows' warnings once, the files, then the table or the JSON.
+void report(const Outcome& o, Outputs& out, bool json, Progress& progress) {
+  // The rows share the system: a warning about it (conditioning, layout) is said once.
+  std::vector<std::string> warned;
+  for (const SolveReport& r : o.rows)
+    for (const std::string& warning : r.result.warnings)
+      if (std::find(warned.begin(), warned.end(), warning) == warned.end()) {
+        warned.push_back(warning);
+        std::cerr << "compare: warning: " << warning << " (" << r.name << ")" << std::endl;
+      }
+  // The files first, then the table: a file that cannot be written (a full disk) is the error,
+  // exit 2 with the rule's message for --csv and --plot alike (with --json its object alone on
+  // stdout), and neither file is left half written.
+  std::optional<std::string> image;
+  if (out.png) {
+    progress.step("plotting " + out.plot);
+    image = render_plot(out.gnuplot, o.input, o.rows);
+    if (!image) out.png->discard();
+  }
+  if (out.csv) {
+    out.csv->stream() << csv_header();
+    for (const SolveReport& r : o.rows)
+      out.csv->stream() << csv_row(r, o.device, static_cast<int>(o.n), static_cast<int>(o.nrhs));
+    out.csv->write();
+  }
+  if (image) out.png->write(image->data(), image->size());
+  if (out.csv) out.csv->publish();
+  if (image) out.png->publish();
+  if (json) {
+    for (const std::string& name : o.skipped)  // the table says it on stdout
+      std::cerr << "compare: skipped " << name << ": not available on the " << o.backend << " backend"
+                << std::endl;
+    if (o.ranks)
+      for (const std::string& note : o.ranks->notes) std::cerr << "compare: note: " << note << std::endl;
+    write_json(o);
+  } else {
+    print_table(o);
+  }
+}
+
 }  // namespace
 
 int run_compare(int argc, char** argv) {
-  std::string input, variants;
+  const JobRanks job = job_ranks();
+  runtime::Communicator* world = job.world.get();
+  std::string input, variants, grid;
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
@@ -310,6 +427,9 @@ int run_compare(int argc, char** argv) {
        ("all (every variant the backend has), or a comma-separated list of: " + variant_names()).c_str());
   add_solver_options(options);
   options.add_options()
+      ("grid", po::value(&grid)->value_name("PxQ"),
+       "under mpirun -np P*Q: the process grid of the distributed solver and of ScaLAPACK's pdgesv "
+       "(2D block-cyclic, row-major rank order; default 1 x the ranks); alone: 1x1 only")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write the rows as CSV to this file")
       ("plot", po::value<std::string>()->value_name("F.png"),
        "plot backward error against iteration per method (needs gnuplot: without it a warning and "
@@ -320,8 +440,17 @@ int run_compare(int argc, char** argv) {
   // clang-format on
   add_layout_option(options);
   add_progress_option(options);
-  const auto vm = parse_options(argc, argv, options);
+  po::variables_map vm;
+  runtime::agreed(world, [&] {
+    try {
+      vm = parse_options(argc, argv, options);
+    } catch (const po::error& e) {  // under mpirun: agreed as a bad argument (exit 2), main's text
+      if (world == nullptr) throw;
+      throw InvalidInput(std::string(e.what()) + " (see --help)");
+    }
+  });
   if (vm.count("help")) {
+    if (!job.speaks()) return 0;
     print_usage(std::cout, Synopsis{"compare", {"input"}, {}},
                 "Solves one system with each selected GEMM variant in the LU's trailing updates\n"
                 "(as `tcsolve solve` does) and with the baseline methods -- on the cpu, fp64-lu\n"
@@ -335,64 +464,79 @@ int run_compare(int argc, char** argv) {
                 "fp32-simt LU (n = 900 on 2 cores: 0.2-0.8 s per variant, fp32-simt 0.03 s).\n"
                 "On cuda every method first runs once untimed on the same system (variants: one\n"
                 "correction, no fallback), so that no row pays kernel loading or library start-up.\n"
+                "Under mpirun -np P (cpu ranks only: --backend cuda exits 4) each rank reads its\n"
+                "block-cyclic piece of an HDF5 system once, on a --grid P x Q (default 1 x P); each\n"
+                "variant runs the distributed solver on it and the baseline scalapack-pdgesv\n"
+                "(ScaLAPACK's FP64 pdgesv on a copy of the pieces, timed between two MPI_Barriers;\n"
+                "its errors measured as the solver's: x gathered, r = b - A x by the distributed\n"
+                "product) runs where the build found ScaLAPACK, else a note says why not. Rank 0\n"
+                "alone prints (the JSON adds grid, ranks, group, notes) and writes --csv, --plot.\n"
                 "Exit 0 whether or not each method converged (see the table); 2 invalid input, or a\n"
                 "--csv or --plot file that cannot be written (no plot without gnuplot: a warning).",
                 options);
     return 0;
   }
 
-  if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
-  SolveOptions so = solver_options(vm);
-  const std::vector<Variant> selected = parse_variant_list(variants);
+  SolveOptions so;
+  std::vector<Variant> selected;
+  ProgressMode progress_wanted = ProgressMode::never;
+  runtime::agreed(world, [&] {
+    if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
+    so = solver_options(vm);
+    selected = parse_variant_list(variants);
+    progress_wanted = progress_mode(vm);
+    if (job.size == 1 && vm.count("grid") && grid != "1x1")
+      throw InvalidInput("--grid " + grid +
+                         " needs as many ranks: run under mpirun -np P*Q (one process: 1x1)");
+  });
   const bool explicit_list = variants != "all";
+  const bool json = vm.count("json") > 0;
+  Outputs outputs;
+  Outcome outcome;
+  outcome.input = input;
+
+  if (job.size > 1) {  // this rank of the job: the distributed solves and pdgesv on cpu ranks
+    CompareRanksArgs args{input, grid, layout_option(vm), so};
+    const CompareRanksPlan plan = plan_compare_ranks(job, args);
+    std::vector<Variant> run;
+    runtime::agreed(world, [&] {
+      split_variants(selected, explicit_list, Backend::cpu, run, outcome.skipped);
+      if (job.speaks()) prepare_outputs(outputs, vm, input);
+    });
+    Progress progress("compare", job.speaks() ? progress_wanted : ProgressMode::never);
+    outcome.ranks = compare_on_ranks(job, args, plan, run, progress);
+    outcome.rows = std::move(outcome.ranks->rows);
+    outcome.rank_count = job.size;
+    outcome.n = plan.shape.n;
+    outcome.nrhs = plan.shape.nrhs;
+    outcome.backend = to_string(Backend::cpu);
+    outcome.device = device_description(Backend::cpu);
+    runtime::agreed(world, [&] {
+      if (job.speaks()) report(outcome, outputs, json, progress);
+    });
+    return 0;
+  }
+
   so.backend = choose_backend(so.backend);
   cuda::Context context;  // the command's: on cuda, one set of handles and streams for every row
   so.cuda_context = &context;
-  const std::string backend_name(to_string(so.backend));
-
+  outcome.backend = to_string(so.backend);
   std::vector<Variant> run;
-  std::vector<std::string> skipped;
-  for (Variant v : selected) {
-    if (available(v, so.backend)) {
-      run.push_back(v);
-    } else if (explicit_list) {
-      throw Unavailable("variant " + std::string(to_string(v)) + " is not available on the " + backend_name +
-                        " backend");
-    } else {
-      skipped.emplace_back(to_string(v));
-    }
-  }
-  // --csv and --plot by the output rule, their temporaries created now: refusals come first.
-  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
-  const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
-  const std::string plot = vm.count("plot") ? vm["plot"].as<std::string>() : "";
-  if (vm.count("csv") && csv_path.empty()) throw InvalidInput("--csv needs a file name");
-  if (vm.count("plot") && plot.empty()) throw InvalidInput("--plot needs a file name");
-  if (!csv_path.empty() && !plot.empty() && same_file(csv_path, plot))
-    throw InvalidInput(plot + ": named by both --csv and --plot");
-  std::optional<CsvFile> csv;
-  if (!csv_path.empty()) csv.emplace(csv_path, output_rule);
-  std::string gnuplot;
-  std::optional<TemporaryOutput> png;
-  if (!plot.empty()) {
-    prepare_output(plot, output_rule);
-    if (const auto found = find_program("gnuplot")) {
-      gnuplot = *found;
-      png.emplace(plot, output_rule);
-    } else {
-      std::cerr << "compare: warning: gnuplot not found on PATH; no plot (install gnuplot)" << std::endl;
-    }
-  }
+  split_variants(selected, explicit_list, so.backend, run, outcome.skipped);
+  prepare_outputs(outputs, vm, input);
 
-  Progress progress("compare", progress_mode(vm));
-  std::vector<std::string> input_warnings;  // the Matrix Market reader's (printed by load_system)
-  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress, &input_warnings);
+  Progress progress("compare", progress_wanted);
+  // the Matrix Market reader's warnings (printed by load_system)
+  const LinearSystem sys =
+      load_system(input, layout_option(vm), so.backend, so.fallback, progress, &outcome.input_warnings);
+  outcome.n = sys.n();
+  outcome.nrhs = sys.nrhs();
   const std::vector<std::string> baselines = baseline_methods(so.backend);
   const std::size_t total = run.size() + baselines.size();
   // compare reports errors and times, never a solution: each row's x (n x nrhs) is dropped as
   // soon as it is solved, so that the rows hold no more than one solve does (what load_system
   // checked against the memory); kept, they were 8 n nrhs bytes a row beyond that check.
-  std::vector<SolveReport> rows;
+  std::vector<SolveReport>& rows = outcome.rows;
   if (so.backend == Backend::cuda) {
     // Warm-up, untimed, of every row at the system's own size: the first solve on a device pays
     // the libraries' start-up (cuSOLVER and cuBLAS handles, workspaces, the LU's streams), and
@@ -428,41 +572,8 @@ int run_compare(int argc, char** argv) {
     rows.push_back({method, true, so, solve_baseline_system(input, sys, method, &context)});
     rows.back().result.x = Eigen::MatrixXd();
   }
-
-  // The rows share the system: a warning about it (conditioning, layout) is said once.
-  std::vector<std::string> warned;
-  for (const SolveReport& r : rows)
-    for (const std::string& warning : r.result.warnings)
-      if (std::find(warned.begin(), warned.end(), warning) == warned.end()) {
-        warned.push_back(warning);
-        std::cerr << "compare: warning: " << warning << " (" << r.name << ")" << std::endl;
-      }
-  const std::string device = device_description(so.backend);
-  // The files first, then the table: a file that cannot be written (a full disk) is the error,
-  // exit 2 with the rule's message for --csv and --plot alike (with --json its object alone on
-  // stdout), and neither file is left half written.
-  std::optional<std::string> image;
-  if (png) {
-    progress.step("plotting " + plot);
-    image = render_plot(gnuplot, input, rows);
-    if (!image) png->discard();
-  }
-  if (csv) {
-    csv->stream() << csv_header();
-    for (const SolveReport& r : rows) csv->stream() << csv_row(r, device, sys.n(), sys.nrhs());
-    csv->write();
-  }
-  if (image) png->write(image->data(), image->size());
-  if (csv) csv->publish();
-  if (image) png->publish();
-  if (vm.count("json")) {
-    for (const std::string& name : skipped)  // the table says it on stdout
-      std::cerr << "compare: skipped " << name << ": not available on the " << backend_name << " backend"
-                << std::endl;
-    write_json(input, sys, input_warnings, device, rows, skipped);
-  } else {
-    print_table(input, sys, backend_name, device, rows, skipped);
-  }
+  outcome.device = device_description(so.backend);
+  report(outcome, outputs, json, progress);
   return 0;
 }
 

@@ -42,7 +42,7 @@ constexpr Subcommand kSubcommands[] = {
     {"solve", "solve A x = b: FP32 LU on a GEMM variant, FP64 iterative refinement",
      tcsolve::app::run_solve, true},
     {"compare", "solve one system with every GEMM variant and the baselines; one table",
-     tcsolve::app::run_compare},
+     tcsolve::app::run_compare, true},
     {"variants", "list the GEMM variants and where they run", tcsolve::app::run_variants},
     {"gemm-bench", "time GEMM variants on random matrices and measure their accuracy",
      tcsolve::app::run_gemm_bench},
