@@ -14,7 +14,7 @@ namespace tcsolve::app {
 const char* build_commit();
 
 struct Versions {
-  std::string tcsolve;       ///< project version ("0.2.0", tcsolve/version.h)
+  std::string tcsolve;       ///< project version ("0.3.0", tcsolve/version.h)
   std::string commit;        ///< build_commit()
   std::string cuda_runtime;  ///< "13.0"; "none" without CUDA
   std::string cuda_driver;   ///< "13.0"; "none" without a driver

@@ -30,7 +30,7 @@ set(tcsolve_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tcsolve)
 install(EXPORT tcsolveTargets NAMESPACE tcsolve:: DESTINATION ${tcsolve_cmake_dir})
 configure_package_config_file(cmake/tcsolveConfig.cmake.in ${PROJECT_BINARY_DIR}/tcsolveConfig.cmake
   INSTALL_DESTINATION ${tcsolve_cmake_dir})
-# 0.x: a minor release may break the interface, so 0.2 accepts 0.2.* only.
+# 0.x: a minor release may break the interface, so 0.3 accepts 0.3.* only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tcsolveConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tcsolveConfig.cmake ${PROJECT_BINARY_DIR}/tcsolveConfigVersion.cmake

@@ -17,6 +17,7 @@
 #ifndef TCSOLVE_H
 #define TCSOLVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tcsolve/version.h" /* TCSOLVE_VERSION_MAJOR, _MINOR, _PATCH, TCSOLVE_VERSION_STRING */
@@ -93,7 +94,7 @@ const char* tcsolveGetStatusString(tcsolveStatus_t status);
  * (tcsolveCreate, tcsolveVariantFromName, any call given a NULL handle or one not live); a
  * handle that is not live (destroyed) gives the same. */
 const char* tcsolveGetLastErrorMessage(tcsolveHandle_t handle);
-/* TCSOLVE_VERSION_STRING of the library ("0.2.0"). */
+/* TCSOLVE_VERSION_STRING of the library ("0.3.0"). */
 const char* tcsolveGetVersion(void);
 
 /* The variant named `name` ("ec-fp16", "auto", ...: `tcsolve variants`): *variant is the value
@@ -117,7 +118,17 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
                              int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda,
                              const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc);
 
+/* The solver's options. Versioned: `size` tells the library which fields the caller knows, so
+ * that fields added by later versions (at the end) never break a compiled caller. Always start
+ * from tcsolveSolveParamsDefault, which sets size to sizeof(tcsolveSolveParams_t) of the header
+ * the caller was compiled with; then set fields. The library reads the fields that lie within
+ * size and takes the defaults for the rest (a caller of an older, smaller layout); a size below
+ * the first versioned layout's (the fields through row_major), above this library's, or not
+ * ending at a field's end (0, garbage: a struct not passed through tcsolveSolveParamsDefault) is
+ * refused with INVALID_VALUE naming params->size. Layouts: 0.3 (the fields through row_major,
+ * then estimate_condition .. rbt_seed). */
 typedef struct {
+  size_t size;        /* sizeof(tcsolveSolveParams_t), set by tcsolveSolveParamsDefault */
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
   int refinement;     /* 0 classical, 1 gmres, 2 auto (classical, then GMRES-IR when a step gains < 10x) */
   int pivoting;       /* 0 partial, 1 rbt (random butterflies, an LU with windowed pivoting,
@@ -128,10 +139,18 @@ typedef struct {
   int block_size;     /* LU block size nb; 0: the backend's default (128 cpu; 512 cuda, 1024 from
                          n = 24576) */
   int row_major;      /* 1: A, B, X row-major (C order), ld* their row strides */
+  int estimate_condition; /* 1 (default): estimate cond_1(A) (info->condition_estimate, the
+                             warnings, the exact-singularity checks that go with it; about 10 of
+                             77 ms at n = 16384 on an H100); 0: none (condition_estimate -1) */
+  int fp64_below;     /* variant auto solves n < fp64_below by an FP64 LU refined in FP64; -1
+                         (default): the backend's (cpu 0, cuda 224); 0: never */
+  int rbt_window;     /* pivoting rbt: rows searched for each pivot, 64..256; 0 none; default 128 */
+  uint64_t rbt_seed;  /* pivoting rbt: the butterflies' seed; default 1 */
 } tcsolveSolveParams_t;
 
-/* variant auto, classical, partial pivoting, max_iterations 30, fallback 1, block_size 0,
- * row_major 0 (NULL: nothing). */
+/* size sizeof(tcsolveSolveParams_t), variant auto, classical, partial pivoting, max_iterations
+ * 30, fallback 1, block_size 0, row_major 0, estimate_condition 1, fp64_below -1, rbt_window
+ * 128, rbt_seed 1 (NULL: nothing). */
 void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params);
 
 typedef struct {
@@ -157,8 +176,46 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
                              tcsolveSolveInfo_t* info);
 
 /* ---------------------------------------------------------------------------------------------
- * Extension: the last solve. A handle keeps what its last tcsolveDgesv computed beyond
- * tcsolveSolveInfo_t, until the next tcsolveDgesv on it: the backward error after each
+ * Factor once, solve many (LAPACK dgetrf + dgetrs; SciPy lu_factor + lu_solve). tcsolveDgetrf
+ * makes what tcsolveDgesv makes before its refinement -- the checks of A, the power-of-two
+ * equilibration, the FP32 LU (variant auto below fp64_below: the FP64 LU) -- and keeps it with
+ * a copy of the FP64 A in an opaque tcsolveFactorization_t. Each tcsolveDgetrs refines to FP64
+ * accuracy (LAPACK dsgesv's criterion on op(A)) with the params given to tcsolveDgetrf:
+ * refinement, fallback (the FP64 LU, made on first need and kept), condition estimate; with
+ * TCSOLVE_OP_N bitwise the X of tcsolveDgesv with those params. cpu handles only for now (a cuda
+ * handle: NOT_SUPPORTED, "factorize on cuda: not yet"); pivoting rbt: NOT_SUPPORTED.
+ *
+ *   tcsolveFactorization_t f;
+ *   tcsolveDgetrf(h, &params, n, A, lda, &f);
+ *   tcsolveDgetrs(h, f, TCSOLVE_OP_N, 1, b1, n, x1, n, &info);   (no LU: the factors reused)
+ *   tcsolveDgetrs(h, f, TCSOLVE_OP_T, 1, b2, n, x2, n, &info);   (A^T x2 = b2)
+ *   tcsolveFactorizationDestroy(f);
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tcsolveFactorization* tcsolveFactorization_t;
+
+/* Factors A (n x n; column-major unless params->row_major, lda >= max(1, n), n and lda at most
+ * INT_MAX) on the handle's backend; *factors receives the factorization (NULL on failure).
+ * params NULL: the defaults; params->row_major also says how tcsolveDgetrs reads B and writes X.
+ * n = 0: SUCCESS with an empty factorization (its solves are quick returns). INVALID_VALUE for
+ * bad arguments and for a matrix that is exactly singular or holds NaN or inf; NOT_SUPPORTED as
+ * above. A is not kept (copied). */
+tcsolveStatus_t tcsolveDgetrf(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, const double* A,
+                              int64_t lda, tcsolveFactorization_t* factors);
+/* Solves op(A) X = B (op(A) = A for TCSOLVE_OP_N, A^T for TCSOLVE_OP_T; B and X n x nrhs,
+ * layout as tcsolveDgesv's with the factorization's row_major) refined to FP64 accuracy. h must
+ * be the handle that made the factors (its interrupt flag and messages serve the solve;
+ * INVALID_VALUE otherwise). The last-solve record (below) is this solve's: time factorization 0,
+ * no LU made. Statuses as tcsolveDgesv's: NOT_CONVERGED with X the best iterate and info
+ * filled; INVALID_VALUE for bad arguments or a B holding NaN or inf (X untouched). */
+tcsolveStatus_t tcsolveDgetrs(tcsolveHandle_t h, tcsolveFactorization_t factors, tcsolveOperation_t trans,
+                              int64_t nrhs, const double* B, int64_t ldb, double* X, int64_t ldx,
+                              tcsolveSolveInfo_t* info);
+/* Frees the factorization (NULL: nothing to do). SUCCESS. Using it afterwards is undefined. */
+tcsolveStatus_t tcsolveFactorizationDestroy(tcsolveFactorization_t factors);
+
+/* ---------------------------------------------------------------------------------------------
+ * Extension: the last solve. A handle keeps what its last tcsolveDgesv or tcsolveDgetrs
+ * computed beyond tcsolveSolveInfo_t, until the next of them on it: the backward error after each
  * iteration, the times, the backend's finer phases, the note and the warnings. The record is
  * that of a tcsolveDgesv that returned SUCCESS or NOT_CONVERGED; any other status (and n = 0 or
  * nrhs = 0, and a handle that has not solved yet) leaves it empty: no history, no phases, no

@@ -1,7 +1,8 @@
 // The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: the
 // handle and the registry of live handles, tcsolveInterrupt, status strings, variant names,
-// tcsolveSgemm and tcsolveDgesv; argument checks in BLAS's manner (arguments.hpp: the message
-// names the argument; nothing is touched), the cpu path on host pointers, the cuda path through
+// tcsolveSgemm, tcsolveDgesv, and factor once / solve many (tcsolveDgetrf, tcsolveDgetrs: cpu
+// handles for now); argument checks in BLAS's manner (arguments.hpp: the message names the
+// argument; nothing is touched), the cpu path on host pointers, the cuda path through
 // cuda_path.hpp. Every entry point returns a status; no exception leaves this file (context.hpp,
 // guarded). The extensions live beside it: the last solve's record (last_solve.cpp), the variant
 // table (variant_table.cpp), K-means (kmeans.cpp).
@@ -10,10 +11,13 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "arguments.hpp"
@@ -133,6 +137,43 @@ SolveResult solve_host(const SolveOptions& options, bool row_major, std::int64_t
 
 }  // namespace
 
+tcsolveSolveParams_t read_params(const tcsolveSolveParams_t* params) {
+  tcsolveSolveParams_t p;
+  tcsolveSolveParamsDefault(&p);
+  if (!params) return p;
+  // The ends of the fields a caller may know (tcsolve.h, the layouts): from the first versioned
+  // layout (through row_major) to this library's; a later field is copied only when it lies
+  // within size, else it keeps its default.
+  const std::size_t size = params->size;
+  constexpr std::size_t kEnds[] = {offsetof(tcsolveSolveParams_t, row_major) + sizeof(int),
+                                   offsetof(tcsolveSolveParams_t, estimate_condition) + sizeof(int),
+                                   offsetof(tcsolveSolveParams_t, fp64_below) + sizeof(int),
+                                   offsetof(tcsolveSolveParams_t, rbt_window) + sizeof(int),
+                                   offsetof(tcsolveSolveParams_t, rbt_seed) + sizeof(std::uint64_t),
+                                   sizeof(tcsolveSolveParams_t)};
+  if (std::find(std::begin(kEnds), std::end(kEnds), size) == std::end(kEnds))
+    throw InvalidInput("params->size: " + std::to_string(size) + " is not the size of a tcsolveSolveParams_t layout (" +
+                       std::to_string(kEnds[0]) + " to " + std::to_string(sizeof(tcsolveSolveParams_t)) +
+                       " bytes; set it with tcsolveSolveParamsDefault before setting fields)");
+  auto copy = [&](auto member) {
+    if (reinterpret_cast<const char*>(&(params->*member)) + sizeof(params->*member) <=
+        reinterpret_cast<const char*>(params) + size)
+      p.*member = params->*member;
+  };
+  copy(&tcsolveSolveParams_t::variant);
+  copy(&tcsolveSolveParams_t::refinement);
+  copy(&tcsolveSolveParams_t::pivoting);
+  copy(&tcsolveSolveParams_t::max_iterations);
+  copy(&tcsolveSolveParams_t::fallback);
+  copy(&tcsolveSolveParams_t::block_size);
+  copy(&tcsolveSolveParams_t::row_major);
+  copy(&tcsolveSolveParams_t::estimate_condition);
+  copy(&tcsolveSolveParams_t::fp64_below);
+  copy(&tcsolveSolveParams_t::rbt_window);
+  copy(&tcsolveSolveParams_t::rbt_seed);
+  return p;
+}
+
 /// The solver's options from the C parameters.
 SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   SolveOptions o;
@@ -159,6 +200,17 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   o.block_size = p.block_size;
   if (p.row_major != 0 && p.row_major != 1)
     throw InvalidInput("params->row_major: " + std::to_string(p.row_major) + " is not 0 or 1");
+  if (p.estimate_condition != 0 && p.estimate_condition != 1)
+    throw InvalidInput("params->estimate_condition: " + std::to_string(p.estimate_condition) + " is not 0 or 1");
+  o.estimate_condition = p.estimate_condition == 1;
+  if (p.fp64_below < kFp64BelowDefault)
+    throw InvalidInput("params->fp64_below: " + std::to_string(p.fp64_below) +
+                       " is not -1 (the backend's default), 0 (never) or an order n");
+  o.fp64_below = p.fp64_below;
+  if (p.rbt_window != 0 && (p.rbt_window < 64 || p.rbt_window > 256))
+    throw InvalidInput("params->rbt_window: " + std::to_string(p.rbt_window) + " is not 0 or in 64..256");
+  o.rbt_window = p.rbt_window;
+  o.rbt_seed = p.rbt_seed;
   return o;
 }
 
@@ -180,6 +232,17 @@ tcsolveStatus_t solve_status(tcsolveContext* h, const char* function, const Solv
 }
 
 }  // namespace tcsolve::capi
+
+/// What tcsolveDgetrf returns (tcsolve.h): the factorization (none when n = 0), the handle that
+/// made it (whose interrupt flag the factorization's options point to), the order, the layout of
+/// B and X, and the variant asked for (a quick return's info).
+struct tcsolveFactorization {
+  tcsolveContext* handle = nullptr;
+  std::int64_t n = 0;
+  bool row_major = false;
+  int variant = 0;
+  std::optional<tcsolve::Factorization> factors;
+};
 
 using namespace tcsolve;
 using namespace tcsolve::capi;
@@ -333,6 +396,8 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
 
 void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
   if (!params) return;
+  const SolveOptions defaults;
+  params->size = sizeof(tcsolveSolveParams_t);
   params->variant = static_cast<int>(Variant::auto_);
   params->refinement = 0;
   params->pivoting = 0;
@@ -340,6 +405,10 @@ void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
   params->fallback = 1;
   params->block_size = 0;
   params->row_major = 0;
+  params->estimate_condition = defaults.estimate_condition ? 1 : 0;
+  params->fp64_below = defaults.fp64_below;
+  params->rbt_window = defaults.rbt_window;
+  params->rbt_seed = defaults.rbt_seed;
 }
 
 tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,
@@ -349,9 +418,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
   h->interrupt.store(false);    // an interrupt before this call does not stop it
   h->last_solve = LastSolve{};  // a failure below leaves the record empty
   return guarded(h, "tcsolveDgesv", [&] {
-    tcsolveSolveParams_t p;
-    tcsolveSolveParamsDefault(&p);
-    if (params) p = *params;
+    const tcsolveSolveParams_t p = read_params(params);
     SolveOptions options = solve_options(p, h->backend);
     options.cuda_context = &h->context;
     options.interrupt = &h->interrupt;
@@ -387,6 +454,82 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
     fill_info(r, info);
     return solve_status(h, "tcsolveDgesv", r);
   });
+}
+
+tcsolveStatus_t tcsolveDgetrf(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, const double* A,
+                              int64_t lda, tcsolveFactorization_t* factors) {
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveDgetrf")) return s;
+  h->interrupt.store(false);  // an interrupt before this call does not stop it
+  return guarded(h, "tcsolveDgetrf", [&] {
+    not_null("factors", factors);
+    *factors = nullptr;
+    const tcsolveSolveParams_t p = read_params(params);
+    SolveOptions options = solve_options(p, h->backend);
+    options.interrupt = &h->interrupt;
+    const bool row_major = p.row_major == 1;
+    nonnegative("n", n);
+    leading_dimension("lda", lda, n, "n");
+    if (h->backend == Backend::cuda)
+      throw Unavailable("factorize on cuda: not yet (factor on a cpu handle, or solve with tcsolveDgesv)");
+    auto f = std::make_unique<tcsolveFactorization>();
+    f->handle = h;
+    f->n = n;
+    f->row_major = row_major;
+    f->variant = p.variant;
+    if (n > 0) {
+      not_null("A", A);
+      as_int("n", n);
+      as_int("lda", lda);
+      Eigen::MatrixXd a(n, n);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < n; ++i) a(i, j) = A[offset(row_major, i, j, lda)];
+      f->factors.emplace(factorize(a, options));
+    }
+    *factors = f.release();
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+tcsolveStatus_t tcsolveDgetrs(tcsolveHandle_t h, tcsolveFactorization_t factors, tcsolveOperation_t trans,
+                              int64_t nrhs, const double* B, int64_t ldb, double* X, int64_t ldx,
+                              tcsolveSolveInfo_t* info) {
+  if (const tcsolveStatus_t s = check_handle(h, "tcsolveDgetrs")) return s;
+  h->interrupt.store(false);    // an interrupt before this call does not stop it
+  h->last_solve = LastSolve{};  // a failure below leaves the record empty
+  return guarded(h, "tcsolveDgetrs", [&] {
+    not_null("factors", factors);
+    if (factors->handle != h)
+      throw InvalidInput("factors: made by tcsolveDgetrf on another handle (solve on that handle)");
+    const Transpose t = operation_argument("trans", trans) == Op::t ? Transpose::yes : Transpose::no;
+    const std::int64_t n = factors->n;
+    const bool row_major = factors->row_major;
+    nonnegative("nrhs", nrhs);
+    leading_dimension("ldb", ldb, row_major ? nrhs : n, row_major ? "nrhs" : "n");
+    leading_dimension("ldx", ldx, row_major ? nrhs : n, row_major ? "nrhs" : "n");
+    if (n == 0 || nrhs == 0) {
+      if (info) *info = tcsolveSolveInfo_t{1, 0, 0, factors->variant, 0.0, -1.0};
+      return TCSOLVE_STATUS_SUCCESS;
+    }
+    not_null("B", B);
+    not_null("X", X);
+    as_int("nrhs", nrhs);
+    as_int("ldb", ldb);
+    as_int("ldx", ldx);
+    Eigen::MatrixXd b(n, nrhs);
+    for (std::int64_t j = 0; j < nrhs; ++j)
+      for (std::int64_t i = 0; i < n; ++i) b(i, j) = B[offset(row_major, i, j, ldb)];
+    const SolveResult r = solve(*factors->factors, b, t);
+    for (std::int64_t j = 0; j < nrhs; ++j)
+      for (std::int64_t i = 0; i < n; ++i) X[offset(row_major, i, j, ldx)] = r.x(i, j);
+    h->last_solve = record_solve(r);
+    fill_info(r, info);
+    return solve_status(h, "tcsolveDgetrs", r);
+  });
+}
+
+tcsolveStatus_t tcsolveFactorizationDestroy(tcsolveFactorization_t factors) {
+  delete factors;
+  return TCSOLVE_STATUS_SUCCESS;
 }
 
 }  // extern "C"

@@ -88,9 +88,7 @@ tcsolveStatus_t tcsolvePdgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* par
     sys.grid = grid;
     // every argument of every rank checked in one agreed step: the lowest failing rank's message
     runtime::agreed(&comm, [&] {
-      tcsolveSolveParams_t p;
-      tcsolveSolveParamsDefault(&p);
-      if (params) p = *params;
+      const tcsolveSolveParams_t p = read_params(params);
       options = solve_options(p, Backend::cpu);
       if (p.row_major != 0) throw InvalidInput("params->row_major: 1 (descriptors lay out column-major pieces only)");
       nonnegative("n", n);

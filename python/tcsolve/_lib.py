@@ -43,8 +43,10 @@ SUCCESS, NOT_CONVERGED, INTERRUPTED = 0, 3, 7
 
 class SolveParams(ctypes.Structure):
     """tcsolveSolveParams_t."""
-    _fields_ = [("variant", c_int), ("refinement", c_int), ("pivoting", c_int), ("max_iterations", c_int),
-                ("fallback", c_int), ("block_size", c_int), ("row_major", c_int)]
+    _fields_ = [("size", ctypes.c_size_t), ("variant", c_int), ("refinement", c_int), ("pivoting", c_int),
+                ("max_iterations", c_int), ("fallback", c_int), ("block_size", c_int), ("row_major", c_int),
+                ("estimate_condition", c_int), ("fp64_below", c_int), ("rbt_window", c_int),
+                ("rbt_seed", ctypes.c_uint64)]
 
 
 class SolveInfo(ctypes.Structure):
@@ -145,7 +147,7 @@ def check(status, handle=None):
 
 
 def version():
-    """tcsolveGetVersion(): the library's version ("0.2.0")."""
+    """tcsolveGetVersion(): the library's version ("0.3.0")."""
     return text(lib.tcsolveGetVersion())
 
 
