@@ -41,14 +41,25 @@ std::string format_number(double x) {
   return buf;
 }
 
-/// Bytes free to an unprivileged writer in the directory `path` would be written in; a negative
-/// number when unknown.
-double disk_available(const std::string& path) {
+/// Share of a file system that the block path leaves free: a system file can be most of a disk,
+/// and a disk filled to the last block fails every other writer on it.
+constexpr double kDiskKeptFree = 0.05;
+
+/// The file system of the directory `path` would be written in: bytes free to an unprivileged
+/// writer and its size; negative numbers when unknown.
+struct DiskSpace {
+  std::string dir;
+  double available = -1, size = -1;
+};
+DiskSpace disk_space(const std::string& path) {
   const std::string::size_type slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  DiskSpace d;
+  d.dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   struct statvfs st {};
-  if (::statvfs(dir.c_str(), &st) != 0) return -1;
-  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  if (::statvfs(d.dir.c_str(), &st) != 0) return d;
+  d.available = static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  d.size = static_cast<double>(st.f_blocks) * static_cast<double>(st.f_frsize);
+  return d;
 }
 
 /// Rows of A per block: `requested` when given (at most n), else as many as min(MemAvailable /
@@ -82,9 +93,14 @@ BlockTimes generate_by_blocks(int n, std::uint64_t seed, int nrhs, int rows_per_
   shape.b_is_vector = nrhs == 1;
   shape.has_x = true;
   const double file_bytes = SystemWriter::file_bytes(shape);
-  if (const double free_bytes = disk_available(output); free_bytes >= 0 && file_bytes > free_bytes)
-    throw InvalidInput(what + " writes a file of " + format_bytes(file_bytes) + "; " + format_bytes(free_bytes) +
-                       " available on the disk of " + output);
+  if (const DiskSpace disk = disk_space(output); disk.available >= 0) {
+    const double kept = kDiskKeptFree * disk.size;
+    if (file_bytes > disk.available - kept)
+      throw InvalidInput(what + " needs " + format_bytes(file_bytes) + " on disk for " + output + "; " +
+                         format_bytes(disk.available) + " available in '" + disk.dir + "', less " +
+                         format_bytes(kept) + " kept free (" + fmt("%.0f", 100 * kDiskKeptFree) +
+                         "% of the file system)");
+  }
 
   const auto t0 = Clock::now();
   const Eigen::MatrixXd x = random_x_true(n, nrhs, seed);
@@ -155,8 +171,9 @@ int run_generate(int argc, char** argv) {
                 "memory (the stream of inputs/random_n512.h5); above it, or with --block-rows, A is\n"
                 "made and written by blocks of rows, each row from Philox4x32-10 keyed by the seed\n"
                 "and b's rows from it in FP64 (host memory for one block: the file may be larger\n"
-                "than the memory; the same file for every block size). The file needs as much free\n"
-                "disk (8 n^2 bytes); both are checked before anything is written.\n"
+                "than the memory; the same file for every block size). The file's 8 n^2 bytes must\n"
+                "fit on its disk leaving 5% of the file system free; memory and disk are checked\n"
+                "before anything is written.\n"
                 "\n"
                 "Backends (randsvd; random mode is generated on the host either way, the same file):\n"
                 "  cpu   std::mt19937_64 Gaussians, Eigen Householder QR (U and V on two threads), the\n"

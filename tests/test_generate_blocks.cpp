@@ -400,3 +400,20 @@ TEST_CASE("tcsolve generate --mode random: by blocks above 1024 or with --block-
   CHECK_FALSE(fs::exists(dir.path("huge.h5")));
   CHECK_FALSE(has_temporary_file(dir));
 }
+
+TEST_CASE("tcsolve generate by blocks stopped by SIGTERM half way leaves neither the file nor a temporary", "[io][cli]") {
+  TempDir dir;
+  // n = 6000 by single rows: 6000 blocks, 288 MB, about a second on two cores; TERM after 0.3 s.
+  const std::string out = dir.path("sys.h5");
+  const CommandResult r = tcsolve::test::run_shell(
+      "timeout -s TERM 0.3 '" + tcsolve::test::tcsolve_exe() +
+          "' generate --mode random --n 6000 --block-rows 1 --backend cpu --progress never --output '" + out + "'",
+      "generate --n 6000 --block-rows 1 (TERM after 0.3 s)");
+  INFO(r);
+  if (r.exit_code == 0) {
+    WARN("skipped: generate finished within 0.3 s on this machine");
+    return;
+  }
+  CHECK(r.exit_code == 124);  // timeout's code for a command it ended
+  CHECK(dir.entries().empty());
+}
