@@ -37,7 +37,8 @@ enum class SpectrumMode { geometric, arithmetic, clustered, random };
 /// 2026-11-26 this was 46340, n^2 < 2^31, on a claim of 32-bit kernel indices that a review of
 /// every kernel disproved; n = 64512 is solved on an H100 in docs/BENCHMARKS.md). Memory is the
 /// caller's check: the cpu holds up to five n x n FP64 matrices at once for randsvd and one for
-/// random, the cuda backend three on the device for randsvd.
+/// random in memory (generate_system), the cuda backend three on the device for randsvd;
+/// generate_random_blocks holds one block of rows.
 constexpr int kMaxGeneratedOrder = 131072;
 
 /// Largest order whose random mode keeps the whole-matrix mt19937_64 stream (see the top of this
