@@ -75,7 +75,14 @@ int run_solve(int argc, char** argv) {
   add_layout_option(options);
   add_progress_option(options);
   po::variables_map vm;
-  runtime::agreed(job.world.get(), [&] { vm = parse_options(argc, argv, options); });
+  runtime::agreed(job.world.get(), [&] {
+    try {
+      vm = parse_options(argc, argv, options);
+    } catch (const po::error& e) {  // under mpirun: agreed as a bad argument (exit 2)
+      if (job.world == nullptr) throw;
+      throw InvalidInput(std::string(e.what()) + " (see --help)");
+    }
+  });
   if (vm.count("help")) {
     print_usage(std::cout, Synopsis{"solve", {"input"}, {}},
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"

@@ -57,7 +57,7 @@ constexpr Subcommand kSubcommands[] = {
      tcsolve::app::run_ffn},
 };
 
-/// "kmeans and solve": the subcommands that run as ranks under mpirun.
+/// "compare, kmeans and solve": the subcommands that run as ranks under mpirun.
 std::string ranks_subcommands() {
   std::vector<std::string_view> names;
   for (const Subcommand& s : kSubcommands)
