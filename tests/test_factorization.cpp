@@ -94,8 +94,9 @@ TEST_CASE("factorize + solve gives bitwise solve()'s x on the committed systems"
   }
 }
 
-TEST_CASE("factorize + solve gives bitwise solve()'s x with every refinement, fp64_below and no fallback",
-          "[solver][factor]") {
+TEST_CASE(
+    "factorize + solve gives bitwise solve()'s x with every refinement, rbt, fp64_below and no fallback",
+    "[solver][factor]") {
   const LinearSystem sys = with_ones(uniform(96, 96, 7));
   for (const Refinement r : {Refinement::classical, Refinement::gmres, Refinement::auto_}) {
     SolveOptions o = cpu_options(Variant::ec_tf32);
@@ -107,6 +108,26 @@ TEST_CASE("factorize + solve gives bitwise solve()'s x with every refinement, fp
   fp64.fp64_below = 128;  // n = 96: the FP64 LU path
   check_same_as_solve(sys, fp64);
   CHECK(factorize(sys.A, fp64).fp64_lu());
+  SolveOptions rbt = cpu_options(Variant::ec_fp16);
+  rbt.pivoting = Pivoting::rbt;
+  check_same_as_solve(sys, rbt);  // the transformed LU holds
+  CHECK(solve(factorize(sys.A, rbt), sys.b).pivoting == Pivoting::rbt);
+  rbt.max_iterations = 0;  // its refinement cannot converge: partial pivoting's LU, made then
+  check_same_as_solve(sys, rbt);
+  {
+    const Factorization f = factorize(sys.A, rbt);
+    CHECK(solve(f, sys.b).note.find("rbt: ") == 0);
+    CHECK(bitwise_equal(solve(f, sys.b).x, solve(sys, rbt).x));  // the partial LU kept
+    rbt.max_iterations = 30;
+    LinearSystem t;
+    t.A = sys.A.transpose();
+    t.b = sys.b;
+    const SolveResult rt =
+        solve(factorize(sys.A, rbt), t.b, Transpose::yes);  // through A_s^-T = U A_r^-T V^T
+    CHECK(rt.pivoting == Pivoting::rbt);
+    CHECK(rt.converged);
+    CHECK(dsgesv_criterion(t, rt.x));
+  }
   SolveOptions no_estimate = cpu_options(Variant::fp32_simt);
   no_estimate.estimate_condition = false;
   check_same_as_solve(sys, no_estimate);
@@ -224,9 +245,6 @@ TEST_CASE("factorize and solve(Factorization) refuse bad inputs as solve() does"
   Eigen::MatrixXd equal_rows = uniform(8, 8, 1);
   equal_rows.row(5) = -4 * equal_rows.row(2);
   CHECK_THROWS_WITH(factorize(equal_rows, o), Catch::Contains("exactly singular"));
-  SolveOptions rbt = o;
-  rbt.pivoting = Pivoting::rbt;
-  CHECK_THROWS_AS(factorize(uniform(8, 8, 1), rbt), Unavailable);
 
   const Factorization f = factorize(uniform(8, 8, 1), o);
   CHECK_THROWS_AS(solve(f, uniform(7, 1, 2)), InvalidInput);

@@ -183,7 +183,7 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
  * accuracy (LAPACK dsgesv's criterion on op(A)) with the params given to tcsolveDgetrf:
  * refinement, fallback (the FP64 LU, made on first need and kept), condition estimate; with
  * TCSOLVE_OP_N bitwise the X of tcsolveDgesv with those params. cpu handles only for now (a cuda
- * handle: NOT_SUPPORTED, "factorize on cuda: not yet"); pivoting rbt: NOT_SUPPORTED.
+ * handle: NOT_SUPPORTED, "factorize on cuda: not yet").
  *
  *   tcsolveFactorization_t f;
  *   tcsolveDgetrf(h, &params, n, A, lda, &f);

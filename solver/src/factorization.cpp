@@ -23,9 +23,11 @@
 #include <utility>
 #include <vector>
 
+#include "butterfly.hpp"
 #include "condition.hpp"
 #include "cpu/blocked_lu.hpp"
 #include "cpu/fp64_lu.hpp"
+#include "cpu/rbt.hpp"
 #include "cpu/refinement_cpu.hpp"
 #include "host_clock.hpp"
 #include "input_checks.hpp"
@@ -44,17 +46,33 @@ struct Factorization::State {
   double max_abs_a = 0;   ///< check_system's max |a_ij| (prescale_for)
   bool prescale = false;  ///< A lies below 2^-511: each solve is solve(LinearSystem{A, b}) whole
   bool fp64 = false;      ///< uses_fp64_lu: lu64 holds the LU, f the scalings R and C only
-  LuFactorization f;      ///< the FP32 factors of P A_s = L U, R and C
+  LuFactorization f;      ///< the FP32 factors of P A_s = L U, R and C (rbt: made on first need)
   int zero_pivot = -1;    ///< the FP32 LU's exact zero pivot (then lu64 decides), or -1
+  std::optional<cpu::RbtFactorization> rbt;  ///< pivoting rbt: the transformed LU, when it held
+  std::string rbt_why;  ///< pivoting rbt that broke down in factorize: why (f is partial's)
   double seconds = 0;
   mutable std::mutex mutex;
   mutable std::optional<cpu::Fp64Lu> lu64;  ///< the FP64 LU of A_s, made on first need
+  mutable bool partial_made = false;        ///< rbt: f and zero_pivot made on first need
 
+  /// R and C (rbt's factors hold them too).
+  const LuFactorization& scales() const { return rbt ? rbt->f : f; }
   /// The FP64 LU of A_s (throws InvalidInput when A is exactly singular, as solve() does).
   const cpu::Fp64Lu& fp64_lu() const {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!lu64) lu64 = cpu::fp64_equilibrated_lu(A, f.row_scale, f.col_scale);
+    if (!lu64) lu64 = cpu::fp64_equilibrated_lu(A, scales().row_scale, scales().col_scale);
     return *lu64;
+  }
+  /// rbt whose refinement did not converge: partial pivoting's LU, made on first need (solve()
+  /// makes it then) and kept.
+  void make_partial() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (partial_made) return;
+    cpu::FactorAttempt t = cpu::try_factorize(A, options.variant, options.block_size, options.gemm);
+    auto& self = const_cast<State&>(*this);
+    self.f = std::move(t.f);
+    self.zero_pivot = t.zero_pivot;
+    partial_made = true;
   }
 };
 
@@ -69,7 +87,9 @@ const Factorization::State& Factorization::state() const {
 }
 int Factorization::n() const { return static_cast<int>(state().A.rows()); }
 const SolveOptions& Factorization::options() const { return state().options; }
-Variant Factorization::resolved_variant() const { return state().fp64 ? Variant::fp64 : state().f.resolved_variant; }
+Variant Factorization::resolved_variant() const {
+  return state().fp64 ? Variant::fp64 : state().scales().resolved_variant;
+}
 bool Factorization::fp64_lu() const { return state().fp64; }
 double Factorization::seconds() const { return state().seconds; }
 
@@ -221,6 +241,42 @@ void solve_partial(const Factorization::State& st, const LinearSystem& sys, bool
   }
 }
 
+/// cpu/solver_cpu.cpp's solve_rbt after the LU, on sys = {op(A), b}: false, with `why`, when
+/// the refinement does not converge (the caller then pivots). A^T: the correction through the
+/// transposed inverse of the rbt factors (rbt_inverse: A_s^-T = U A_r^-T V^T).
+bool solve_rbt(const Factorization::State& st, const LinearSystem& sys, bool trans, SolveResult& res,
+               std::string& why) {
+  const SolveOptions& options = st.options;
+  const cpu::RbtFactorization& f = *st.rbt;
+  res.pivoting = Pivoting::rbt;
+  res.resolved_variant = f.f.resolved_variant;
+  const Checker checker(sys.A, sys.b);
+  const EquilibratedInverse inverse = trans ? transposed(cpu::rbt_inverse(f), f.f) : cpu::rbt_inverse(f);
+  refine_with(
+      options, sys, checker,
+      [&](const Eigen::MatrixXd& r) {
+        if (!trans) return cpu::rbt_apply(f, r);
+        Eigen::MatrixXd x = r;
+        inverse.apply(x);
+        return x;
+      },
+      res);
+  if (!res.converged) {
+    why = "refinement did not converge (" + res.note + ")";
+    return false;
+  }
+  res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
+  if (options.estimate_condition)
+    estimate_condition(
+        sys, inverse, false,
+        [&] {
+          const EquilibratedInverse lu = cpu::fp64_inverse(st.fp64_lu(), f.f);
+          return trans ? transposed(lu, f.f) : lu;
+        },
+        res);
+  return true;
+}
+
 /// cpu/solver_cpu.cpp's solve_fp64 after the LU, on sys = {op(A), b}.
 void solve_fp64(const Factorization::State& st, const LinearSystem& sys, bool trans, SolveResult& res) {
   const SolveOptions& options = st.options;
@@ -263,8 +319,6 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
   if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cpu, A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cpu, static_cast<int>(A.rows()));
-  if (options.pivoting == Pivoting::rbt)
-    throw Unavailable("factorize with pivoting rbt: not yet (use partial or auto)");
   if (!available(options.variant, Backend::cpu))
     throw Unavailable("variant " + std::string(to_string(options.variant)) +
                       " has no implementation on the cpu backend");
@@ -278,6 +332,16 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
     st->f.resolved_variant = Variant::fp64;
     st->fp64_lu();
   } else {
+    if (options.pivoting == Pivoting::rbt) {
+      cpu::RbtAttempt r = cpu::try_factorize_rbt(st->A, options.variant, options.block_size, options.gemm,
+                                                 options.rbt_seed, options.rbt_window, lu_hook(options));
+      if (r.factors) {
+        st->rbt = std::move(r.factors);
+        st->seconds = seconds(t_start, Clock::now());
+        return Factorization(std::move(st));
+      }
+      st->rbt_why = r.breakdown;
+    }
     cpu::FactorAttempt t =
         cpu::try_factorize(st->A, options.variant, options.block_size, options.gemm, lu_hook(options));
     st->f = std::move(t.f);
@@ -303,10 +367,25 @@ SolveResult solve(const Factorization& factors, const Eigen::MatrixXd& b, Transp
   res.block_size = st.options.block_size;
   res.resolved_variant = st.f.resolved_variant;
   res.factorization_reused = true;
-  if (st.fp64)
+  if (st.fp64) {
     solve_fp64(st, sys, t, res);
-  else
+  } else if (st.rbt) {
+    std::string why;
+    if (!solve_rbt(st, sys, t, res, why)) {
+      // as solve(): partial pivoting's LU (made once, kept), its story from the start
+      st.make_partial();
+      res = SolveResult{};
+      res.backend = Backend::cpu;
+      res.block_size = st.options.block_size;
+      res.resolved_variant = st.f.resolved_variant;
+      res.factorization_reused = true;
+      solve_partial(st, sys, t, res);
+      res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
+    }
+  } else {
     solve_partial(st, sys, t, res);
+    if (!st.rbt_why.empty()) res.note = "rbt: " + st.rbt_why + "; partial pivoting used: " + res.note;
+  }
   detail::finish_result(sys, res);
   res.time_s.refinement = res.time_s.total = seconds(t_start, Clock::now());
   return res;

@@ -182,8 +182,15 @@ static void test_params_size(tcsolveHandle_t h) {
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(info.resolved_variant == variant("fp64"));
   CHECK(strstr(tcsolveGetLastSolveNote(h), "fp64_below") != NULL);
+  tcsolveSolveParamsDefault(&p); /* rbt pivoting: bitwise tcsolveDgesv's X too */
   p.pivoting = 1;
-  CHECK_STATUS(h, tcsolveDgetrf(h, &p, N, A, N, &f), TCSOLVE_STATUS_NOT_SUPPORTED, "rbt");
+  p.rbt_seed = 5;
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, Xd, N, NULL), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(h, tcsolveDgetrf(h, &p, N, A, N, &f), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(h, tcsolveDgetrs(h, f, TCSOLVE_OP_N, 1, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(memcmp(X, Xd, N * sizeof(double)) == 0);
+  CHECK(strstr(tcsolveGetLastSolveNote(h), "rbt") != NULL);
+  tcsolveFactorizationDestroy(f);
 }
 
 int main(void) {

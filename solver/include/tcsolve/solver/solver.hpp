@@ -416,8 +416,10 @@ Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r);
 /// warnings; the FP64 LU of A_s that a fallback or the condition estimate needs is made on first
 /// need and kept for later solves.
 ///
-/// Not yet (Unavailable): the cuda backend (Backend::automatic resolving to it included;
-/// "factorize on cuda: not yet"), and pivoting rbt (auto resolves to partial). A system whose A
+/// Pivoting rbt: the transformed LU; a solve whose refinement with it does not converge makes
+/// partial pivoting's LU then (as solve() does) and keeps it; a breakdown in factorize makes it
+/// there. A transposed solve corrects through A_s^-T = U A_r^-T V^T. Not yet (Unavailable): the
+/// cuda backend (Backend::automatic resolving to it included; "factorize on cuda: not yet"). A system whose A
 /// lies below 2^-511 (prescale.hpp), or whose b does, is solved by solve(LinearSystem{A, b}, options)
 /// whole (bitwise the same; the LU is then made again, and factorization_reused is false).
 enum class Transpose { no, yes };
@@ -447,7 +449,7 @@ class Factorization {
 /// Factors A (n x n, FP64, column-major) as solve() would (above). Throws as solve() does for
 /// A: InvalidInput for an empty, non-square or non-finite A and for an exactly singular one
 /// (a zero row or column; an FP32 zero pivot confirmed by the FP64 LU); Unavailable for the
-/// cuda backend, pivoting rbt, or a variant without a cpu implementation. options.interrupt
+/// cuda backend, or a variant without a cpu implementation. options.interrupt
 /// and options.progress are kept and used by the solves too (the caller keeps them alive).
 Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& options);
 
