@@ -116,6 +116,25 @@ inline bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+/// How often `needle` occurs in `text` (without overlaps).
+inline std::size_t occurrences(std::string_view text, std::string_view needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+/// Whether mpirun is on the PATH (the tests of the commands under mpirun skip without it).
+inline bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+
+/// `mpirun -np <ranks> tcsolve <args>` (OpenMPI as root in CI: --allow-run-as-root, and
+/// --oversubscribe for more ranks than cores).
+inline CommandResult run_ranks(int ranks, const std::string& args) {
+  return run_shell("mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " '" + tcsolve_exe() +
+                       "' " + args,
+                   "(mpirun -np " + std::to_string(ranks) + ") " + args);
+}
+
 inline std::size_t count_lines(std::string_view s) {
   std::size_t n = 0;
   for (char c : s) n += c == '\n';

@@ -28,22 +28,6 @@ using namespace tcsolve::test;
 
 constexpr double kEps64 = 0x1p-53;
 
-bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-
-CommandResult run_ranks(int ranks, const std::string& args) {
-  return run_shell("mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " '" +
-                       tcsolve_exe() + "' " + args,
-                   "(mpirun -np " + std::to_string(ranks) + ") " + args);
-}
-
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
-  return n;
-}
-
 /// The result object whose `key` ("variant" or "method") is `name`, or null.
 const Json* result_named(const Json& doc, const std::string& key, const std::string& name) {
   for (const Json& r : doc.find("results")->items)

@@ -32,22 +32,6 @@ namespace {
 
 using namespace tcsolve::test;
 
-bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
-
-/// `mpirun -np <ranks> tcsolve <args>`.
-CommandResult run_ranks(int ranks, const std::string& args) {
-  return run_shell("mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " '" + tcsolve_exe() +
-                       "' " + args,
-                   "(mpirun -np " + std::to_string(ranks) + ") " + args);
-}
-
-/// How often `needle` occurs in `text`.
-std::size_t occurrences(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
-  return n;
-}
-
 std::string iris() { return "'" + test_data_path("inputs/iris.h5") + "'"; }
 
 float ulp(float x) { return std::nextafter(std::fabs(x), std::numeric_limits<float>::infinity()) - std::fabs(x); }

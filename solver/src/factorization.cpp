@@ -13,7 +13,7 @@
 // A^T = C^-1 A_s^T R^-1: the transposed system is the equilibrated one with R and C exchanged
 // and A_s^-1, A_s^-T exchanged (transposed()), so every rule of the story holds for it as is.
 // With Transpose::no the operations are cpu::solve's, in its order: bitwise its x (tested).
-// refine_with and estimate_condition below are cpu/solver_cpu.cpp's, with op(A) for A.
+// The refinement and the condition estimate are cpu/solve_steps.hpp's, given {op(A), b}.
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -29,6 +29,7 @@
 #include "cpu/fp64_lu.hpp"
 #include "cpu/rbt.hpp"
 #include "cpu/refinement_cpu.hpp"
+#include "cpu/solve_steps.hpp"
 #include "host_clock.hpp"
 #include "input_checks.hpp"
 #include "prescale.hpp"
@@ -96,17 +97,13 @@ double Factorization::seconds() const { return state().seconds; }
 namespace {
 
 using cpu::Checker;
+using cpu::estimate_condition;
+using cpu::lu_hook;
+using cpu::refine_with;
 using detail::Assessment;
 using detail::EquilibratedInverse;
 using detail::ScaledNorm;
 
-/// The LU's hook (cpu/solver_cpu.cpp's): SolveOptions::interrupt, then progress("lu", done).
-cpu::BlockHook lu_hook(const SolveOptions& options) {
-  return [&options](double done) {
-    detail::check_interrupt(options.interrupt);
-    if (options.progress) options.progress("lu", done);
-  };
-}
 
 /// x = A^-T r by the FP32 factors, lu_apply's steps transposed: A^-T = R A_s^-T C with A_s^-T =
 /// P^T L^-T U^-T; per column t = C r scaled by a power of two to ||t||_inf in [1/2, 1), the
@@ -139,63 +136,6 @@ EquilibratedInverse transposed(const EquilibratedInverse& inverse, const LuFacto
   return EquilibratedInverse(
       f.col_scale, f.row_scale, [s](Eigen::MatrixXd& w) { s->apply_transpose(w); },
       [s](Eigen::MatrixXd& w) { s->apply(w); });
-}
-
-/// cpu/solver_cpu.cpp's refine_with on sys = {op(A), b}.
-void refine_with(const SolveOptions& options, const LinearSystem& sys, const Checker& checker,
-                 const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& m_inv, SolveResult& res) {
-  const cpu::Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) {
-    return m_inv(r);
-  };
-  long inner_total = 0;
-  const cpu::Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
-    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
-    for (Eigen::Index j = 0; j < r.cols(); ++j) {
-      if (done[static_cast<std::size_t>(j)]) continue;
-      int inner = 0;
-      d.col(j) = cpu::gmres(
-          sys.A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
-          detail::kGmresCycle, inner, options.interrupt);
-      inner_total += inner;
-    }
-    return d;
-  };
-  const Eigen::MatrixXd x0 = m_inv(sys.b);
-  switch (options.refinement) {
-    case Refinement::classical:
-      cpu::refine(options, checker, x0, res, classical);
-      break;
-    case Refinement::gmres:
-      cpu::refine(options, checker, x0, res, gmres_ir);
-      break;
-    case Refinement::auto_:
-      cpu::refine(options, checker, x0, res, classical, gmres_ir);
-      break;
-  }
-  if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
-    res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
-}
-
-/// cpu/solver_cpu.cpp's estimate_condition on sys = {op(A), b}.
-void estimate_condition(const LinearSystem& sys, const EquilibratedInverse& fp32, bool fp64_made,
-                        const std::function<EquilibratedInverse()>& fp64, SolveResult& res) {
-  const ScaledNorm norm1 = detail::norm_1(sys.A);
-  const detail::VectorMap times_a = [&](Eigen::MatrixXd& y) { y = sys.A * y; };
-  if (!fp64_made) {
-    const detail::ConditionEstimate c = detail::estimate_condition(norm1, fp32, times_a);
-    if (c.resolved)
-      res.condition_estimate = c.estimate;
-    else
-      res.note += "; condition estimate from an FP64 LU (the FP32 factors do not resolve A^-1)";
-  }
-  if (!res.condition_estimate) res.condition_estimate = detail::estimate_condition(norm1, fp64()).estimate;
-  if (!detail::needs_equilibrated_estimate(res.condition_estimate, fp32)) return;
-  if (!fp64_made) {
-    const detail::ConditionEstimate c = detail::estimate_condition_equilibrated(sys.A, fp32, times_a);
-    if (c.resolved) res.condition_estimate_equilibrated = c.estimate;
-  }
-  if (!res.condition_estimate_equilibrated)
-    res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(sys.A, fp64()).estimate;
 }
 
 /// cpu/solver_cpu.cpp's solve_partial after the LU, on sys = {op(A), b}.
