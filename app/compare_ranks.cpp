@@ -11,6 +11,7 @@
 
 #include "cli_util.hpp"
 #include "input.hpp"
+#include "rank_system.hpp"
 #include "scalapack_baseline.hpp"
 #include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -23,8 +24,6 @@ namespace {
 constexpr double kEps64 = 0x1p-53;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::string kPdgesv = "scalapack-pdgesv";
-
-std::string grid_text(const Grid& g) { return std::to_string(g.rows) + "x" + std::to_string(g.cols); }
 
 /// max_j ||x_j - t_j||_inf / ||t_j||_inf (solve's forward_error; 0/0 = 0, e/0 = inf).
 double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
@@ -157,34 +156,18 @@ CompareRanksRows compare_on_ranks(const JobRanks& job, const CompareRanksArgs& a
                                   Progress& progress) {
   runtime::Communicator& world = *job.world;
   const Grid& grid = plan.grid;
-  const int n = static_cast<int>(plan.shape.n), nrhs = static_cast<int>(plan.shape.nrhs);
+  const int n = static_cast<int>(plan.shape.n);
   const int nb = a.options.block_size > 0 ? a.options.block_size : kDefaultBlockSizeCpu;
   const int prow = grid.row_of(job.rank), pcol = grid.col_of(job.rank);
   const CyclicMap rows{n, nb, grid.rows}, cols{n, nb, grid.cols};
-  SystemPiece piece;
-  runtime::agreed(&world, [&] {
-    // this rank: its piece of A in FP64 (read), then either a solve's FP32 LU (4 bytes an entry;
-    // its FP64 fallback, 16, as solve counts it: 12 with A's) or pdgesv's copy (8), so 16 with
-    // A's; the solve's vectors (about 8 n x nrhs doubles) and pdgesv's x gathered (1 more)
-    const double local = static_cast<double>(rows.count(prow)) * cols.count(pcol);
-    require_host_memory(a.input + ": this rank's piece of A (" + std::to_string(rows.count(prow)) + " x " +
-                            std::to_string(cols.count(pcol)) + " of " + std::to_string(n) + " x " +
-                            std::to_string(n) + " on a " + grid_text(grid) + " grid)",
-                        16.0 * local + 72.0 * plan.shape.n * plan.shape.nrhs);
-    progress.step("reading this rank's piece of " + a.input);
-    piece = read_system_piece(a.input, a.layout, rows, prow, cols, pcol);
-  });
-
-  DistributedSystem sys;
-  sys.grid = grid;
-  sys.desc_a = Descriptor::make(n, n, nb, nb, grid, prow);
-  sys.desc_a.lld = piece.ld;
-  sys.A = piece.a.data();
-  sys.desc_b = Descriptor::make(n, nrhs, nb, nb, grid, prow);
-  std::vector<double> b(static_cast<std::size_t>(sys.desc_b.lld) *
-                        static_cast<std::size_t>(std::max(1, sys.desc_b.local_cols(grid, pcol))));
-  scatter(piece.b.data(), n, sys.desc_b, grid, prow, pcol, b.data());
-  sys.B = b.data();
+  // this rank: its piece of A in FP64 (read), then either a solve's FP32 LU (4 bytes an entry;
+  // its FP64 fallback, 16, as solve counts it: 12 with A's) or pdgesv's copy (8), so 16 with
+  // A's; the solve's vectors (about 8 n x nrhs doubles) and pdgesv's x gathered (1 more)
+  RankSystem mine;
+  read_rank_system(world, a.input, a.layout, grid, nb, plan.shape, 16.0, 72.0 * plan.shape.n * plan.shape.nrhs, mine,
+                   [&] { progress.step("reading this rank's piece of " + a.input); });
+  const SystemPiece& piece = mine.piece;
+  const DistributedSystem& sys = mine.system;
 
   runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
   CompareRanksRows out;

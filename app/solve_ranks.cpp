@@ -14,6 +14,7 @@
 #include "cli_util.hpp"
 #include "input.hpp"
 #include "json.hpp"
+#include "rank_system.hpp"
 #include "solve_report.hpp"
 #include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -39,8 +40,6 @@ double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
   return worst;
 }
 
-std::string grid_text(const Grid& g) { return std::to_string(g.rows) + "x" + std::to_string(g.cols); }
-
 }  // namespace
 
 int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
@@ -65,33 +64,15 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
       throw InvalidInput(a.input + ": A: order " + std::to_string(shape.n) + " exceeds 2^31 - 1");
     if (speaks && !a.output.empty()) prepare_output(a.output, a.output_rule);
   });
-  const int n = static_cast<int>(shape.n), nrhs = static_cast<int>(shape.nrhs);
+  const int nrhs = static_cast<int>(shape.nrhs);
   const int nb = a.options.block_size > 0 ? a.options.block_size : kDefaultBlockSizeCpu;
   a.options.block_size = nb;
-  const int prow = grid.row_of(job.rank), pcol = grid.col_of(job.rank);
-  const CyclicMap rows{n, nb, grid.rows}, cols{n, nb, grid.cols};
-  SystemPiece piece;
-  runtime::agreed(&world, [&] {
-    // this rank: its piece of A in FP64 (read) and FP32 (the LU), b, x, and the vectors of the
-    // refinement (b, x, r, d and their FP32 copies, whole: about 8 n x nrhs doubles)
-    const double local = static_cast<double>(rows.count(prow)) * cols.count(pcol);
-    require_host_memory(a.input + ": this rank's piece of A (" + std::to_string(rows.count(prow)) + " x " +
-                            std::to_string(cols.count(pcol)) + " of " + std::to_string(n) + " x " +
-                            std::to_string(n) + " on a " + grid_text(grid) + " grid)",
-                        12.0 * local + 64.0 * shape.n * shape.nrhs);
-    piece = read_system_piece(a.input, a.layout, rows, prow, cols, pcol);
-  });
-
-  DistributedSystem sys;
-  sys.grid = grid;
-  sys.desc_a = Descriptor::make(n, n, nb, nb, grid, prow);
-  sys.desc_a.lld = piece.ld;
-  sys.A = piece.a.data();
-  sys.desc_b = Descriptor::make(n, nrhs, nb, nb, grid, prow);
-  std::vector<double> b(static_cast<std::size_t>(sys.desc_b.lld) *
-                        static_cast<std::size_t>(std::max(1, sys.desc_b.local_cols(grid, pcol))));
-  scatter(piece.b.data(), n, sys.desc_b, grid, prow, pcol, b.data());
-  sys.B = b.data();
+  // this rank: its piece of A in FP64 (read) and FP32 (the LU), b, x, and the vectors of the
+  // refinement (b, x, r, d and their FP32 copies, whole: about 8 n x nrhs doubles)
+  RankSystem mine;
+  read_rank_system(world, a.input, a.layout, grid, nb, shape, 12.0, 64.0 * shape.n * shape.nrhs, mine);
+  const SystemPiece& piece = mine.piece;
+  const DistributedSystem& sys = mine.system;
 
   runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
   SolveReport report{a.variant_name, false, a.options, {}};
