@@ -8,7 +8,13 @@ namespace tcsolve::cpu {
 
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
                       int& iterations, const std::atomic<bool>* interrupt) {
-  const Eigen::Index n = A.rows();
+  return gmres_with([&A](const Eigen::VectorXd& v) -> Eigen::VectorXd { return A * v; }, m_inv, r, cycle,
+                    iterations, interrupt);
+}
+
+Eigen::VectorXd gmres_with(const Operator& times_a, const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle,
+                           int& iterations, const std::atomic<bool>* interrupt) {
+  const Eigen::Index n = r.size();
   iterations = 0;
   const Eigen::VectorXd z = m_inv(r);
   const double beta = z.norm();
@@ -20,7 +26,7 @@ Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m_inv, con
   while (ls.size() < m) {
     const int k = ls.size();
     detail::check_interrupt(interrupt);
-    Eigen::VectorXd w = m_inv(A * V.col(k));
+    Eigen::VectorXd w = m_inv(times_a(V.col(k)));
     Eigen::VectorXd h = Eigen::VectorXd::Zero(k + 1);
     for (int pass = 0; pass < 2; ++pass)
       for (int i = 0; i <= k; ++i) {

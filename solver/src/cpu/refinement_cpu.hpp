@@ -54,6 +54,14 @@ using Preconditioner = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 Eigen::VectorXd gmres(const Eigen::MatrixXd& A, const Preconditioner& m, const Eigen::VectorXd& r, int cycle,
                       int& iterations, const std::atomic<bool>* interrupt = nullptr);
 
+/// The product A v of gmres_with (the distributed solver's is a sum over the ranks).
+using Operator = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
+
+/// gmres with A given as the product `times_a` (the same operations in the same order: gmres is
+/// gmres_with [&](v) { return A * v; }).
+Eigen::VectorXd gmres_with(const Operator& times_a, const Preconditioner& m, const Eigen::VectorXd& r, int cycle,
+                           int& iterations, const std::atomic<bool>* interrupt = nullptr);
+
 /// A correction: d from r (the columns not done are the ones that matter).
 using Correction = std::function<Eigen::MatrixXd(const Eigen::MatrixXd& r, const std::vector<bool>& done)>;
 
