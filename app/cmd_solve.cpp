@@ -15,6 +15,7 @@
 #include "progress.hpp"
 #include "ranks.hpp"
 #include "solve_report.hpp"
+#include "solve_devices.hpp"
 #include "solve_ranks.hpp"
 #include "tcsolve/io/system_file.hpp"
 #include "tcsolve/runtime/communicator.hpp"
@@ -45,13 +46,23 @@ void write_json(const std::string& input, const LinearSystem& sys, const std::ve
 
 int run_solve(int argc, char** argv) {
   const JobRanks job = job_ranks();
-  std::string input, variant, output, grid;
+  std::string input, variant, output, grid, gpus;
+  long long synthetic = 0, seed = 1;
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
-       "the system (required): an HDF5 file with datasets A (n x n) and b (n or n x nrhs), and "
-       "optionally the true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
+       "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
+       "n x nrhs), and optionally the true solution x; or a Matrix Market matrix (solved with x = "
+       "ones, b = A x)")
+      ("synthetic", po::value(&synthetic)->value_name("N"),
+       "instead of --input: the system `tcsolve generate --n N --seed S` writes (A, x ~ U(-1,1), "
+       "b = A x, the same bits), made on the GPUs themselves, each its columns (no file, no host "
+       "copy of A: systems beyond a disk or a host's memory); cuda only")
+      ("seed", po::value(&seed)->value_name("S"), "--synthetic's seed (default 1, as generate's)")
+      ("gpus", po::value(&gpus)->value_name("N|all|0,1"),
+       "the distributed solver on this process' GPUs: the first N, all, or a list; one member per "
+       "GPU on a 1 x N grid (column blocks), NCCL between them; cuda only")
       ("variant", po::value(&variant)->default_value("auto")->value_name("VARIANT"),
        ("GEMM variant of the LU's trailing updates: " + variant_names()).c_str());
   add_solver_options(options);
@@ -84,7 +95,7 @@ int run_solve(int argc, char** argv) {
     }
   });
   if (vm.count("help")) {
-    print_usage(std::cout, Synopsis{"solve", {"input"}, {}},
+    print_usage(std::cout, Synopsis{"solve", {}, {{{"input", "synthetic"}, true}}},
                 "Solves A x = b: exact power-of-two equilibration, blocked LU with partial pivoting\n"
                 "in FP32 whose trailing updates A22 -= L21*U12 run on the GEMM variant, then FP64\n"
                 "iterative refinement until LAPACK dsgesv's test ||r|| <= sqrt(n) ||x|| ||A|| eps\n"
@@ -104,7 +115,14 @@ int run_solve(int argc, char** argv) {
   SolveOptions so;
   OutputOptions output_rule;
   runtime::agreed(job.world.get(), [&] {
-    if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
+    if (vm.count("synthetic") && vm.count("input"))
+      throw InvalidInput("--synthetic and --input exclude each other: the system is made, or read");
+    if (vm.count("synthetic") && synthetic < 1) throw InvalidInput("--synthetic needs an order N >= 1");
+    if (vm.count("seed") && seed < 0) throw InvalidInput("--seed must be >= 0");
+    if (vm.count("gpus") && gpus.empty()) throw InvalidInput("--gpus needs N, all or a list such as 0,1");
+    if (vm.count("gpus") && job.size > 1) throw InvalidInput("--gpus runs in one process: under mpirun each rank takes its GPU");
+    if (!vm.count("synthetic") && (!vm.count("input") || input.empty()))
+      throw InvalidInput("--input is required (the system file), or --synthetic N");
     so = solver_options(vm);
     so.variant = parse_variant(variant);
     if (vm.count("fp64-below")) {
@@ -116,11 +134,29 @@ int run_solve(int argc, char** argv) {
     if (vm.count("output") && output.empty()) throw InvalidInput("--output needs a file name");
     if (job.size == 1 && vm.count("grid") && grid != "1x1")
       throw InvalidInput("--grid " + grid + " needs as many ranks: run under mpirun -np P*Q (one process: 1x1)");
-    output_rule = output_options(vm.count("force") > 0, {input});
+    output_rule = output_options(vm.count("force") > 0, input.empty() ? std::vector<std::string>{} : std::vector<std::string>{input});
   });
+  if (job.size == 1 && (vm.count("gpus") || synthetic > 0)) {
+    SolveDevicesArgs d;
+    d.input = input;
+    d.variant_name = variant;
+    d.output = output;
+    d.grid = grid;
+    d.gpus = gpus;
+    d.synthetic = synthetic;
+    d.seed = static_cast<std::uint64_t>(seed);
+    d.layout = layout_option(vm);
+    d.options = so;
+    d.output_rule = output_rule;
+    d.progress = progress_mode(vm);
+    d.json = vm.count("json") > 0;
+    d.warmup = vm.count("warmup") > 0;
+    return run_solve_devices(d);
+  }
   if (job.size > 1)  // the distributed solver, this rank of the job
     return run_solve_ranks(job, SolveRanksArgs{input, variant, output, grid, layout_option(vm), so, output_rule,
-                                               vm.count("json") > 0});
+                                               vm.count("json") > 0, synthetic, static_cast<std::uint64_t>(seed),
+                                               vm.count("warmup") > 0});
   if (vm.count("output")) {
     if (output.empty()) throw InvalidInput("--output needs a file name");
     prepare_output(output, output_rule);  // refused before the solve, not after it

@@ -1,4 +1,4 @@
-// `tcsolve solve` under mpirun: the distributed solve on cpu ranks (solve_ranks.hpp).
+// `tcsolve solve` under mpirun: the distributed solve on cpu or GPU ranks (solve_ranks.hpp).
 #include "solve_ranks.hpp"
 
 #include <Eigen/Dense>
@@ -15,12 +15,14 @@
 #include "input.hpp"
 #include "json.hpp"
 #include "rank_system.hpp"
+#include "solve_devices.hpp"
 #include "solve_report.hpp"
 #include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/solver/block_cyclic.hpp"
 #include "tcsolve/solver/distributed.hpp"
+#include "tcsolve/solver/solver.hpp"
 #include "versions.hpp"
 
 namespace tcsolve::app {
@@ -50,12 +52,25 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
   runtime::agreed(&world, [&] {
     if (!a.grid.empty()) grid = parse_grid(a.grid);
     check_grid(grid, job.size);
-    if (a.options.backend == Backend::automatic) a.options.backend = Backend::cpu;
-    if (a.options.backend != Backend::cpu)
-      throw Unavailable("solve under mpirun: the distributed solver runs on cpu ranks only for now (--backend cpu); "
-                        "GPU ranks are not there yet");
-    if (!available(a.options.variant, Backend::cpu))
-      throw Unavailable("variant " + a.variant_name + " is not available on the cpu backend");
+    if (a.options.backend == Backend::automatic) a.options.backend = a.synthetic > 0 ? Backend::cuda : Backend::cpu;
+    if (a.options.backend == Backend::cuda && !runtime::have_nccl())
+      throw Unavailable("solve under mpirun --backend cuda: this build has no NCCL");
+    if (a.options.backend == Backend::cuda && runtime::device_count() == 0)
+      throw Unavailable("solve under mpirun --backend cuda: no usable CUDA device on rank " +
+                        std::to_string(world.rank()));
+    if (a.synthetic > 0 && a.options.backend != Backend::cuda)
+      throw InvalidInput("--synthetic makes the system on the GPUs: --backend cuda");
+    if (!available(a.options.variant, a.options.backend))
+      throw Unavailable("variant " + a.variant_name + " is not available on the " +
+                        std::string(to_string(a.options.backend)) + " backend");
+    if (a.synthetic > 0) {
+      if (a.synthetic > std::numeric_limits<int>::max())
+        throw InvalidInput("--synthetic " + std::to_string(a.synthetic) + " exceeds 2^31 - 1");
+      shape.n = a.synthetic;
+      shape.nrhs = 1;
+      if (speaks && !a.output.empty()) prepare_output(a.output, a.output_rule);
+      return;
+    }
     if (!is_hdf5_file(a.input) && std::filesystem::exists(a.input))
       throw InvalidInput(a.input + ": under mpirun, solve reads an HDF5 system file, each rank its blocks; make one "
                                    "with `tcsolve import --mtx " + a.input + " --output SYS.h5`");
@@ -65,26 +80,48 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
     if (speaks && !a.output.empty()) prepare_output(a.output, a.output_rule);
   });
   const int nrhs = static_cast<int>(shape.nrhs);
-  const int nb = a.options.block_size > 0 ? a.options.block_size : kDefaultBlockSizeCpu;
+  const bool on_gpus = a.options.backend == Backend::cuda;
+  const int nb = a.options.block_size > 0 ? a.options.block_size
+                                          : (on_gpus ? default_block_size(Backend::cuda, shape.n) : kDefaultBlockSizeCpu);
   a.options.block_size = nb;
-  // this rank: its piece of A in FP64 (read) and FP32 (the LU), b, x, and the vectors of the
-  // refinement (b, x, r, d and their FP32 copies, whole: about 8 n x nrhs doubles)
-  RankSystem mine;
-  read_rank_system(world, a.input, a.layout, grid, nb, shape, 12.0, 64.0 * shape.n * shape.nrhs, mine);
-  const SystemPiece& piece = mine.piece;
-  const DistributedSystem& sys = mine.system;
-
-  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(on_gpus ? runtime::Memory::device : runtime::Memory::host);
   SolveReport report{a.variant_name, false, a.options, {}};
-  try {
-    report.result = solve(sys, a.options, group);
-  } catch (const InvalidInput& e) {  // an exactly singular A: name the file, as solve does alone
-    if (std::string(e.what()).rfind("matrix is exactly singular", 0) == 0)
-      throw runtime::Agreed<InvalidInput>(a.input + ": A: " + e.what());
-    throw;
+  std::optional<Eigen::MatrixXd> x_true;
+  bool b_is_vector = true;
+  const std::string input = a.synthetic > 0 ? synthetic_name(a.synthetic, a.seed) : a.input;
+  if (a.synthetic > 0) {  // made on the GPUs: no file, no host copy of A
+    if (a.warmup) {
+      SolveOptions warm = a.options;
+      warm.max_iterations = 1;
+      warm.fallback = false;
+      solve_generated(static_cast<int>(shape.n), a.seed, warm, group, &grid);
+    }
+    report.result = solve_generated(static_cast<int>(shape.n), a.seed, a.options, group, &grid);
+  } else {
+    // this rank: its piece of A in FP64 (read) and FP32 (the LU), b, x, and the vectors of the
+    // refinement (b, x, r, d and their FP32 copies, whole: about 8 n x nrhs doubles)
+    RankSystem mine;
+    read_rank_system(world, a.input, a.layout, grid, nb, shape, 12.0, 64.0 * shape.n * shape.nrhs, mine);
+    const SystemPiece& piece = mine.piece;
+    const DistributedSystem& sys = mine.system;
+    x_true = piece.x_true;
+    b_is_vector = piece.b_is_vector;
+    try {
+      if (a.warmup && on_gpus) {
+        SolveOptions warm = a.options;
+        warm.max_iterations = 1;
+        warm.fallback = false;
+        solve(sys, warm, group);
+      }
+      report.result = solve(sys, a.options, group);
+    } catch (const InvalidInput& e) {  // an exactly singular A: name the file, as solve does alone
+      if (std::string(e.what()).rfind("matrix is exactly singular", 0) == 0)
+        throw runtime::Agreed<InvalidInput>(a.input + ": A: " + e.what());
+      throw;
+    }
   }
   SolveResult& s = report.result;
-  if (piece.x_true) s.forward_error = forward_error(s.x, *piece.x_true);
+  if (x_true) s.forward_error = forward_error(s.x, *x_true);
   const bool finite = s.x.allFinite();
   std::string output = a.output;
   runtime::agreed(&world, [&] {
@@ -102,16 +139,16 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
       attributes.iterations = s.iterations;
       attributes.backward_error = s.backward_error;
       attributes.converged = s.converged;
-      write_solution(output, s.x, piece.b_is_vector && nrhs == 1, attributes, a.output_rule);
+      write_solution(output, s.x, b_is_vector && nrhs == 1, attributes, a.output_rule);
     }
   });
   if (speaks) {
-    const std::string device = device_description(Backend::cpu);
+    const std::string device = device_description(a.options.backend);
     if (a.json) {
       JsonWriter w(std::cout);
       w.begin_object()
           .field("command", "solve")
-          .field("input", a.input)
+          .field("input", input)
           .field("n", shape.n)
           .field("nrhs", shape.nrhs)
           .field("warmup", false)
@@ -122,8 +159,9 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
       write_solve_members(w, report, device);
       finish_command_json(w);
     } else {
-      print_solve_summary(a.input, shape.n, shape.nrhs, report, device, output,
-                          ", on a " + grid_text(grid) + " grid of " + std::to_string(job.size) + " cpu ranks");
+      print_solve_summary(input, shape.n, shape.nrhs, report, device, output,
+                          ", on a " + grid_text(grid) + " grid of " + std::to_string(job.size) +
+                              (on_gpus ? " GPU ranks" : " cpu ranks"));
     }
   }
   return s.converged && finite ? 0 : kExitNotConverged;

@@ -7,6 +7,7 @@
 // every rank with one message and the documented exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ranks.hpp"
@@ -22,6 +23,9 @@ struct SolveRanksArgs {
   SolveOptions options;         ///< the variant set; the backend as given (auto: cpu here)
   OutputOptions output_rule;
   bool json = false;
+  long long synthetic = 0;  ///< --synthetic N on cuda ranks (input empty)
+  std::uint64_t seed = 1;
+  bool warmup = false;      ///< cuda ranks: solve once untimed first
 };
 
 /// The distributed solve of args.input as this rank of `job` (job.size > 1, job.world set).

@@ -19,7 +19,7 @@
 #include "common.hpp"
 #include "engine.hpp"
 #include "kmeans_cuda.hpp"
-#include "members.hpp"
+#include "tcsolve/runtime/members.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/device.hpp"
@@ -300,7 +300,7 @@ KmeansResult run_alone(const float* X, int points, int dim, const std::vector<fl
 }
 
 /// A gpus() group: member m runs rows kmeans_rows(., m) -- share_of(m, rows) says where they
-/// are -- on its GPU, on a thread of its own (detail::run_members: a member's failure the others
+/// are -- on its GPU, on a thread of its own (runtime::run_members: a member's failure the others
 /// did not agree on aborts the group's communicators, so that no member stays in a collective).
 template <class ShareOf>
 KmeansResult run_threads(std::int64_t points, int dim, const std::vector<float>& init, const KmeansOptions& options,
@@ -309,7 +309,7 @@ KmeansResult run_threads(std::int64_t points, int dim, const std::vector<float>&
   const Backend backend = checked_backend(Backend::cuda, options.variant);
   const int members = group.local_members();
   std::vector<KmeansResult> results(static_cast<std::size_t>(members));
-  detail::run_members(group, [&](int m) {
+  runtime::run_members(group, [&](int m) {
     runtime::DeviceGroup::Member& me = group.member(m);
     runtime::DeviceScope scope(me.device);
     const RowRange rows = kmeans_rows(points, group.size(), me.rank);

@@ -35,7 +35,7 @@
 #include "common.hpp"
 #include "kmeans_cuda.hpp"
 #include "kmeans_seed_kernels.cuh"
-#include "members.hpp"
+#include "tcsolve/runtime/members.hpp"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -328,7 +328,7 @@ std::vector<float> kmeans_plus_plus_members(const std::vector<const float*>& mem
   for (int r = 0; r < P; ++r) ranges[static_cast<std::size_t>(r)] = kmeans_rows(points, P, r);
 
   std::vector<std::vector<float>> results(static_cast<std::size_t>(members));
-  run_members(group, [&](int m) {
+  runtime::run_members(group, [&](int m) {
     runtime::DeviceGroup::Member& me = group.member(m);
     if (me.context == nullptr || me.communicator == nullptr)
       throw InvalidInput("kmeans++: member " + std::to_string(me.rank) + " has no context or communicator");

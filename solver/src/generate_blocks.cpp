@@ -22,34 +22,21 @@ constexpr std::uint32_t kStreamA = 2, kStreamX = 3;  // 0 and 1: the cuda randsv
 /// about as much as drawing a few thousand numbers).
 constexpr std::int64_t kElementsPerThread = std::int64_t{1} << 16;
 
-/// 2 u - 1 with u the top 53 bits of (hi lo) times 2^-53: U[-1, 1), exact in FP64.
-inline double pm1(std::uint32_t hi, std::uint32_t lo) {
-  const std::uint64_t bits = (static_cast<std::uint64_t>(hi) << 32) | lo;
-  return 2.0 * (static_cast<double>(bits >> 11) * 0x1.0p-53) - 1.0;
-}
-
-inline philox::Block draw(std::uint64_t seed, std::uint32_t stream, std::uint64_t pair) {
-  return philox::philox4x32_10(
-      philox::Block{{static_cast<std::uint32_t>(pair), static_cast<std::uint32_t>(pair >> 32), stream, 0u}},
-      static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
-}
 
 /// out[k] = block_stream_uniform(seed, stream, first + k) for k < count: one Philox call per pair
 /// of numbers (an odd first or last index draws its pair for one of them).
 void fill_uniform(std::uint64_t seed, std::uint32_t stream, std::uint64_t first, std::uint64_t count, double* out) {
   std::uint64_t k = 0;
   if (count > 0 && first % 2 == 1) {
-    const philox::Block w = draw(seed, stream, first / 2);
-    out[k++] = pm1(w.w[2], w.w[3]);
+    out[k++] = philox::uniform_pair(seed, stream, first / 2).second;
   }
   for (; k + 1 < count; k += 2) {
-    const philox::Block w = draw(seed, stream, (first + k) / 2);
-    out[k] = pm1(w.w[0], w.w[1]);
-    out[k + 1] = pm1(w.w[2], w.w[3]);
+    const philox::UniformPair u = philox::uniform_pair(seed, stream, (first + k) / 2);
+    out[k] = u.first;
+    out[k + 1] = u.second;
   }
   if (k < count) {
-    const philox::Block w = draw(seed, stream, (first + k) / 2);
-    out[k] = pm1(w.w[0], w.w[1]);
+    out[k] = philox::uniform_pair(seed, stream, (first + k) / 2).first;
   }
 }
 
@@ -79,8 +66,8 @@ void check_order(int n) {
 }  // namespace
 
 double block_stream_uniform(std::uint64_t seed, std::uint32_t stream, std::uint64_t index) {
-  const philox::Block w = draw(seed, stream, index / 2);
-  return index % 2 == 0 ? pm1(w.w[0], w.w[1]) : pm1(w.w[2], w.w[3]);
+  const philox::UniformPair u = philox::uniform_pair(seed, stream, index / 2);
+  return index % 2 == 0 ? u.first : u.second;
 }
 
 Eigen::MatrixXd random_x_true(int n, int nrhs, std::uint64_t seed) {

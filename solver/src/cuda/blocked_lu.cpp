@@ -92,6 +92,7 @@ class BlockedLu {
         clock_(clock),
         n_(f.order),
         a_(f.lu.data()),
+        ld_(f.order),
         window_(f.rbt ? f.rbt->window : -1),
         pivot_(window_ != 0),
         leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
@@ -363,7 +364,25 @@ class BlockedLu {
   bool tf32_skipped() { return fp16_only_ && tf32_needed_.download(run_.stream)[0] != 0; }
 
   /// T(i, j): A_s(j, i).
-  float* t(int i, int j) { return a_ + i + elements(j, n_); }
+  float* t(int i, int j) { return a_ + i + elements(j, ld_); }
+
+  /// The distributed LU's panel (BlockPanel): the block of w columns at c0 (rows c0..n-1) of the
+  /// row-major a with leading dimension ld (a + r ld + c: A(r, c) for the block's columns c; a may
+  /// point before the caller's allocation), on `stream`; origin_ then holds its permutation.
+  void factor_external(cudaStream_t stream, float* a, int ld, int c0, int w) {
+    a_ = a;
+    ld_ = ld;
+    panel_ = stream;
+    panel_blas_ = run_.libs.blas(stream);
+    panel_dense_ = run_.libs.dense(stream);
+    factor_block(c0, w);
+  }
+  const int* origin() const { return origin_.data(); }
+  /// The zero pivot the leaves reported so far (reads the reports back), or -1.
+  int zero_pivot() {
+    finish_reports();
+    return f_.zero_pivot;
+  }
 
  private:
   int leaf_width() const { return leaf_ > 0 ? leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
@@ -394,12 +413,12 @@ class BlockedLu {
       const float one = 1.0f, minus_one = -1.0f;
       const auto timed = host_.time(HostTimes::join);
       // U12 of the right half (A_s's rows c0.. c0 + w1, columns c0 + w1 ..): trsm.cu's kernel
-      if (plain_trsm_ || !kernels::trsm_lower_unit(panel_, t(c0, c0), t(c0 + w1, c0), n_, w1, w2))
+      if (plain_trsm_ || !kernels::trsm_lower_unit(panel_, t(c0, c0), t(c0 + w1, c0), ld_, w1, w2))
         TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                         CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), n_, t(c0 + w1, c0), n_));
+                                         CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), ld_, t(c0 + w1, c0), ld_));
       TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
-                                       t(c0 + w1, c0), n_, t(c0, c0 + w1), n_, &one, t(c0 + w1, c0 + w1),
-                                       n_));
+                                       t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, &one, t(c0 + w1, c0 + w1),
+                                       ld_));
     }
     factor_columns(c0 + w1, w2);
   }
@@ -436,6 +455,11 @@ class BlockedLu {
   /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).
   void finish() {
     f_.perm_host = f_.perm.download(run_.stream);
+    finish_reports();
+  }
+
+  /// The leaves' zero-pivot reports into f_.zero_pivot (reads them back on run_.stream).
+  void finish_reports() {
     const std::vector<int> infos = infos_.download(run_.stream);
     if (infos[0] > 0) f_.zero_pivot = infos[0] - 1;
     for (std::size_t l = 1; l < infos.size() && f_.zero_pivot < 0; ++l)
@@ -451,25 +475,25 @@ class BlockedLu {
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
-        kernels::factor_rbt_window(panel_, a_, n_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data());
+        kernels::factor_rbt_window(panel_, a_, ld_, n_, c0, w, window_, tiny_, pairs_.data(), infos_.data());
         if (detail_) mark("panel_below");
-        kernels::factor_rbt_below(panel_, a_, n_, n_, c0, w, window_);
+        kernels::factor_rbt_below(panel_, a_, ld_, n_, c0, w, window_);
       }
       if (window_ == 0) return;
       if (detail_) mark("swap");
       const auto timed = host_.time(HostTimes::swap);
-      kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
+      kernels::apply_row_pairs_in_block(panel_, a_, ld_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
       return;
     }
     if (tournament_) {  // like the cluster kernel, with tournament pivoting
       const auto timed = host_.time(HostTimes::leaf);
-      kernels::factor_leaf_tournament(panel_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
+      kernels::factor_leaf_tournament(panel_, a_, ld_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_, block_hi_,
                                       origin_.data());
       return;
     }
     if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
-      kernels::factor_leaf(panel_, leaf_variant_, a_, n_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
+      kernels::factor_leaf(panel_, leaf_variant_, a_, ld_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
                            block_hi_, origin_.data());
       return;
     }
@@ -478,16 +502,16 @@ class BlockedLu {
     const int m = n_ - c0;
     const float one = 1.0f, zero = 0.0f;
     cublasHandle_t h = panel_blas_;
-    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), n_, &zero,
+    TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, w, &one, t(c0, c0), ld_, &zero,
                                      leaf_copy_.data(), m, leaf_copy_.data(), m));
     TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf(panel_dense_, m, w, leaf_copy_.data(), m, work_.data(), ipiv_.data(),
                                             infos_.data() + 1 + c0 / kernels::kMaxLeafWidth));
     TCSOLVE_CUBLAS_CHECK(cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, w, m, &one, leaf_copy_.data(), m, &zero,
-                                     t(c0, c0), n_, t(c0, c0), n_));
+                                     t(c0, c0), ld_, t(c0, c0), ld_));
     kernels::compose_interchanges(panel_, ipiv_.data(), c0, w, n_, pairs_.data());
     if (detail_) mark("swap");
     const auto timed = host_.time(HostTimes::swap);
-    kernels::apply_row_pairs_in_block(panel_, a_, n_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
+    kernels::apply_row_pairs_in_block(panel_, a_, ld_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
   }
 
   void mark(const char* next) {
@@ -503,6 +527,7 @@ class BlockedLu {
   PhaseClock& clock_;
   int n_;
   float* a_;
+  int ld_;  ///< a_'s leading dimension: n_, or factor_external's
   int window_;  ///< rbt: its pivot window (0: no pivoting); -1: partial pivoting (not rbt)
   bool pivot_;  ///< rows are interchanged (partial pivoting, or rbt's windowed pivoting)
   float tiny_ = 0;  ///< rbt: a pivot not above this in magnitude is reported
@@ -545,6 +570,26 @@ void prepare_solves(DeviceRun& run, DeviceLu& f, PhaseClock& clock) {
 }
 
 }  // namespace
+
+struct BlockPanel::Impl {
+  DeviceLu f;
+  BlockedLu lu;
+  Impl(DeviceRun& run, int n, PhaseClock& clock) : f(shell(n)), lu(run, f, clock) {}
+  static DeviceLu shell(int n) {
+    DeviceLu f;
+    f.n = n;
+    f.order = n;
+    return f;
+  }
+};
+BlockPanel::BlockPanel(DeviceRun& run, int n, PhaseClock& clock) : impl_(std::make_unique<Impl>(run, n, clock)) {}
+BlockPanel::~BlockPanel() = default;
+void BlockPanel::factor(cudaStream_t stream, float* a, int ld, int c0, int w) {
+  impl_->lu.factor_external(stream, a, ld, c0, w);
+}
+const int* BlockPanel::origin() const { return impl_->lu.origin(); }
+int BlockPanel::zero_pivot() { return impl_->lu.zero_pivot(); }
+std::string BlockPanel::note() const { return impl_->f.note; }
 
 DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock) {
   // auto: the updates after the first launch their FP16 path only (the first chose FP16; its

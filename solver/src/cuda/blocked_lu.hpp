@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,33 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
 /// R, C, the column sums and ||A||_inf of the device A, and no LU (lu empty, order n, perm the
 /// identity): the FP64 solve of small systems (fp64_solve.hpp). Phase "equilibrate".
 DeviceLu equilibrate(DeviceRun& run, const DeviceSystem& s, PhaseClock& clock);
+
+/// The LU's panel step alone, for the distributed LU on GPU members (distributed_lu_cuda.cpp):
+/// the blocked LU's recursive block factorization (its leaves and joins, as factorize() runs
+/// them, the plan's leaf choice) on a row-major matrix the caller holds. For order n.
+class BlockPanel {
+ public:
+  BlockPanel(DeviceRun& run, int n, PhaseClock& clock);
+  ~BlockPanel();
+  BlockPanel(const BlockPanel&) = delete;
+  BlockPanel& operator=(const BlockPanel&) = delete;
+  /// Factors the block of columns [c0, c0 + w) over the rows c0..n-1 of the row-major a (A(r, c)
+  /// at a + r ld + c for the block's columns c; a may point before the caller's allocation, as
+  /// only the block's columns are touched) on `stream`, with partial pivoting; its rows move in
+  /// the block only. origin() (device, n ints) then holds origin[i] = the row (at the block's
+  /// start) that row i holds now, for i in [c0, n).
+  void factor(cudaStream_t stream, float* a, int ld, int c0, int w);
+  const int* origin() const;
+  /// The first exactly zero pivot's 0-based column over the blocks factored so far, or -1
+  /// (reads the leaves' reports back: a synchronization).
+  int zero_pivot();
+  /// The leaf path (DeviceLu::note's start: cuSOLVER leaves, or empty).
+  std::string note() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {

@@ -22,11 +22,13 @@
 #include <vector>
 
 #include "../solver_cuda.hpp"
+#include "distributed_kernels.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/solver/generate.hpp"
 
 namespace tcsolve::cuda {
 namespace {
@@ -105,3 +107,18 @@ Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd& sigma, std::uint64_t seed)
 }
 
 }  // namespace tcsolve::cuda
+
+namespace tcsolve {
+
+void generate_random_device(int n, std::uint64_t seed, double* A, int lda, double* b, cuda::Context& context) {
+  if (n < 1 || lda < n) throw InvalidInput("generate_random_device: n = " + std::to_string(n) + ", lda = " +
+                                           std::to_string(lda));
+  const Eigen::MatrixXd x = random_x_true(n, 1, seed);
+  cuda::DeviceBuffer<double> xd(static_cast<std::size_t>(n));
+  cuda::copy_to_device(xd.data(), x.data(), static_cast<std::size_t>(n) * sizeof(double), context.stream());
+  cuda::kernels::random_columns(context.stream(), seed, n, n, 0, 1, n, A, lda);
+  cuda::kernels::random_rhs(context.stream(), seed, n, xd.data(), b);
+  context.synchronize();
+}
+
+}  // namespace tcsolve

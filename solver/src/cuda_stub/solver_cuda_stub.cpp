@@ -1,7 +1,9 @@
 // The cuda path of the solver in a build without CUDA: every entry point throws Unavailable.
 #include <string>
 
+#include "../distributed/device_piece.hpp"
 #include "../solver_cuda.hpp"
+#include "tcsolve/solver/generate.hpp"
 #include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
@@ -31,3 +33,23 @@ Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd&, std::uint64_t) {
 }
 
 }  // namespace tcsolve::cuda
+
+namespace tcsolve::distributed {
+
+void check_device_piece(const Grid&, const Descriptor&, int) {
+  throw Unavailable("the distributed solver on GPUs: tcsolve was built without CUDA");
+}
+
+std::unique_ptr<DevicePiece> make_device_piece(cuda::Context&, runtime::Communicator&, const Grid&, const Descriptor&,
+                                               const double*, PieceSource, std::uint64_t, const SolveOptions&,
+                                               double&) {
+  throw Unavailable("the distributed solver on GPUs: tcsolve was built without CUDA");
+}
+
+}  // namespace tcsolve::distributed
+
+namespace tcsolve {
+void generate_random_device(int, std::uint64_t, double*, int, double*, cuda::Context&) {
+  throw Unavailable("generate_random_device: tcsolve was built without CUDA");
+}
+}  // namespace tcsolve

@@ -164,6 +164,11 @@ void solve_factors_transpose(GridComms& g, const DistributedFactors<T>& f, Eigen
 }
 
 Eigen::MatrixXd apply_lu(GridComms& g, const DistributedLu& f, const Scales& s, const Eigen::MatrixXd& r) {
+  return apply_lu_with([&](Eigen::MatrixXd& w) { solve_factors(g, f, w); }, s, r);
+}
+
+Eigen::MatrixXd apply_lu_with(const std::function<void(Eigen::MatrixXd&)>& solve, const Scales& s,
+                              const Eigen::MatrixXd& r) {
   const Eigen::Index n = r.rows();
   Eigen::MatrixXd w(n, r.cols());
   std::vector<int> exponents(static_cast<std::size_t>(r.cols()), 0);
@@ -175,7 +180,7 @@ Eigen::MatrixXd apply_lu(GridComms& g, const DistributedLu& f, const Scales& s, 
     exponents[static_cast<std::size_t>(j)] = e;
     for (Eigen::Index i = 0; i < n; ++i) w(i, j) = std::ldexp(t[i], -e);
   }
-  solve_factors(g, f, w);
+  solve(w);
   for (Eigen::Index j = 0; j < r.cols(); ++j)
     w.col(j) = s.col.cwiseProduct(w.col(j)) * std::ldexp(1.0, exponents[static_cast<std::size_t>(j)]);
   return w;

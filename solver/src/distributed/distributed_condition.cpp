@@ -15,8 +15,15 @@ namespace tcsolve::distributed {
 void estimate_condition(GridComms& g, const PieceA& A, const Scales& s,
                         const detail::EquilibratedInverse& fp32, bool fp64_made,
                         const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
-  const detail::ScaledNorm norm1 = norm_1(g, A);
-  const detail::VectorMap times_a = [&](Eigen::MatrixXd& y) { y = product(g, A, y); };
+  estimate_condition(
+      norm_1(g, A), [&](Eigen::MatrixXd& y) { y = product(g, A, y); },
+      [&] { return equilibrated_norm_1(g, A, s); }, fp32, fp64_made, fp64, res);
+}
+
+void estimate_condition(const detail::ScaledNorm& norm1, const detail::VectorMap& times_a,
+                        const std::function<detail::ScaledNorm()>& norm1_s_of,
+                        const detail::EquilibratedInverse& fp32, bool fp64_made,
+                        const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res) {
   std::optional<detail::EquilibratedInverse> lu64;
   auto inverse64 = [&]() -> const detail::EquilibratedInverse& {
     if (!lu64) lu64.emplace(fp64());
@@ -32,7 +39,7 @@ void estimate_condition(GridComms& g, const PieceA& A, const Scales& s,
   if (!res.condition_estimate)
     res.condition_estimate = detail::estimate_condition(norm1, inverse64()).estimate;
   if (!detail::needs_equilibrated_estimate(res.condition_estimate, fp32)) return;
-  const detail::ScaledNorm norm1_s = equilibrated_norm_1(g, A, s);
+  const detail::ScaledNorm norm1_s = norm1_s_of();
   if (!fp64_made) {
     const detail::ConditionEstimate c =
         detail::estimate_condition(norm1_s, fp32.equilibrated(), fp32.equilibrated_product(times_a));

@@ -17,4 +17,9 @@ Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv
                          cycle, iterations);
 }
 
+Eigen::VectorXd gmres(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)>& times_a,
+                      const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle, int& iterations) {
+  return cpu::gmres_with(times_a, m_inv, r, cycle, iterations);
+}
+
 }  // namespace tcsolve::distributed

@@ -31,10 +31,13 @@
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
 #include "lu_steps.hpp"
+#include "device_piece.hpp"
 #include "refine_ops.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
+#include "tcsolve/runtime/members.hpp"
 #include "tcsolve/solver/distributed.hpp"
+#include "tcsolve/solver/generate.hpp"
 
 namespace tcsolve {
 namespace distributed {
@@ -49,15 +52,18 @@ std::vector<double> column_norms(const Eigen::MatrixXd& m) {
   return v;
 }
 
+/// A x for x whole on every rank (the distributed product, on the host or the devices).
+using Product = std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>;
+
 /// r = b - A x in FP64 (the distributed product) and its assessment, as the cpu's Checker.
 struct Checker {
-  GridComms& g;
-  const PieceA& A;
+  Product times_a;
   const Eigen::MatrixXd& b;
   detail::ScaledNorm norm_a;
+  int n;
   detail::Assessment assess(const Eigen::MatrixXd& x, Eigen::MatrixXd& r) const {
-    r = b - product(g, A, x);
-    return detail::assess_columns(column_norms(r), column_norms(x), column_norms(b), norm_a, A.row_map.n);
+    r = b - times_a(x);
+    return detail::assess_columns(column_norms(r), column_norms(x), column_norms(b), norm_a, n);
   }
 };
 
@@ -99,7 +105,7 @@ std::function<void(int)> agreed_step_hook(runtime::Communicator& world, const So
 
 /// The refinement methods through `m_inv` (x = A^-1 r by the factors), as the cpu's refine_with:
 /// classical d = m_inv(r), GMRES-IR per column with m_inv as the preconditioner, auto both.
-void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, const Checker& checker,
+void refine_with(const SolveOptions& options, runtime::Communicator& world, const Checker& checker,
                  const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& m_inv, SolveResult& res) {
   const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return m_inv(r); };
   long inner_total = 0;
@@ -108,7 +114,8 @@ void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, con
     for (Eigen::Index j = 0; j < r.cols(); ++j) {
       if (done[static_cast<std::size_t>(j)]) continue;
       int inner = 0;
-      d.col(j) = gmres(g, A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
+      d.col(j) = gmres([&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return checker.times_a(v); },
+                       [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
                        detail::kGmresCycle, inner);
       inner_total += inner;
     }
@@ -118,7 +125,7 @@ void refine_with(const SolveOptions& options, GridComms& g, const PieceA& A, con
   const bool auto_switch = options.refinement == Refinement::auto_;
   Ops ops{checker, res, gmres_first ? gmres_ir : classical, auto_switch ? gmres_ir : Correction{}, m_inv(checker.b),
           {}, {}};
-  detail::refinement_loop(options.max_iterations, ops, res, auto_switch, agreed_step_hook(g.world, options));
+  detail::refinement_loop(options.max_iterations, ops, res, auto_switch, agreed_step_hook(world, options));
   if (gmres_first || res.gmres_from >= 0) res.note += "; GMRES inner iterations: " + std::to_string(inner_total);
 }
 
@@ -209,14 +216,14 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
 
   const std::vector<double> b_all = gather(world, sys.B, sys.desc_b, g.grid);
   const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), n, sys.desc_b.n);
-  const Checker checker{g, A, b, norm_inf(g, A)};
+  const Checker checker{[&](const Eigen::MatrixXd& x) { return product(g, A, x); }, b, norm_inf(g, A), n};
   if (fp64_path) {
     // SolveOptions::fp64_below (variant auto on a small system): the FP64 LU, refined
     // classically in FP64 (cpu/solver_cpu.cpp, solve_fp64).
     const detail::EquilibratedInverse inverse64 = inverse(g, *lu64, s);
     SolveOptions classical = options;
     classical.refinement = Refinement::classical;
-    refine_with(classical, g, A, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
+    refine_with(classical, world, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
     res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
                ": FP64 LU, refined in FP64; " + res.note;
   } else if (zero_pivot >= 0) {
@@ -238,7 +245,7 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
     res.converged = options.fallback && a.all_done;
     res.history.push_back(res.backward_error);
   } else {
-    refine_with(options, g, A, checker, [&](const Eigen::MatrixXd& r) { return apply_lu(g, f, s, r); }, res);
+    refine_with(options, world, checker, [&](const Eigen::MatrixXd& r) { return apply_lu(g, f, s, r); }, res);
     if (!res.converged && options.fallback) {
       Eigen::MatrixXd x = solve_with(inverse(g, fp64(), s), b), r;
       detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
@@ -263,16 +270,154 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
   return res;
 }
 
+/// One GPU member's solve (device_piece.hpp): the story of solve_pieces with the piece's
+/// operations; b whole. Not yet on GPU members: grids with more than one process row, the FP64
+/// LU (fallback, fp64_below, the condition estimate where the FP32 factors do not resolve
+/// A^-1), rbt.
+SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, const Descriptor& da, const double* A,
+                         PieceSource source, std::uint64_t seed, const Eigen::MatrixXd* b_given,
+                         const SolveOptions& options, const std::optional<Eigen::MatrixXd>& x_true) {
+  runtime::DeviceScope scope(me.device);
+  runtime::Communicator& world = *me.communicator;
+  const auto t_start = Clock::now();
+  runtime::agreed(&world, [&] {
+    detail::check_solve_options(options);
+    check_grid(grid, world.size());
+    if (grid.rows != 1)
+      throw Unavailable("the distributed solver on GPUs runs on 1 x Q grids only for now (asked for " +
+                        std::to_string(grid.rows) + "x" + std::to_string(grid.cols) + ")");
+    if (options.pivoting == Pivoting::rbt) throw Unavailable("the distributed solver has partial pivoting only for now");
+    validate(da, grid, 0, "desca");
+    if (da.m != da.n) throw InvalidInput("desca: A must be square");
+    if (da.mb != da.nb) throw InvalidInput("desca: MB and NB differ: the LU needs square blocks");
+    if (b_given != nullptr && (b_given->rows() != da.n || b_given->cols() < 1))
+      throw InvalidInput("B must have n rows and a column");
+    if (b_given != nullptr && !b_given->allFinite()) throw InvalidInput("B has a non-finite entry");
+    check_device_piece(grid, da, grid.col_of(world.rank()));
+  });
+  const int n = da.n;
+  double upload_s = 0;
+  std::unique_ptr<DevicePiece> piece =
+      make_device_piece(*me.context, world, grid, da, A, source, seed, options, upload_s);
+  const Eigen::MatrixXd generated_b = b_given == nullptr ? piece->generated_rhs() : Eigen::MatrixXd();
+  const Eigen::MatrixXd& b = b_given != nullptr ? *b_given : generated_b;
+  SolveResult res;
+  res.backend = Backend::cuda;
+  res.block_size = da.nb;
+  res.pivoting = Pivoting::partial;
+  const int zero_pivot = piece->factorize(options.variant);
+  res.resolved_variant = piece->resolved();
+  res.cuda_plan = piece->plan();
+  const auto t_factored = Clock::now();
+  // the copy of A to the devices (or its generation there) is not part of the times, as a file's reading
+  res.time_s.factorization = seconds(t_start, t_factored) - upload_s;
+  const Scales& s = piece->scales();
+  const Product times_a = [&](const Eigen::MatrixXd& x) { return piece->product(x); };
+  const Checker checker{times_a, b, piece->norm_inf(), n};
+  const auto solve32 = [&](Eigen::MatrixXd& w) { piece->solve(w, false); };
+  const detail::EquilibratedInverse inverse32(s.row, s.col, solve32,
+                                              [&](Eigen::MatrixXd& w) { piece->solve(w, true); });
+  const std::string no_fp64 = "the FP64 LU is not yet on GPU members";
+  if (zero_pivot >= 0) {
+    res.x = Eigen::MatrixXd::Zero(n, b.cols());
+    res.note = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
+               " (singular to FP32 precision); " + no_fp64 + ": x = 0";
+    Eigen::MatrixXd r;
+    res.backward_error = checker.assess(res.x, r).backward_error;
+    res.converged = false;
+    res.history.push_back(res.backward_error);
+  } else {
+    refine_with(options, world, checker, [&](const Eigen::MatrixXd& r) { return apply_lu_with(solve32, s, r); },
+                res);
+    if (!res.converged && options.fallback) res.note += "; no FP64 fallback: " + no_fp64;
+  }
+  if (options.fp64_below > 0 && n < options.fp64_below)
+    res.note += "; fp64_below not applied: " + no_fp64;
+  if (options.estimate_condition && zero_pivot < 0) {
+    try {
+      estimate_condition(
+          piece->norm_1(), [&](Eigen::MatrixXd& y) { y = piece->product(y); }, [&] { return piece->norm_1_s(); },
+          inverse32, false, []() -> detail::EquilibratedInverse { throw Unavailable("FP64 LU"); }, res);
+    } catch (const Unavailable&) {
+      res.note += "; no condition estimate: the FP32 factors do not resolve A^-1 and " + no_fp64;
+    }
+  }
+  if (!piece->note().empty()) res.note += "; " + piece->note();
+  res.note += "; distributed on a 1x" + std::to_string(grid.cols) + " grid of GPUs";
+  LinearSystem shell;
+  shell.A.resize(n, 0);
+  shell.x_true = x_true;
+  detail::finish_result(shell, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end) - upload_s;
+  res.time_s.phases = piece->phases();
+  res.time_s.phases.emplace_back(source == PieceSource::generated ? "generate" : "transfer", upload_s);
+  return res;
+}
+
+bool on_devices(const runtime::DeviceGroup& group) { return group.memory() == runtime::Memory::device; }
+
 }  // namespace
 }  // namespace distributed
 
 SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group) {
-  return distributed::solve_pieces(sys, options, group, std::nullopt);
+  if (!distributed::on_devices(group)) return distributed::solve_pieces(sys, options, group, std::nullopt);
+  // GPU members: one per process (mpi(Memory::device)); B gathered over the processes.
+  runtime::Communicator* host = group.host_communicator();
+  if (group.local_members() != 1 || host == nullptr)
+    throw InvalidInput("solve(DistributedSystem): one member per process (an mpi() group); a gpus() group takes "
+                       "the whole system: solve_on_ranks");
+  const std::vector<double> b_all = gather(*host, sys.B, sys.desc_b, sys.grid);
+  const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), sys.desc_a.n, sys.desc_b.n);
+  SolveOptions o = options;
+  o.block_size = sys.desc_a.nb;
+  SolveResult r = distributed::solve_member(group.member(0), sys.grid, sys.desc_a, sys.A, distributed::PieceSource::host_piece, 0,
+                                  &b, o, std::nullopt);
+  r.note += " (" + group.describe() + ")";
+  return r;
 }
+
+namespace distributed {
+namespace {
+/// Every local member of a group of GPU members solves the system of order n (its columns
+/// from `source`: the whole A on the host, or generated from `seed`) on a thread of its own
+/// (runtime::run_members); the members' results are the same.
+SolveResult solve_local_members(int n, const double* A, PieceSource source, std::uint64_t seed,
+                                const Eigen::MatrixXd* b, const std::optional<Eigen::MatrixXd>& x_true,
+                                const SolveOptions& options, runtime::DeviceGroup& group, const Grid* grid) {
+  const Grid g = grid != nullptr ? *grid : Grid{1, group.size()};
+  const int nb = options.block_size != 0 ? options.block_size : default_block_size(Backend::cuda, n);
+  if (nb < 1) throw InvalidInput("block size " + std::to_string(nb) + " < 1");
+  SolveOptions o = options;
+  o.block_size = nb;
+  std::vector<SolveResult> results(static_cast<std::size_t>(group.local_members()));
+  runtime::run_members(group, [&](int m) {
+    runtime::DeviceGroup::Member& me = group.member(m);
+    const Descriptor d = Descriptor::make(n, n, nb, nb, g, 0);
+    SolveOptions mine = o;
+    if (m != 0) mine.progress = nullptr;
+    results[static_cast<std::size_t>(m)] = solve_member(me, g, d, A, source, seed, b, mine, x_true);
+  });
+  SolveResult r = std::move(results[0]);
+  r.note += " (" + group.describe() + ")";
+  return r;
+}
+
+/// solve_on_ranks on GPU members: each takes its columns of the whole system.
+SolveResult solve_on_devices(const LinearSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group,
+                             const Grid* grid) {
+  detail::check_system(sys);
+  return solve_local_members(static_cast<int>(sys.A.rows()), sys.A.data(), PieceSource::host_whole, 0, &sys.b,
+                             sys.x_true, options, group, grid);
+}
+}  // namespace
+}  // namespace distributed
 
 SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group,
                            const Grid* grid) {
   using namespace distributed;
+  if (on_devices(group)) return solve_on_devices(sys, options, group, grid);
   runtime::Communicator& world = rank_communicator(group, "solve");
   const Grid g = grid != nullptr ? *grid : Grid{1, world.size()};
   runtime::agreed(&world, [&] {
@@ -296,6 +441,16 @@ SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options,
   SolveOptions o = options;
   o.block_size = nb;
   return solve_pieces(d, o, group, sys.x_true);
+}
+
+SolveResult solve_generated(int n, std::uint64_t seed, const SolveOptions& options, runtime::DeviceGroup& group,
+                            const Grid* grid) {
+  using namespace distributed;
+  if (!on_devices(group))
+    throw Unavailable("solve_generated: the system is made on GPU members; the group is " + group.describe());
+  if (n < 1) throw InvalidInput("generated system: n must be at least 1, got " + std::to_string(n));
+  return solve_local_members(n, nullptr, PieceSource::generated, seed, nullptr, random_x_true(n, 1, seed), options,
+                             group, grid);
 }
 
 }  // namespace tcsolve

@@ -94,6 +94,9 @@ using Preconditioner = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 /// iterations done. Every rank calls it with the same r.
 Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv, const Eigen::VectorXd& r,
                       int cycle, int& iterations);
+/// The same with A x by `times_a` (the GPU members' product).
+Eigen::VectorXd gmres(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)>& times_a,
+                      const Preconditioner& m_inv, const Eigen::VectorXd& r, int cycle, int& iterations);
 
 // distributed_condition.cpp
 
@@ -105,5 +108,15 @@ Eigen::VectorXd gmres(GridComms& g, const PieceA& A, const Preconditioner& m_inv
 void estimate_condition(GridComms& g, const PieceA& A, const Scales& s,
                         const detail::EquilibratedInverse& fp32, bool fp64_made,
                         const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res);
+/// The same from ||A||_1, the product with A and ||A_s||_1 (asked for only when needed): the
+/// GPU members' operations.
+void estimate_condition(const detail::ScaledNorm& norm1, const detail::VectorMap& times_a,
+                        const std::function<detail::ScaledNorm()>& norm1_s,
+                        const detail::EquilibratedInverse& fp32, bool fp64_made,
+                        const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res);
+
+/// d = C (L U)^-1 P R r (apply_lu's scaling) through `solve` (W := (L U)^-1 P W in FP32).
+Eigen::MatrixXd apply_lu_with(const std::function<void(Eigen::MatrixXd&)>& solve, const Scales& s,
+                              const Eigen::MatrixXd& r);
 
 }  // namespace tcsolve::distributed

@@ -58,6 +58,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <vector>
 
 #include "tcsolve/solver/block_cyclic.hpp"
@@ -131,5 +132,13 @@ SolveResult solve(const DistributedSystem& system, const SolveOptions& options, 
 /// the forward error.
 SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options, runtime::DeviceGroup& group,
                            const Grid* grid = nullptr);
+
+/// The random-mode system `tcsolve generate --n n --seed seed` writes (generate.hpp, by blocks:
+/// A and x_true ~ U(-1, 1), b = A x_true) made on the GPU members themselves, each its columns of
+/// A and all of b, with the generator's bits, and solved there on a 1 x size() grid (or `grid`):
+/// systems beyond a host's memory or a disk. x_true gives the forward error. A gpus() group (one
+/// call) or an mpi(Memory::device) group (every rank calls); host members: Unavailable.
+SolveResult solve_generated(int n, std::uint64_t seed, const SolveOptions& options, runtime::DeviceGroup& group,
+                            const Grid* grid = nullptr);
 
 }  // namespace tcsolve

@@ -29,6 +29,9 @@
 #include "tcsolve/solver/system.hpp"
 
 namespace tcsolve {
+namespace cuda {
+class Context;
+}
 
 enum class SpectrumMode { geometric, arithmetic, clustered, random };
 
@@ -117,6 +120,13 @@ void generate_random_blocks(int n, std::uint64_t seed, const Eigen::MatrixXd& x,
 /// kWholeMatrixRandomOrder): A, b by generate_random_blocks with `block_rows` (default: all n;
 /// the bits do not depend on it), x_true, b_is_vector = nrhs == 1, random_description(n, seed).
 LinearSystem generate_random_system(int n, std::uint64_t seed, int nrhs = 1, int block_rows = 0);
+
+/// The random-mode system of `seed` (generate_random_blocks' A and b = A x_true with one
+/// right-hand side, the same bits) made on the device of `context` (the calling thread's device
+/// must be its device): A into the n x n column-major device array A (leading dimension lda >=
+/// n), b into the n doubles of device b, in the context's stream order; x_true is
+/// random_x_true(n, 1, seed). No host copy of A: `solve --synthetic`. Unavailable without CUDA.
+void generate_random_device(int n, std::uint64_t seed, double* A, int lda, double* b, cuda::Context& context);
 
 /// The description attribute of a block-stream random system.
 std::string random_description(int n, std::uint64_t seed);

@@ -65,4 +65,21 @@ TCSOLVE_HOST_DEVICE inline GaussianPair gaussian_pair(std::uint64_t seed, std::u
   return {r * ::cos(t), r * ::sin(t)};
 }
 
+/// Two U[-1, 1) numbers: the pair number `pair` of stream `stream` under `seed` (the Philox block
+/// of counter (lo(pair), hi(pair), stream, 0) and key (lo(seed), hi(seed))), each 2 u - 1 with u
+/// the top 53 bits of (w0 w1), resp. (w2 w3), times 2^-53: exact in FP64, the same bits on host
+/// and device. The random mode's A and x_true (generate.hpp, by blocks): element `index` of a
+/// stream is first (index even) or second of pair index / 2.
+struct UniformPair {
+  double first, second;
+};
+TCSOLVE_HOST_DEVICE inline UniformPair uniform_pair(std::uint64_t seed, std::uint32_t stream, std::uint64_t pair) {
+  const Block b = philox4x32_10(Block{{static_cast<std::uint32_t>(pair), static_cast<std::uint32_t>(pair >> 32),
+                                       stream, 0u}},
+                                static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+  const std::uint64_t a = (static_cast<std::uint64_t>(b.w[0]) << 32) | b.w[1];
+  const std::uint64_t c = (static_cast<std::uint64_t>(b.w[2]) << 32) | b.w[3];
+  return {2.0 * (static_cast<double>(a >> 11) * 0x1.0p-53) - 1.0, 2.0 * (static_cast<double>(c >> 11) * 0x1.0p-53) - 1.0};
+}
+
 }  // namespace tcsolve::philox

@@ -1,7 +1,7 @@
-// Running a gpus() group's members on threads (tcsolve::cluster, inside cluster/src): one thread
+// Running a group's local members on threads (the distributed K-means and solver): one thread
 // per local member of the group, member 0 on the caller's. A member's failure that the others did
 // not agree on (not runtime::AgreedFailure) aborts the group's communicators, so that no member
-// stays blocked in a collective. Nothing outside cluster/src includes this.
+// stays blocked in a collective.
 #pragma once
 
 #include <atomic>
@@ -13,13 +13,13 @@
 #include "tcsolve/runtime/communicator.hpp"
 #include "tcsolve/runtime/group.hpp"
 
-namespace tcsolve::cluster::detail {
+namespace tcsolve::runtime {
 
 /// Calls work(m) for every local member m of `group`, each on a thread of its own (m = 0 on the
 /// caller's), and waits for all of them. Then rethrows the first error of a member that failed
 /// on its own, else the first agreed error (every member threw it); returns when none failed.
 template <class Work>
-void run_members(runtime::DeviceGroup& group, Work&& work) {
+void run_members(DeviceGroup& group, Work&& work) {
   const int members = group.local_members();
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(members));
   std::vector<char> agreed_failures(static_cast<std::size_t>(members), 0);
@@ -27,7 +27,7 @@ void run_members(runtime::DeviceGroup& group, Work&& work) {
   auto guarded = [&](int m) {
     try {
       work(m);
-    } catch (const runtime::AgreedFailure&) {  // every member throws it: nobody waits
+    } catch (const AgreedFailure&) {  // every member throws it: nobody waits
       errors[static_cast<std::size_t>(m)] = std::current_exception();
       agreed_failures[static_cast<std::size_t>(m)] = 1;
     } catch (...) {  // the others may wait in a collective: end them
@@ -46,4 +46,4 @@ void run_members(runtime::DeviceGroup& group, Work&& work) {
     if (e) std::rethrow_exception(e);
 }
 
-}  // namespace tcsolve::cluster::detail
+}  // namespace tcsolve::runtime

@@ -1,0 +1,176 @@
+// The distributed LU's kernels on one GPU member (distributed_kernels.hpp): the equilibration of
+// the member's columns (the row maxima reduce over the members in between: exact, so R and C are
+// bitwise the single process'), and the row moves of a block's interchanges in the member's
+// columns.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "../equilibration.hpp"
+#include "distributed_kernels.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+
+namespace tcsolve::cuda::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kTile = 32, kTileRows = 8;
+
+__global__ void row_max_sum_kernel(const double* __restrict__ a, int lda, int n, int cols, double* row_max,
+                                   double* row_sum) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  double m = 0, s = 0;
+  for (int j = 0; j < cols; ++j) {
+    const double v = fabs(a[i + static_cast<std::size_t>(j) * lda]);
+    m = fmax(m, v);
+    s += v;
+  }
+  row_max[i] = m;
+  row_sum[i] = s;
+}
+
+__global__ void row_scales_kernel(const double* __restrict__ row_max, int n, double* row_scale) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i < n) row_scale[i] = detail::pow2(detail::equilibration_exponent(row_max[i]));
+}
+
+/// One block per column: its scale and sums (fixed order: a tree over the block's threads).
+__global__ void col_kernel(const double* __restrict__ a, int lda, int n, int cols, const double* __restrict__ row_scale,
+                           double* col_scale, double* col_sum, double* col_sum_s) {
+  __shared__ double pm[kThreads], ps[kThreads], pss[kThreads];
+  const int j = blockIdx.x;
+  if (j >= cols) return;
+  const double* col = a + static_cast<std::size_t>(j) * lda;
+  double m = 0, s = 0, ss = 0;
+  for (int i = threadIdx.x; i < n; i += kThreads) {
+    const double v = fabs(col[i]);
+    m = fmax(m, row_scale[i] * v);
+    s += v;
+    ss += row_scale[i] * v;
+  }
+  pm[threadIdx.x] = m;
+  ps[threadIdx.x] = s;
+  pss[threadIdx.x] = ss;
+  __syncthreads();
+  for (int h = kThreads / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) {
+      pm[threadIdx.x] = fmax(pm[threadIdx.x], pm[threadIdx.x + h]);
+      ps[threadIdx.x] += ps[threadIdx.x + h];
+      pss[threadIdx.x] += pss[threadIdx.x + h];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const double c = detail::pow2(detail::equilibration_exponent(pm[0]));
+    col_scale[j] = c;
+    col_sum[j] = ps[0];
+    col_sum_s[j] = c * pss[0];
+  }
+}
+
+/// t(i, j) = fp32((r_i a(i, j)) c_j), row-major, through a shared tile (coalesced both ways).
+__global__ void convert_kernel(const double* __restrict__ a, int lda, int n, int cols,
+                               const double* __restrict__ row_scale, const double* __restrict__ col_scale, float* t,
+                               int ldt) {
+  __shared__ float tile[kTile][kTile + 1];
+  const int i0 = blockIdx.x * kTile, j0 = blockIdx.y * kTile;
+  for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+    const int i = i0 + threadIdx.x, j = j0 + k;
+    if (i < n && j < cols)
+      tile[k][threadIdx.x] =
+          static_cast<float>((row_scale[i] * a[i + static_cast<std::size_t>(j) * lda]) * col_scale[j]);
+  }
+  __syncthreads();
+  for (int k = threadIdx.y; k < kTile; k += kTileRows) {
+    const int i = i0 + k, j = j0 + threadIdx.x;
+    if (i < n && j < cols) t[static_cast<std::size_t>(i) * ldt + j] = tile[threadIdx.x][k];
+  }
+}
+
+__global__ void block_moves_kernel(const int* __restrict__ origin, int j, int n, int w, int* perm, int* scratch) {
+  __shared__ int count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  int* dst = scratch + 1;
+  int* src = dst + 2 * w;
+  int* old = src + 2 * w;
+  for (int i = j + threadIdx.x; i < n; i += blockDim.x) {
+    const int o = origin[i];
+    if (o == i) continue;
+    const int k = atomicAdd(&count, 1);
+    if (k >= 2 * w) __trap();  // a block moves at most 2w rows
+    dst[k] = i;
+    src[k] = o;
+    old[k] = perm[o];
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < count; k += blockDim.x) perm[dst[k]] = old[k];
+  if (threadIdx.x == 0) scratch[0] = count;
+}
+
+/// gather: rows[k][c] = t[src_k][c]; scatter: t[dst_k][c] = rows[k][c]; c outside the skip.
+__global__ void gather_kernel(const float* __restrict__ t, int ldt, int cols, int skip_lo, int skip_hi,
+                              const int* __restrict__ scratch, int w, float* rows) {
+  const int k = blockIdx.y;
+  if (k >= scratch[0]) return;
+  const int src = scratch[1 + 2 * w + k];
+  for (int c = blockIdx.x * kThreads + threadIdx.x; c < cols; c += gridDim.x * kThreads)
+    if (c < skip_lo || c >= skip_hi)
+      rows[static_cast<std::size_t>(k) * cols + c] = t[static_cast<std::size_t>(src) * ldt + c];
+}
+__global__ void scatter_kernel(float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* __restrict__ scratch,
+                               const float* __restrict__ rows) {
+  const int k = blockIdx.y;
+  if (k >= scratch[0]) return;
+  const int dst = scratch[1 + k];
+  for (int c = blockIdx.x * kThreads + threadIdx.x; c < cols; c += gridDim.x * kThreads)
+    if (c < skip_lo || c >= skip_hi)
+      t[static_cast<std::size_t>(dst) * ldt + c] = rows[static_cast<std::size_t>(k) * cols + c];
+}
+
+int blocks_for(int count) { return std::max(1, (count + kThreads - 1) / kThreads); }
+
+}  // namespace
+
+void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
+                       double* row_sum) {
+  row_max_sum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, lda, n, cols, row_max, row_sum);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void row_scales(CUstream_st* stream, const double* row_max, int n, double* row_scale) {
+  row_scales_kernel<<<blocks_for(n), kThreads, 0, stream>>>(row_max, n, row_scale);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void piece_columns(CUstream_st* stream, const double* a, int lda, int n, int cols, const double* row_scale,
+                   double* col_scale, double* col_sum, double* col_sum_s, float* t, int ldt) {
+  if (cols < 1) return;
+  col_kernel<<<cols, kThreads, 0, stream>>>(a, lda, n, cols, row_scale, col_scale, col_sum, col_sum_s);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  if (t == nullptr) return;
+  const dim3 grid((n + kTile - 1) / kTile, (cols + kTile - 1) / kTile), block(kTile, kTileRows);
+  convert_kernel<<<grid, block, 0, stream>>>(a, lda, n, cols, row_scale, col_scale, t, ldt);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+std::size_t block_moves_ints(int w) { return 1 + 6 * static_cast<std::size_t>(w); }
+
+void block_moves(CUstream_st* stream, const int* origin, int j, int n, int w, int* perm, int* scratch) {
+  block_moves_kernel<<<1, 1024, 0, stream>>>(origin, j, n, w, perm, scratch);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void move_rows(CUstream_st* stream, float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* scratch,
+               int w, float* rows) {
+  if (cols < 1) return;
+  const dim3 grid(std::min(8, blocks_for(cols)), 2 * w);
+  gather_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, cols, skip_lo, skip_hi, scratch, w, rows);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  scatter_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, cols, skip_lo, skip_hi, scratch, rows);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace tcsolve::cuda::kernels

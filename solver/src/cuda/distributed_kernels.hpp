@@ -1,0 +1,61 @@
+// The kernels of the distributed LU on GPU members (distributed_lu_cuda.cpp): one member's
+// piece of a 1 x Q block-cyclic A, all n rows of its local columns. The FP64 piece is
+// column-major (ScaLAPACK's local layout, leading dimension lda); the FP32 factors are ROW-MAJOR
+// (the one-GPU LU's layout: a row interchange moves contiguous rows), leading dimension ldt.
+// Internal to tcsolve::solver; host declarations, kernels in distributed_kernels.cu.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace tcsolve::cuda::kernels {
+
+/// row_max[i] = max_j |a(i, j)|, row_sum[i] = sum_j |a(i, j)| (in column order) over the local
+/// columns j < cols of the FP64 piece (n rows, leading dimension lda).
+void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
+                       double* row_sum);
+
+/// row_scale[i] = 2^e(row_max[i]) (detail::equilibration_exponent: the single process' rule).
+void row_scales(CUstream_st* stream, const double* row_max, int n, double* row_scale);
+
+/// For the local columns j < cols: col_scale[j] = 2^e(max_i row_scale[i] |a(i, j)|), col_sum[j] =
+/// sum_i |a(i, j)| (||A||_1's column sums), col_sum_s[j] = col_scale[j] sum_i row_scale[i] |a(i, j)|
+/// (||A_s||_1's), and t(i, j) = fp32_rn((row_scale[i] a(i, j)) col_scale[j]) at t + i ldt + j
+/// (row-major; t nullptr: not written).
+void piece_columns(CUstream_st* stream, const double* a, int lda, int n, int cols, const double* row_scale,
+                   double* col_scale, double* col_sum, double* col_sum_s, float* t, int ldt);
+
+/// Ints of block_moves' scratch for blocks of at most w columns: the count, then dst, src and
+/// perm entries, 2w each.
+std::size_t block_moves_ints(int w);
+
+/// The moves of one block's composed interchanges: for every row i in [j, n) with origin[i] !=
+/// i (origin: BlockPanel's, broadcast), the pair (i, origin[i]) into scratch (at most 2w of
+/// them, in no fixed order) and perm[i] = old perm[origin[i]]. One CTA.
+void block_moves(CUstream_st* stream, const int* origin, int j, int n, int w, int* perm, int* scratch);
+
+/// Moves the rows of block_moves' pairs (row dst receives old row src) in the columns [0, cols)
+/// of the row-major t (leading dimension ldt) outside [skip_lo, skip_hi), through `rows` (2w x
+/// cols floats: the moved rows gathered, then written): the same result in any pair order.
+void move_rows(CUstream_st* stream, float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* scratch,
+               int w, float* rows);
+
+}  // namespace tcsolve::cuda::kernels
+
+namespace tcsolve::cuda::kernels {
+
+/// The random mode's A (generate.hpp, by blocks: A(i, j) = philox::uniform_pair's element i n + j
+/// of stream 2 under `seed`) for the local columns l < cols of a member of a 1 x q_count grid of
+/// nb-column blocks (global column (l / nb q_count + q) nb + l mod nb), into a (column-major,
+/// leading dimension lda): bitwise the generator's.
+void random_columns(CUstream_st* stream, std::uint64_t seed, int n, int nb, int q, int q_count, int cols, double* a,
+                    int lda);
+
+/// b = A x of the random mode (b(i) = sum over j = 0..n-1 in order of A(i, j) x(j), each product
+/// and sum rounded, no FMA: bitwise the host generator's), A regenerated from `seed` (every
+/// member makes all of b alone); x: n doubles (random_x_true) on the device.
+void random_rhs(CUstream_st* stream, std::uint64_t seed, int n, const double* x, double* b);
+
+}  // namespace tcsolve::cuda::kernels

@@ -1,0 +1,157 @@
+// The distributed LU on GPU members (distributed_lu_cuda.hpp says what it does): the steps of one
+// block on one member, the broadcasts over NCCL, the look-ahead's two streams.
+#include "distributed_lu_cuda.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "blocked_lu.hpp"
+#include "distributed_kernels.hpp"
+#include "lookahead_schedule.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
+
+namespace tcsolve::cuda {
+
+void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& f, Variant variant,
+                    PhaseClock& clock) {
+  const int n = f.n, nb = f.nb, q = f.member, ldt = f.ldt, lc = f.local;
+  const CyclicMap& cols = f.cols;
+  float* t = f.t.data();
+  BlockPanel panel(run, n, clock);
+  f.note = panel.note();
+  const SolverLibraries::Lookahead* ahead = nullptr;
+  if (run.plan.lookahead && n > nb) {
+    const SolverLibraries::Lookahead& l = run.libs.lookahead(run.plan.panel_sms);
+    if (l.streams.unavailable.empty())
+      ahead = &l;
+    else
+      f.note += (f.note.empty() ? "" : "; ") + ("no look-ahead: " + l.streams.unavailable);
+  }
+  if (ahead == nullptr) run.plan.lookahead = false;
+  const cudaStream_t ps = ahead ? ahead->streams.panel : run.stream;
+  const cudaStream_t us = ahead ? ahead->streams.update : run.stream;
+  Context& panel_gemm = ahead ? *ahead->panel_gemm : run.ctx;
+  Context& update_gemm = ahead ? *ahead->update_gemm : run.ctx;
+  cublasHandle_t panel_blas = run.libs.blas(ps);
+  cublasHandle_t update_blas = ahead ? run.libs.blas_second(us) : panel_blas;
+  PhaseClock update_clock(clock.enabled(), us);
+
+  // The panels and their interchanges, two of each (the update of block k reads panel k while
+  // block k + 1's arrives); the row moves' scratch and rows.
+  const int w_max = std::min(nb, n);
+  DeviceBuffer<float> panels[2] = {DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max),
+                                   DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max)};
+  DeviceBuffer<int> origins[2] = {DeviceBuffer<int>(static_cast<std::size_t>(n)),
+                                  DeviceBuffer<int>(static_cast<std::size_t>(n))};
+  DeviceBuffer<int> moves(kernels::block_moves_ints(w_max));
+  DeviceBuffer<float> moved(static_cast<std::size_t>(2) * w_max * std::max(lc, 1));
+  {
+    std::vector<int> identity(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(i)] = i;
+    f.perm = DeviceBuffer<int>(identity.size());
+    f.perm.upload(identity, run.stream);
+  }
+  StreamEvent started, moved_event, update_done;
+  if (ahead) {
+    started.record(run.stream);
+    started.wait(ps);
+    started.wait(us);
+  }
+  clock.set_stream(ps);
+
+  // The owner's panel of block j (width w) factored in place and copied out to panels[slot],
+  // its interchanges to origins[slot] (rows j..n-1).
+  auto factor_and_copy = [&](int j, int w, int slot) {
+    const int l0 = cols.local(j);
+    clock.mark("panel");
+    panel.factor(ps, t + l0 - j, ldt, j, w);
+    clock.mark("copy");
+    TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(panels[slot].data(), static_cast<std::size_t>(w) * sizeof(float),
+                                         t + static_cast<std::size_t>(j) * ldt + l0, static_cast<std::size_t>(ldt) * sizeof(float),
+                                         static_cast<std::size_t>(w) * sizeof(float), static_cast<std::size_t>(n - j),
+                                         cudaMemcpyDeviceToDevice, ps));
+    copy_device_to_device(origins[slot].data(), panel.origin() + j, static_cast<std::size_t>(n - j) * sizeof(int), ps);
+  };
+  bool first_update = true;
+  DeviceAuto on_device;
+  // A22 -= L21 U12 for the local columns [c, c + m) of block j (width w), panel in `p`.
+  auto update = [&](Context& ctx, cublasHandle_t h, const float* p, int j, int w, int c, int m) {
+    if (m <= 0) return;
+    const float one = 1.0f;
+    // U12 = L11^-1 A12: in T's terms (T = A^T, column-major) X U = B, U = the panel's T(0..w, 0..w)
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
+                                     m, w, &one, p, w, t + c + static_cast<std::size_t>(j) * ldt, ldt));
+    const int rest = n - j - w;
+    if (rest <= 0) return;
+    const GemmInfo gi = cuda::gemm(ctx, variant, Op::n, Op::n, m, rest, w, -1.0f,
+                                   t + c + static_cast<std::size_t>(j) * ldt, ldt, p + static_cast<std::size_t>(w) * w, w,
+                                   1.0f, t + c + static_cast<std::size_t>(j + w) * ldt, ldt, run.gemm,
+                                   first_update ? nullptr : &on_device);
+    if (first_update) {
+      f.resolved = gi.resolved;
+      if (!gi.note.empty()) f.note += (f.note.empty() ? "" : "; ") + ("trailing update: " + gi.note);
+      first_update = false;
+    }
+  };
+
+  if (cols.owner(0) == q) factor_and_copy(0, std::min(nb, n), 0);
+  for (int j = 0, k = 0; j < n; j += nb, ++k) {
+    const int w = std::min(nb, n - j), slot = k % 2, owner = cols.owner(j);
+    const bool mine = owner == q;
+    clock.mark("bcast");
+    comm.broadcast(panels[slot].data(), static_cast<std::size_t>(n - j) * w * sizeof(float), owner, ps);
+    comm.broadcast(origins[slot].data(), static_cast<std::size_t>(n - j) * sizeof(int), owner, ps);
+    if (ahead && k > 0) {
+      clock.mark("update_wait");
+      update_done.wait(ps);
+    }
+    clock.mark("swap");
+    kernels::block_moves(ps, origins[slot].data() - j, j, n, w, f.perm.data(), moves.data());
+    const int l0 = mine ? cols.local(j) : 0;
+    kernels::move_rows(ps, t, ldt, lc, mine ? l0 : 0, mine ? l0 + w : 0, moves.data(), w, moved.data());
+    if (j + w >= n) break;
+    // The trailing columns of this member; the next block's first when it owns it.
+    const int next = j + w, next_w = std::min(nb, n - next);
+    const bool owns_next = cols.owner(next) == q;
+    const int c0 = cols.first_at_or_after(next, q);
+    const float* p = panels[slot].data();
+    if (ahead) {  // the rest of the update may start once the rows have moved
+      moved_event.record(ps);
+      moved_event.wait(us);
+    }
+    if (owns_next) {
+      clock.mark("update_next");
+      update(panel_gemm, panel_blas, p, j, w, c0, next_w);
+      factor_and_copy(next, next_w, 1 - slot);
+    }
+    clock.mark(nullptr);
+    const int r0 = c0 + (owns_next ? next_w : 0);
+    if (ahead) update_clock.mark("update");
+    update(update_gemm, update_blas, p, j, w, r0, lc - r0);
+    if (ahead) {
+      update_clock.mark(nullptr);
+      update_done.record(us);
+    }
+  }
+  clock.mark(nullptr);
+  if (ahead) {
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(us));
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(ps));
+  }
+  clock.set_stream(run.stream);
+  for (auto& phase : update_clock.totals()) clock.add(phase.first, phase.second);
+  f.perm_host = f.perm.download(run.stream);
+  // The first zero pivot over the members (each saw its own panels'): agreed.
+  const int mine = panel.zero_pivot();
+  const double worst = comm.max(mine >= 0 ? static_cast<double>(n - mine) : 0.0, run.stream);
+  f.zero_pivot = worst > 0 ? n - static_cast<int>(worst) : -1;
+}
+
+}  // namespace tcsolve::cuda

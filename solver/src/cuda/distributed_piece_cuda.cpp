@@ -1,0 +1,288 @@
+// One GPU member's part of the distributed solve (distributed/device_piece.hpp): the piece of A
+// on the device and its equilibration, the LU (distributed_lu_cuda.hpp), A x by cublasDgemm and
+// an NCCL sum, and the triangular solves with the distributed factors: per block of columns its
+// owner solves the diagonal block (cublasStrsv) and updates the rest of the vector
+// (cublasSgemv), then broadcasts what changed (NCCL), so every member ends with the same bits.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../distributed/device_piece.hpp"
+#include "device_run.hpp"
+#include "distributed_kernels.hpp"
+#include "distributed_lu_cuda.hpp"
+#include "phase_clock.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
+#include "tcsolve/solver/generate.hpp"
+
+namespace tcsolve::distributed {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda::copy_to_device;
+using cuda::copy_to_host;
+using cuda::device_memset;
+namespace kernels = cuda::kernels;
+
+class CudaPiece final : public DevicePiece {
+ public:
+  CudaPiece(cuda::Context& ctx, runtime::Communicator& comm, const Grid& grid, const Descriptor& desc, const double* A,
+            PieceSource source, std::uint64_t seed, const SolveOptions& options, double& upload_s)
+      : run_(ctx, options.cuda_plan, options.gemm),
+        comm_(comm),
+        clock_(run_.plan.phases != CudaLuPlan::Phases::off, run_.stream),
+        n_(desc.n) {
+    f_.n = n_;
+    f_.nb = desc.nb;
+    f_.cols = desc.cols(grid);
+    f_.member = grid.col_of(comm.rank());
+    f_.local = f_.cols.count(f_.member);
+    f_.ldt = cuda::factors_ld(f_.local);
+    const int lc = f_.local;
+    const std::size_t n = static_cast<std::size_t>(n_);
+    // A's piece, column-major n x lc (leading dimension n)
+    const auto t0 = Clock::now();
+    a_ = DeviceBuffer<double>(n * std::max(lc, 1));
+    if (source == PieceSource::generated) {
+      kernels::random_columns(run_.stream, seed, n_, f_.nb, f_.member, grid.cols, lc, a_.data(), n_);
+      const Eigen::MatrixXd x = random_x_true(n_, 1, seed);
+      DeviceBuffer<double> xd(n), bd(n);
+      copy_to_device(xd.data(), x.data(), n * sizeof(double), run_.stream);
+      kernels::random_rhs(run_.stream, seed, n_, xd.data(), bd.data());
+      rhs_.resize(n_, 1);
+      copy_to_host(rhs_.data(), bd.data(), n * sizeof(double), run_.stream);
+    } else if (source == PieceSource::host_whole) {  // each local block column is contiguous in A
+      for (int l0 = 0; l0 < lc; l0 += f_.nb) {
+        const int w = std::min(f_.nb, lc - l0), g0 = f_.cols.global(l0, f_.member);
+        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(a_.data() + static_cast<std::size_t>(l0) * n, A + static_cast<std::size_t>(g0) * n,
+                                           n * w * sizeof(double), cudaMemcpyHostToDevice, run_.stream));
+      }
+    } else if (lc > 0) {
+      TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(a_.data(), n * sizeof(double), A, static_cast<std::size_t>(desc.lld) * sizeof(double),
+                                           n * sizeof(double), static_cast<std::size_t>(lc),
+                                           source == PieceSource::device_piece ? cudaMemcpyDeviceToDevice
+                                                                               : cudaMemcpyHostToDevice,
+                                           run_.stream));
+    }
+    run_.synchronize();
+    upload_s = seconds(t0, Clock::now());
+
+    clock_.mark("equilibrate");
+    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n);
+    kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data());
+    comm_.allreduce_max(row_max.data(), n, runtime::Element::f64, run_.stream);
+    comm_.allreduce_sum(row_sum.data(), n, runtime::Element::f64, run_.stream);
+    kernels::row_scales(run_.stream, row_max.data(), n_, row_scale.data());
+    const std::size_t width = static_cast<std::size_t>(f_.cols.count(0));  // the most local columns
+    DeviceBuffer<double> col(3 * std::max<std::size_t>(width, 1));
+    device_memset(col.data(), 0, col.size() * sizeof(double), run_.stream);
+    f_.t = DeviceBuffer<float>(n * static_cast<std::size_t>(f_.ldt));
+    kernels::piece_columns(run_.stream, a_.data(), n_, n_, lc, row_scale.data(), col.data(), col.data() + width,
+                           col.data() + 2 * width, f_.t.data(), f_.ldt);
+    clock_.mark(nullptr);
+    // R and ||A||_inf from the reduced rows; C and the column norms from every member's columns.
+    const std::vector<double> r = row_scale.download(run_.stream), sums = row_sum.download(run_.stream);
+    scales_.row = Eigen::Map<const Eigen::VectorXd>(r.data(), n_);
+    double inf = 0;
+    for (double s : sums) inf = std::max(inf, s);
+    norm_inf_ = detail::scaled_norm(inf);
+    const int q = comm_.size();
+    DeviceBuffer<double> all(static_cast<std::size_t>(q) * col.size());
+    comm_.allgather(col.data(), all.data(), col.size() * sizeof(double), run_.stream);
+    const std::vector<double> every = all.download(run_.stream);
+    scales_.col.resize(n_);
+    double n1 = 0, n1s = 0;
+    for (int m = 0; m < q; ++m) {
+      const double* c = every.data() + static_cast<std::size_t>(m) * col.size();
+      for (int j = 0; j < f_.cols.count(m); ++j) {
+        scales_.col[f_.cols.global(j, m)] = c[j];
+        n1 = std::max(n1, c[width + j]);
+        n1s = std::max(n1s, c[2 * width + j]);
+      }
+    }
+    norm_1_ = detail::scaled_norm(n1);
+    norm_1_s_ = detail::scaled_norm(n1s);
+  }
+
+  const Scales& scales() const override { return scales_; }
+  detail::ScaledNorm norm_inf() const override { return norm_inf_; }
+  detail::ScaledNorm norm_1() const override { return norm_1_; }
+  detail::ScaledNorm norm_1_s() const override { return norm_1_s_; }
+  Variant resolved() const override { return f_.resolved; }
+  std::string note() const override { return f_.note; }
+  CudaLuPlan plan() const override { return run_.plan; }
+  std::vector<std::pair<std::string, double>> phases() override { return clock_.totals(); }
+
+  int factorize(Variant variant) override {
+    cuda::distributed_lu(run_, comm_, f_, variant, clock_);
+    return f_.zero_pivot;
+  }
+
+  Eigen::MatrixXd generated_rhs() override { return rhs_; }
+
+  Eigen::MatrixXd product(const Eigen::MatrixXd& x) override {
+    const int k = static_cast<int>(x.cols()), lc = f_.local;
+    Eigen::MatrixXd local(std::max(lc, 1), k);
+    for (int j = 0; j < lc; ++j) local.row(j) = x.row(f_.cols.global(j, f_.member));
+    if (x_.size() < static_cast<std::size_t>(local.size())) x_ = DeviceBuffer<double>(static_cast<std::size_t>(local.size()));
+    const std::size_t nk = static_cast<std::size_t>(n_) * k;
+    if (y_.size() < nk) y_ = DeviceBuffer<double>(nk);
+    copy_to_device(x_.data(), local.data(), static_cast<std::size_t>(local.size()) * sizeof(double), run_.stream);
+    if (lc > 0) {
+      const double one = 1, zero = 0;
+      TCSOLVE_CUBLAS_CHECK(cublasDgemm(run_.blas(), CUBLAS_OP_N, CUBLAS_OP_N, n_, k, lc, &one, a_.data(), n_,
+                                       x_.data(), std::max(lc, 1), &zero, y_.data(), n_));
+    } else {
+      device_memset(y_.data(), 0, nk * sizeof(double), run_.stream);
+    }
+    comm_.allreduce_sum(y_.data(), nk, runtime::Element::f64, run_.stream);
+    Eigen::MatrixXd y(n_, k);
+    copy_to_host(y.data(), y_.data(), nk * sizeof(double), run_.stream);
+    return y;
+  }
+
+  void solve(Eigen::MatrixXd& w, bool transpose) override {
+    const std::vector<int>& perm = f_.perm_host;
+    std::vector<float> y(static_cast<std::size_t>(n_));
+    if (v_.size() < y.size()) v_ = DeviceBuffer<float>(y.size());
+    for (Eigen::Index c = 0; c < w.cols(); ++c) {
+      for (int i = 0; i < n_; ++i)
+        y[static_cast<std::size_t>(i)] = static_cast<float>(w(transpose ? i : perm[static_cast<std::size_t>(i)], c));
+      copy_to_device(v_.data(), y.data(), y.size() * sizeof(float), run_.stream);
+      if (transpose) {
+        sweep_upper_transpose();
+        sweep_lower_transpose();
+      } else {
+        sweep_lower();
+        sweep_upper();
+      }
+      copy_to_host(y.data(), v_.data(), y.size() * sizeof(float), run_.stream);
+      for (int i = 0; i < n_; ++i)
+        w(transpose ? perm[static_cast<std::size_t>(i)] : i, c) = static_cast<double>(y[static_cast<std::size_t>(i)]);
+    }
+  }
+
+ private:
+  /// The block at j: its width, owner and (on the owner) its first local column.
+  struct Block {
+    int j, w, owner, l0;
+  };
+  Block block(int j) const {
+    const int owner = f_.cols.owner(j);
+    return {j, std::min(f_.nb, n_ - j), owner, owner == f_.member ? f_.cols.local(j) : 0};
+  }
+  /// A(r, c) of block b's column c (0..w) at factor(b, r) + c.
+  const float* factor(const Block& b, int r) const { return f_.t.data() + static_cast<std::size_t>(r) * f_.ldt + b.l0; }
+  void broadcast(int from, int count, int root) {
+    if (count > 0) comm_.broadcast(v_.data() + from, static_cast<std::size_t>(count) * sizeof(float), root, run_.stream);
+  }
+  // In cuBLAS's column-major terms the row-major block (rows x w) is its transpose (w x rows).
+  void sweep_lower() {  // L y = v: forward; the owner updates the rest, which it then broadcasts
+    const float minus_one = -1, one = 1;
+    for (int j = 0; j < n_; j += f_.nb) {
+      const Block b = block(j);
+      const int rest = n_ - j - b.w;
+      if (b.owner == f_.member) {
+        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, b.w,
+                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        if (rest > 0)
+          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, rest, &minus_one, factor(b, j + b.w), f_.ldt,
+                                           v_.data() + j, 1, &one, v_.data() + j + b.w, 1));
+      }
+      broadcast(j, n_ - j, b.owner);
+    }
+  }
+  void sweep_upper() {  // U x = y: backward
+    const float minus_one = -1, one = 1;
+    for (int j = (n_ - 1) / f_.nb * f_.nb; j >= 0; j -= f_.nb) {
+      const Block b = block(j);
+      if (b.owner == f_.member) {
+        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, b.w,
+                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        if (j > 0)
+          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, j, &minus_one, factor(b, 0), f_.ldt,
+                                           v_.data() + j, 1, &one, v_.data(), 1));
+      }
+      broadcast(0, j + b.w, b.owner);
+    }
+  }
+  void sweep_upper_transpose() {  // U^T z = v: forward, each block from the solved ones above it
+    const float minus_one = -1, one = 1;
+    for (int j = 0; j < n_; j += f_.nb) {
+      const Block b = block(j);
+      if (b.owner == f_.member) {
+        if (j > 0)
+          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, j, &minus_one, factor(b, 0), f_.ldt,
+                                           v_.data(), 1, &one, v_.data() + j, 1));
+        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, b.w,
+                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+      }
+      broadcast(j, b.w, b.owner);
+    }
+  }
+  void sweep_lower_transpose() {  // L^T v = z: backward, each block from the solved ones below it
+    const float minus_one = -1, one = 1;
+    for (int j = (n_ - 1) / f_.nb * f_.nb; j >= 0; j -= f_.nb) {
+      const Block b = block(j);
+      const int rest = n_ - j - b.w;
+      if (b.owner == f_.member) {
+        if (rest > 0)
+          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, rest, &minus_one, factor(b, j + b.w),
+                                           f_.ldt, v_.data() + j + b.w, 1, &one, v_.data() + j, 1));
+        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, b.w,
+                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+      }
+      broadcast(j, b.w, b.owner);
+    }
+  }
+
+  cuda::DeviceRun run_;
+  runtime::Communicator& comm_;
+  cuda::PhaseClock clock_;
+  int n_;
+  DeviceBuffer<double> a_, x_, y_;
+  DeviceBuffer<float> v_;
+  cuda::DeviceFactors f_;
+  Scales scales_;
+  Eigen::MatrixXd rhs_;
+  detail::ScaledNorm norm_inf_, norm_1_, norm_1_s_;
+};
+
+}  // namespace
+
+namespace {
+std::size_t device_piece_bytes(const Grid& grid, const Descriptor& desc_a, int member) {
+  const std::size_t n = static_cast<std::size_t>(desc_a.n), lc = static_cast<std::size_t>(desc_a.local_cols(grid, member));
+  const std::size_t nb = static_cast<std::size_t>(std::min(desc_a.nb, desc_a.n));
+  const std::size_t ldt = static_cast<std::size_t>(cuda::factors_ld(static_cast<int>(lc)));
+  return n * std::max<std::size_t>(lc, 1) * sizeof(double) + n * ldt * sizeof(float) + 2 * n * nb * sizeof(float) +
+         2 * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double);
+}
+}  // namespace
+
+void check_device_piece(const Grid& grid, const Descriptor& desc_a, int member) {
+  const std::size_t need = device_piece_bytes(grid, desc_a, member);
+  const cuda::DeviceMemory m = cuda::device_memory();
+  // a margin for the libraries' workspaces (cuBLAS, NCCL, the GEMM's splits)
+  const std::size_t margin = std::size_t{2} << 30;
+  if (need + margin > m.free)
+    throw InvalidInput("n = " + std::to_string(desc_a.n) + " on a " + std::to_string(grid.rows) + "x" +
+                       std::to_string(grid.cols) + " grid needs " + std::to_string(need) +
+                       " bytes on member " + std::to_string(member) + "'s GPU (its columns of A in FP64 and the " +
+                       "FP32 factors), and 2 GiB for workspaces; " + std::to_string(m.free) +
+                       " bytes are free there: use more GPUs");
+}
+
+std::unique_ptr<DevicePiece> make_device_piece(cuda::Context& ctx, runtime::Communicator& comm, const Grid& grid,
+                                               const Descriptor& desc_a, const double* A, PieceSource source,
+                                               std::uint64_t seed, const SolveOptions& options, double& upload_s) {
+  return std::make_unique<CudaPiece>(ctx, comm, grid, desc_a, A, source, seed, options, upload_s);
+}
+
+}  // namespace tcsolve::distributed
