@@ -1,6 +1,7 @@
 // The distributed solver on GPU members (tcsolve/solver/distributed.hpp, solve_on_ranks with a
 // gpus() group: cuda/distributed_lu_cuda.hpp, distributed/device_piece.hpp), against the cpu
-// oracle. [gpu], one device: a gpus({device}) group of one member (a 1 x 1 grid, NCCL over one
+// oracle, and the random-mode system made on the device ([gpu]: bitwise the host generator's A
+// and b). [gpu], one device: a gpus({device}) group of one member (a 1 x 1 grid, NCCL over one
 // rank). [multi_gpu], two devices: gpus({0, 1}) on a 1 x 2 grid. On systems whose order is no
 // multiple of the block size and on committed inputs:
 //   - converged to dsgesv's criterion, recomputed here;
@@ -23,6 +24,7 @@
 #include "cuda_test_util.hpp"
 #include "lu_test_util.hpp"
 #include "tcsolve/io/system_file.hpp"
+#include "tcsolve/runtime/context.hpp"
 #include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
@@ -98,6 +100,23 @@ void check_group(runtime::DeviceGroup& group) {
 }
 
 }  // namespace
+
+TEST_CASE("the random-mode system made on the device is the generator's, bitwise", "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the device-made random system");
+  for (const int n : {1, 301, 1024}) {
+    const LinearSystem host = generate_random_system(n, 7);
+    cuda::Context ctx;
+    cuda::DeviceBuffer<double> a(static_cast<std::size_t>(n) * (n + 3)), b(static_cast<std::size_t>(n));
+    generate_random_device(n, 7, a.data(), n + 3, b.data(), ctx);
+    const std::vector<double> ah = a.download(), bh = b.download();
+    Eigen::MatrixXd A(n, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A(i, j) = ah[static_cast<std::size_t>(j) * (n + 3) + i];
+    INFO("n = " << n);
+    CHECK((A.array() == host.A.array()).all());
+    CHECK((Eigen::Map<const Eigen::VectorXd>(bh.data(), n).array() == host.b.col(0).array()).all());
+  }
+}
 
 TEST_CASE("the distributed solver on one GPU member (1 x 1) converges as the cpu oracle", "[gpu][distributed]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the distributed solver on a GPU member");
