@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -27,7 +28,9 @@
 
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "compare_devices.hpp"
 #include "compare_ranks.hpp"
+#include "solve_devices.hpp"
 #include "input.hpp"
 #include "json.hpp"
 #include "progress.hpp"
@@ -68,7 +71,9 @@ void print_table(const Outcome& o) {
   const std::vector<SolveReport>& rows = o.rows;
   std::cout << "compare " << o.input << ": n = " << o.n << ", nrhs = " << o.nrhs << ", " << o.backend << " ("
             << o.device << ")";
-  if (o.ranks) std::cout << ", on a " << o.ranks->grid << " grid of " << o.rank_count << " cpu ranks";
+  if (o.ranks)
+    std::cout << ", on a " << o.ranks->grid << " grid of " << o.rank_count
+              << (o.backend == "cuda" ? " GPUs (" + o.ranks->group + ")" : std::string(" cpu ranks"));
   if (!rows.empty() && !rows.front().baseline)
     std::cout << ", block size " << rows.front().result.block_size << ", "
               << to_string(rows.front().options.refinement) << " refinement";
@@ -416,13 +421,22 @@ void report(const Outcome& o, Outputs& out, bool json, Progress& progress) {
 int run_compare(int argc, char** argv) {
   const JobRanks job = job_ranks();
   runtime::Communicator* world = job.world.get();
-  std::string input, variants, grid;
+  std::string input, variants, grid, gpus;
+  long long synthetic = 0, seed = 1;
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
-       "the system (required): an HDF5 file with datasets A (n x n) and b (n or n x nrhs), and "
-       "optionally the true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
+       "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
+       "n x nrhs), and optionally the true solution x; or a Matrix Market matrix (solved with x = "
+       "ones, b = A x)")
+      ("synthetic", po::value(&synthetic)->value_name("N"),
+       "instead of --input: the system `tcsolve generate --n N --seed S` writes, made on the GPUs "
+       "(no file); the variants run the one-GPU solver, or with --gpus the distributed one, beside "
+       "cusolvermg-dgetrf (cuSOLVER's multi-GPU FP64 getrf + getrs) on the same GPUs; cuda only")
+      ("seed", po::value(&seed)->value_name("S"), "--synthetic's seed (default 1)")
+      ("gpus", po::value(&gpus)->value_name("N|all|0,1"),
+       "with --synthetic: the distributed solver on these GPUs (1 x N grid) and cusolverMg on them")
       ("variants", po::value(&variants)->default_value("all")->value_name("all|V1,V2,..."),
        ("all (every variant the backend has), or a comma-separated list of: " + variant_names()).c_str());
   add_solver_options(options);
@@ -451,7 +465,7 @@ int run_compare(int argc, char** argv) {
   });
   if (vm.count("help")) {
     if (!job.speaks()) return 0;
-    print_usage(std::cout, Synopsis{"compare", {"input"}, {}},
+    print_usage(std::cout, Synopsis{"compare", {}, {{{"input", "synthetic"}, true}}},
                 "Solves one system with each selected GEMM variant in the LU's trailing updates\n"
                 "(as `tcsolve solve` does) and with the baseline methods -- on the cpu, fp64-lu\n"
                 "(Eigen FP64 PartialPivLU); on cuda, cusolver-dgetrf (FP64 dgetrf + dgetrs) and\n"
@@ -464,6 +478,8 @@ int run_compare(int argc, char** argv) {
                 "fp32-simt LU (n = 900 on 2 cores: 0.2-0.8 s per variant, fp32-simt 0.03 s).\n"
                 "On cuda every method first runs once untimed on the same system (variants: one\n"
                 "correction, no fallback), so that no row pays kernel loading or library start-up.\n"
+                "--synthetic N [--gpus G] solves the U(-1,1) system of `generate --n N` made on the\n"
+                "GPUs, one GPU or G (the distributed solver), beside cusolvermg-dgetrf on them.\n"
                 "Under mpirun -np P (cpu ranks only: --backend cuda exits 4) each rank reads its\n"
                 "block-cyclic piece of an HDF5 system once, on a --grid P x Q (default 1 x P); each\n"
                 "variant runs the distributed solver on it and the baseline scalapack-pdgesv\n"
@@ -481,7 +497,17 @@ int run_compare(int argc, char** argv) {
   std::vector<Variant> selected;
   ProgressMode progress_wanted = ProgressMode::never;
   runtime::agreed(world, [&] {
-    if (!vm.count("input") || input.empty()) throw InvalidInput("--input is required (the system file)");
+    if (vm.count("synthetic") && vm.count("input"))
+      throw InvalidInput("--synthetic and --input exclude each other: the system is made, or read");
+    if (vm.count("synthetic") && (synthetic < 1 || synthetic > INT_MAX))
+      throw InvalidInput("--synthetic needs an order N in [1, 2^31 - 1]");
+    if ((vm.count("synthetic") || vm.count("gpus")) && job.size > 1)
+      throw InvalidInput("--synthetic and --gpus run in one process (not under mpirun)");
+    if (vm.count("gpus") && !vm.count("synthetic"))
+      throw InvalidInput("--gpus compares on the system made on the GPUs: give --synthetic N");
+    if (vm.count("seed") && seed < 0) throw InvalidInput("--seed must be >= 0");
+    if (!vm.count("synthetic") && (!vm.count("input") || input.empty()))
+      throw InvalidInput("--input is required (the system file), or --synthetic N");
     so = solver_options(vm);
     selected = parse_variant_list(variants);
     progress_wanted = progress_mode(vm);
@@ -517,6 +543,27 @@ int run_compare(int argc, char** argv) {
     return 0;
   }
 
+  if (synthetic > 0) {  // the system made on the GPUs: the one-GPU or distributed solver, cusolverMg
+    if (so.backend == Backend::cpu) throw InvalidInput("--synthetic makes the system on the GPUs: --backend cuda");
+    so.backend = Backend::cuda;
+    cuda::Context context;
+    so.cuda_context = &context;
+    std::vector<Variant> run;
+    split_variants(selected, explicit_list, Backend::cuda, run, outcome.skipped);
+    outcome.input = synthetic_name(synthetic, static_cast<std::uint64_t>(seed));
+    prepare_outputs(outputs, vm, outcome.input);
+    Progress progress("compare", progress_wanted);
+    outcome.ranks = compare_synthetic(run, so, static_cast<int>(synthetic), static_cast<std::uint64_t>(seed), gpus,
+                                      progress);
+    outcome.rows = std::move(outcome.ranks->rows);
+    outcome.rank_count = std::stoi(outcome.ranks->grid.substr(2));  // "1xG"
+    outcome.n = synthetic;
+    outcome.nrhs = 1;
+    outcome.backend = to_string(Backend::cuda);
+    outcome.device = device_description(Backend::cuda);
+    report(outcome, outputs, json, progress);
+    return 0;
+  }
   so.backend = choose_backend(so.backend);
   cuda::Context context;  // the command's: on cuda, one set of handles and streams for every row
   so.cuda_context = &context;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,12 @@ double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
   return worst;
 }
 
-/// The one-GPU solve of the synthetic system made on the device (generate_random_device).
+}  // namespace
+
 SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& options) {
-  cuda::Context& ctx = *options.cuda_context;
+  std::optional<cuda::Context> own;
+  if (options.cuda_context == nullptr) own.emplace();
+  cuda::Context& ctx = options.cuda_context != nullptr ? *options.cuda_context : *own;
   const std::size_t nn = static_cast<std::size_t>(n);
   const cuda::DeviceMemory m = cuda::device_memory();
   // A and b here, then solve_device's copies of A (FP64) and its FP32 factors
@@ -58,12 +62,12 @@ SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& o
   view.lda = n;
   view.B = b.data();
   view.ldb = n;
-  SolveResult r = solve_device(view, x.data(), n, options);
+  SolveOptions o = options;
+  o.cuda_context = &ctx;
+  SolveResult r = solve_device(view, x.data(), n, o);
   r.forward_error = forward_error(r.x, random_x_true(n, 1, seed));
   return r;
 }
-
-}  // namespace
 
 std::string synthetic_name(long long n, std::uint64_t seed) {
   return "synthetic:" + std::to_string(n) + ":seed=" + std::to_string(seed);

@@ -31,6 +31,11 @@ struct SolveDevicesArgs {
 /// Unavailable with the command's messages.
 int run_solve_devices(SolveDevicesArgs args);
 
+/// The one-GPU solver (solve_device) on the random-mode system of `seed` made on the device of
+/// options.cuda_context (or the current device's), the forward error against its x_true; throws
+/// InvalidInput when it does not fit the device's memory.
+SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& options);
+
 /// The input's name in the report for a synthetic system: "synthetic:N:seed=S".
 std::string synthetic_name(long long n, std::uint64_t seed);
 

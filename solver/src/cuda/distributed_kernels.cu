@@ -110,24 +110,25 @@ __global__ void block_moves_kernel(const int* __restrict__ origin, int j, int n,
   if (threadIdx.x == 0) scratch[0] = count;
 }
 
-/// gather: rows[k][c] = t[src_k][c]; scatter: t[dst_k][c] = rows[k][c]; c outside the skip.
-__global__ void gather_kernel(const float* __restrict__ t, int ldt, int cols, int skip_lo, int skip_hi,
+/// gather: rows[k][c - lo] = t[src_k][c]; scatter: t[dst_k][c] = rows[k][c - lo]; c in [lo, hi)
+/// outside [skip_lo, skip_hi).
+__global__ void gather_kernel(const float* __restrict__ t, int ldt, int lo, int hi, int skip_lo, int skip_hi,
                               const int* __restrict__ scratch, int w, float* rows) {
   const int k = blockIdx.y;
   if (k >= scratch[0]) return;
-  const int src = scratch[1 + 2 * w + k];
-  for (int c = blockIdx.x * kThreads + threadIdx.x; c < cols; c += gridDim.x * kThreads)
+  const int src = scratch[1 + 2 * w + k], width = hi - lo;
+  for (int c = lo + blockIdx.x * kThreads + threadIdx.x; c < hi; c += gridDim.x * kThreads)
     if (c < skip_lo || c >= skip_hi)
-      rows[static_cast<std::size_t>(k) * cols + c] = t[static_cast<std::size_t>(src) * ldt + c];
+      rows[static_cast<std::size_t>(k) * width + (c - lo)] = t[static_cast<std::size_t>(src) * ldt + c];
 }
-__global__ void scatter_kernel(float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* __restrict__ scratch,
-                               const float* __restrict__ rows) {
+__global__ void scatter_kernel(float* t, int ldt, int lo, int hi, int skip_lo, int skip_hi,
+                               const int* __restrict__ scratch, const float* __restrict__ rows) {
   const int k = blockIdx.y;
   if (k >= scratch[0]) return;
-  const int dst = scratch[1 + k];
-  for (int c = blockIdx.x * kThreads + threadIdx.x; c < cols; c += gridDim.x * kThreads)
+  const int dst = scratch[1 + k], width = hi - lo;
+  for (int c = lo + blockIdx.x * kThreads + threadIdx.x; c < hi; c += gridDim.x * kThreads)
     if (c < skip_lo || c >= skip_hi)
-      t[static_cast<std::size_t>(dst) * ldt + c] = rows[static_cast<std::size_t>(k) * cols + c];
+      t[static_cast<std::size_t>(dst) * ldt + c] = rows[static_cast<std::size_t>(k) * width + (c - lo)];
 }
 
 int blocks_for(int count) { return std::max(1, (count + kThreads - 1) / kThreads); }
@@ -163,13 +164,13 @@ void block_moves(CUstream_st* stream, const int* origin, int j, int n, int w, in
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void move_rows(CUstream_st* stream, float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* scratch,
-               int w, float* rows) {
-  if (cols < 1) return;
-  const dim3 grid(std::min(8, blocks_for(cols)), 2 * w);
-  gather_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, cols, skip_lo, skip_hi, scratch, w, rows);
+void move_rows(CUstream_st* stream, float* t, int ldt, Columns in, Columns skip, const int* scratch, int w,
+               float* rows) {
+  if (in.hi <= in.lo) return;
+  const dim3 grid(std::min(8, blocks_for(in.hi - in.lo)), 2 * w);
+  gather_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, in.lo, in.hi, skip.lo, skip.hi, scratch, w, rows);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  scatter_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, cols, skip_lo, skip_hi, scratch, rows);
+  scatter_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, in.lo, in.hi, skip.lo, skip.hi, scratch, rows);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

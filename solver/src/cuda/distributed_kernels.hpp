@@ -36,11 +36,16 @@ std::size_t block_moves_ints(int w);
 /// them, in no fixed order) and perm[i] = old perm[origin[i]]. One CTA.
 void block_moves(CUstream_st* stream, const int* origin, int j, int n, int w, int* perm, int* scratch);
 
-/// Moves the rows of block_moves' pairs (row dst receives old row src) in the columns [0, cols)
-/// of the row-major t (leading dimension ldt) outside [skip_lo, skip_hi), through `rows` (2w x
-/// cols floats: the moved rows gathered, then written): the same result in any pair order.
-void move_rows(CUstream_st* stream, float* t, int ldt, int cols, int skip_lo, int skip_hi, const int* scratch,
-               int w, float* rows);
+/// A range of columns [lo, hi) (empty when lo >= hi).
+struct Columns {
+  int lo = 0, hi = 0;
+};
+
+/// Moves the rows of block_moves' pairs (row dst receives old row src) in the columns `in` of the
+/// row-major t (leading dimension ldt) outside `skip`, through `rows` (2w x (in.hi - in.lo)
+/// floats: the moved rows gathered, then written): the same result in any pair order.
+void move_rows(CUstream_st* stream, float* t, int ldt, Columns in, Columns skip, const int* scratch, int w,
+               float* rows);
 
 }  // namespace tcsolve::cuda::kernels
 

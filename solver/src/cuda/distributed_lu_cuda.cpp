@@ -51,7 +51,8 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   DeviceBuffer<int> origins[2] = {DeviceBuffer<int>(static_cast<std::size_t>(n)),
                                   DeviceBuffer<int>(static_cast<std::size_t>(n))};
   DeviceBuffer<int> moves(kernels::block_moves_ints(w_max));
-  DeviceBuffer<float> moved(static_cast<std::size_t>(2) * w_max * std::max(lc, 1));
+  DeviceBuffer<float> moved(static_cast<std::size_t>(2) * w_max * std::max(lc, 1)),
+      moved_next(static_cast<std::size_t>(2) * w_max * w_max);
   {
     std::vector<int> identity(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(i)] = i;
@@ -115,14 +116,21 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     clock.mark("swap");
     kernels::block_moves(ps, origins[slot].data() - j, j, n, w, f.perm.data(), moves.data());
     const int l0 = mine ? cols.local(j) : 0;
-    kernels::move_rows(ps, t, ldt, lc, mine ? l0 : 0, mine ? l0 + w : 0, moves.data(), w, moved.data());
-    if (j + w >= n) break;
+    const kernels::Columns panel_cols = mine ? kernels::Columns{l0, l0 + w} : kernels::Columns{};
+    if (j + w >= n) {
+      kernels::move_rows(ps, t, ldt, {0, lc}, panel_cols, moves.data(), w, moved.data());
+      break;
+    }
     // The trailing columns of this member; the next block's first when it owns it.
     const int next = j + w, next_w = std::min(nb, n - next);
     const bool owns_next = cols.owner(next) == q;
     const int c0 = cols.first_at_or_after(next, q);
     const float* p = panels[slot].data();
-    if (ahead) {  // the rest of the update may start once the rows have moved
+    // The rows move in the next block's columns here, on the panel's path; in the others (L's
+    // columns, the rest of the trailing ones) on the update stream, before the rest of the update.
+    const kernels::Columns next_cols = owns_next ? kernels::Columns{c0, c0 + next_w} : kernels::Columns{};
+    kernels::move_rows(ps, t, ldt, next_cols, {}, moves.data(), w, moved_next.data());
+    if (ahead) {  // the rest of the swap and of the update may start
       moved_event.record(ps);
       moved_event.wait(us);
     }
@@ -133,7 +141,13 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     }
     clock.mark(nullptr);
     const int r0 = c0 + (owns_next ? next_w : 0);
-    if (ahead) update_clock.mark("update");
+    // skip: the panel's columns (moved by its leaves) and the next block's (moved above); when
+    // both are this member's they are adjacent (a 1 x 1 grid)
+    const kernels::Columns skip = mine && owns_next ? kernels::Columns{l0, c0 + next_w}
+                                  : mine            ? panel_cols
+                                                    : next_cols;
+    if (ahead) update_clock.mark("swap_rest");
+    kernels::move_rows(us, t, ldt, {0, lc}, skip, moves.data(), w, moved.data());
     update(update_gemm, update_blas, p, j, w, r0, lc - r0);
     if (ahead) {
       update_clock.mark(nullptr);

@@ -3,6 +3,7 @@
 
 #include "../distributed/device_piece.hpp"
 #include "../solver_cuda.hpp"
+#include "tcsolve/solver/distributed.hpp"
 #include "tcsolve/solver/generate.hpp"
 #include "tcsolve/runtime/error.hpp"
 
@@ -51,5 +52,11 @@ std::unique_ptr<DevicePiece> make_device_piece(cuda::Context&, runtime::Communic
 namespace tcsolve {
 void generate_random_device(int, std::uint64_t, double*, int, double*, cuda::Context&) {
   throw Unavailable("generate_random_device: tcsolve was built without CUDA");
+}
+}  // namespace tcsolve
+
+namespace tcsolve {
+SolveResult solve_generated_cusolvermg(int, std::uint64_t, const std::vector<int>&, int) {
+  throw Unavailable("baseline cusolvermg: tcsolve was built without CUDA");
 }
 }  // namespace tcsolve

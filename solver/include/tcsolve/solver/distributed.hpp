@@ -141,4 +141,12 @@ SolveResult solve_on_ranks(const LinearSystem& sys, const SolveOptions& options,
 SolveResult solve_generated(int n, std::uint64_t seed, const SolveOptions& options, runtime::DeviceGroup& group,
                             const Grid* grid = nullptr);
 
+/// The multi-GPU baseline on the same system: cuSOLVER's cusolverMg getrf + getrs (FP64, 1 x G
+/// column block-cyclic over `devices`, tile `tile`, as NVIDIA's samples use it), the system made
+/// on the GPUs as solve_generated does. time_s: factorization = getrf, refinement = getrs, total
+/// both (every GPU synchronized); backward_error (b - A x with A made again), forward_error
+/// against x_true, converged = dsgesv's criterion. Unavailable where libcusolverMg cannot be
+/// opened (it is loaded at run time) or without CUDA; InvalidInput when a GPU lacks the memory.
+SolveResult solve_generated_cusolvermg(int n, std::uint64_t seed, const std::vector<int>& devices, int tile = 256);
+
 }  // namespace tcsolve
