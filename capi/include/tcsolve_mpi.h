@@ -10,10 +10,11 @@
  *   tcsolvePdgesv(h, NULL, n, 1, A_local, 1, 1, desca, B_local, 1, 1, descb, &info);
  *   tcsolveDestroy(h);                            before MPI_Finalize
  *
- * For now: cpu ranks (host pointers), ia = ja = ib = jb = 1, the whole global A and B (M_ = N_
- * = n for A; M_ = n, N_ = nrhs for B), RSRC_ = CSRC_ = 0, MB_ = NB_; classical refinement and
- * partial pivoting (the distributed solver's: no equilibration, FP64 fallback or condition
- * estimate yet). */
+ * cpu ranks (host pointers) or GPU ranks (TCSOLVE_BACKEND_CUDA: one GPU per rank, the node-local
+ * rank's, NCCL between them; A and B host or device pointers; 1 x Q grids only for now, and no
+ * FP64 LU there: no fallback, fp64_below or FP64 condition estimate). For now ia = ja = ib = jb
+ * = 1, the whole global A and B (M_ = N_ = n for A; M_ = n, N_ = nrhs for B), RSRC_ = CSRC_ = 0,
+ * MB_ = NB_; partial pivoting. */
 #ifndef TCSOLVE_MPI_H
 #define TCSOLVE_MPI_H
 
@@ -29,7 +30,8 @@ extern "C" {
  * rank r is process (r / npcol, r mod npcol)). A collective over comm: every rank calls it.
  * MPI must be initialized by the caller (MPI_Initialized); the handle works on a duplicate of
  * comm (MPI_Comm_dup), freed by tcsolveDestroy (call it before MPI_Finalize). backend: CPU
- * (AUTO means CPU here); CUDA is TCSOLVE_STATUS_NOT_SUPPORTED for now. nprow * npcol must equal
+ * (AUTO means CPU here) or CUDA (every rank takes the GPU of its node-local rank modulo the
+ * node's GPUs; a rank without one: NOT_SUPPORTED on every rank, naming it). nprow * npcol must equal
  * comm's size (else INVALID_VALUE naming both). On failure *handle is NULL and the message is
  * kept for tcsolveGetLastErrorMessage(NULL). The handle also serves the calls of tcsolve.h
  * (tcsolveDgesv on this rank alone, ...). */
@@ -38,7 +40,8 @@ tcsolveStatus_t tcsolveCreateDistributed(tcsolveHandle_t* handle, tcsolveBackend
 
 /* ScaLAPACK pdgesv's arguments: desc = {DTYPE_ = 1, CTXT_ (carried, ignored), M_, N_, MB_, NB_,
  * RSRC_, CSRC_, LLD_}; A (LLD_A x local columns) and B (LLD_B x local columns) this rank's
- * local column-major pieces in the 2D block-cyclic layout of the handle's grid (host memory).
+ * local column-major pieces in the 2D block-cyclic layout of the handle's grid (host memory; on
+ * a CUDA handle host or the rank's device memory).
  * A collective: every rank of the handle calls it. A is left untouched (unlike pdgesv: the
  * refinement needs it); B is overwritten by this rank's piece of X. ia, ja, ib, jb are 1-based
  * (only 1 for now). Errors are agreed across the ranks: every rank returns the same status with

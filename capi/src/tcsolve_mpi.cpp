@@ -6,13 +6,16 @@
 // are agreed too, and this rank's piece of X written into B).
 #include "tcsolve_mpi.h"
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "arguments.hpp"
 #include "context.hpp"
 #include "solve_params.hpp"
 #include "tcsolve/runtime/communicator.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/runtime/mpi.hpp"
 #include "tcsolve/solver/block_cyclic.hpp"
@@ -45,15 +48,17 @@ tcsolveStatus_t tcsolveCreateDistributed(tcsolveHandle_t* handle, tcsolveBackend
   return guarded(nullptr, "tcsolveCreateDistributed", [&] {
     not_null("handle", handle);
     *handle = nullptr;
-    if (backend == TCSOLVE_BACKEND_CUDA)
-      throw Unavailable("backend cuda: distributed solves run on cpu ranks only for now (TCSOLVE_BACKEND_CPU)");
-    if (backend != TCSOLVE_BACKEND_AUTO && backend != TCSOLVE_BACKEND_CPU)
+    if (backend != TCSOLVE_BACKEND_AUTO && backend != TCSOLVE_BACKEND_CPU && backend != TCSOLVE_BACKEND_CUDA)
       throw InvalidInput("backend: " + std::to_string(static_cast<int>(backend)) +
                          " is not TCSOLVE_BACKEND_AUTO, _CPU or _CUDA");
     // mpi_communicator checks that MPI is initialized (InvalidInput otherwise)
     if (comm == MPI_COMM_NULL) throw InvalidInput("comm: MPI_COMM_NULL");
     // the duplicate first (a collective on every rank), then the grid checked in agreement
-    auto group = std::make_shared<runtime::DeviceGroup>(runtime::DeviceGroup::mpi(runtime::mpi_communicator(&comm)));
+    // cuda: every rank a GPU member (NCCL bootstrapped over the duplicate); a rank without a
+    // device ends every rank with the same Unavailable
+    const bool cuda = backend == TCSOLVE_BACKEND_CUDA;
+    auto group = std::make_shared<runtime::DeviceGroup>(runtime::DeviceGroup::mpi(
+        runtime::mpi_communicator(&comm), cuda ? runtime::Memory::device : runtime::Memory::host));
     runtime::agreed(group->host_communicator(), [&] {
       if (nprow < 1 || npcol < 1)
         throw InvalidInput("nprow x npcol = " + std::to_string(nprow) + " x " + std::to_string(npcol) +
@@ -61,7 +66,7 @@ tcsolveStatus_t tcsolveCreateDistributed(tcsolveHandle_t* handle, tcsolveBackend
       check_grid(Grid{nprow, npcol}, group->size());
     });
     auto h = std::make_unique<tcsolveContext>();
-    h->backend = Backend::cpu;
+    h->backend = cuda ? Backend::cuda : Backend::cpu;
     h->group = std::move(group);
     h->nprow = nprow;
     h->npcol = npcol;
@@ -89,7 +94,7 @@ tcsolveStatus_t tcsolvePdgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* par
     // every argument of every rank checked in one agreed step: the lowest failing rank's message
     runtime::agreed(&comm, [&] {
       const tcsolveSolveParams_t p = read_params(params);
-      options = solve_options(p, Backend::cpu);
+      options = solve_options(p, h->backend);
       if (p.row_major != 0) throw InvalidInput("params->row_major: 1 (descriptors lay out column-major pieces only)");
       nonnegative("n", n);
       nonnegative("nrhs", nrhs);
@@ -118,8 +123,26 @@ tcsolveStatus_t tcsolvePdgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* par
     }
     sys.A = A;
     sys.B = B;
+    // cuda: A and B may be host or device pointers (A is read on the device where it is; B goes
+    // through a host copy of this rank's piece, X back the same way)
+    const bool cuda = h->backend == Backend::cuda;
+    const std::size_t b_count = static_cast<std::size_t>(sys.desc_b.lld) *
+                                static_cast<std::size_t>(std::max(0, sys.desc_b.local_cols(grid, pcol)));
+    const bool b_on_device = cuda && b_count > 0 && cuda::pointer_device(B) >= 0;
+    sys.a_on_device = cuda && A != nullptr && cuda::pointer_device(A) >= 0;
+    std::vector<double> b_host;
+    if (b_on_device) {
+      b_host.resize(b_count);
+      cuda::copy_to_host(b_host.data(), B, b_count * sizeof(double));
+      sys.B = b_host.data();
+    }
     const SolveResult r = solve(sys, options, *h->group);
-    scatter(r.x.data(), static_cast<int>(r.x.rows()), sys.desc_b, grid, prow, pcol, B);
+    if (b_on_device) {
+      scatter(r.x.data(), static_cast<int>(r.x.rows()), sys.desc_b, grid, prow, pcol, b_host.data());
+      cuda::copy_to_device(B, b_host.data(), b_count * sizeof(double));
+    } else {
+      scatter(r.x.data(), static_cast<int>(r.x.rows()), sys.desc_b, grid, prow, pcol, B);
+    }
     h->last_solve = record_solve(r);
     fill_info(r, info);
     return solve_status(h, "tcsolvePdgesv", r);

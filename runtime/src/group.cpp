@@ -68,11 +68,16 @@ DeviceGroup DeviceGroup::mpi(Memory memory) {
     if (!have_mpi()) (void)mpi_world();  // throws the build's Unavailable
     throw Unavailable("DeviceGroup::mpi: MPI is not initialized (no MpiSession)");
   }
+  return mpi(mpi_world(), memory);
+}
+
+DeviceGroup DeviceGroup::mpi(std::unique_ptr<Communicator> world, Memory memory) {
+  if (memory == Memory::host) return mpi(std::move(world));
+  if (!world || world->memory() != Memory::host || world->engine() != "mpi")
+    throw InvalidInput("DeviceGroup::mpi: not an MPI communicator on host buffers");
   auto state = std::make_unique<State>();
   state->processes = true;
   state->memory = memory;
-  std::unique_ptr<Communicator> world = mpi_world();
-  if (memory == Memory::host) return mpi(std::move(world));
   state->size = world->size();
   state->first = world->rank();
   // one GPU per rank: the node-local rank picks it; NCCL's id from rank 0 over MPI

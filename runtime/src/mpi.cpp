@@ -158,7 +158,9 @@ std::unique_ptr<Communicator> mpi_communicator(const void* comm) {
 }
 
 int mpi_local_rank() {
-  require_session("mpi_local_rank");
+  int initialized = 0;  // an MpiSession's, or the caller's own MPI_Init (the C API's handles)
+  MPI_Initialized(&initialized);
+  if (!initialized) require_session("mpi_local_rank");
   MPI_Comm node;
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
   int rank = 0;

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -25,6 +26,7 @@ namespace tcsolve::distributed {
 namespace {
 
 using cuda::DeviceBuffer;
+using cuda::copy_device_to_device;
 using cuda::copy_to_device;
 using cuda::copy_to_host;
 using cuda::device_memset;
@@ -117,16 +119,28 @@ class CudaPiece final : public DevicePiece {
   Variant resolved() const override { return f_.resolved; }
   std::string note() const override { return f_.note; }
   CudaLuPlan plan() const override { return run_.plan; }
-  std::vector<std::pair<std::string, double>> phases() override { return clock_.totals(); }
+  std::vector<std::pair<std::string, double>> phases() override {
+    std::vector<std::pair<std::string, double>> p = clock_.totals();
+    p.emplace_back("residual", residual_s_);  // A x, host-timed (the refinement's and the estimate's)
+    p.emplace_back("solves", solves_s_);      // the triangular sweeps, host-timed
+    return p;
+  }
 
   int factorize(Variant variant) override {
     cuda::distributed_lu(run_, comm_, f_, variant, clock_);
+    if (f_.zero_pivot < 0) invert_diagonal_blocks();
     return f_.zero_pivot;
   }
 
   Eigen::MatrixXd generated_rhs() override { return rhs_; }
 
   Eigen::MatrixXd product(const Eigen::MatrixXd& x) override {
+    const auto t0 = Clock::now();
+    Eigen::MatrixXd y = product_(x);
+    residual_s_ += seconds(t0, Clock::now());
+    return y;
+  }
+  Eigen::MatrixXd product_(const Eigen::MatrixXd& x) {
     const int k = static_cast<int>(x.cols()), lc = f_.local;
     Eigen::MatrixXd local(std::max(lc, 1), k);
     for (int j = 0; j < lc; ++j) local.row(j) = x.row(f_.cols.global(j, f_.member));
@@ -148,6 +162,11 @@ class CudaPiece final : public DevicePiece {
   }
 
   void solve(Eigen::MatrixXd& w, bool transpose) override {
+    const auto t0 = Clock::now();
+    solve_(w, transpose);
+    solves_s_ += seconds(t0, Clock::now());
+  }
+  void solve_(Eigen::MatrixXd& w, bool transpose) {
     const std::vector<int>& perm = f_.perm_host;
     std::vector<float> y(static_cast<std::size_t>(n_));
     if (v_.size() < y.size()) v_ = DeviceBuffer<float>(y.size());
@@ -182,15 +201,59 @@ class CudaPiece final : public DevicePiece {
   void broadcast(int from, int count, int root) {
     if (count > 0) comm_.broadcast(v_.data() + from, static_cast<std::size_t>(count) * sizeof(float), root, run_.stream);
   }
-  // In cuBLAS's column-major terms the row-major block (rows x w) is its transpose (w x rows).
+  // In cuBLAS's column-major terms the row-major block (rows x w) is its transpose (w x rows):
+  // the diagonal block's L11 is seen as L11^T (upper, unit), U11 as U11^T (lower).
+
+  /// The inverses of the diagonal blocks this member owns, for the sweeps: X = (L11^-1)^T and
+  /// Y = (U11^-1)^T, column-major w x w each (cublasStrsm against the identity), so that each
+  /// block's triangular solve is a product: L11^-1 y = X^T y, U11^-1 y = Y^T y, U11^-T y = Y y,
+  /// L11^-T y = X y (a shorter chain than cublasStrsv's; the refinement corrects the solves).
+  void invert_diagonal_blocks() {
+    const auto t0 = Clock::now();
+    const int nb = f_.nb;
+    std::size_t blocks = 0;
+    for (int j = 0; j < n_; j += nb)
+      if (block(j).owner == f_.member) ++blocks;
+    inverses_ = DeviceBuffer<float>(std::max<std::size_t>(blocks, 1) * 2 * nb * nb);
+    std::vector<float> identity(static_cast<std::size_t>(nb) * nb, 0.0f);
+    for (int i = 0; i < nb; ++i) identity[static_cast<std::size_t>(i) * nb + i] = 1.0f;
+    const float one = 1;
+    std::size_t k = 0;
+    for (int j = 0; j < n_; j += nb) {
+      const Block b = block(j);
+      if (b.owner != f_.member) continue;
+      float* x = inverses_.data() + k * 2 * nb * nb;
+      float* y = x + static_cast<std::size_t>(nb) * nb;
+      for (float* m : {x, y})
+        TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(m, static_cast<std::size_t>(b.w) * sizeof(float), identity.data(),
+                                             static_cast<std::size_t>(nb) * sizeof(float), static_cast<std::size_t>(b.w) * sizeof(float),
+                                             static_cast<std::size_t>(b.w), cudaMemcpyHostToDevice, run_.stream));
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_UNIT, b.w, b.w, &one, factor(b, j), f_.ldt, x, b.w));
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_NON_UNIT, b.w, b.w, &one, factor(b, j), f_.ldt, y, b.w));
+      inverse_of_[j] = k++;
+    }
+    run_.synchronize();
+    if (tmp_.size() < static_cast<std::size_t>(nb)) tmp_ = DeviceBuffer<float>(static_cast<std::size_t>(nb));
+    clock_.add("inverses", seconds(t0, Clock::now()));
+  }
+  /// v[j .. j + w) := M op v[j .. j + w) with block j's X (lower = false) or Y, op transposed or not.
+  void apply_inverse(const Block& b, bool lower_u, bool transposed) {
+    const float one = 1, zero = 0;
+    const float* m = inverses_.data() + inverse_of_.at(b.j) * 2 * f_.nb * f_.nb +
+                     (lower_u ? static_cast<std::size_t>(f_.nb) * f_.nb : 0);
+    TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), transposed ? CUBLAS_OP_T : CUBLAS_OP_N, b.w, b.w, &one, m, b.w,
+                                     v_.data() + b.j, 1, &zero, tmp_.data(), 1));
+    copy_device_to_device(v_.data() + b.j, tmp_.data(), static_cast<std::size_t>(b.w) * sizeof(float), run_.stream);
+  }
   void sweep_lower() {  // L y = v: forward; the owner updates the rest, which it then broadcasts
     const float minus_one = -1, one = 1;
     for (int j = 0; j < n_; j += f_.nb) {
       const Block b = block(j);
       const int rest = n_ - j - b.w;
       if (b.owner == f_.member) {
-        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, b.w,
-                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        apply_inverse(b, false, true);
         if (rest > 0)
           TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, rest, &minus_one, factor(b, j + b.w), f_.ldt,
                                            v_.data() + j, 1, &one, v_.data() + j + b.w, 1));
@@ -203,8 +266,7 @@ class CudaPiece final : public DevicePiece {
     for (int j = (n_ - 1) / f_.nb * f_.nb; j >= 0; j -= f_.nb) {
       const Block b = block(j);
       if (b.owner == f_.member) {
-        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, b.w,
-                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        apply_inverse(b, true, true);
         if (j > 0)
           TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, j, &minus_one, factor(b, 0), f_.ldt,
                                            v_.data() + j, 1, &one, v_.data(), 1));
@@ -220,8 +282,7 @@ class CudaPiece final : public DevicePiece {
         if (j > 0)
           TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, j, &minus_one, factor(b, 0), f_.ldt,
                                            v_.data(), 1, &one, v_.data() + j, 1));
-        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, b.w,
-                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        apply_inverse(b, true, false);
       }
       broadcast(j, b.w, b.owner);
     }
@@ -235,8 +296,7 @@ class CudaPiece final : public DevicePiece {
         if (rest > 0)
           TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, rest, &minus_one, factor(b, j + b.w),
                                            f_.ldt, v_.data() + j + b.w, 1, &one, v_.data() + j, 1));
-        TCSOLVE_CUBLAS_CHECK(cublasStrsv(run_.blas(), CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, b.w,
-                                         factor(b, j), f_.ldt, v_.data() + j, 1));
+        apply_inverse(b, false, false);
       }
       broadcast(j, b.w, b.owner);
     }
@@ -247,7 +307,9 @@ class CudaPiece final : public DevicePiece {
   cuda::PhaseClock clock_;
   int n_;
   DeviceBuffer<double> a_, x_, y_;
-  DeviceBuffer<float> v_;
+  DeviceBuffer<float> v_, tmp_, inverses_;
+  std::map<int, std::size_t> inverse_of_;  ///< block column -> its inverses' index in inverses_
+  double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;
   Scales scales_;
   Eigen::MatrixXd rhs_;
@@ -262,7 +324,8 @@ std::size_t device_piece_bytes(const Grid& grid, const Descriptor& desc_a, int m
   const std::size_t nb = static_cast<std::size_t>(std::min(desc_a.nb, desc_a.n));
   const std::size_t ldt = static_cast<std::size_t>(cuda::factors_ld(static_cast<int>(lc)));
   return n * std::max<std::size_t>(lc, 1) * sizeof(double) + n * ldt * sizeof(float) + 2 * n * nb * sizeof(float) +
-         2 * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double);
+         2 * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double) +
+         2 * (std::max<std::size_t>(lc, 1) + nb) * nb * sizeof(float);  // the diagonal blocks' inverses
 }
 }  // namespace
 

@@ -24,11 +24,12 @@ __device__ double element(std::uint64_t seed, std::uint64_t index) {
 }
 
 __global__ void columns_kernel(std::uint64_t seed, int n, int nb, int q, int q_count, int cols, double* a, int lda) {
-  const int l = blockIdx.y;
-  if (l >= cols) return;
-  const std::uint64_t g = static_cast<std::uint64_t>(l / nb) * q_count * nb + static_cast<std::uint64_t>(q) * nb + l % nb;
-  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
-    a[static_cast<std::size_t>(l) * lda + i] = element(seed, static_cast<std::uint64_t>(i) * n + g);
+  for (int l = blockIdx.y; l < cols; l += gridDim.y) {  // gridDim.y <= 65535: columns in strides
+    const std::uint64_t g =
+        static_cast<std::uint64_t>(l / nb) * q_count * nb + static_cast<std::uint64_t>(q) * nb + l % nb;
+    for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
+      a[static_cast<std::size_t>(l) * lda + i] = element(seed, static_cast<std::uint64_t>(i) * n + g);
+  }
 }
 
 __global__ void rhs_kernel(std::uint64_t seed, int n, const double* __restrict__ x, double* b) {
@@ -55,7 +56,7 @@ __global__ void rhs_kernel(std::uint64_t seed, int n, const double* __restrict__
 void random_columns(CUstream_st* stream, std::uint64_t seed, int n, int nb, int q, int q_count, int cols, double* a,
                     int lda) {
   if (cols < 1 || n < 1) return;
-  const dim3 grid(std::min(64, (n + kThreads - 1) / kThreads), static_cast<unsigned>(cols));
+  const dim3 grid(std::min(64, (n + kThreads - 1) / kThreads), static_cast<unsigned>(std::min(cols, 65535)));
   columns_kernel<<<grid, kThreads, 0, stream>>>(seed, n, nb, q, q_count, cols, a, lda);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }

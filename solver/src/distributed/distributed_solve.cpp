@@ -372,7 +372,10 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
   const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), sys.desc_a.n, sys.desc_b.n);
   SolveOptions o = options;
   o.block_size = sys.desc_a.nb;
-  SolveResult r = distributed::solve_member(group.member(0), sys.grid, sys.desc_a, sys.A, distributed::PieceSource::host_piece, 0,
+  SolveResult r = distributed::solve_member(group.member(0), sys.grid, sys.desc_a, sys.A,
+                                  sys.a_on_device ? distributed::PieceSource::device_piece
+                                                  : distributed::PieceSource::host_piece,
+                                  0,
                                   &b, o, std::nullopt);
   r.note += " (" + group.describe() + ")";
   return r;

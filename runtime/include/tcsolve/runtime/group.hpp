@@ -47,6 +47,10 @@ class DeviceGroup {
   /// host members, one per process: mpi(Memory::host) over a communicator of the caller's
   /// choosing; needs no MpiSession.
   static DeviceGroup mpi(std::unique_ptr<Communicator> host);
+  /// The same with `memory`: Memory::device makes each rank of `host` a GPU member (the GPU
+  /// local_rank mod the node's GPU count, NCCL bootstrapped over `host`), as mpi(Memory::device)
+  /// does over MPI_COMM_WORLD: the C API's distributed cuda handles (tcsolve_mpi.h).
+  static DeviceGroup mpi(std::unique_ptr<Communicator> host, Memory memory);
 
   DeviceGroup(DeviceGroup&&) noexcept;
   DeviceGroup& operator=(DeviceGroup&&) noexcept;

@@ -79,6 +79,8 @@ struct DistributedSystem {
   const double* A = nullptr;  ///< desc_a.lld x (local columns)
   Descriptor desc_b;
   const double* B = nullptr;  ///< desc_b.lld x (local columns)
+  /// GPU members: A points to the member's device memory (else the host's); B is on the host.
+  bool a_on_device = false;
 };
 
 /// The distributed factors P A = L U in T: this rank's local piece of L (unit lower) and U
