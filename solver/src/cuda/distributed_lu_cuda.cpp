@@ -59,7 +59,40 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     f.perm = DeviceBuffer<int>(identity.size());
     f.perm.upload(identity, run.stream);
   }
-  StreamEvent started, moved_event, update_done;
+  StreamEvent started, moved_event, update_done, panel_done;
+  // The diagonal blocks' inverses (DeviceFactors::inverses), from the identity by cublasStrsm.
+  {
+    std::size_t mine = 0;
+    f.inverse_index.assign(static_cast<std::size_t>((n + nb - 1) / nb), -1);
+    for (int j = 0; j < n; j += nb)
+      if (cols.owner(j) == q) f.inverse_index[static_cast<std::size_t>(j / nb)] = static_cast<int>(mine++);
+    f.inverses = DeviceBuffer<float>(std::max<std::size_t>(mine, 1) * 2 * w_max * w_max);
+  }
+  DeviceBuffer<float> identity(static_cast<std::size_t>(w_max) * w_max);
+  {
+    std::vector<float> id(static_cast<std::size_t>(w_max) * w_max, 0.0f);
+    for (int i = 0; i < w_max; ++i) id[static_cast<std::size_t>(i) * w_max + i] = 1.0f;
+    identity.upload(id, run.stream);
+  }
+  // On the update stream, after the block's panel (panel_done): X = (L11^T)^-1 and Y = (U11^T)^-1
+  // of the column-major view of the row-major diagonal block (L11^T upper unit, U11^T lower).
+  auto invert = [&](int j, int w) {
+    panel_done.wait(us);
+    if (ahead) update_clock.mark("inverses");
+    float* x = f.inverses.data() + static_cast<std::size_t>(f.inverse_index[static_cast<std::size_t>(j / nb)]) * 2 * w_max * w_max;
+    float* y = x + static_cast<std::size_t>(w_max) * w_max;
+    const float* diagonal = t + static_cast<std::size_t>(j) * ldt + cols.local(j);
+    const float one = 1.0f;
+    for (float* m : {x, y})
+      TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(m, static_cast<std::size_t>(w) * sizeof(float), identity.data(),
+                                           static_cast<std::size_t>(w_max) * sizeof(float), static_cast<std::size_t>(w) * sizeof(float),
+                                           static_cast<std::size_t>(w), cudaMemcpyDeviceToDevice, us));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(update_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, w, w, &one, diagonal, ldt, x, w));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(update_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT, w, w, &one, diagonal, ldt, y, w));
+    if (ahead) update_clock.mark(nullptr);
+  };
   if (ahead) {
     started.record(run.stream);
     started.wait(ps);
@@ -79,6 +112,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                          static_cast<std::size_t>(w) * sizeof(float), static_cast<std::size_t>(n - j),
                                          cudaMemcpyDeviceToDevice, ps));
     copy_device_to_device(origins[slot].data(), panel.origin() + j, static_cast<std::size_t>(n - j) * sizeof(int), ps);
+    panel_done.record(ps);
   };
   bool first_update = true;
   DeviceAuto on_device;
@@ -102,7 +136,10 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     }
   };
 
-  if (cols.owner(0) == q) factor_and_copy(0, std::min(nb, n), 0);
+  if (cols.owner(0) == q) {
+    factor_and_copy(0, std::min(nb, n), 0);
+    invert(0, std::min(nb, n));
+  }
   for (int j = 0, k = 0; j < n; j += nb, ++k) {
     const int w = std::min(nb, n - j), slot = k % 2, owner = cols.owner(j);
     const bool mine = owner == q;
@@ -153,6 +190,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
       update_clock.mark(nullptr);
       update_done.record(us);
     }
+    if (owns_next) invert(next, next_w);  // after update_done: the next swap does not wait for it
   }
   clock.mark(nullptr);
   if (ahead) {

@@ -26,6 +26,12 @@ struct DeviceFactors {
   DeviceBuffer<float> t;
   DeviceBuffer<int> perm;      ///< perm[i] = the original row at position i (device)
   std::vector<int> perm_host;  ///< the same on the host, after the LU
+  /// The inverses of the diagonal blocks this member owns, for the triangular sweeps: per block
+  /// X = (L11^-1)^T then Y = (U11^-1)^T, column-major nb x nb each (w x w used), at
+  /// inverses + inverse_of(j) 2 nb^2; made on the update stream as soon as the block's panel is
+  /// factored (distributed_lu), where that stream waits for the panels anyway.
+  DeviceBuffer<float> inverses;
+  std::vector<int> inverse_index;  ///< by block (j / nb): its place in `inverses`, or -1
   int zero_pivot = -1;         ///< the first exactly zero pivot's column, or -1 (the same on every member)
   Variant resolved = Variant::fp32_simt;  ///< the first trailing update's
   std::string note;
@@ -45,7 +51,8 @@ inline int factors_ld(int local) { return (std::max(local, 1) + 31) / 32 * 32; }
 /// there while the rest of the update runs on the update stream (every member's broadcasts go
 /// on the panel's stream, so a member waits for the next panel beside its update). Phases on
 /// `clock` (the panel's stream): "bcast" (includes waiting for the owner's panel), "swap",
-/// "update_next", "panel", "copy"; the update stream's "update". Ends synchronized, with
+/// "update_next", "panel", "copy"; the update stream's "swap_rest", "update", "inverses". Ends
+/// synchronized, with
 /// perm_host and zero_pivot (agreed) set.
 void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& f, Variant variant,
                     PhaseClock& clock);

@@ -7,7 +7,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <map>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -128,7 +127,6 @@ class CudaPiece final : public DevicePiece {
 
   int factorize(Variant variant) override {
     cuda::distributed_lu(run_, comm_, f_, variant, clock_);
-    if (f_.zero_pivot < 0) invert_diagonal_blocks();
     return f_.zero_pivot;
   }
 
@@ -204,45 +202,17 @@ class CudaPiece final : public DevicePiece {
   // In cuBLAS's column-major terms the row-major block (rows x w) is its transpose (w x rows):
   // the diagonal block's L11 is seen as L11^T (upper, unit), U11 as U11^T (lower).
 
-  /// The inverses of the diagonal blocks this member owns, for the sweeps: X = (L11^-1)^T and
-  /// Y = (U11^-1)^T, column-major w x w each (cublasStrsm against the identity), so that each
-  /// block's triangular solve is a product: L11^-1 y = X^T y, U11^-1 y = Y^T y, U11^-T y = Y y,
-  /// L11^-T y = X y (a shorter chain than cublasStrsv's; the refinement corrects the solves).
-  void invert_diagonal_blocks() {
-    const auto t0 = Clock::now();
-    const int nb = f_.nb;
-    std::size_t blocks = 0;
-    for (int j = 0; j < n_; j += nb)
-      if (block(j).owner == f_.member) ++blocks;
-    inverses_ = DeviceBuffer<float>(std::max<std::size_t>(blocks, 1) * 2 * nb * nb);
-    std::vector<float> identity(static_cast<std::size_t>(nb) * nb, 0.0f);
-    for (int i = 0; i < nb; ++i) identity[static_cast<std::size_t>(i) * nb + i] = 1.0f;
-    const float one = 1;
-    std::size_t k = 0;
-    for (int j = 0; j < n_; j += nb) {
-      const Block b = block(j);
-      if (b.owner != f_.member) continue;
-      float* x = inverses_.data() + k * 2 * nb * nb;
-      float* y = x + static_cast<std::size_t>(nb) * nb;
-      for (float* m : {x, y})
-        TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(m, static_cast<std::size_t>(b.w) * sizeof(float), identity.data(),
-                                             static_cast<std::size_t>(nb) * sizeof(float), static_cast<std::size_t>(b.w) * sizeof(float),
-                                             static_cast<std::size_t>(b.w), cudaMemcpyHostToDevice, run_.stream));
-      TCSOLVE_CUBLAS_CHECK(cublasStrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                       CUBLAS_DIAG_UNIT, b.w, b.w, &one, factor(b, j), f_.ldt, x, b.w));
-      TCSOLVE_CUBLAS_CHECK(cublasStrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                       CUBLAS_DIAG_NON_UNIT, b.w, b.w, &one, factor(b, j), f_.ldt, y, b.w));
-      inverse_of_[j] = k++;
-    }
-    run_.synchronize();
-    if (tmp_.size() < static_cast<std::size_t>(nb)) tmp_ = DeviceBuffer<float>(static_cast<std::size_t>(nb));
-    clock_.add("inverses", seconds(t0, Clock::now()));
-  }
+  // Each block's triangular solve is a product with the inverses DeviceFactors keeps (X =
+  // (L11^-1)^T, Y = (U11^-1)^T): L11^-1 y = X^T y, U11^-1 y = Y^T y, U11^-T y = Y y, L11^-T y = X y
+  // (a shorter chain than cublasStrsv's; the refinement corrects the solves).
   /// v[j .. j + w) := M op v[j .. j + w) with block j's X (lower = false) or Y, op transposed or not.
   void apply_inverse(const Block& b, bool lower_u, bool transposed) {
     const float one = 1, zero = 0;
-    const float* m = inverses_.data() + inverse_of_.at(b.j) * 2 * f_.nb * f_.nb +
-                     (lower_u ? static_cast<std::size_t>(f_.nb) * f_.nb : 0);
+    const std::size_t w_max = static_cast<std::size_t>(std::min(f_.nb, n_));
+    const float* m = f_.inverses.data() +
+                     static_cast<std::size_t>(f_.inverse_index[static_cast<std::size_t>(b.j / f_.nb)]) * 2 * w_max * w_max +
+                     (lower_u ? w_max * w_max : 0);
+    if (tmp_.size() < w_max) tmp_ = DeviceBuffer<float>(w_max);
     TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), transposed ? CUBLAS_OP_T : CUBLAS_OP_N, b.w, b.w, &one, m, b.w,
                                      v_.data() + b.j, 1, &zero, tmp_.data(), 1));
     copy_device_to_device(v_.data() + b.j, tmp_.data(), static_cast<std::size_t>(b.w) * sizeof(float), run_.stream);
@@ -307,8 +277,7 @@ class CudaPiece final : public DevicePiece {
   cuda::PhaseClock clock_;
   int n_;
   DeviceBuffer<double> a_, x_, y_;
-  DeviceBuffer<float> v_, tmp_, inverses_;
-  std::map<int, std::size_t> inverse_of_;  ///< block column -> its inverses' index in inverses_
+  DeviceBuffer<float> v_, tmp_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;
   Scales scales_;
