@@ -91,7 +91,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"leaf_chunk", std::to_string(p.leaf_chunk)},
           {"leaf_ahead", on_off(p.leaf_ahead)},
           {"lookahead", on_off(p.lookahead)},
-          {"panel_sms", std::to_string(p.panel_sms)},
+          {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"trsm", std::string(to_string(p.trsm))},
           {"trsv", std::string(to_string(p.trsv))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
@@ -105,7 +105,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "leaf_chunk") p.leaf_chunk = parse_choice(name, value, {2, 8, 4, 1});
   else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
-  else if (name == "panel_sms") p.panel_sms = parse_choice(name, value, {16, 32, 48, 64});
+  else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 32, 48, 64});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "auto_paths")

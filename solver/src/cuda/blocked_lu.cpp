@@ -130,6 +130,7 @@ class BlockedLu {
       f_.note = "panel leaves by cuSOLVER sgetrf";
       run_.plan.leaf = CudaLuPlan::Leaf::cusolver;
     }
+    if (run_.plan.panel_sms == 0) run_.plan.panel_sms = kPanelSmsOneGpu;  // auto (reported)
     // CudaLuPlan::lookahead false: everything on the solve's stream, one step after the other
     if (run_.plan.lookahead && n_ > kernels::kMaxLeafWidth) {
       const SolverLibraries::Lookahead& l = run_.libs.lookahead(run_.plan.panel_sms);
@@ -521,6 +522,8 @@ class BlockedLu {
 
   /// Widest diagonal block that trsm() hands to cublasStrsm.
   static constexpr int kTrsmLeaf = 64;
+  /// CudaLuPlan::panel_sms auto on one GPU.
+  static constexpr int kPanelSmsOneGpu = 16;
 
   DeviceRun& run_;
   DeviceLu& f_;

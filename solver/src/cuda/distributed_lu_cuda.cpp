@@ -24,6 +24,8 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   const int n = f.n, nb = f.nb, q = f.member, ldt = f.ldt, lc = f.local;
   const CyclicMap& cols = f.cols;
   float* t = f.t.data();
+  // CudaLuPlan::panel_sms auto on GPU members: 32 (each updates its share of the columns only)
+  if (run.plan.panel_sms == 0) run.plan.panel_sms = 32;
   BlockPanel panel(run, n, clock);
   f.note = panel.note();
   const SolverLibraries::Lookahead* ahead = nullptr;

@@ -205,6 +205,32 @@ class CudaPiece final : public DevicePiece {
   // Each block's triangular solve is a product with the inverses DeviceFactors keeps (X =
   // (L11^-1)^T, Y = (U11^-1)^T): L11^-1 y = X^T y, U11^-1 y = Y^T y, U11^-T y = Y y, L11^-T y = X y
   // (a shorter chain than cublasStrsv's; the refinement corrects the solves).
+  /// y := y - M x for the w x m column-major M (leading dimension ld) of a transposed sweep: a
+  /// short, wide product (w = nb outputs, m up to n terms each), which one cublasSgemv spreads
+  /// over w threads only; here in chunks of kChunk columns (cublasSgemvStridedBatched into w x
+  /// chunks partial sums), then the partial sums added in chunk order (a second product).
+  void subtract_wide(int w, int m, const float* M, int ld, const float* x, float* y) {
+    const float one = 1, zero = 0, minus_one = -1;
+    if (m <= kChunk) {
+      TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, w, m, &minus_one, M, ld, x, 1, &one, y, 1));
+      return;
+    }
+    const int full = m / kChunk, rest = m - full * kChunk, chunks = full + (rest > 0 ? 1 : 0);
+    const std::size_t need = static_cast<std::size_t>(w) * chunks;
+    if (partial_.size() < need) partial_ = DeviceBuffer<float>(need);
+    if (ones_.size() < static_cast<std::size_t>(chunks)) ones_ = DeviceBuffer<float>(std::vector<float>(chunks, 1.0f));
+    TCSOLVE_CUBLAS_CHECK(cublasSgemvStridedBatched(run_.blas(), CUBLAS_OP_N, w, kChunk, &one, M, ld,
+                                                   static_cast<long long>(kChunk) * ld, x, 1, kChunk, &zero,
+                                                   partial_.data(), 1, w, full));
+    if (rest > 0)
+      TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, w, rest, &one,
+                                       M + static_cast<std::size_t>(full) * kChunk * ld, ld, x + full * kChunk, 1,
+                                       &zero, partial_.data() + static_cast<std::size_t>(full) * w, 1));
+    TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, w, chunks, &minus_one, partial_.data(), w,
+                                     ones_.data(), 1, &one, y, 1));
+  }
+  static constexpr int kChunk = 4096;
+
   /// v[j .. j + w) := M op v[j .. j + w) with block j's X (lower = false) or Y, op transposed or not.
   void apply_inverse(const Block& b, bool lower_u, bool transposed) {
     const float one = 1, zero = 0;
@@ -245,27 +271,21 @@ class CudaPiece final : public DevicePiece {
     }
   }
   void sweep_upper_transpose() {  // U^T z = v: forward, each block from the solved ones above it
-    const float minus_one = -1, one = 1;
     for (int j = 0; j < n_; j += f_.nb) {
       const Block b = block(j);
       if (b.owner == f_.member) {
-        if (j > 0)
-          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, j, &minus_one, factor(b, 0), f_.ldt,
-                                           v_.data(), 1, &one, v_.data() + j, 1));
+        if (j > 0) subtract_wide(b.w, j, factor(b, 0), f_.ldt, v_.data(), v_.data() + j);
         apply_inverse(b, true, false);
       }
       broadcast(j, b.w, b.owner);
     }
   }
   void sweep_lower_transpose() {  // L^T v = z: backward, each block from the solved ones below it
-    const float minus_one = -1, one = 1;
     for (int j = (n_ - 1) / f_.nb * f_.nb; j >= 0; j -= f_.nb) {
       const Block b = block(j);
       const int rest = n_ - j - b.w;
       if (b.owner == f_.member) {
-        if (rest > 0)
-          TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_N, b.w, rest, &minus_one, factor(b, j + b.w),
-                                           f_.ldt, v_.data() + j + b.w, 1, &one, v_.data() + j, 1));
+        if (rest > 0) subtract_wide(b.w, rest, factor(b, j + b.w), f_.ldt, v_.data() + j + b.w, v_.data() + j);
         apply_inverse(b, false, false);
       }
       broadcast(j, b.w, b.owner);
@@ -277,7 +297,7 @@ class CudaPiece final : public DevicePiece {
   cuda::PhaseClock clock_;
   int n_;
   DeviceBuffer<double> a_, x_, y_;
-  DeviceBuffer<float> v_, tmp_;
+  DeviceBuffer<float> v_, tmp_, partial_, ones_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;
   Scales scales_;
