@@ -592,9 +592,7 @@ int run_compare(int argc, char** argv) {
     // at n = 2 nb + 1, the first row at n = 16384 still paid 2-3 ms (session 5: auto's
     // "update_wait" and "trsm_rest" when it ran first, not when second). Variants: one correction, no
     // fallback; baselines: the whole call.
-    SolveOptions warm = so;
-    warm.max_iterations = 1;
-    warm.fallback = false;
+    SolveOptions warm = warmup_options(so);
     for (Variant v : run) {
       progress.step("warm-up " + std::string(to_string(v)));
       warm.variant = v;

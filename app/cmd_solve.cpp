@@ -176,9 +176,7 @@ int run_solve(int argc, char** argv) {
   const bool warmup = vm.count("warmup") > 0 && so.backend == Backend::cuda;
   if (warmup) {  // untimed, as compare's: one correction, no fallback, the same options otherwise
     progress.step("warm-up");
-    SolveOptions warm = so;
-    warm.max_iterations = 1;
-    warm.fallback = false;
+    const SolveOptions warm = warmup_options(so);
     solve_system(input, sys, warm);
   }
   if (so.backend == Backend::cpu && so.variant != Variant::fp32_simt && so.variant != Variant::fp64)
@@ -188,24 +186,9 @@ int run_solve(int argc, char** argv) {
     so.progress = solve_progress(progress, "");
   SolveReport report{variant, false, so, solve_system(input, sys, so)};
   const SolveResult& s = report.result;
-  for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
   const bool finite = s.x.allFinite();
-  if (!finite) {
-    std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
-              << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
-    output.clear();
-  }
+  output = write_solve_output(s, variant, output, sys.b_is_vector && sys.nrhs() == 1, output_rule);
   const std::string device = device_description(s.backend);
-
-  if (!output.empty()) {
-    SolutionAttributes attributes;
-    attributes.variant = variant;
-    attributes.backend = to_string(s.backend);
-    attributes.iterations = s.iterations;
-    attributes.backward_error = s.backward_error;
-    attributes.converged = s.converged;
-    write_solution(output, s.x, sys.b_is_vector && sys.nrhs() == 1, attributes, output_rule);
-  }
   if (vm.count("json"))
     write_json(input, sys, input_warnings, report, device, warmup);
   else

@@ -36,9 +36,7 @@ CompareRanksRows compare_synthetic(const std::vector<Variant>& variants, const S
     SolveOptions o = options;
     o.variant = v;
     o.fp64_below = 0;  // every variant's own mixed path
-    SolveOptions warm = o;
-    warm.max_iterations = 1;
-    warm.fallback = false;
+    const SolveOptions warm = warmup_options(o);
     progress.step("warm-up " + name);
     solve_variant(warm);
     progress.step("[" + std::to_string(out.rows.size() + 1) + "/" + std::to_string(total) + "] " + name);

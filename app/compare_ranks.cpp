@@ -25,18 +25,6 @@ constexpr double kEps64 = 0x1p-53;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const std::string kPdgesv = "scalapack-pdgesv";
 
-/// max_j ||x_j - t_j||_inf / ||t_j||_inf (solve's forward_error; 0/0 = 0, e/0 = inf).
-double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
-  double worst = 0;
-  for (Eigen::Index j = 0; j < x.cols(); ++j) {
-    const double tn = t.col(j).lpNorm<Eigen::Infinity>(),
-                 en = (x.col(j) - t.col(j)).lpNorm<Eigen::Infinity>();
-    double e = tn > 0 ? en / tn : en > 0 ? kInf : 0.0;
-    if (!std::isfinite(e)) e = kInf;
-    worst = std::max(worst, e);
-  }
-  return worst;
-}
 
 /// This rank's piece of A, where it sits in A, and b whole.
 struct Pieces {

@@ -29,16 +29,6 @@ namespace {
 
 constexpr int kExitNotConverged = 3;
 
-double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
-  double worst = 0;
-  for (Eigen::Index j = 0; j < x.cols(); ++j) {
-    const double tn = t.col(j).lpNorm<Eigen::Infinity>(), en = (x.col(j) - t.col(j)).lpNorm<Eigen::Infinity>();
-    double e = tn > 0 ? en / tn : en > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
-    worst = std::max(worst, e);
-  }
-  return worst;
-}
 
 }  // namespace
 
@@ -118,30 +108,14 @@ int run_solve_devices(SolveDevicesArgs a) {
                 (group ? group->describe() : std::string("one GPU")));
   if (a.warmup) {  // untimed, as compare's: one correction, no fallback
     progress.step("warm-up");
-    SolveOptions warm = a.options;
-    warm.max_iterations = 1;
-    warm.fallback = false;
+    const SolveOptions warm = warmup_options(a.options);
     run(warm);
   }
   SolveReport report{a.variant_name, false, a.options, run(a.options)};
   const SolveResult& s = report.result;
-  for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
   const bool finite = s.x.allFinite();
-  std::string output = a.output;
-  if (!finite) {
-    std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
-              << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
-    output.clear();
-  }
-  if (!output.empty()) {
-    SolutionAttributes attributes;
-    attributes.variant = a.variant_name;
-    attributes.backend = to_string(s.backend);
-    attributes.iterations = s.iterations;
-    attributes.backward_error = s.backward_error;
-    attributes.converged = s.converged;
-    write_solution(output, s.x, synthetic || (sys.b_is_vector && nrhs == 1), attributes, a.output_rule);
-  }
+  const std::string output =
+      write_solve_output(s, a.variant_name, a.output, synthetic || (sys.b_is_vector && nrhs == 1), a.output_rule);
   const std::string device = device_description(Backend::cuda);
   const std::string where =
       group ? ", on a " + grid_text(grid) + " grid of " + std::to_string(devices.size()) + " GPUs" : "";

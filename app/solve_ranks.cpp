@@ -30,17 +30,6 @@ namespace {
 
 constexpr int kExitNotConverged = 3;
 
-/// max_j ||x_j - t_j||_inf / ||t_j||_inf (solve's forward_error; 0/0 = 0, e/0 = inf).
-double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
-  double worst = 0;
-  for (Eigen::Index j = 0; j < x.cols(); ++j) {
-    const double tn = t.col(j).lpNorm<Eigen::Infinity>(), en = (x.col(j) - t.col(j)).lpNorm<Eigen::Infinity>();
-    double e = tn > 0 ? en / tn : en > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
-    worst = std::max(worst, e);
-  }
-  return worst;
-}
 
 }  // namespace
 
@@ -91,9 +80,7 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
   const std::string input = a.synthetic > 0 ? synthetic_name(a.synthetic, a.seed) : a.input;
   if (a.synthetic > 0) {  // made on the GPUs: no file, no host copy of A
     if (a.warmup) {
-      SolveOptions warm = a.options;
-      warm.max_iterations = 1;
-      warm.fallback = false;
+      const SolveOptions warm = warmup_options(a.options);
       solve_generated(static_cast<int>(shape.n), a.seed, warm, group, &grid);
     }
     report.result = solve_generated(static_cast<int>(shape.n), a.seed, a.options, group, &grid);
@@ -108,9 +95,7 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
     b_is_vector = piece.b_is_vector;
     try {
       if (a.warmup && on_gpus) {
-        SolveOptions warm = a.options;
-        warm.max_iterations = 1;
-        warm.fallback = false;
+        const SolveOptions warm = warmup_options(a.options);
         solve(sys, warm, group);
       }
       report.result = solve(sys, a.options, group);
@@ -125,22 +110,7 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
   const bool finite = s.x.allFinite();
   std::string output = a.output;
   runtime::agreed(&world, [&] {
-    if (!speaks) return;
-    for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
-    if (!finite) {
-      std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
-                << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
-      output.clear();
-    }
-    if (!output.empty()) {
-      SolutionAttributes attributes;
-      attributes.variant = a.variant_name;
-      attributes.backend = to_string(s.backend);
-      attributes.iterations = s.iterations;
-      attributes.backward_error = s.backward_error;
-      attributes.converged = s.converged;
-      write_solution(output, s.x, b_is_vector && nrhs == 1, attributes, a.output_rule);
-    }
+    if (speaks) output = write_solve_output(s, a.variant_name, output, b_is_vector && nrhs == 1, a.output_rule);
   });
   if (speaks) {
     const std::string device = device_description(a.options.backend);

@@ -220,4 +220,41 @@ void print_solve_summary(const std::string& input, std::int64_t n, std::int64_t 
 }
 
 
+std::string write_solve_output(const SolveResult& s, const std::string& variant, const std::string& output,
+                               bool as_vector, const OutputOptions& rule) {
+  for (const std::string& warning : s.warnings) std::cerr << "solve: warning: " << warning << std::endl;
+  if (!s.x.allFinite()) {
+    std::cerr << "solve: error: the solution is not finite (" << s.note << ")"
+              << (output.empty() ? "" : "; nothing written to " + output) << std::endl;
+    return "";
+  }
+  if (output.empty()) return "";
+  SolutionAttributes attributes;
+  attributes.variant = variant;
+  attributes.backend = to_string(s.backend);
+  attributes.iterations = s.iterations;
+  attributes.backward_error = s.backward_error;
+  attributes.converged = s.converged;
+  write_solution(output, s.x, as_vector, attributes, rule);
+  return output;
+}
+
+SolveOptions warmup_options(const SolveOptions& o) {
+  SolveOptions warm = o;
+  warm.max_iterations = 1;
+  warm.fallback = false;
+  return warm;
+}
+
+double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t) {
+  double worst = 0;
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double tn = t.col(j).lpNorm<Eigen::Infinity>(), en = (x.col(j) - t.col(j)).lpNorm<Eigen::Infinity>();
+    double e = tn > 0 ? en / tn : en > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    if (!std::isfinite(e)) e = std::numeric_limits<double>::infinity();
+    worst = std::max(worst, e);
+  }
+  return worst;
+}
+
 }  // namespace tcsolve::app

@@ -9,6 +9,7 @@
 
 #include "cli_util.hpp"
 #include "json.hpp"
+#include "tcsolve/io/system_file.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::app {
@@ -63,6 +64,21 @@ void print_solve_summary(const std::string& input, std::int64_t n, std::int64_t 
                          const std::string& device, const std::string& output, const std::string& where = "");
 
 /// CSV header and one row per report (compare --csv).
+/// What `solve` does with its result before printing it: the warnings on stderr; a non-finite x
+/// reported and never written; else x written to `output` (when not empty) with the attributes
+/// variant, backend, iterations, backward_error, converged under the output rule. Returns the
+/// file written, or empty.
+std::string write_solve_output(const SolveResult& s, const std::string& variant, const std::string& output,
+                               bool as_vector, const OutputOptions& rule);
+
+/// The options of an untimed warm-up solve (--warmup, compare on cuda): one correction, no
+/// fallback, the rest as given.
+SolveOptions warmup_options(const SolveOptions& o);
+
+/// max_j ||x_j - t_j||_inf / ||t_j||_inf (SolveResult::forward_error's definition; 0/0 = 0, e/0
+/// = inf), for solves whose true solution the command knows (a rank's file, a synthetic system).
+double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& t);
+
 std::string csv_header();
 std::string csv_row(const SolveReport& r, const std::string& device, int n, int nrhs);
 

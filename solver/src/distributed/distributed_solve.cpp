@@ -136,6 +136,15 @@ Eigen::MatrixXd solve_with(const detail::EquilibratedInverse& inverse, const Eig
   return x;
 }
 
+/// detail::finish_result for a system of order n (it reads the system's n() and x_true only: a
+/// shell of n rows without A's entries).
+void finish(int n, const std::optional<Eigen::MatrixXd>& x_true, SolveResult& res) {
+  LinearSystem shell;
+  shell.A.resize(n, 0);
+  shell.x_true = x_true;
+  detail::finish_result(shell, res);
+}
+
 runtime::Communicator& rank_communicator(runtime::DeviceGroup& group, const char* what) {
   runtime::Communicator* comm = group.host_communicator();
   if (!group.spans_processes() || group.memory() != runtime::Memory::host || comm == nullptr)
@@ -259,11 +268,7 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
       estimate_condition(g, A, s, inverse(g, f, s), lu64.has_value(), [&] { return inverse(g, fp64(), s); }, res);
   }
   res.note += "; distributed on a " + std::to_string(g.grid.rows) + "x" + std::to_string(g.grid.cols) + " grid";
-  // finish_result reads the system's n() and x_true only: a shell of n rows without A's entries.
-  LinearSystem shell;
-  shell.A.resize(n, 0);
-  shell.x_true = x_true;
-  detail::finish_result(shell, res);
+  finish(n, x_true, res);
   const auto t_end = Clock::now();
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end);
@@ -344,10 +349,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   }
   if (!piece->note().empty()) res.note += "; " + piece->note();
   res.note += "; distributed on a 1x" + std::to_string(grid.cols) + " grid of GPUs";
-  LinearSystem shell;
-  shell.A.resize(n, 0);
-  shell.x_true = x_true;
-  detail::finish_result(shell, res);
+  finish(n, x_true, res);
   const auto t_end = Clock::now();
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end) - upload_s;
