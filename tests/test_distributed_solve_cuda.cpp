@@ -1,7 +1,7 @@
 // The distributed solver on GPU members (tcsolve/solver/distributed.hpp, solve_on_ranks with a
 // gpus() group: cuda/distributed_lu_cuda.hpp, distributed/device_piece.hpp), against the cpu
 // oracle, and the random-mode system made on the device ([gpu]: bitwise the host generator's A
-// and b). [gpu], one device: a gpus({device}) group of one member (a 1 x 1 grid, NCCL over one
+// and b; cuSOLVER's baselines on it through solve_baseline_device bitwise solve_baseline's). [gpu], one device: a gpus({device}) group of one member (a 1 x 1 grid, NCCL over one
 // rank). [multi_gpu], two devices: gpus({0, 1}) on a 1 x 2 grid. On systems whose order is no
 // multiple of the block size and on committed inputs:
 //   - converged to dsgesv's criterion, recomputed here;
@@ -115,6 +115,22 @@ TEST_CASE("the random-mode system made on the device is the generator's, bitwise
     INFO("n = " << n);
     CHECK((A.array() == host.A.array()).all());
     CHECK((Eigen::Map<const Eigen::VectorXd>(bh.data(), n).array() == host.b.col(0).array()).all());
+    if (n < 300) continue;
+    // cuSOLVER's baselines on that device system: bitwise the host system's (the same calls)
+    DeviceSystemView view;
+    view.n = n;
+    view.A = a.data();
+    view.lda = n + 3;
+    view.B = b.data();
+    view.ldb = n;
+    for (const char* method : {"cusolver-dsgesv", "cusolver-dgetrf"}) {
+      INFO(method);
+      const SolveResult on_device = solve_baseline_device(view, method, &ctx);
+      const SolveResult from_host = solve_baseline(host, method, &ctx);
+      CHECK(on_device.converged);
+      CHECK((on_device.x.array() == from_host.x.array()).all());
+      CHECK(on_device.iterations == from_host.iterations);
+    }
   }
 }
 

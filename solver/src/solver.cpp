@@ -198,4 +198,16 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, cud
   return cuda::solve_baseline(sys, method, ctx);
 }
 
+SolveResult solve_baseline_device(const DeviceSystemView& system, std::string_view method, cuda::Context* ctx) {
+  const std::vector<std::string> on_cuda = baseline_methods(Backend::cuda);
+  if (std::find(on_cuda.begin(), on_cuda.end(), method) == on_cuda.end())
+    throw InvalidInput("unknown baseline method on the device '" + std::string(method) +
+                       "' (valid: cusolver-dgetrf, cusolver-dsgesv, cusolver-dhgesv, cusolver-dbgesv, "
+                       "cusolver-dxgesv)");
+  if (system.n < 1 || system.nrhs < 1 || system.A == nullptr || system.B == nullptr ||
+      system.lda < system.n || system.ldb < (system.row_major ? system.nrhs : system.n))
+    throw InvalidInput("solve_baseline_device: bad view (n, nrhs, pointers or leading dimensions)");
+  return cuda::solve_baseline_device(system, method, ctx);
+}
+
 }  // namespace tcsolve

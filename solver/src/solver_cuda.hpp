@@ -25,6 +25,10 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
 /// solve_baseline() for the cusolver-* methods. The caller has checked the system.
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* ctx);
 
+/// solve_baseline() of a system on the device (DeviceSystemView, checked as solve_device's);
+/// forward_error is left unset (the caller knows x_true, if anyone does).
+SolveResult solve_baseline_device(const DeviceSystemView& view, std::string_view method, Context* ctx);
+
 /// randsvd's A = U diag(sigma) V^T (generate.hpp) formed on the device (cuda/generate_cuda.cpp):
 /// U, V Haar orthogonal from the QR of Philox Gaussian matrices (streams 0 and 1 of `seed`),
 /// n = sigma.size() >= 1. Throws Unavailable without a usable device.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,11 +24,12 @@
 
 namespace tcsolve::cuda {
 
-SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* context) {
-  require_device("baseline " + std::string(method));
-  ContextFor ctx(context);
-  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
-  const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
+namespace {
+
+/// The method on the device system s (host_a: the host A for the rare norm paths; transfer: the
+/// seconds its upload took).
+SolveResult baseline_on(const DeviceRun& run, const DeviceSystem& s, std::string_view method, const HostMatrix& host_a,
+                        double transfer) {
   using Gesv = cusolverStatus_t (*)(cusolverDnHandle_t, cusolver_int_t, cusolver_int_t, double*,
                                     cusolver_int_t, cusolver_int_t*, double*, cusolver_int_t, double*,
                                     cusolver_int_t, void*, size_t, cusolver_int_t*, cusolver_int_t*);
@@ -50,9 +52,6 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Con
   SolveResult res;
   res.backend = Backend::cuda;
   res.resolved_variant = Variant::fp64;
-  auto t = Clock::now();
-  const DeviceSystem s = upload(run, sys);
-  double transfer = seconds(t, Clock::now());
   const int n = s.n, nrhs = s.nrhs;
   DeviceBuffer<double> x(elements(n, nrhs));
   std::string what;
@@ -106,19 +105,51 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Con
   }
   res.time_s.total = res.time_s.factorization + res.time_s.refinement;
 
-  DeviceChecker checker(run, s, norm_inf(run, s, [&sys]() -> const Eigen::MatrixXd& { return sys.A; }));
+  DeviceChecker checker(run, s, norm_inf(run, s, host_a));
   const detail::Assessment a = checker.assess(x.data());
   res.backward_error = a.backward_error;
   res.converged = a.all_done;
   res.history.push_back(res.backward_error);
-  t = Clock::now();
+  const auto t = Clock::now();
   res.x.resize(n, nrhs);
   copy_to_host(res.x.data(), x.data(), x.size() * sizeof(double), run.stream);
   transfer += seconds(t, Clock::now());
-  res.forward_error = detail::forward_error(sys, res.x);
   res.time_s.phases.emplace_back("transfer", transfer);
   res.note = what + (res.converged ? "; dsgesv criterion holds" : "; dsgesv criterion does not hold");
   return res;
+}
+
+}  // namespace
+
+SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Context* context) {
+  require_device("baseline " + std::string(method));
+  ContextFor ctx(context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
+  const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
+  const auto t = Clock::now();
+  const DeviceSystem s = upload(run, sys);
+  SolveResult res = baseline_on(run, s, method, [&sys]() -> const Eigen::MatrixXd& { return sys.A; },
+                                seconds(t, Clock::now()));
+  res.forward_error = detail::forward_error(sys, res.x);
+  return res;
+}
+
+SolveResult solve_baseline_device(const DeviceSystemView& view, std::string_view method, Context* context) {
+  require_device("baseline " + std::string(method));
+  ContextFor ctx(context);
+  const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
+  const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
+  const auto t = Clock::now();
+  const DeviceSystem s = upload(run, view);  // device copies and the input checks
+  std::optional<Eigen::MatrixXd> host;  // A on the host only where a rare norm path asks for it
+  const HostMatrix host_a = [&]() -> const Eigen::MatrixXd& {
+    if (!host) {
+      host.emplace(s.n, s.n);
+      copy_to_host(host->data(), s.a.data(), elements(s.n, s.n) * sizeof(double), run.stream);
+    }
+    return *host;
+  };
+  return baseline_on(run, s, method, host_a, seconds(t, Clock::now()));
 }
 
 }  // namespace tcsolve::cuda

@@ -29,6 +29,10 @@ SolveResult solve_baseline(const LinearSystem&, std::string_view method, Context
   not_built("baseline " + std::string(method));
 }
 
+SolveResult solve_baseline_device(const DeviceSystemView&, std::string_view method, Context*) {
+  not_built("baseline " + std::string(method));
+}
+
 Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd&, std::uint64_t) {
   not_built("the cuda randsvd generator");
 }

@@ -1,6 +1,7 @@
-// The distributed solver (issue 33, cpu ranks over MPI): A x = b with A and b in ScaLAPACK's 2D
-// block-cyclic layout (block_cyclic.hpp) on a P x Q grid of the ranks of an mpi() DeviceGroup of
-// host members (group.hpp). Every rank calls with its local pieces. It tells the single-process
+// The distributed solver (issue 33): A x = b with A and b in ScaLAPACK's 2D block-cyclic layout
+// (block_cyclic.hpp) on a P x Q grid of the ranks of an mpi() DeviceGroup of host members
+// (group.hpp), or on a 1 x Q grid of GPU members (a gpus() group in one process, or an
+// mpi(Memory::device) group: "GPU members" below). Every rank calls with its local pieces. It tells the single-process
 // solve's story (solver.cpp) with the same shared rules, and reports the same way:
 //
 //   1. equilibration: R and C of the exact power-of-two equilibration A_s = R A C from the
@@ -44,7 +45,15 @@
 // rank's flag stops all of them: Agreed<Interrupted>), progress("refinement", ...) is called
 // there on every rank; neither is looked at inside the LU or GMRES's inner steps yet.
 //
-// Not yet (later steps of issue 33): look-ahead in the LU, NCCL and GPU members, rbt pivoting
+// GPU members (cuda/distributed_lu_cuda.hpp, distributed/device_piece.hpp; docs/several-gpus.md):
+// the same story with each member's columns on its GPU, the one-GPU LU's panel on the block's
+// owner, the panel and its interchanges broadcast over NCCL, the updates through cuda::gemm,
+// look-ahead; the residual and the triangular sweeps on the GPUs (the vectors whole on every
+// member, the same bits there). 1 x Q grids only (P > 1: Unavailable); no FP64 LU there yet (no
+// fallback, fp64_below or FP64 condition estimate: the note says so); threads and processes
+// give the same x bitwise.
+//
+// Not yet (later steps of issue 33): look-ahead in the cpu ranks' LU, rbt pivoting
 // (refused: Unavailable), the interrupt flag and progress inside the LU, the prescaling of a system
 // near FP64's underflow (prescale.hpp: the single process solves such a system as its scaled
 // copy), and the check for rows or columns equal up to sign and a power of two before an FP64

@@ -491,4 +491,10 @@ std::vector<std::string> baseline_methods(Backend backend);
 /// cuda methods run in `ctx` (nullptr: a context made for the call on the default stream).
 SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, cuda::Context* ctx = nullptr);
 
+/// The same for the cusolver-* methods on a system already in device memory (DeviceSystemView,
+/// checked and copied on the device as solve_device does; A comes to the host only where a norm
+/// beyond 2^+-900 asks for it); forward_error is not set (no x_true here).
+SolveResult solve_baseline_device(const DeviceSystemView& system, std::string_view method,
+                                  cuda::Context* ctx = nullptr);
+
 }  // namespace tcsolve
