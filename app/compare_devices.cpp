@@ -21,6 +21,10 @@ namespace {
 /// cusolverDnDSgesv on the random-mode system made on the current device (one GPU's memory: A,
 /// its copy, the FP32 factors).
 SolveResult dsgesv_synthetic(int n, std::uint64_t seed) {
+  // cuSOLVER's IRS solvers index with 32-bit ints (cusolver_int_t): n^2 above 2^31 - 1 (n = 65536
+  // on 2 x H200, 2026-11-27) ends in an illegal address that poisons the process' context
+  if (static_cast<long long>(n) * n > 2147483647LL)
+    throw Unavailable("cuSOLVER's DSgesv indexes with 32-bit ints: n^2 must stay below 2^31 (n <= 46340)");
   const std::size_t nn = static_cast<std::size_t>(n);
   const double need = 8.0 * nn * nn * 2 + 4.0 * nn * nn;
   if (need > static_cast<double>(cuda::device_memory().free))

@@ -67,6 +67,11 @@ SolveResult baseline_on(const DeviceRun& run, const DeviceSystem& s, std::string
     for (const Irs& candidate : kIrs)
       if (candidate.method == method) irs = &candidate;
     if (!irs) throw InvalidInput("unknown cuda baseline method '" + std::string(method) + "'");
+    // the IRS solvers index with 32-bit ints: n^2 beyond 2^31 - 1 ends in an illegal address
+    // (n = 65536 on an H200, 2026-11-27) that poisons the context
+    if (static_cast<long long>(n) * n > 2147483647LL || static_cast<long long>(n) * nrhs > 2147483647LL)
+      throw Unavailable(std::string(irs->function) + " indexes with 32-bit ints: n^2 must stay below 2^31 (n <= "
+                        "46340), got n = " + std::to_string(n));
     cusolverDnHandle_t solver = run.dense();
     DeviceBuffer<double> a(elements(n, n));  // the IRS may overwrite A with its FP64 LU
     copy_device_to_device(a.data(), s.a.data(), a.size() * sizeof(double), run.stream);
