@@ -25,22 +25,10 @@ SolveResult dsgesv_synthetic(int n, std::uint64_t seed) {
   // on 2 x H200, 2026-11-27) ends in an illegal address that poisons the process' context
   if (static_cast<long long>(n) * n > 2147483647LL)
     throw Unavailable("cuSOLVER's DSgesv indexes with 32-bit ints: n^2 must stay below 2^31 (n <= 46340)");
-  const std::size_t nn = static_cast<std::size_t>(n);
-  const double need = 8.0 * nn * nn * 2 + 4.0 * nn * nn;
-  if (need > static_cast<double>(cuda::device_memory().free))
-    throw InvalidInput("needs about " + std::to_string(static_cast<long long>(need)) + " bytes of one GPU");
   cuda::Context ctx;
-  cuda::DeviceBuffer<double> a(nn * nn), b(nn);
-  generate_random_device(n, seed, a.data(), n, b.data(), ctx);
-  DeviceSystemView view;
-  view.n = n;
-  view.A = a.data();
-  view.lda = n;
-  view.B = b.data();
-  view.ldb = n;
-  SolveResult r = solve_baseline_device(view, "cusolver-dsgesv", &ctx);
-  r.forward_error = forward_error(r.x, random_x_true(n, 1, seed));
-  return r;
+  return on_synthetic_device(n, seed, ctx, [&](const DeviceSystemView& view) {
+    return solve_baseline_device(view, "cusolver-dsgesv", &ctx);
+  });
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -32,19 +33,17 @@ constexpr int kExitNotConverged = 3;
 
 }  // namespace
 
-SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& options) {
-  std::optional<cuda::Context> own;
-  if (options.cuda_context == nullptr) own.emplace();
-  cuda::Context& ctx = options.cuda_context != nullptr ? *options.cuda_context : *own;
+SolveResult on_synthetic_device(int n, std::uint64_t seed, cuda::Context& ctx,
+                                const std::function<SolveResult(const DeviceSystemView&)>& solve) {
   const std::size_t nn = static_cast<std::size_t>(n);
   const cuda::DeviceMemory m = cuda::device_memory();
-  // A and b here, then solve_device's copies of A (FP64) and its FP32 factors
+  // A and b here, then the solver's copy of A (FP64) and its FP32 factors
   const double need = 8.0 * nn * nn * 2 + 4.0 * nn * nn;
   if (need > static_cast<double>(m.free))
     throw InvalidInput("--synthetic " + std::to_string(n) + " on one GPU needs about " +
                        std::to_string(static_cast<long long>(need)) + " bytes of device memory (A made there, its "
                        "copy and the FP32 factors); " + std::to_string(m.free) + " are free: use --gpus");
-  cuda::DeviceBuffer<double> a(nn * nn), b(nn), x(nn);
+  cuda::DeviceBuffer<double> a(nn * nn), b(nn);
   generate_random_device(n, seed, a.data(), n, b.data(), ctx);
   DeviceSystemView view;
   view.n = n;
@@ -52,11 +51,20 @@ SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& o
   view.lda = n;
   view.B = b.data();
   view.ldb = n;
-  SolveOptions o = options;
-  o.cuda_context = &ctx;
-  SolveResult r = solve_device(view, x.data(), n, o);
+  SolveResult r = solve(view);
   r.forward_error = forward_error(r.x, random_x_true(n, 1, seed));
   return r;
+}
+
+SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& options) {
+  std::optional<cuda::Context> own;
+  if (options.cuda_context == nullptr) own.emplace();
+  cuda::Context& ctx = options.cuda_context != nullptr ? *options.cuda_context : *own;
+  SolveOptions o = options;
+  o.cuda_context = &ctx;
+  cuda::DeviceBuffer<double> x(static_cast<std::size_t>(n));
+  return on_synthetic_device(n, seed, ctx,
+                             [&](const DeviceSystemView& view) { return solve_device(view, x.data(), n, o); });
 }
 
 std::string synthetic_name(long long n, std::uint64_t seed) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cli_util.hpp"
@@ -35,6 +36,11 @@ int run_solve_devices(SolveDevicesArgs args);
 /// options.cuda_context (or the current device's), the forward error against its x_true; throws
 /// InvalidInput when it does not fit the device's memory.
 SolveResult solve_synthetic_one(int n, std::uint64_t seed, const SolveOptions& options);
+
+/// `solve` on the random-mode system of `seed` made on ctx's device (memory checked first: A, the
+/// solver's copy of it and the FP32 factors), the forward error against its x_true set.
+SolveResult on_synthetic_device(int n, std::uint64_t seed, cuda::Context& ctx,
+                                const std::function<SolveResult(const DeviceSystemView&)>& solve);
 
 /// The input's name in the report for a synthetic system: "synthetic:N:seed=S".
 std::string synthetic_name(long long n, std::uint64_t seed);
