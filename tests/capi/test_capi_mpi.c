@@ -5,10 +5,14 @@
  * meeting LAPACK dsgesv's criterion, A's pieces untouched. Errors: tcsolveCreateDistributed
  * before MPI_Init, with a grid that does not match the ranks, on CUDA where a rank has no GPU
  * (NOT_SUPPORTED naming why; where every rank has one, the same solve and checks on a 1 x size
- * grid of GPU ranks, host pointers); tcsolvePdgesv with a bad
+ * grid of GPU ranks, from host pieces and, in a CUDA build, from pieces in device memory);
+ * tcsolvePdgesv with a bad
  * descriptor on one rank (INVALID_VALUE on every rank, the same message), ia != 1 and an
  * exactly singular A (the status of tcsolveDgesv for it). Each rank returns its failure count;
  * mpirun fails when any rank does. */
+#if defined(TEST_CAPI_MPI_CUDA)
+#include <cuda_runtime.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 
@@ -97,6 +101,10 @@ static int same_everywhere(const char* message) {
   return all;
 }
 
+/* The pieces handed to tcsolvePdgesv: host memory, or (device = 1, a CUDA build's cuda ranks)
+   copies in the rank's device memory, X copied back into the host piece afterwards. */
+static int device_pieces_ = 0;
+
 static void solve_on_grid(tcsolveBackend_t backend, int P, int Q, const double* A, const double* B, const double* Xref,
                           const double* Ainv) {
   const int pr = rank_ / Q, pc = rank_ % Q;
@@ -115,11 +123,27 @@ static void solve_on_grid(tcsolveBackend_t backend, int P, int Q, const double* 
   CHECK_STATUS(NULL, tcsolveCreateDistributed(&h, backend, MPI_COMM_WORLD, P, Q), TCSOLVE_STATUS_SUCCESS, NULL);
   tcsolveSolveInfo_t info;
   memset(&info, 0, sizeof info);
-  CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, Aloc, 1, 1, desca, Bloc, 1, 1, descb, &info),
-               TCSOLVE_STATUS_SUCCESS, NULL);
+  const size_t a_bytes = sizeof(double) * (size_t)lld * (na ? na : 1), b_bytes = sizeof(double) * (size_t)lld * (nb ? nb : 1);
+#if defined(TEST_CAPI_MPI_CUDA)
+  if (device_pieces_) {
+    double *dA = NULL, *dB = NULL;
+    CHECK(cudaMalloc((void**)&dA, a_bytes) == cudaSuccess && cudaMalloc((void**)&dB, b_bytes) == cudaSuccess);
+    CHECK(cudaMemcpy(dA, Aloc, a_bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(dB, Bloc, b_bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, dA, 1, 1, desca, dB, 1, 1, descb, &info), TCSOLVE_STATUS_SUCCESS,
+                 NULL);
+    CHECK(cudaMemcpy(Bloc, dB, b_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(cudaMemcpy(Aloc, dA, a_bytes, cudaMemcpyDeviceToHost) == cudaSuccess); /* untouched? below */
+    cudaFree(dA);
+    cudaFree(dB);
+  } else
+#endif
+    CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, Aloc, 1, 1, desca, Bloc, 1, 1, descb, &info),
+                 TCSOLVE_STATUS_SUCCESS, NULL);
+  (void)b_bytes;
   CHECK(info.converged == 1);
   CHECK(info.iterations >= 1 && info.iterations <= 30);
-  CHECK(memcmp(Aloc, Acopy, sizeof(double) * (size_t)lld * (na ? na : 1)) == 0); /* A left untouched */
+  CHECK(memcmp(Aloc, Acopy, a_bytes) == 0); /* A left untouched */
   gather(Bloc, lld, N, NRHS, P, Q, pr, pc, X);
   CHECK(dsgesv_criterion(A, B, X, N, NRHS));
 
@@ -226,6 +250,12 @@ int main(int argc, char** argv) {
   if (cuda == TCSOLVE_STATUS_SUCCESS) { /* GPU ranks: 1 x Q grids */
     solve_on_grid(TCSOLVE_BACKEND_CUDA, 1, size_, A, B, Xref, Ainv);
     if (rank_ == 0) printf("test_capi_mpi: the cuda ranks solved on a 1 x %d grid\n", size_);
+#if defined(TEST_CAPI_MPI_CUDA)
+    device_pieces_ = 1;
+    solve_on_grid(TCSOLVE_BACKEND_CUDA, 1, size_, A, B, Xref, Ainv);
+    device_pieces_ = 0;
+    if (rank_ == 0) printf("test_capi_mpi: the cuda ranks solved from device pieces\n");
+#endif
   }
   singular(1, size_, A, B);
 
