@@ -4,6 +4,7 @@ tcsolve.h) through ctypes.
 
     import numpy as np, tcsolve
     x, info = tcsolve.solve(A, b)                 # A x = b to FP64 accuracy
+    lu = tcsolve.lu_factor(A); x, info = tcsolve.lu_solve(lu, b)   # factor once, solve many
     C = tcsolve.matmul(a, b, variant="ec-fp16")   # FP32 product
     km = tcsolve.KMeans(3, variant="ec-fp16").fit(X)
 
@@ -26,6 +27,7 @@ from importlib import metadata as _metadata
 from ._errors import (AllocationError, CudaError, InternalError, InterruptedCallError, InvalidInputError,
                       LinAlgWarning, NotConvergedWarning, NotSupportedError, TcsolveError)
 from ._lib import library_path, version as _version
+from .factor import LUFactors, lu_factor, lu_solve
 from .kmeans import KMeans, kmeans_plusplus
 from .matmul import matmul
 from .solve import SolveInfo, solve
@@ -49,7 +51,7 @@ __version__ = _package_version()
 __license__ = "BSD-3-Clause"  # LICENSE at the top of the source tree
 
 __all__ = [
-    "solve", "SolveInfo", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
+    "solve", "SolveInfo", "lu_factor", "lu_solve", "LUFactors", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
     "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError", "InterruptedCallError",
     "NotConvergedWarning", "LinAlgWarning", "__version__", "__license__",
 ]

@@ -79,6 +79,10 @@ def library_path():
     return os.path.normpath(os.path.join(here, _location.LIBRARY_DIR, _location.LIBRARY_NAME))
 
 
+class tcsolveFactorization(c_void_p):  # noqa: N801 (the C type's name): tcsolveFactorization_t
+    """An opaque tcsolveFactorization_t."""
+
+
 def _load():
     path = library_path()
     if not os.path.exists(path):
@@ -108,6 +112,11 @@ def _load():
         "tcsolveSolveParamsDefault": (None, [ctypes.POINTER(SolveParams)]),
         "tcsolveDgesv": (status, [handle, ctypes.POINTER(SolveParams), c_int64, c_int64, c_void_p, c_int64, c_void_p,
                                   c_int64, c_void_p, c_int64, ctypes.POINTER(SolveInfo)]),
+        "tcsolveDgetrf": (status, [handle, ctypes.POINTER(SolveParams), c_int64, c_void_p, c_int64,
+                                   ctypes.POINTER(tcsolveFactorization)]),
+        "tcsolveDgetrs": (status, [handle, tcsolveFactorization, c_int, c_int64, c_void_p, c_int64, c_void_p, c_int64,
+                                   ctypes.POINTER(SolveInfo)]),
+        "tcsolveFactorizationDestroy": (status, [tcsolveFactorization]),
         "tcsolveGetLastSolveHistory": (status, [handle, c_double_p, c_int64, ctypes.POINTER(c_int64)]),
         "tcsolveGetLastSolveTimes": (status, [handle, ctypes.POINTER(SolveTimes)]),
         "tcsolveGetLastSolvePhaseCount": (status, [handle, ctypes.POINTER(c_int64)]),
