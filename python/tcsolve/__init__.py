@@ -25,7 +25,7 @@ import os as _os
 from importlib import metadata as _metadata
 
 from ._errors import (AllocationError, CudaError, InternalError, InterruptedCallError, InvalidInputError,
-                      LinAlgWarning, NotConvergedWarning, NotSupportedError, TcsolveError)
+                      LinAlgWarning, NotConvergedWarning, NotSupportedError, SingularMatrixError, TcsolveError)
 from ._lib import library_path, version as _version
 from .factor import LUFactors, lu_factor, lu_solve
 from .kmeans import KMeans, kmeans_plusplus
@@ -52,6 +52,6 @@ __license__ = "BSD-3-Clause"  # LICENSE at the top of the source tree
 
 __all__ = [
     "solve", "SolveInfo", "lu_factor", "lu_solve", "LUFactors", "matmul", "KMeans", "kmeans_plusplus", "variants", "Variant", "library_path", "TcsolveError",
-    "InvalidInputError", "NotSupportedError", "AllocationError", "CudaError", "InternalError", "InterruptedCallError",
+    "InvalidInputError", "SingularMatrixError", "NotSupportedError", "AllocationError", "CudaError", "InternalError", "InterruptedCallError",
     "NotConvergedWarning", "LinAlgWarning", "__version__", "__license__",
 ]

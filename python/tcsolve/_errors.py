@@ -15,6 +15,10 @@ exception                   status (tcsolve.h)                          also a
 ``InterruptedCallError``    TCSOLVE_STATUS_INTERRUPTED (7)              ``RuntimeError``
 ==========================  ==========================================  ===================
 
+An exactly singular matrix (the library's "matrix is exactly singular: ...", status 2) raises
+``SingularMatrixError``: an ``InvalidInputError`` that is also ``numpy.linalg.LinAlgError``, as
+NumPy and SciPy raise for singular matrices.
+
 Inputs refused by the package itself before any library call (a wrong dtype, a shape that does
 not fit, arrays on different devices) raise ``InvalidInputError`` with status None.
 
@@ -27,7 +31,8 @@ own long calls when Ctrl-C (SIGINT) arrives and raises ``KeyboardInterrupt`` the
 
 Warnings: ``NotConvergedWarning`` (solve did not reach FP64 accuracy) and ``LinAlgWarning``
 (each entry of ``SolveInfo.warnings``: ill-conditioning and the like, which the CLI prints as
-"warning: ..."), both subclasses of ``RuntimeWarning``; filter them with the ``warnings`` module.
+"warning: ...", and a solve that needed the FP64 LU fallback), both subclasses of
+``RuntimeWarning``; filter them with the ``warnings`` module.
 """
 
 STATUS_NAMES = {
@@ -53,6 +58,18 @@ class TcsolveError(Exception):
 
 class InvalidInputError(TcsolveError, ValueError):
     """Invalid argument or input (TCSOLVE_STATUS_INVALID_VALUE, or refused by the package)."""
+
+
+try:  # NumPy is the package's dependency; a bare import of the module must still work
+    from numpy.linalg import LinAlgError as _LinAlgError
+except ImportError:  # pragma: no cover
+    class _LinAlgError(Exception):
+        pass
+
+
+class SingularMatrixError(InvalidInputError, _LinAlgError):
+    """A matrix that is exactly singular (the library's "matrix is exactly singular: ..."): an
+    ``InvalidInputError`` (ValueError) that is also ``numpy.linalg.LinAlgError``."""
 
 
 class NotSupportedError(TcsolveError, RuntimeError):
@@ -101,4 +118,6 @@ _BY_STATUS = {
 def error_for_status(status, message):
     """The exception for a failed call that returned ``status`` with ``message``."""
     cls = _BY_STATUS.get(status, InternalError)
+    if cls is InvalidInputError and message and "exactly singular" in message:
+        cls = SingularMatrixError
     return cls(message or STATUS_NAMES.get(status, f"tcsolve status {status}"), status)

@@ -91,6 +91,9 @@ def lu_solve(factors, b, trans=0):
                             x.ctypes.data, ld, ctypes.byref(info), work=n * n * nrhs))
     message = _lib.text(_lib.lib.tcsolveGetLastErrorMessage(h.raw)) if status == _lib.NOT_CONVERGED else ""
     result = _record(h, info, factors.variant)
+    if result.fallback_used:  # x came from the FP64 LU: the mixed-precision path did not hold
+        warnings.warn(f"the FP32 LU's refinement did not reach FP64 accuracy; the FP64 LU fallback solved it "
+                      f"({result.note})", LinAlgWarning, stacklevel=2)
     for text in result.warnings:
         warnings.warn(text, LinAlgWarning, stacklevel=2)
     if status == _lib.NOT_CONVERGED:

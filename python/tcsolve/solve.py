@@ -243,6 +243,9 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
                                 x.ptr, ldx, ctypes.byref(info), work=n * n * (n + nrhs)))
         message = _lib.text(_lib.lib.tcsolveGetLastErrorMessage(h.raw)) if status == _lib.NOT_CONVERGED else ""
         result = _record(h, info, variant)
+    if result.fallback_used:  # x came from the FP64 LU: the mixed-precision path did not hold
+        warnings.warn(f"the FP32 LU's refinement did not reach FP64 accuracy; the FP64 LU fallback solved it "
+                      f"({result.note})", LinAlgWarning, stacklevel=2)
     for text in result.warnings:  # as the CLI prints them ("warning: ...")
         warnings.warn(text, LinAlgWarning, stacklevel=2)
     if status == _lib.NOT_CONVERGED:

@@ -122,3 +122,28 @@ def test_kmeans_nan_is_the_library_invalid_value():
     with pytest.raises(ValueError, match="non-finite") as e:
         tcsolve.KMeans(2).fit(X)
     assert e.value.status == INVALID_VALUE and "tcsolveKmeans" in str(e.value)
+
+
+def test_singular_matrices_raise_numpys_linalgerror():
+    # SciPy and NumPy raise numpy.linalg.LinAlgError for a singular matrix; tcsolve's error is one
+    # too, and still an InvalidInputError (ValueError) with the library's message
+    A = np.eye(6)
+    A[:, 2] = 0.0
+    for call in (lambda: tcsolve.solve(A, np.ones(6), backend="cpu"), lambda: tcsolve.lu_factor(A)):
+        with pytest.raises(np.linalg.LinAlgError, match="exactly singular") as caught:
+            call()
+        assert isinstance(caught.value, tcsolve.InvalidInputError) and isinstance(caught.value, ValueError)
+        assert isinstance(caught.value, tcsolve.SingularMatrixError) and caught.value.status == 2
+
+
+def test_hilbert_12_warns_as_scipy_does():
+    # SciPy warns (LinAlgWarning, rcond 2.6e-17) on Hilbert(12); tcsolve warns from its condition
+    # estimate, and for the FP64 fallback when it was needed
+    n = 12
+    H = 1.0 / (np.arange(n)[:, None] + np.arange(n)[None, :] + 1.0)
+    with pytest.warns(tcsolve.LinAlgWarning) as record:
+        x, info = tcsolve.solve(H, H @ np.ones(n), backend="cpu")
+    texts = " | ".join(str(w.message) for w in record if issubclass(w.category, tcsolve.LinAlgWarning))
+    assert "condition" in texts or "fallback" in texts
+    if info.fallback_used:
+        assert "fallback" in texts
