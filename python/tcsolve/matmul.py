@@ -9,7 +9,7 @@ stride, are all passed in place.
 
 import ctypes
 
-from . import _arrays, _handles, _lib
+from . import _arrays, _batch, _handles, _lib
 from ._errors import InvalidInputError
 
 _ONE = ctypes.c_float(1.0)
@@ -60,7 +60,8 @@ def matmul(a, b, variant="auto", out=None):
 
     Parameters
     ----------
-    a : (m, k) float32 array
+    a : (m, k) float32 array, or a batch (..., m, k) (b then (..., k, n) with the same batch
+        dimensions, out (..., m, n): one product per member)
         NumPy (host: runs on the CPU emulation of the variant, the cpu backend), a torch tensor
         (CPU: as NumPy; CUDA: on its GPU) or a CuPy array (on its GPU). Device arrays are used in
         place (no copy), and the product is launched on the library's current stream.
@@ -94,6 +95,16 @@ def matmul(a, b, variant="auto", out=None):
     with the split variants (ec-fp16, ec-tf32, auto, markidis, ootomo-*, legemm), where
     ``numpy.matmul`` and fp32-simt give +-inf (README, "GEMM variants").
     """
+    batch = _batch.batch_of(a, 2, "a")
+    if batch is not None:  # (..., m, k) @ (..., k, n): one product per member
+        _batch.check_same(batch, b, 2, "b")
+        if out is not None:
+            _batch.check_same(batch, out, 2, "out")
+            for idx in _batch.indices(batch):
+                matmul(a[idx], b[idx], variant, out=out[idx])
+            return out
+        parts = [matmul(a[idx], b[idx], variant) for idx in _batch.indices(batch)]
+        return _batch.stack(parts[0], parts, batch)
     value = _lib.variant_value(variant)
     A, B = _arrays.wrap(a, "a"), _arrays.wrap(b, "b")
     _arrays.same_place(A, B)

@@ -8,7 +8,7 @@ import dataclasses
 import operator
 import warnings
 
-from . import _arrays, _handles, _lib
+from . import _arrays, _batch, _handles, _lib
 from ._errors import InvalidInputError, LinAlgWarning, NotConvergedWarning
 
 _REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
@@ -146,12 +146,15 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
 
     Parameters
     ----------
-    A : (n, n) array, float64 or float32
+    A : (n, n) or (..., n, n) array, float64 or float32
         NumPy (any array-like numpy.asarray takes), a torch tensor (CPU or CUDA) or a CuPy array.
         float32 is converted to float64 (a copy in the array's own library), as the CLI holds
         every system in FP64.
     b : (n,) or (n, nrhs) array, float64 or float32
-        Of the same library and device as A. Several right-hand sides are solved together.
+        Of the same library and device as A. Several right-hand sides are solved together. With
+        a batch of systems (A of shape (..., n, n), as torch.linalg.solve takes it) b is (..., n)
+        or (..., n, nrhs) with the same batch dimensions; each system is solved in turn, x is
+        stacked and info is the list of the members' SolveInfo (C order).
     variant : str, default "auto"
         GEMM variant of the LU's trailing updates (``tcsolve.variants()``; "auto": ec-fp16 when
         the scaled inputs fit FP16, else ec-tf32).
@@ -200,6 +203,17 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     ('>f8' on a little-endian machine) and unaligned ones are copied first; A and b are never
     modified.
     """
+    batch = _batch.batch_of(A, 2, "A")
+    if batch is not None:  # (..., n, n): one solve per member; info a list in C order
+        vector = len(getattr(b, "shape", ())) == len(batch) + 1
+        _batch.check_same(batch, b, 1 if vector else 2, "b")
+        xs, infos = [], []
+        for idx in _batch.indices(batch):
+            x_i, info_i = solve(A[idx], b[idx], variant, refine, max_iter, fallback, block_size, backend=backend,
+                                pivoting=pivoting)
+            xs.append(x_i)
+            infos.append(info_i)
+        return _batch.stack(xs[0], xs, batch), infos
     params = _params(variant, refine, max_iter, fallback, block_size, pivoting)
     if backend not in _lib.BACKENDS:
         raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {backend!r}")

@@ -106,3 +106,18 @@ def test_infinite_inputs_give_inf_or_documented_nan(variant):
         assert np.isnan(c[:, 0]).all()
     else:
         assert np.array_equal(c[:, 0], expected[:, 0])
+
+
+def test_batched_products_member_by_member():
+    rng = np.random.default_rng(9)
+    a = rng.uniform(-1, 1, (4, 30, 20)).astype(np.float32)
+    b = rng.uniform(-1, 1, (4, 20, 10)).astype(np.float32)
+    c = tcsolve.matmul(a, b, variant="ec-fp16")
+    assert c.shape == (4, 30, 10) and c.dtype == np.float32
+    out = np.empty((4, 30, 10), np.float32)
+    assert tcsolve.matmul(a, b, variant="ec-fp16", out=out) is out
+    for i in range(4):
+        one = tcsolve.matmul(a[i], b[i], variant="ec-fp16")
+        assert np.array_equal(c[i], one) and np.array_equal(out[i], one)
+    with pytest.raises(tcsolve.InvalidInputError, match="batch"):
+        tcsolve.matmul(a, b[:2])

@@ -146,3 +146,23 @@ def test_solve_is_bitwise_the_cli_on_inputs(cli, hdf5, inputs, tmp_path, options
         assert info.history == [(h["iteration"], h["backward_error"]) for h in report["history"]]
         assert info.condition_estimate == report["condition_estimate"]
         assert info.block_size == report["block_size"] and info.note == report["note"]
+
+
+def test_batched_systems_solve_member_by_member():
+    # (..., n, n) as torch.linalg.solve takes it: each member bitwise its own solve
+    rng = np.random.default_rng(5)
+    A = rng.uniform(-1, 1, (2, 3, 40, 40)) + 8 * np.eye(40)
+    b = rng.uniform(-1, 1, (2, 3, 40))
+    B = rng.uniform(-1, 1, (2, 3, 40, 2))
+    x, infos = tcsolve.solve(A, b, backend="cpu")
+    X, _ = tcsolve.solve(A, B, backend="cpu")
+    assert x.shape == b.shape and X.shape == B.shape and len(infos) == 6
+    for i in range(2):
+        for j in range(3):
+            assert np.array_equal(x[i, j], tcsolve.solve(A[i, j], b[i, j], backend="cpu")[0])
+            assert np.array_equal(X[i, j], tcsolve.solve(A[i, j], B[i, j], backend="cpu")[0])
+    assert all(info.converged for info in infos)
+    with pytest.raises(tcsolve.InvalidInputError, match="batch"):
+        tcsolve.solve(A, b[:1], backend="cpu")
+    with pytest.raises(tcsolve.InvalidInputError, match="empty batch"):
+        tcsolve.solve(np.zeros((0, 4, 4)), np.zeros((0, 4)), backend="cpu")
