@@ -115,6 +115,8 @@ def wrap(x, name):
     numpy.asarray (lists, scalars, other array-likes); objects exposing only
     __cuda_array_interface__ are refused (no library to make their outputs)."""
     if is_torch(x):
+        # the library reads the data only: matmul and solve record autograd themselves
+        # (_autograd.py) before they get here, so a tensor's gradient is never dropped unseen
         t = x.detach() if getattr(x, "requires_grad", False) else x
         if str(t.layout) != "torch.strided":
             raise InvalidInputError(f"{name}: a torch tensor with layout {t.layout}, expected a dense (strided) tensor")

@@ -9,7 +9,7 @@ stride, are all passed in place.
 
 import ctypes
 
-from . import _arrays, _batch, _handles, _lib
+from . import _arrays, _autograd, _batch, _handles, _lib
 from ._errors import InvalidInputError
 
 _ONE = ctypes.c_float(1.0)
@@ -81,6 +81,10 @@ def matmul(a, b, variant="auto", out=None):
     -------
     out, or a new C-ordered (m, n) float32 array of a's kind on a's device.
 
+    torch tensors that require grad (grad enabled): the product is recorded for autograd, its
+    backward two corrected products through the same variant (dL/da = G b^T, dL/db = a^T G);
+    out= is then refused (an in-place product cannot be recorded).
+
     Operands whose strides fit no BLAS layout (neither rows nor columns contiguous, e.g.
     ``a[:, ::2]``, negative strides) are copied into C order first, as are NumPy operands in
     non-native byte order or unaligned; a and b are never modified. An ``out`` whose strides fit
@@ -95,6 +99,8 @@ def matmul(a, b, variant="auto", out=None):
     with the split variants (ec-fp16, ec-tf32, auto, markidis, ootomo-*, legemm), where
     ``numpy.matmul`` and fp32-simt give +-inf (README, "GEMM variants").
     """
+    if _autograd.requires_grad(a, b):  # recorded for torch's autograd; backward: corrected products
+        return _autograd.matmul(a, b, variant, out)
     batch = _batch.batch_of(a, 2, "a")
     if batch is not None:  # (..., m, k) @ (..., k, n): one product per member
         _batch.check_same(batch, b, 2, "b")

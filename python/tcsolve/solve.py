@@ -8,7 +8,7 @@ import dataclasses
 import operator
 import warnings
 
-from . import _arrays, _batch, _handles, _lib
+from . import _arrays, _autograd, _batch, _handles, _lib
 from ._errors import InvalidInputError, LinAlgWarning, NotConvergedWarning
 
 _REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
@@ -184,6 +184,10 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
         converged, iterations, fallback_used, backward_error, history, condition_estimate,
         timings, resolved_variant, backend, ... (see SolveInfo).
 
+    torch tensors that require grad (grad enabled): the solve is recorded for autograd; its
+    backward solves A^T y = dL/dx (refined as the forward solve) and gives dL/db = y, dL/dA =
+    -y x^T (2-D inputs; batches and gradients are not combined yet).
+
     A solve that does not converge is a result, not an exception: x is the best iterate,
     ``info.converged`` is False, and a ``NotConvergedWarning`` carries the library's message.
     Each of the solver's warnings (``info.warnings``: A ill-conditioned or numerically singular,
@@ -203,6 +207,9 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     ('>f8' on a little-endian machine) and unaligned ones are copied first; A and b are never
     modified.
     """
+    if _autograd.requires_grad(A, b):  # recorded for torch's autograd; backward: a solve with A^T
+        return _autograd.solve(A, b, dict(variant=variant, refine=refine, max_iter=max_iter, fallback=fallback,
+                                          block_size=block_size, backend=backend, pivoting=pivoting))
     batch = _batch.batch_of(A, 2, "A")
     if batch is not None:  # (..., n, n): one solve per member; info a list in C order
         vector = len(getattr(b, "shape", ())) == len(batch) + 1

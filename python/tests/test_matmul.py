@@ -121,3 +121,26 @@ def test_batched_products_member_by_member():
         assert np.array_equal(c[i], one) and np.array_equal(out[i], one)
     with pytest.raises(tcsolve.InvalidInputError, match="batch"):
         tcsolve.matmul(a, b[:2])
+
+
+def test_matmul_backward_formulas_against_finite_differences():
+    # autograd's backward for torch (tcsolve/_autograd.py) is these array functions: checked here on
+    # NumPy (torch is not in Debian's CI packages) against central differences of L = sum(W * C)
+    from tcsolve import _autograd
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (6, 5)).astype(np.float32)
+    b = rng.uniform(-1, 1, (5, 4)).astype(np.float32)
+    w = rng.uniform(-1, 1, (6, 4)).astype(np.float32)
+    ga, gb = _autograd.matmul_backward(a, b, w, "fp32-simt")
+    loss = lambda a_, b_: float(np.sum(w.astype(np.float64) * (a_.astype(np.float64) @ b_.astype(np.float64))))
+    h = 1e-3
+    for (i, j) in [(0, 0), (2, 3), (5, 4)]:
+        ap, am = a.copy(), a.copy()
+        ap[i, j] += h
+        am[i, j] -= h
+        assert abs((loss(ap, b) - loss(am, b)) / (2 * h) - ga[i, j]) <= 1e-3
+    for (i, j) in [(0, 0), (4, 3)]:
+        bp, bm = b.copy(), b.copy()
+        bp[i, j] += h
+        bm[i, j] -= h
+        assert abs((loss(a, bp) - loss(a, bm)) / (2 * h) - gb[i, j]) <= 1e-3

@@ -166,3 +166,27 @@ def test_batched_systems_solve_member_by_member():
         tcsolve.solve(A, b[:1], backend="cpu")
     with pytest.raises(tcsolve.InvalidInputError, match="empty batch"):
         tcsolve.solve(np.zeros((0, 4, 4)), np.zeros((0, 4)), backend="cpu")
+
+
+def test_solve_backward_formulas_against_finite_differences():
+    # autograd's backward for torch (tcsolve/_autograd.py) on NumPy: L = w . x(A, b), x = A^-1 b
+    from tcsolve import _autograd
+    rng = np.random.default_rng(4)
+    n = 8
+    A = rng.uniform(-1, 1, (n, n)) + 4 * np.eye(n)
+    b = rng.uniform(-1, 1, n)
+    w = rng.uniform(-1, 1, n)
+    x, _ = tcsolve.solve(A, b, backend="cpu")
+    gA, gb = _autograd.solve_backward(A, x, w, dict(backend="cpu"))
+    loss = lambda A_, b_: float(w @ np.linalg.solve(A_, b_))
+    h = 1e-6
+    for (i, j) in [(0, 0), (3, 5), (7, 2)]:
+        Ap, Am = A.copy(), A.copy()
+        Ap[i, j] += h
+        Am[i, j] -= h
+        assert abs((loss(Ap, b) - loss(Am, b)) / (2 * h) - gA[i, j]) <= 1e-7
+    for i in (0, 6):
+        bp, bm = b.copy(), b.copy()
+        bp[i] += h
+        bm[i] -= h
+        assert abs((loss(A, bp) - loss(A, bm)) / (2 * h) - gb[i]) <= 1e-7
