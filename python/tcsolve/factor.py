@@ -49,14 +49,16 @@ def _host_float64(x, name):
 
 
 def lu_factor(A, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
-              pivoting="partial"):
+              pivoting="partial", estimate_condition=True, fp64_below=None, rbt_window=None, rbt_seed=None):
     """Factors A (n x n, float64 or float32, host memory) for later ``lu_solve`` calls.
 
     The options are ``tcsolve.solve``'s (variant, refine, max_iter, fallback, block_size,
-    pivoting); they serve every ``lu_solve`` of the factorization. An exactly singular A (or NaN,
+    pivoting, estimate_condition, fp64_below, rbt_window, rbt_seed); they serve every
+    ``lu_solve`` of the factorization. An exactly singular A (or NaN,
     inf) raises ``InvalidInputError`` with the library's message, as ``solve`` does.
     """
-    params = _params(variant, refine, max_iter, fallback, block_size, pivoting)
+    params = _params(variant, refine, max_iter, fallback, block_size, pivoting, estimate_condition, fp64_below,
+                     rbt_window, rbt_seed)
     a = _host_float64(A, "A")
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise InvalidInputError(f"A must be a square matrix (n x n), got shape {a.shape}")

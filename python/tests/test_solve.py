@@ -190,3 +190,24 @@ def test_solve_backward_formulas_against_finite_differences():
         bp[i] += h
         bm[i] -= h
         assert abs((loss(A, bp) - loss(A, bm)) / (2 * h) - gb[i]) <= 1e-7
+
+
+def test_every_solver_option_reaches_the_library():
+    # issue 36: the options behind the CLI's flags from Python (tcsolveSolveParams_t's new fields)
+    rng = np.random.default_rng(8)
+    n = 60
+    A = rng.uniform(-1, 1, (n, n)) + 6 * np.eye(n)
+    b = rng.uniform(-1, 1, n)
+    _, on = tcsolve.solve(A, b, backend="cpu")
+    _, off = tcsolve.solve(A, b, backend="cpu", estimate_condition=False)
+    assert on.condition_estimate is not None and off.condition_estimate is None
+    _, fp64 = tcsolve.solve(A, b, backend="cpu", fp64_below=n + 1)
+    assert fp64.converged and fp64.resolved_variant == "fp64" and "fp64_below" in fp64.note
+    x1, r1 = tcsolve.solve(A, b, backend="cpu", pivoting="rbt", rbt_seed=5, rbt_window=0)
+    x2, r2 = tcsolve.solve(A, b, backend="cpu", pivoting="rbt", rbt_seed=5, rbt_window=0)
+    assert r1.converged and np.array_equal(x1, x2)
+    for bad in (dict(estimate_condition=1), dict(fp64_below=-1), dict(rbt_window=-2), dict(rbt_seed=-1)):
+        with pytest.raises(tcsolve.InvalidInputError):
+            tcsolve.solve(A, b, backend="cpu", **bad)
+    lu = tcsolve.lu_factor(A, estimate_condition=False)
+    assert tcsolve.lu_solve(lu, b)[1].condition_estimate is None
