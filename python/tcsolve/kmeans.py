@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from . import _arrays, _handles, _lib
-from ._errors import InvalidInputError
+from ._errors import InvalidInputError, NotSupportedError
 from .matmul import handle_for
 
 # Points per distance GEMM in predict: the demo's chunking (kDistanceChunkBytes, 512 MiB of G on
@@ -126,8 +126,11 @@ def _largest(x):
 
 
 def _matrix(X, name="X"):
-    """The Array of X, checked: a matrix (n_samples, n_features) of float32 or float64."""
+    """The Array of X, checked: a matrix (n_samples, n_features) of float32 or float64; host
+    integer data (scikit-learn's checks pass int64) is taken as float64 (a copy)."""
     x = _arrays.wrap(X, name)
+    if not x.on_device and x.kind == "numpy" and np.issubdtype(np.asarray(x.obj).dtype, np.integer):
+        x = _arrays.wrap(np.asarray(x.obj, dtype=np.float64), name)
     if x.ndim != 2:
         raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
     _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
@@ -202,6 +205,11 @@ def kmeans_plusplus(X, n_clusters, random_state=None):
     return _arrays.from_host(x, centers)
 
 
+# What fit sets (kept from the best of n_init runs).
+_FITTED = ("_centers_host", "cluster_centers_", "labels_", "inertia_", "n_iter_", "n_features_in_", "stop_reason_",
+           "resolved_variant_", "backend_", "empty_clusters_", "time_per_iteration_", "time_")
+
+
 class KMeans:
     """K-means clustering with the distance step on a tcsolve GEMM variant.
 
@@ -213,9 +221,13 @@ class KMeans:
         GEMM variant of the cross terms x.c (``tcsolve.variants()``): "fp64" is the FP64
         reference, "ec-fp16"/"ec-tf32" the FP32-accurate tensor-core products, "fp16-tc" plain
         FP16 tensor cores, ...
-    init : "k-means++" or array of shape (n_clusters, n_features), default "k-means++"
+    init : "k-means++", "random" or array of shape (n_clusters, n_features), default "k-means++"
         The start: k-means++ (drawn in FP64 with ``random_state`` on the run's backend, as the
-        CLI; the GPU's draw is bitwise the host's) or these centroids (rounded to float32).
+        CLI; the GPU's draw is bitwise the host's), "random" (n_clusters distinct rows of X drawn
+        with ``random_state``, scikit-learn's) or these centroids (rounded to float32).
+    n_init : int, default 1
+        Runs from that many starts (seeds random_state, random_state + 1, ...; an array init runs
+        once), keeping the lowest inertia (scikit-learn's n_init).
     max_iter : int, default 300
         At most this many iterations (assignments).
     tol : float, default 1e-4
@@ -264,9 +276,10 @@ class KMeans:
     KeyboardInterrupt (the call runs on a worker thread, interrupted through tcsolveInterrupt).
     """
 
-    def __init__(self, n_clusters=8, *, variant="auto", init="k-means++", max_iter=300, tol=1e-4,
+    def __init__(self, n_clusters=8, *, variant="auto", init="k-means++", n_init=1, max_iter=300, tol=1e-4,
                  random_state=None, backend="auto"):
         self.n_clusters = n_clusters
+        self.n_init = n_init
         self.variant = variant
         self.init = init
         self.max_iter = max_iter
@@ -330,9 +343,10 @@ class KMeans:
         p.tol = float(self.tol)
         centers = np.empty((int(k), d), dtype=np.float32)
         if isinstance(self.init, str):
-            if self.init != "k-means++":
-                raise InvalidInputError(f"init must be 'k-means++' or an array of shape ({k}, {d}), got {self.init!r}")
-            p.init = 1
+            if self.init not in ("k-means++", "random"):
+                raise InvalidInputError(f"init must be 'k-means++', 'random' or an array of shape ({k}, {d}), "
+                                        f"got {self.init!r}")
+            p.init = 1  # "random": fit replaces the start by rows of X (_random_start)
             p.seed = _seed(self.random_state)
         else:
             start = _arrays.wrap(_arrays.to_host(self._data(self.init, "init")), "init")
@@ -345,9 +359,56 @@ class KMeans:
             raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {self.backend!r}")
         return p, centers
 
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Runs K-means on X (n_samples, n_features); returns self. y is ignored. Device X is read
-        where it is (no host copy), on its device and its library's current stream."""
+        where it is (no host copy), on its device and its library's current stream. n_init > 1:
+        that many runs from successive seeds, the lowest inertia kept. sample_weight: None or
+        equal weights (which change nothing); other weights are NotSupportedError for now."""
+        if sample_weight is not None:
+            w = np.asarray(_arrays.to_host(_arrays.wrap(sample_weight, "sample_weight")), dtype=np.float64).ravel()
+            if w.size and not np.all(w == w[0]):
+                raise NotSupportedError("sample_weight: unequal weights are not supported yet (the library's "
+                                        "centroids are plain means)")
+        runs = self.n_init
+        if not isinstance(runs, numbers.Integral) or isinstance(runs, bool) or runs < 1:
+            raise InvalidInputError(f"n_init must be an integer >= 1, got {runs!r}")
+        if runs == 1 or not isinstance(self.init, str):
+            return self._fit_once(X, _seed(self.random_state))
+        first = _seed(self.random_state)
+        best = None
+        for i in range(int(runs)):
+            self._fit_once(X, (first + i) % 2**64)
+            if best is None or self.inertia_ < best["inertia_"]:
+                best = {name: getattr(self, name) for name in _FITTED}
+        for name, value in best.items():
+            setattr(self, name, value)
+        return self
+
+    def fit_transform(self, X, y=None, sample_weight=None):
+        """fit(X).transform(X)."""
+        return self.fit(X, y, sample_weight).transform(X)
+
+    def transform(self, X):
+        """The Euclidean distance of each point of X to each centroid, (n_samples, n_clusters)
+        float64 of X's kind and device: sqrt(max(0, ||x||^2 + ||c||^2 - 2 x.c)) in FP64."""
+        x = self._points(X, "transform")
+        with _arrays.device_scope(x):
+            c = _arrays.from_host(x, self._centers_host.astype(np.float64))
+            if x.kind == "numpy":
+                x64 = np.asarray(x.obj, dtype=np.float64)
+                d2 = (x64 * x64).sum(1)[:, None] + (c * c).sum(1)[None, :] - 2.0 * (x64 @ c.T)
+                return np.sqrt(np.maximum(d2, 0.0))
+            x64 = x.obj.double() if x.kind == "torch" else x.obj.astype(_arrays._cupy().float64)
+            d2 = (x64 * x64).sum(1)[:, None] + (c * c).sum(1)[None, :] - 2.0 * (x64 @ c.T)
+            return d2.clamp(min=0).sqrt() if x.kind == "torch" else _arrays._cupy().sqrt(_arrays._cupy().maximum(d2, 0))
+
+    def _random_start(self, x, seed, k):
+        """init="random": k distinct rows of X drawn with the seed (float32, host)."""
+        rows = np.random.default_rng(seed).choice(x.shape[0], size=k, replace=False)
+        picked = x.obj[rows.tolist()] if x.kind == "torch" else x.obj[rows]
+        return np.asarray(_arrays.to_host(_arrays.wrap(picked, "init")), dtype=np.float32)
+
+    def _fit_once(self, X, seed):
         x = self._data(X)
         if x.on_device and self.backend == "cpu":
             raise InvalidInputError(f"backend='cpu' with X in device memory ({x.where()}): move it to the host")
@@ -356,6 +417,10 @@ class KMeans:
         with _arrays.device_scope(x):
             points, ld = _points_of(x)
             params, centers = self._params(n, d)
+            params.seed = seed
+            if isinstance(self.init, str) and self.init == "random":
+                centers[...] = self._random_start(points, seed, centers.shape[0])
+                params.init = 0
             labels = _arrays.empty(x, (n,), "int32") if x.on_device else _arrays.wrap(np.empty(n, np.int32), "labels")
             h = _handle(x, self.backend)
             # cpu: on a worker thread, so that Ctrl-C stops it (Handle.call, tcsolveInterrupt)

@@ -103,12 +103,12 @@ def test_matmul_refuses_out_overlapping_an_operand():
 @pytest.mark.parametrize("kwargs, X, message", [
     ({"n_clusters": 0}, np.ones((5, 2)), "n_clusters"),
     ({"n_clusters": 6}, np.ones((5, 2)), "exceeds"),
-    ({"n_clusters": 2, "init": "random"}, np.ones((5, 2)), "init"),
+    ({"n_clusters": 2, "init": "furthest"}, np.ones((5, 2)), "init"),
     ({"n_clusters": 2, "max_iter": 0}, np.ones((5, 2)), "max_iter"),
     ({"n_clusters": 2, "tol": -1.0}, np.ones((5, 2)), "tol"),
     ({"n_clusters": 2, "random_state": "x"}, np.ones((5, 2)), "random_state"),
     ({"n_clusters": 2}, np.ones(5), "matrix"),
-    ({"n_clusters": 2}, np.ones((5, 2), np.int32), "dtype int32"),
+    ({"n_clusters": 2}, np.ones((5, 2), np.complex128), "dtype complex128"),
     ({"n_clusters": 2, "variant": "nope"}, np.ones((5, 2)), "variant"),
 ])
 def test_kmeans_bad_parameters_and_data(kwargs, X, message):

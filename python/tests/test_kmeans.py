@@ -126,8 +126,8 @@ def test_estimator_protocol_and_clone(hdf5, inputs):
     X = points(hdf5, inputs, "iris")
     km = tcsolve.KMeans(3, variant="ec-fp16", random_state=1, backend="cpu")  # predict runs on the cpu
     params = km.get_params()
-    assert params == {"n_clusters": 3, "variant": "ec-fp16", "init": "k-means++", "max_iter": 300, "tol": 1e-4,
-                      "random_state": 1, "backend": "cpu"}
+    assert params == {"n_clusters": 3, "variant": "ec-fp16", "init": "k-means++", "n_init": 1, "max_iter": 300,
+                      "tol": 1e-4, "random_state": 1, "backend": "cpu"}
     twin = sklearn_base.clone(km)
     assert twin is not km and twin.get_params() == params and not hasattr(twin, "labels_")
     C0 = X[:3].copy()
@@ -135,7 +135,8 @@ def test_estimator_protocol_and_clone(hdf5, inputs):
     assert np.array_equal(km2.init, C0)
     assert km.set_params(max_iter=50, tol=0.0) is km and km.max_iter == 50
     with pytest.raises(ValueError, match="invalid parameter"):
-        km.set_params(n_init=10)
+        km.set_params(n_jobs=10)
+    assert km.set_params(n_init=1) is km
     labels = km.fit_predict(X)
     assert labels.dtype == np.int32 and labels.shape == (150,) and km.cluster_centers_.shape == (3, 4)
     assert km.stop_reason_ == "labels_unchanged"
@@ -145,3 +146,33 @@ def test_estimator_protocol_and_clone(hdf5, inputs):
     assert "variant='ec-fp16'" in repr(km) and "n_clusters" not in repr(tcsolve.KMeans())
     with pytest.raises(ValueError, match="not fitted"):
         tcsolve.KMeans(2).predict(X)
+
+
+def test_sklearn_style_options_transform_random_init_n_init_int_input_weights():
+    # issue 36: transform/fit_transform, init="random", n_init, integer input, sample_weight
+    rng = np.random.default_rng(11)
+    centres = rng.uniform(-10, 10, (4, 3))
+    X = (centres[rng.integers(0, 4, 400)] + rng.normal(0, 0.5, (400, 3))).astype(np.float32)
+    km = tcsolve.KMeans(4, variant="fp32-simt", backend="cpu").fit(X)
+    D = km.transform(X)
+    ref = np.sqrt(((X.astype(np.float64)[:, None, :] - km.cluster_centers_.astype(np.float64)[None]) ** 2).sum(-1))
+    assert D.shape == (400, 4) and np.allclose(D, ref, rtol=1e-9, atol=1e-9)
+    assert np.array_equal(np.argmin(D, axis=1), km.labels_)
+    assert np.allclose(tcsolve.KMeans(4, variant="fp32-simt", backend="cpu").fit_transform(X), D)
+    r1 = tcsolve.KMeans(4, init="random", random_state=3, variant="fp32-simt", backend="cpu").fit(X)
+    r2 = tcsolve.KMeans(4, init="random", random_state=3, variant="fp32-simt", backend="cpu").fit(X)
+    assert np.array_equal(r1.labels_, r2.labels_)
+    best = tcsolve.KMeans(4, init="random", n_init=5, random_state=3, variant="fp32-simt", backend="cpu").fit(X)
+    singles = [tcsolve.KMeans(4, init="random", random_state=3 + i, variant="fp32-simt", backend="cpu").fit(X).inertia_
+               for i in range(5)]
+    assert best.inertia_ == min(singles)
+    Xi = np.rint(X).astype(np.int64)
+    ki = tcsolve.KMeans(4, variant="fp32-simt", backend="cpu").fit(Xi)
+    kf = tcsolve.KMeans(4, variant="fp32-simt", backend="cpu").fit(Xi.astype(np.float64))
+    assert np.array_equal(ki.labels_, kf.labels_)
+    same = tcsolve.KMeans(4, variant="fp32-simt", backend="cpu").fit(X, sample_weight=np.full(400, 2.0))
+    assert np.array_equal(same.labels_, km.labels_)
+    with pytest.raises(tcsolve.NotSupportedError, match="sample_weight"):
+        tcsolve.KMeans(4, backend="cpu").fit(X, sample_weight=np.arange(400.0))
+    with pytest.raises(tcsolve.InvalidInputError, match="n_init"):
+        tcsolve.KMeans(4, n_init=0, backend="cpu").fit(X)
