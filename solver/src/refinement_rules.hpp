@@ -179,6 +179,22 @@ inline double correction_size(const std::vector<double>& d_norm, const std::vect
   return delta;
 }
 
+/// GMRES-IR's correction d for the columns of r not yet done (zero for the done ones): d(:, j) =
+/// column(r(:, j), inner) with `column` one GMRES cycle on that column, its inner iterations added
+/// to inner_total. The cpu solve and the distributed one differ only in the cycle they pass.
+template <class Column>
+Eigen::MatrixXd gmres_corrections(const Eigen::MatrixXd& r, const std::vector<bool>& done, Column&& column,
+                                  long& inner_total) {
+  Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
+  for (Eigen::Index j = 0; j < r.cols(); ++j) {
+    if (done[static_cast<std::size_t>(j)]) continue;
+    int inner = 0;
+    d.col(j) = column(Eigen::VectorXd(r.col(j)), inner);
+    inner_total += inner;
+  }
+  return d;
+}
+
 /// The host side of one GMRES cycle (Saad & Schultz 1986), shared by the cpu and the cuda
 /// GMRES-IR: the (k+1) x k Hessenberg matrix H of the Arnoldi process, reduced to upper
 /// triangular form by Givens rotations as its columns arrive, and the rotated right-hand side

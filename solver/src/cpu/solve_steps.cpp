@@ -28,15 +28,13 @@ void refine_with(const SolveOptions& options, const LinearSystem& sys, const Che
   const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return m_inv(r); };
   long inner_total = 0;
   const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
-    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
-    for (Eigen::Index j = 0; j < r.cols(); ++j) {
-      if (done[static_cast<std::size_t>(j)]) continue;
-      int inner = 0;
-      d.col(j) = gmres(sys.A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
-                       kGmresCycle, inner, options.interrupt);
-      inner_total += inner;
-    }
-    return d;
+    return detail::gmres_corrections(
+        r, done,
+        [&](const Eigen::VectorXd& rj, int& inner) {
+          return gmres(sys.A, [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, rj, kGmresCycle,
+                       inner, options.interrupt);
+        },
+        inner_total);
   };
   const Eigen::MatrixXd x0 = m_inv(sys.b);
   switch (options.refinement) {

@@ -110,16 +110,14 @@ void refine_with(const SolveOptions& options, runtime::Communicator& world, cons
   const Correction classical = [&](const Eigen::MatrixXd& r, const std::vector<bool>&) { return m_inv(r); };
   long inner_total = 0;
   const Correction gmres_ir = [&](const Eigen::MatrixXd& r, const std::vector<bool>& done) {
-    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(r.rows(), r.cols());
-    for (Eigen::Index j = 0; j < r.cols(); ++j) {
-      if (done[static_cast<std::size_t>(j)]) continue;
-      int inner = 0;
-      d.col(j) = gmres([&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return checker.times_a(v); },
-                       [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, r.col(j),
+    return detail::gmres_corrections(
+        r, done,
+        [&](const Eigen::VectorXd& rj, int& inner) {
+          return gmres([&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return checker.times_a(v); },
+                       [&](const Eigen::VectorXd& v) -> Eigen::VectorXd { return m_inv(v); }, rj,
                        detail::kGmresCycle, inner);
-      inner_total += inner;
-    }
-    return d;
+        },
+        inner_total);
   };
   const bool gmres_first = options.refinement == Refinement::gmres;
   const bool auto_switch = options.refinement == Refinement::auto_;
