@@ -11,13 +11,18 @@
 //   - the same x bitwise on a second run (the LU and the sweeps are deterministic);
 //   - two members' x within the bound above of one member's (bitwise where cuBLAS's TRSM keeps
 //     each row's arithmetic: reported, not asserted);
-//   - a 2 x 1 grid is refused by every member alike (Unavailable); a zero column by name.
+//   - a 2 x 1 grid is refused by every member alike (Unavailable); a zero column by name;
+//   - the FP64 LU on the members (1 and 2): the fallback where FP32 refinement cannot converge
+//     (forward error within the cpu's plus 2 cond eta; the estimate within 3x the cpu's), a
+//     matrix singular only in FP32, fp64_below.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -99,7 +104,118 @@ void check_group(runtime::DeviceGroup& group) {
     check_system(read_system(test::test_data_path(file)), file, group, 96);
 }
 
+double forward_error(const Eigen::MatrixXd& x, const Eigen::MatrixXd& x_true) {
+  return (x - x_true).cwiseAbs().maxCoeff() / x_true.cwiseAbs().maxCoeff();
+}
+
+/// The FP64 LU on GPU members (cuda/distributed_lu64_cuda.hpp), as the cpu solve uses it: the
+/// fallback where FP32 refinement cannot converge, a matrix singular only in FP32, fp64_below.
+void check_fp64(runtime::DeviceGroup& group) {
+  const double eps = 0x1p-53;
+  SolveOptions cpu;
+  cpu.backend = Backend::cpu;
+  cpu.variant = Variant::fp32_simt;
+  {
+    // cond 1e12: cond u32 ~ 6e4, FP32 factors contract nothing; the FP64 LU solves it.
+    const LinearSystem sys = generate_system(300, 1e12, SpectrumMode::geometric, 8);
+    const int n = sys.n();
+    SolveOptions o = gpu_options(Variant::fp32_simt, 64);
+    o.max_iterations = 5;
+    cpu.max_iterations = 5;
+    cpu.block_size = 64;
+    const SolveResult single = solve(sys, cpu);
+    REQUIRE(single.fallback_used);
+    const SolveResult r = solve_on_ranks(sys, o, group);
+    INFO("fallback on " << group.describe() << ": " << r.note << " | cpu: " << single.note);
+    CHECK(r.fallback_used);
+    CHECK(r.note.find("FP64 LU fallback used") != std::string::npos);
+    CHECK(r.converged == single.converged);
+    if (r.converged) CHECK(test::dsgesv_criterion(sys, r.x));
+    double best = std::numeric_limits<double>::infinity();
+    for (double h : r.history) best = std::min(best, h);
+    CHECK(r.backward_error <= best);  // never worse than the best iterate
+    // each x has backward error eta: within 2 cond eta of x_true, so the GPU's forward error is at
+    // most the cpu's plus that
+    const double kappa = cond_inf(sys.A);
+    const double eta = std::max(r.backward_error, std::sqrt(static_cast<double>(n)) * eps);
+    CHECK(forward_error(r.x, *sys.x_true) <= forward_error(single.x, *sys.x_true) + 2 * kappa * eta + 4 * eps);
+    // the estimate came from the FP64 LU the fallback made: near the cpu's
+    REQUIRE(r.condition_estimate.has_value());
+    REQUIRE(single.condition_estimate.has_value());
+    CHECK(*r.condition_estimate <= 3 * *single.condition_estimate);
+    CHECK(*r.condition_estimate >= *single.condition_estimate / 3);
+    const SolveResult again = solve_on_ranks(sys, o, group);
+    CHECK((again.x.array() == r.x.array()).all());
+    SolveOptions without = o;
+    without.fallback = false;
+    const SolveResult w = solve_on_ranks(sys, without, group);
+    CHECK_FALSE(w.converged);
+    CHECK_FALSE(w.fallback_used);
+  }
+  {
+    // Rows and columns 120, 121 hold only [[1, 1], [1, 1 + 2^-30]] in a diagonally dominant A:
+    // nonsingular in FP64, but 1 + 2^-30 rounds to 1 in FP32, so the FP32 LU meets an exact zero
+    // pivot in column 122 (1-based; block 1 of 64: the second member's on two GPUs).
+    const int n = 300;
+    Eigen::MatrixXd A = generate_system(n, 1, SpectrumMode::random, 17).A;
+    A.diagonal().array() += 2.0 * n;
+    for (int k : {120, 121}) {
+      A.row(k).setZero();
+      A.col(k).setZero();
+    }
+    A(120, 120) = A(120, 121) = A(121, 120) = 1;
+    A(121, 121) = 1 + 0x1p-30;
+    LinearSystem sys;
+    sys.A = A;
+    sys.x_true = Eigen::MatrixXd::Ones(n, 1);
+    sys.b = A * *sys.x_true;
+    const SolveResult r = solve_on_ranks(sys, gpu_options(Variant::fp32_simt, 64), group);
+    INFO("FP32-singular on " << group.describe() << ": " << r.note);
+    CHECK(r.fallback_used);
+    CHECK(r.note.find("zero pivot in column 122") != std::string::npos);
+    CHECK(r.converged);
+    CHECK(test::dsgesv_criterion(sys, r.x));
+  }
+  {
+    // fp64_below: variant auto on a small system runs the FP64 LU, refined in FP64
+    const LinearSystem sys = generate_system(150, 1e10, SpectrumMode::geometric, 23);
+    SolveOptions o = gpu_options(Variant::auto_, 32);
+    o.fp64_below = 200;
+    SolveOptions c = cpu;
+    c.variant = Variant::auto_;
+    c.fp64_below = 200;
+    c.max_iterations = 30;
+    c.block_size = 0;
+    const SolveResult single = solve(sys, c);
+    REQUIRE(single.fp64_lu);
+    const SolveResult r = solve_on_ranks(sys, o, group);
+    INFO("fp64_below on " << group.describe() << ": " << r.note);
+    CHECK(r.fp64_lu);
+    CHECK(r.resolved_variant == Variant::fp64);
+    CHECK(r.converged);
+    CHECK(test::dsgesv_criterion(sys, r.x));
+    CHECK(r.iterations <= single.iterations + 2);
+    REQUIRE(r.condition_estimate.has_value());
+    CHECK(*r.condition_estimate <= 3 * *single.condition_estimate);
+    CHECK(*r.condition_estimate >= *single.condition_estimate / 3);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("the FP64 LU on GPU members: fallback, FP32-singular matrix, fp64_below", "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the distributed FP64 LU on a GPU member");
+  if (!runtime::have_nccl()) {
+    WARN("no NCCL in this build: skipping the GPU members' solve");
+    return;
+  }
+  runtime::DeviceGroup one = runtime::DeviceGroup::gpus({cuda::current_device()});
+  check_fp64(one);
+  if (runtime::device_count() >= 2) {
+    runtime::DeviceGroup two = runtime::DeviceGroup::gpus({0, 1});
+    check_fp64(two);
+  }
+}
 
 TEST_CASE("the random-mode system made on the device is the generator's, bitwise", "[gpu][distributed]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the device-made random system");

@@ -2,6 +2,8 @@
 // the x of solve() on committed and generated systems, over the refinements, fp64_below and the
 // fallback; a second right-hand side reuses the factors (no LU); transposed solves refined to
 // dsgesv's criterion on A^T and within the perturbation bound of solve() of A^T; bad inputs.
+// [gpu]: on cuda the factors stay on the device and each solve is solve()'s x bitwise (a second
+// right-hand side, the kept fallback LU, an FP32-singular A); A^T and fp64_below solve whole.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -15,6 +17,7 @@
 #include "lu_test_util.hpp"
 #include "tcsolve/io/system_file.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/solver/generate.hpp"
 #include "tcsolve/solver/solver.hpp"
 #include "test_data.hpp"
 
@@ -267,9 +270,94 @@ TEST_CASE("a system near FP64's underflow is solved whole, bitwise as solve()", 
   CHECK(bitwise_equal(r.x, solve(sys, o).x));
 }
 
-TEST_CASE("factorize on cuda is not available yet", "[gpu][factor]") {
+TEST_CASE("factorize on cuda keeps the factors on the device; each solve is solve()'s x bitwise", "[gpu][factor]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("factorize on cuda");
+  const int n = 700;  // above fp64_below's 224: the FP32 LU, kept
+  const Eigen::MatrixXd A = uniform(n, n, 31);
+  SolveOptions o;
+  o.backend = Backend::cuda;
+  o.block_size = 128;
+  const Factorization f = factorize(A, o);
+  CHECK(f.n() == n);
+  CHECK_FALSE(f.fp64_lu());
+  for (unsigned seed : {41u, 42u}) {  // a second right-hand side reuses the factors
+    LinearSystem sys;
+    sys.A = A;
+    sys.b = uniform(n, 2, seed);
+    const SolveResult r = solve(f, sys.b);
+    INFO(r.note);
+    CHECK(r.backend == Backend::cuda);
+    CHECK(r.factorization_reused);
+    CHECK(r.time_s.factorization == 0);
+    CHECK(r.converged);
+    CHECK(dsgesv_criterion(sys, r.x));
+    const SolveResult whole = solve(sys, o);
+    CHECK(bitwise_equal(r.x, whole.x));
+    CHECK(r.iterations == whole.iterations);
+    CHECK(r.resolved_variant == whole.resolved_variant);
+  }
+  // A^T: solved whole (a new LU), refined to dsgesv's criterion on A^T
+  LinearSystem t;
+  t.A = A.transpose();
+  t.b = uniform(n, 1, 43);
+  const SolveResult rt = solve(f, t.b, Transpose::yes);
+  CHECK(rt.converged);
+  CHECK_FALSE(rt.factorization_reused);
+  CHECK(dsgesv_criterion(t, rt.x));
+  CHECK(rt.note.find("A^T solved whole on cuda") != std::string::npos);
+}
+
+TEST_CASE("factorize on cuda: the fallback's FP64 LU is kept; an FP32-singular A; fp64_below solves whole",
+          "[gpu][factor]") {
   TCSOLVE_SKIP_WITHOUT_GPU("factorize on cuda");
   SolveOptions o;
   o.backend = Backend::cuda;
-  CHECK_THROWS_WITH(factorize(uniform(8, 8, 1), o), Catch::Contains("factorize on cuda: not yet"));
+  o.variant = Variant::fp32_simt;
+  o.block_size = 64;
+  {
+    // cond 1e12: the FP32 factors contract nothing; each solve falls back to the FP64 LU
+    const LinearSystem sys = generate_system(300, 1e12, SpectrumMode::geometric, 8);
+    SolveOptions few = o;
+    few.max_iterations = 5;
+    const Factorization f = factorize(sys.A, few);
+    for (int k = 0; k < 2; ++k) {
+      const SolveResult r = solve(f, sys.b);
+      INFO("solve " << k << ": " << r.note);
+      CHECK(r.fallback_used);
+      CHECK(r.factorization_reused);
+      CHECK(bitwise_equal(r.x, solve(sys, few).x));
+    }
+  }
+  {
+    // 1 + 2^-30 rounds to 1 in FP32: the FP32 LU meets an exact zero pivot, the FP64 LU does not
+    Eigen::MatrixXd A = uniform(300, 300, 9);
+    A.row(1) = A.row(0);
+    A(1, 5) += 0x1p-30 * A(1, 5);
+    const Factorization f = factorize(A, o);
+    LinearSystem sys;
+    sys.A = A;
+    sys.b = uniform(300, 1, 10);
+    const SolveResult r = solve(f, sys.b);
+    INFO(r.note);
+    CHECK(r.fallback_used);
+    CHECK(bitwise_equal(r.x, solve(sys, o).x));
+  }
+  {
+    SolveOptions a = o;
+    a.variant = Variant::auto_;
+    a.block_size = 0;
+    const Eigen::MatrixXd A = uniform(100, 100, 12);  // below fp64_below (224 on cuda)
+    const Factorization f = factorize(A, a);
+    CHECK(f.fp64_lu());
+    LinearSystem sys;
+    sys.A = A;
+    sys.b = uniform(100, 1, 13);
+    const SolveResult r = solve(f, sys.b);
+    CHECK(r.converged);
+    CHECK_FALSE(r.factorization_reused);
+    CHECK(bitwise_equal(r.x, solve(sys, a).x));
+  }
+  Eigen::MatrixXd singular = uniform(300, 300, 14);
+  singular.row(7) = singular.row(3);
+  CHECK_THROWS_AS(factorize(singular, o), InvalidInput);
 }

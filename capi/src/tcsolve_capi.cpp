@@ -247,6 +247,30 @@ struct tcsolveFactorization {
 using namespace tcsolve;
 using namespace tcsolve::capi;
 
+namespace {
+
+/// The rows x cols matrix at p (host or device memory on a cuda handle; column-major, or
+/// row-major: its transpose stored column-major) into the host matrix m, by copy_rows.
+void host_copy(tcsolveContext* h, const double* p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+               bool row_major, Eigen::MatrixXd& m) {
+  const std::int64_t inner = row_major ? cols : rows, outer = row_major ? rows : cols;
+  Eigen::MatrixXd packed(inner, outer);
+  const std::size_t width = static_cast<std::size_t>(inner) * sizeof(double);
+  copy_rows(h->context, packed.data(), width, p, static_cast<std::size_t>(ld) * sizeof(double), width,
+            static_cast<std::size_t>(outer));
+  m = row_major ? Eigen::MatrixXd(packed.transpose()) : packed;
+}
+
+/// The host matrix m to X (host or device memory), laid out as host_copy reads.
+void write_back(tcsolveContext* h, const Eigen::MatrixXd& m, std::int64_t ld, bool row_major, double* X) {
+  const Eigen::MatrixXd packed = row_major ? Eigen::MatrixXd(m.transpose()) : m;
+  const std::size_t width = static_cast<std::size_t>(packed.rows()) * sizeof(double);
+  copy_rows(h->context, X, static_cast<std::size_t>(ld) * sizeof(double), packed.data(), width, width,
+            static_cast<std::size_t>(packed.cols()));
+}
+
+}  // namespace
+
 extern "C" {
 
 tcsolveStatus_t tcsolveCreate(tcsolveHandle_t* handle, tcsolveBackend_t backend) {
@@ -469,8 +493,7 @@ tcsolveStatus_t tcsolveDgetrf(tcsolveHandle_t h, const tcsolveSolveParams_t* par
     const bool row_major = p.row_major == 1;
     nonnegative("n", n);
     leading_dimension("lda", lda, n, "n");
-    if (h->backend == Backend::cuda)
-      throw Unavailable("factorize on cuda: not yet (factor on a cpu handle, or solve with tcsolveDgesv)");
+    if (h->backend == Backend::cuda) options.cuda_context = &h->context;
     auto f = std::make_unique<tcsolveFactorization>();
     f->handle = h;
     f->n = n;
@@ -481,8 +504,12 @@ tcsolveStatus_t tcsolveDgetrf(tcsolveHandle_t h, const tcsolveSolveParams_t* par
       as_int("n", n);
       as_int("lda", lda);
       Eigen::MatrixXd a(n, n);
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = 0; i < n; ++i) a(i, j) = A[offset(row_major, i, j, lda)];
+      if (h->backend == Backend::cuda) {  // host or device A: a host copy (the factors are made on the device)
+        host_copy(h, A, n, n, lda, row_major, a);
+      } else {
+        for (std::int64_t j = 0; j < n; ++j)
+          for (std::int64_t i = 0; i < n; ++i) a(i, j) = A[offset(row_major, i, j, lda)];
+      }
       f->factors.emplace(factorize(a, options));
     }
     *factors = f.release();
@@ -516,11 +543,20 @@ tcsolveStatus_t tcsolveDgetrs(tcsolveHandle_t h, tcsolveFactorization_t factors,
     as_int("ldb", ldb);
     as_int("ldx", ldx);
     Eigen::MatrixXd b(n, nrhs);
-    for (std::int64_t j = 0; j < nrhs; ++j)
-      for (std::int64_t i = 0; i < n; ++i) b(i, j) = B[offset(row_major, i, j, ldb)];
+    const bool cuda = h->backend == Backend::cuda;
+    if (cuda) {
+      host_copy(h, B, n, nrhs, ldb, row_major, b);
+    } else {
+      for (std::int64_t j = 0; j < nrhs; ++j)
+        for (std::int64_t i = 0; i < n; ++i) b(i, j) = B[offset(row_major, i, j, ldb)];
+    }
     const SolveResult r = solve(*factors->factors, b, t);
-    for (std::int64_t j = 0; j < nrhs; ++j)
-      for (std::int64_t i = 0; i < n; ++i) X[offset(row_major, i, j, ldx)] = r.x(i, j);
+    if (cuda) {
+      write_back(h, r.x, ldx, row_major, X);
+    } else {
+      for (std::int64_t j = 0; j < nrhs; ++j)
+        for (std::int64_t i = 0; i < n; ++i) X[offset(row_major, i, j, ldx)] = r.x(i, j);
+    }
     h->last_solve = record_solve(r);
     fill_info(r, info);
     return solve_status(h, "tcsolveDgetrs", r);

@@ -1,7 +1,8 @@
 """tcsolve.lu_factor / lu_solve (factor once, solve many): every solve to dsgesv's criterion on
 A and on A^T, x with trans=0 bitwise tcsolve.solve's x for the same options, new right-hand
 sides without a new LU (factorization time 0), SciPy's lu_factor/lu_solve as the oracle where
-SciPy is installed (NumPy's solve otherwise), and bad arguments named."""
+SciPy is installed (NumPy's solve otherwise), and bad arguments named. On a GPU: the cuda
+factorization's solves bitwise tcsolve.solve's there, torch CUDA tensors in and out."""
 
 import math
 
@@ -30,7 +31,7 @@ def system(n, seed):
 @pytest.mark.parametrize("n, variant", [(120, "fp32-simt"), (200, "ec-fp16"), (257, "auto")])
 def test_factor_once_solve_many(n, variant):
     A, rng = system(n, n)
-    lu = tcsolve.lu_factor(A, variant=variant, block_size=64)
+    lu = tcsolve.lu_factor(A, variant=variant, block_size=64, backend="cpu")
     assert lu.n == n
     for nrhs in (None, 3):  # a vector, then three new right-hand sides: no new LU
         b = rng.uniform(-1, 1, n if nrhs is None else (n, nrhs))
@@ -93,3 +94,44 @@ def test_bad_arguments_are_named():
     nan[3] = np.nan
     with pytest.raises(tcsolve.InvalidInputError):
         tcsolve.lu_solve(lu, nan)
+
+
+def cuda_or_skip():
+    if not any(v.available_cuda for v in tcsolve.variants()):
+        pytest.skip("tcsolve has no usable CUDA backend here")
+
+
+def test_cuda_factors_are_kept_and_each_solve_is_solves_x():
+    """On cuda: a second right-hand side reuses the device factors (factorization time 0), x
+    bitwise tcsolve.solve's on cuda; A^T solved whole there, to dsgesv's criterion."""
+    cuda_or_skip()
+    n = 600
+    A, rng = system(n, 5)
+    lu = tcsolve.lu_factor(A, backend="cuda")
+    for _ in range(2):
+        b = rng.uniform(-1, 1, n)
+        x, info = tcsolve.lu_solve(lu, b)
+        assert info.backend == "cuda" and info.converged and dsgesv_ok(A, b, x)
+        assert info.timings["factorization"] == 0.0
+        x_solve, _ = tcsolve.solve(A, b, backend="cuda")
+        assert np.array_equal(x, x_solve)
+    bt = rng.uniform(-1, 1, n)
+    xt, info = tcsolve.lu_solve(lu, bt, trans=1)
+    assert info.converged and dsgesv_ok(A.T, bt, xt) and "A^T solved whole" in info.note
+
+
+def test_cuda_factors_of_torch_tensors_stay_on_their_device():
+    cuda_or_skip()
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no usable CUDA device")
+    n = 400
+    A, rng = system(n, 6)
+    b = rng.uniform(-1, 1, (n, 2))
+    lu = tcsolve.lu_factor(torch.tensor(A, device="cuda"))
+    assert lu.device == 0
+    x, info = tcsolve.lu_solve(lu, torch.tensor(b, device="cuda"))
+    assert x.is_cuda and x.dtype == torch.float64 and info.converged
+    assert dsgesv_ok(A, b, x.cpu().numpy())
+    with pytest.raises(tcsolve.InvalidInputError):  # device b for a cpu factorization: refused by name
+        tcsolve.lu_solve(tcsolve.lu_factor(A, backend="cpu"), torch.tensor(b, device="cuda"))

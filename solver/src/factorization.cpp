@@ -35,6 +35,7 @@
 #include "prescale.hpp"
 #include "refinement_rules.hpp"
 #include "scaled_norm.hpp"
+#include "solver_cuda.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 
@@ -52,6 +53,10 @@ struct Factorization::State {
   std::optional<cpu::RbtFactorization> rbt;  ///< pivoting rbt: the transformed LU, when it held
   std::string rbt_why;  ///< pivoting rbt that broke down in factorize: why (f is partial's)
   double seconds = 0;
+  /// cuda: the factors on the device (partial pivoting's FP32 LU; solver_cuda.hpp), or null
+  /// where each solve runs solve(LinearSystem{op(A), b}) whole (rbt, fp64_below, a prescaled A)
+  std::shared_ptr<cuda::KeptFactors> gpu;
+  bool cuda = false;  ///< the backend resolved to cuda
   mutable std::mutex mutex;
   mutable std::optional<cpu::Fp64Lu> lu64;  ///< the FP64 LU of A_s, made on first need
   mutable bool partial_made = false;        ///< rbt: f and zero_pivot made on first need
@@ -251,12 +256,24 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
   detail::check_solve_options(requested);
   SolveOptions& options = st->options;
   options = requested;
-  if (resolve_backend(options.backend) == Backend::cuda)
-    throw Unavailable(
-        "factorize on cuda: not yet (factorize with the cpu backend, or solve the whole system "
-        "with solve())");
-  options.backend = Backend::cpu;
   if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
+  if (resolve_backend(options.backend) == Backend::cuda) {
+    // The device keeps A and partial pivoting's FP32 LU; the rarer paths solve whole each time.
+    options.backend = Backend::cuda;
+    st->cuda = true;
+    if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, A.rows());
+    options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, static_cast<int>(A.rows()));
+    st->A = std::move(sys.A);
+    st->prescale = st->max_abs_a < detail::kPrescaleBelow;
+    st->fp64 = uses_fp64_lu(options, Backend::cuda, A.rows());
+    if (!st->prescale && !st->fp64 && options.pivoting != Pivoting::rbt) {
+      st->gpu = cuda::factorize_kept(st->A, options);
+      st->f.resolved_variant = cuda::resolved_variant(*st->gpu);
+    }
+    st->seconds = seconds(t_start, Clock::now());
+    return Factorization(std::move(st));
+  }
+  options.backend = Backend::cpu;
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cpu, A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cpu, static_cast<int>(A.rows()));
   if (!available(options.variant, Backend::cpu))
@@ -302,6 +319,18 @@ SolveResult solve(const Factorization& factors, const Eigen::MatrixXd& b, Transp
   sys.b_is_vector = b.cols() == 1;
   detail::check_system(sys);
   if (st.prescale || detail::prescale_for(sys, st.max_abs_a).any()) return solve(sys, st.options);
+  if (st.cuda) {
+    if (st.gpu == nullptr || t) {
+      // rbt, fp64_below, or A^T (the device refinement runs against A only): solve() whole
+      SolveResult r = solve(sys, st.options);
+      r.note += t ? "; A^T solved whole on cuda (the kept factors serve A x = b only): a new LU"
+                  : "; solved whole on cuda (factors are kept for partial pivoting's FP32 LU only)";
+      return r;
+    }
+    SolveResult res = cuda::solve_kept(*st.gpu, b);  // finish_result applied there
+    res.time_s.refinement = res.time_s.total = seconds(t_start, Clock::now());
+    return res;
+  }
   SolveResult res;
   res.backend = Backend::cpu;
   res.block_size = st.options.block_size;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "tcsolve/solver/solver.hpp"
@@ -17,6 +18,21 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options);
 
 /// solve_device() (solver.hpp): the caller has checked the options and the view's sizes.
 SolveResult solve_device(const DeviceSystemView& system, double* X, int ldx, const SolveOptions& options);
+
+/// factorize() on the device (solver.hpp, Factorization): A copied to the device (held there with
+/// the caller's context, or one made for it), equilibrated and factored in FP32 with partial
+/// pivoting, the factors kept on the device. options: resolved by the caller (block size; not
+/// rbt, not fp64_below: factorization.cpp solves those whole). A is the Factorization's, which
+/// outlives the result.
+struct KeptFactors;
+std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd& A, const SolveOptions& options);
+
+/// A x = b with kept factors: the rest of solve()'s partial-pivoting story (refinement,
+/// fallback, condition estimate; the FP64 LU made on first need and kept), bitwise solve()'s x.
+/// Solves with one KeptFactors are serialized (one stream). No forward error (no x_true).
+SolveResult solve_kept(KeptFactors& factors, const Eigen::MatrixXd& b);
+/// What the kept LU's first trailing update ran.
+Variant resolved_variant(const KeptFactors& factors);
 
 /// lu_factorize() on the device, the factors copied back. A is checked by the caller.
 LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int block_size,

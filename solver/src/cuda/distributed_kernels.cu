@@ -131,6 +131,30 @@ __global__ void scatter_kernel(float* t, int ldt, int lo, int hi, int skip_lo, i
       t[static_cast<std::size_t>(dst) * ldt + c] = rows[static_cast<std::size_t>(k) * width + (c - lo)];
 }
 
+__global__ void scaled_piece_kernel(const double* __restrict__ a, int lda, int n, int cols,
+                                    const double* __restrict__ row_scale, const double* __restrict__ col_scale,
+                                    double* s, int lds) {
+  const int j = blockIdx.y;
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
+    s[i + static_cast<std::size_t>(j) * lds] = (row_scale[i] * a[i + static_cast<std::size_t>(j) * lda]) * col_scale[j];
+}
+
+/// One thread per column: the w swaps in order (a column's rows are strided by lda apart only
+/// between columns, so neighbouring threads touch neighbouring columns' same rows).
+__global__ void swap_rows_kernel(double* a, int lda, int cols, int skip_lo, int skip_hi, const int* __restrict__ ipiv,
+                                 int j, int w) {
+  const int c = blockIdx.x * kThreads + threadIdx.x;
+  if (c >= cols || (c >= skip_lo && c < skip_hi)) return;
+  double* col = a + static_cast<std::size_t>(c) * lda;
+  for (int i = 0; i < w; ++i) {
+    const int p = ipiv[i] - 1 + j;
+    if (p == j + i) continue;
+    const double t = col[j + i];
+    col[j + i] = col[p];
+    col[p] = t;
+  }
+}
+
 int blocks_for(int count) { return std::max(1, (count + kThreads - 1) / kThreads); }
 
 }  // namespace
@@ -171,6 +195,20 @@ void move_rows(CUstream_st* stream, float* t, int ldt, Columns in, Columns skip,
   gather_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, in.lo, in.hi, skip.lo, skip.hi, scratch, w, rows);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   scatter_kernel<<<grid, kThreads, 0, stream>>>(t, ldt, in.lo, in.hi, skip.lo, skip.hi, scratch, rows);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void scaled_piece(CUstream_st* stream, const double* a, int lda, int n, int cols, const double* row_scale,
+                  const double* col_scale, double* s, int lds) {
+  if (cols < 1 || n < 1) return;
+  const dim3 grid(std::min(64, blocks_for(n)), cols);
+  scaled_piece_kernel<<<grid, kThreads, 0, stream>>>(a, lda, n, cols, row_scale, col_scale, s, lds);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void swap_rows(CUstream_st* stream, double* a, int lda, int cols, Columns skip, const int* ipiv, int j, int w) {
+  if (cols < 1 || w < 1) return;
+  swap_rows_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(a, lda, cols, skip.lo, skip.hi, ipiv, j, w);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

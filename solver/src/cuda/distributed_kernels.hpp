@@ -47,6 +47,17 @@ struct Columns {
 void move_rows(CUstream_st* stream, float* t, int ldt, Columns in, Columns skip, const int* scratch, int w,
                float* rows);
 
+/// The member's columns of A_s = R A C in FP64: s(i, j) = (row_scale[i] a(i, j)) col_scale[j] (exact:
+/// powers of two; the single process' A_s), column-major both (leading dimensions lda, lds);
+/// row_scale n entries, col_scale `cols` (the local columns'), on the device.
+void scaled_piece(CUstream_st* stream, const double* a, int lda, int n, int cols, const double* row_scale,
+                  const double* col_scale, double* s, int lds);
+
+/// LAPACK dlaswp on the column-major FP64 factors: for i = 0 .. w - 1 in order, rows j + i and
+/// ipiv[i] - 1 (ipiv 1-based over the whole matrix, as the panel's dgetrf gives them shifted by
+/// j) swap in the local columns [0, cols) outside `skip` (leading dimension lda).
+void swap_rows(CUstream_st* stream, double* a, int lda, int cols, Columns skip, const int* ipiv, int j, int w);
+
 }  // namespace tcsolve::cuda::kernels
 
 namespace tcsolve::cuda::kernels {

@@ -2,7 +2,8 @@
 // on the device and its equilibration, the LU (distributed_lu_cuda.hpp), A x by cublasDgemm and
 // an NCCL sum, and the triangular solves with the distributed factors: per block of columns its
 // owner solves the diagonal block (cublasStrsv) and updates the rest of the vector
-// (cublasSgemv), then broadcasts what changed (NCCL), so every member ends with the same bits.
+// (cublasSgemv), then broadcasts what changed (NCCL), so every member ends with the same bits;
+// the FP64 LU and its solves (distributed_lu64_cuda.hpp) when the solve asks for them.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -15,6 +16,7 @@
 #include "../distributed/device_piece.hpp"
 #include "device_run.hpp"
 #include "distributed_kernels.hpp"
+#include "distributed_lu64_cuda.hpp"
 #include "distributed_lu_cuda.hpp"
 #include "phase_clock.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -130,6 +132,61 @@ class CudaPiece final : public DevicePiece {
     return f_.zero_pivot;
   }
 
+  int factorize64(bool release_fp32) override {
+    if (f64_) return zero64_;
+    const int lc = f_.local;
+    const std::size_t n = static_cast<std::size_t>(n_);
+    const std::size_t need = n * std::max<std::size_t>(lc, 1) * sizeof(double) + cuda::lu64_workspace_bytes(n_, f_.nb);
+    const std::size_t margin = std::size_t{1} << 30;  // cuBLAS's, cuSOLVER's and NCCL's workspaces
+    runtime::agreed(&comm_, [&] {
+      if (need + margin > cuda::device_memory().free && release_fp32 && f_.t.size() > 0) {
+        f_.t = DeviceBuffer<float>();
+        f_.inverses = DeviceBuffer<float>();
+        fp32_released_ = true;
+      }
+      const std::size_t free = cuda::device_memory().free;
+      if (need + margin > free)
+        throw Unavailable("the FP64 LU needs " + std::to_string(need) + " bytes on member " +
+                          std::to_string(f_.member) + "'s GPU beside A (and 1 GiB for workspaces); " +
+                          std::to_string(free) + " are free there: use more GPUs");
+    });
+    clock_.mark("fp64_lu");
+    cuda::DeviceFactors64 f;
+    f.n = n_;
+    f.nb = f_.nb;
+    f.cols = f_.cols;
+    f.member = f_.member;
+    f.local = lc;
+    f.a = DeviceBuffer<double>(n * std::max(lc, 1));
+    {
+      DeviceBuffer<double> row(n), col(static_cast<std::size_t>(std::max(lc, 1)));
+      std::vector<double> c(static_cast<std::size_t>(std::max(lc, 1)), 1.0);
+      for (int j = 0; j < lc; ++j) c[static_cast<std::size_t>(j)] = scales_.col[f_.cols.global(j, f_.member)];
+      copy_to_device(row.data(), scales_.row.data(), n * sizeof(double), run_.stream);
+      copy_to_device(col.data(), c.data(), c.size() * sizeof(double), run_.stream);
+      kernels::scaled_piece(run_.stream, a_.data(), n_, n_, lc, row.data(), col.data(), f.a.data(), n_);
+      zero64_ = cuda::distributed_lu64(run_, comm_, f);  // synchronizes before the buffers go
+    }
+    clock_.mark(nullptr);
+    f64_ = std::make_unique<cuda::DeviceFactors64>(std::move(f));
+    return zero64_;
+  }
+
+  void solve64(Eigen::MatrixXd& w, bool transpose) override {
+    const auto t0 = Clock::now();
+    const std::vector<int>& perm = f64_->perm_host;
+    std::vector<double> y(static_cast<std::size_t>(n_));
+    if (v64_.size() < y.size()) v64_ = DeviceBuffer<double>(y.size());
+    for (Eigen::Index c = 0; c < w.cols(); ++c) {
+      for (int i = 0; i < n_; ++i) y[static_cast<std::size_t>(i)] = w(transpose ? i : perm[static_cast<std::size_t>(i)], c);
+      copy_to_device(v64_.data(), y.data(), y.size() * sizeof(double), run_.stream);
+      cuda::solve_lu64(run_, comm_, *f64_, v64_.data(), transpose);
+      copy_to_host(y.data(), v64_.data(), y.size() * sizeof(double), run_.stream);
+      for (int i = 0; i < n_; ++i) w(transpose ? perm[static_cast<std::size_t>(i)] : i, c) = y[static_cast<std::size_t>(i)];
+    }
+    solves_s_ += seconds(t0, Clock::now());
+  }
+
   Eigen::MatrixXd generated_rhs() override { return rhs_; }
 
   Eigen::MatrixXd product(const Eigen::MatrixXd& x) override {
@@ -165,6 +222,7 @@ class CudaPiece final : public DevicePiece {
     solves_s_ += seconds(t0, Clock::now());
   }
   void solve_(Eigen::MatrixXd& w, bool transpose) {
+    if (fp32_released_) throw Unavailable("the FP32 factors were freed to make room for the FP64 LU");
     const std::vector<int>& perm = f_.perm_host;
     std::vector<float> y(static_cast<std::size_t>(n_));
     if (v_.size() < y.size()) v_ = DeviceBuffer<float>(y.size());
@@ -296,7 +354,10 @@ class CudaPiece final : public DevicePiece {
   runtime::Communicator& comm_;
   cuda::PhaseClock clock_;
   int n_;
-  DeviceBuffer<double> a_, x_, y_;
+  DeviceBuffer<double> a_, x_, y_, v64_;
+  std::unique_ptr<cuda::DeviceFactors64> f64_;  ///< the FP64 LU, on first need
+  int zero64_ = -1;
+  bool fp32_released_ = false;
   DeviceBuffer<float> v_, tmp_, partial_, ones_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;

@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -125,15 +127,14 @@ void report_factorization(const DeviceRun& run, const DeviceLu& f, SolveResult& 
 /// The story of a GPU solve of the system s already on the device with partial pivoting.
 /// host_a, host_b: the host A and b for the rare paths that need them; meta: the system's
 /// x_true (for the forward error). `transfer`: the seconds the system took to reach the device.
-SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
-                          const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
-                          PhaseClock& clock) {
+/// The partial-pivoting story after the LU f of s.a (made at t_start .. t_factored), for s.b:
+/// the refinement, the fallback, the condition estimate, the end. lu64: the FP64 LU of A_s,
+/// made here on first need and kept (a cuda Factorization's later solves reuse f and it).
+SolveResult refine_partial(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f,
+                           std::optional<DeviceFp64Lu>& lu64, double transfer, const HostMatrix& host_a,
+                           const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                           PhaseClock& clock, Clock::time_point t_start, Clock::time_point t_factored) {
   SolveResult res;
-  clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
-  run.synchronize();
-  const auto t_start = Clock::now();
-  const DeviceLu f = factorize(run, s, options.variant, options.block_size, clock);
-  const auto t_factored = Clock::now();  // factorize() ends with a read-back: the stream is idle
   report_factorization(run, f, res);
 
   std::optional<HostScales> host_scales;  // read back when the fallback or the estimate needs them
@@ -143,7 +144,6 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
   };
   DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
   // The FP64 LU of A_s, made at most once: for the fallback, or for the condition estimate.
-  std::optional<DeviceFp64Lu> lu64;
   auto fp64 = [&]() -> DeviceFp64Lu& {
     if (!lu64) lu64.emplace(run, host_a, s, f);
     return *lu64;
@@ -194,6 +194,18 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
     estimate_condition(run, s, f, host_a, scales(), lu64.has_value(), fp64, clock, res);
   finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
+}
+
+SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                          const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
+                          PhaseClock& clock) {
+  clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));  // the LU's marks and the refinement's
+  run.synchronize();
+  const auto t_start = Clock::now();
+  const DeviceLu f = factorize(run, s, options.variant, options.block_size, clock);
+  const auto t_factored = Clock::now();  // factorize() ends with a read-back: the stream is idle
+  std::optional<DeviceFp64Lu> lu64;
+  return refine_partial(run, s, f, lu64, transfer, host_a, host_b, meta, options, clock, t_start, t_factored);
 }
 
 /// rbt: the transformed LU without pivoting (factorize_rbt), refined against A as above; nullopt,
@@ -324,6 +336,67 @@ SolveResult solve_device(const DeviceSystemView& view, double* X, int ldx, const
   run.synchronize();
   for (auto& [name, seconds_] : res.time_s.phases)
     if (name == "transfer") seconds_ += seconds(t, Clock::now());
+  return res;
+}
+
+/// What factorize_kept keeps: the context (the caller's or one of its own), the run, A on the
+/// device, the FP32 LU, the FP64 LU once a solve needed it; solves take the lock (one stream).
+struct KeptFactors {
+  explicit KeptFactors(const SolveOptions& o, const Eigen::MatrixXd& A)
+      : options(o), ctx(o.cuda_context), host(A), run(ctx.get(), o.cuda_plan, o.gemm) {}
+  SolveOptions options;
+  ContextFor ctx;
+  const Eigen::MatrixXd& host;  ///< the Factorization's FP64 A (it outlives this)
+  DeviceRun run;
+  DeviceSystem s;
+  DeviceLu f;
+  std::optional<DeviceFp64Lu> lu64;
+  std::vector<std::pair<std::string, double>> lu_phases;
+  std::mutex mutex;
+};
+
+std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd& A, const SolveOptions& options) {
+  require_device("the cuda solver");
+  check_variant(options.variant);
+  auto k = std::make_shared<KeptFactors>(options, A);
+  const tcsolve::detail::DeviceGuard on_device(k->ctx.get().device());
+  check_device_memory(static_cast<int>(A.rows()), 1, options);
+  LinearSystem sys;  // A, and one zero column as b until a solve brings its own
+  sys.A = A;
+  sys.b = Eigen::MatrixXd::Zero(A.rows(), 1);
+  k->s = upload(k->run, sys);
+  PhaseClock clock(k->run.plan.phases != CudaLuPlan::Phases::off, k->run.stream);
+  clock.reserve(4 * (static_cast<std::size_t>(k->s.n) / 16 + 64));
+  k->f = factorize(k->run, k->s, options.variant, options.block_size, clock);
+  k->lu_phases = clock.totals();
+  // an FP32 zero pivot: the FP64 LU decides now (InvalidInput for an exactly singular A, as solve())
+  if (k->f.zero_pivot >= 0) k->lu64.emplace(k->run, [&A]() -> const Eigen::MatrixXd& { return A; }, k->s, k->f);
+  return k;
+}
+
+Variant resolved_variant(const KeptFactors& k) { return k.f.resolved; }
+
+SolveResult solve_kept(KeptFactors& k, const Eigen::MatrixXd& b) {
+  const std::lock_guard<std::mutex> lock(k.mutex);
+  const tcsolve::detail::DeviceGuard on_device(k.ctx.get().device());
+  DeviceRun& run = k.run;
+  const auto t = Clock::now();
+  k.s.nrhs = static_cast<int>(b.cols());
+  k.s.b = DeviceBuffer<double>(elements(k.s.n, k.s.nrhs));
+  copy_to_device(k.s.b.data(), b.data(), k.s.b.size() * sizeof(double), run.stream);
+  k.s.b_norm.clear();
+  for (Eigen::Index j = 0; j < b.cols(); ++j) k.s.b_norm.push_back(b.col(j).lpNorm<Eigen::Infinity>());
+  run.synchronize();
+  const double transfer = seconds(t, Clock::now());
+  const HostMatrix host_a = [&k]() -> const Eigen::MatrixXd& { return k.host; };
+  const HostMatrix host_b = [&b]() -> const Eigen::MatrixXd& { return b; };
+  LinearSystem meta;  // no x_true: the caller's (solve(Factorization)) finish_result gives the forward error
+  PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
+  const auto now = Clock::now();
+  SolveResult res =
+      refine_partial(run, k.s, k.f, k.lu64, transfer, host_a, host_b, meta, k.options, clock, now, now);
+  res.block_size = k.options.block_size;
+  res.factorization_reused = true;
   return res;
 }
 

@@ -21,6 +21,16 @@ SolveResult solve_device(const DeviceSystemView&, double*, int, const SolveOptio
   not_built("the cuda solver");
 }
 
+struct KeptFactors {};
+
+std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd&, const SolveOptions&) {
+  not_built("factorize on cuda");
+}
+
+SolveResult solve_kept(KeptFactors&, const Eigen::MatrixXd&) { not_built("factorize on cuda"); }
+
+Variant resolved_variant(const KeptFactors&) { not_built("factorize on cuda"); }
+
 LuFactorization lu_factorize(const Eigen::MatrixXd&, Variant, int, const GemmOptions&, const CudaLuPlan&, Context*) {
   not_built("the cuda LU factorization");
 }

@@ -46,6 +46,15 @@ class DevicePiece {
   /// W := (L U)^-1 P W (transpose: P^T (L U)^-T W) in FP32 with the factors, W rounded to FP32
   /// as it is: the same bits on every member.
   virtual void solve(Eigen::MatrixXd& w, bool transpose) = 0;
+  /// The FP64 LU of A_s (cuda/distributed_lu64_cuda.hpp), made on the first call and kept;
+  /// returns its first exactly zero or non-finite pivot's column or -1, the same on every member.
+  /// Throws Agreed<Unavailable>, naming the bytes, when a member's GPU cannot hold it beside A;
+  /// with release_fp32 the FP32 factors are freed first where that makes room (solve() must not
+  /// be called after).
+  virtual int factorize64(bool release_fp32) = 0;
+  /// W := (L U)^-1 P W (transpose: P^T (L U)^-T W) in FP64 with the FP64 factors: the same bits
+  /// on every member.
+  virtual void solve64(Eigen::MatrixXd& w, bool transpose) = 0;
   /// PieceSource::generated: b (n x 1) as the device made it; else empty.
   virtual Eigen::MatrixXd generated_rhs() = 0;
 };

@@ -274,9 +274,8 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
 }
 
 /// One GPU member's solve (device_piece.hpp): the story of solve_pieces with the piece's
-/// operations; b whole. Not yet on GPU members: grids with more than one process row, the FP64
-/// LU (fallback, fp64_below, the condition estimate where the FP32 factors do not resolve
-/// A^-1), rbt.
+/// operations (the FP64 LU among them); b whole. Not yet on GPU members: grids with more than
+/// one process row, rbt.
 SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, const Descriptor& da, const double* A,
                          PieceSource source, std::uint64_t seed, const Eigen::MatrixXd* b_given,
                          const SolveOptions& options, const std::optional<Eigen::MatrixXd>& x_true) {
@@ -308,9 +307,26 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   res.backend = Backend::cuda;
   res.block_size = da.nb;
   res.pivoting = Pivoting::partial;
-  const int zero_pivot = piece->factorize(options.variant);
-  res.resolved_variant = piece->resolved();
-  res.cuda_plan = piece->plan();
+  const bool fp64_path = uses_fp64_lu(options, Backend::cuda, n);
+  int zero_pivot = -1;
+  if (!fp64_path) {
+    zero_pivot = piece->factorize(options.variant);
+    res.resolved_variant = piece->resolved();
+    res.cuda_plan = piece->plan();
+  }
+  // The FP64 LU of A_s, made at most once (DevicePiece keeps it): for the fallback, the
+  // condition estimate, or fp64_below. `release_fp32`: the FP32 factors are not needed after.
+  bool lu64_made = false;
+  auto fp64 = [&](bool release_fp32) {
+    const int zero = piece->factorize64(release_fp32);
+    lu64_made = true;
+    if (zero >= 0) throw runtime::Agreed<InvalidInput>(detail::zero_pivot_message(zero));
+  };
+  if (fp64_path) {
+    fp64(true);
+    res.fp64_lu = true;
+    res.resolved_variant = Variant::fp64;
+  }
   const auto t_factored = Clock::now();
   // the copy of A to the devices (or its generation there) is not part of the times, as a file's reading
   res.time_s.factorization = seconds(t_start, t_factored) - upload_s;
@@ -320,29 +336,69 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   const auto solve32 = [&](Eigen::MatrixXd& w) { piece->solve(w, false); };
   const detail::EquilibratedInverse inverse32(s.row, s.col, solve32,
                                               [&](Eigen::MatrixXd& w) { piece->solve(w, true); });
-  const std::string no_fp64 = "the FP64 LU is not yet on GPU members";
-  if (zero_pivot >= 0) {
-    res.x = Eigen::MatrixXd::Zero(n, b.cols());
-    res.note = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
-               " (singular to FP32 precision); " + no_fp64 + ": x = 0";
+  const detail::EquilibratedInverse inverse64(s.row, s.col, [&](Eigen::MatrixXd& w) { piece->solve64(w, false); },
+                                              [&](Eigen::MatrixXd& w) { piece->solve64(w, true); });
+  // The FP64 LU for the fallback, or why there is none (a GPU too full: Agreed<Unavailable>).
+  auto fallback_lu = [&](std::string& why_not) {
+    try {
+      fp64(true);
+      return true;
+    } catch (const Unavailable& e) {
+      why_not = e.what();
+      return false;
+    }
+  };
+  if (fp64_path) {
+    // SolveOptions::fp64_below (variant auto on a small system): the FP64 LU, refined
+    // classically in FP64 (as solve_pieces).
+    SolveOptions classical = options;
+    classical.refinement = Refinement::classical;
+    refine_with(classical, world, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
+    res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
+               ": FP64 LU, refined in FP64; " + res.note;
+  } else if (zero_pivot >= 0) {
+    // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
+    const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
+                            " (singular to FP32 precision)";
+    std::string why_not;
+    if (options.fallback && fallback_lu(why_not)) {
+      res.x = solve_with(inverse64, b);
+      res.fallback_used = true;
+      res.note = why + "; FP64 LU fallback used";
+    } else {
+      res.x = Eigen::MatrixXd::Zero(n, b.cols());
+      res.note = why + (options.fallback ? "; no FP64 fallback (" + why_not + ")" : "; no fallback") + ": x = 0";
+    }
     Eigen::MatrixXd r;
-    res.backward_error = checker.assess(res.x, r).backward_error;
-    res.converged = false;
+    const detail::Assessment a = checker.assess(res.x, r);
+    res.backward_error = a.backward_error;
+    res.converged = res.fallback_used && a.all_done;
     res.history.push_back(res.backward_error);
   } else {
     refine_with(options, world, checker, [&](const Eigen::MatrixXd& r) { return apply_lu_with(solve32, s, r); },
                 res);
-    if (!res.converged && options.fallback) res.note += "; no FP64 fallback: " + no_fp64;
+    std::string why_not;
+    if (!res.converged && options.fallback) {
+      if (fallback_lu(why_not)) {
+        Eigen::MatrixXd x = solve_with(inverse64, b), r;
+        detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
+      } else {
+        res.note += "; no FP64 fallback: " + why_not;
+      }
+    }
   }
-  if (options.fp64_below > 0 && n < options.fp64_below)
-    res.note += "; fp64_below not applied: " + no_fp64;
-  if (options.estimate_condition && zero_pivot < 0) {
+  if (options.estimate_condition) {
     try {
       estimate_condition(
           piece->norm_1(), [&](Eigen::MatrixXd& y) { y = piece->product(y); }, [&] { return piece->norm_1_s(); },
-          inverse32, false, []() -> detail::EquilibratedInverse { throw Unavailable("FP64 LU"); }, res);
-    } catch (const Unavailable&) {
-      res.note += "; no condition estimate: the FP32 factors do not resolve A^-1 and " + no_fp64;
+          lu64_made ? inverse64 : inverse32, lu64_made,
+          [&]() -> detail::EquilibratedInverse {
+            fp64(false);
+            return inverse64;
+          },
+          res);
+    } catch (const Unavailable& e) {
+      res.note += std::string("; no condition estimate: the FP32 factors do not resolve A^-1 and ") + e.what();
     }
   }
   if (!piece->note().empty()) res.note += "; " + piece->note();

@@ -422,8 +422,11 @@ Eigen::MatrixXd lu_apply(const LuFactorization& f, const Eigen::MatrixXd& r);
 ///
 /// Pivoting rbt: the transformed LU; a solve whose refinement with it does not converge makes
 /// partial pivoting's LU then (as solve() does) and keeps it; a breakdown in factorize makes it
-/// there. A transposed solve corrects through A_s^-T = U A_r^-T V^T. Not yet (Unavailable): the
-/// cuda backend (Backend::automatic resolving to it included; "factorize on cuda: not yet"). A system whose A
+/// there. A transposed solve corrects through A_s^-T = U A_r^-T V^T. On the cuda backend A and
+/// partial pivoting's FP32 factors stay on the device (options.cuda_context's, or a context of
+/// the factorization's own) and solves of A x = b reuse them (solves serialized on its stream);
+/// rbt, fp64_below and A^T solves run solve(LinearSystem{op(A), b}) whole on cuda each time
+/// (factorization_reused false, the note says so). A system whose A
 /// lies below 2^-511 (prescale.hpp), or whose b does, is solved by solve(LinearSystem{A, b}, options)
 /// whole (bitwise the same; the LU is then made again, and factorization_reused is false).
 enum class Transpose { no, yes };
@@ -452,8 +455,8 @@ class Factorization {
 
 /// Factors A (n x n, FP64, column-major) as solve() would (above). Throws as solve() does for
 /// A: InvalidInput for an empty, non-square or non-finite A and for an exactly singular one
-/// (a zero row or column; an FP32 zero pivot confirmed by the FP64 LU); Unavailable for the
-/// cuda backend, or a variant without a cpu implementation. options.interrupt
+/// (a zero row or column; an FP32 zero pivot confirmed by the FP64 LU); Unavailable for a
+/// variant without an implementation on the backend, or cuda without a usable device. options.interrupt
 /// and options.progress are kept and used by the solves too (the caller keeps them alive).
 Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& options);
 
