@@ -4,7 +4,8 @@
  * LAPACK dsgesv's criterion ||r||_inf <= sqrt(n) ||x||_inf ||op(A)||_inf 2^-53 recomputed here,
  * the first bitwise as tcsolveDgesv; row-major; a params struct of the first versioned layout
  * (size through row_major: an older caller) takes the later fields' defaults; a zero or garbage
- * size and bad arguments are INVALID_VALUE naming the argument.
+ * size and bad arguments are INVALID_VALUE naming the argument. The factor-and-solve checks run
+ * again on a cuda handle where one can be made (a GPU present).
  * Prints one line per failed check; exit status 1 when any failed. */
 #include <math.h>
 #include <stddef.h>
@@ -202,6 +203,13 @@ int main(void) {
   test_factor_and_solve(h);
   test_params_size(h);
   tcsolveDestroy(h);
+  /* the same on a cuda handle where a GPU is usable (the factors kept on the device) */
+  if (tcsolveCreate(&h, TCSOLVE_BACKEND_CUDA) == TCSOLVE_STATUS_SUCCESS) {
+    test_factor_and_solve(h);
+    tcsolveDestroy(h);
+  } else {
+    printf("test_capi_factor: no cuda handle here (%s): the cuda part skipped\n", tcsolveGetLastErrorMessage(NULL));
+  }
   if (failures)
     fprintf(stderr, "%d check(s) failed\n", failures);
   else
