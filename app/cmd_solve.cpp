@@ -36,6 +36,8 @@ void write_json(const std::string& input, const LinearSystem& sys, const std::ve
       .field("input", input)
       .field("n", sys.n())
       .field("nrhs", sys.nrhs())
+      // one LU serves every column of b (each refined on its own): the factorization is shared
+      .field("shared_lu", sys.nrhs() > 1)
       .field("warmup", warmup);
   write_input_warnings(w, input_warnings);
   write_solve_members(w, r, device);
@@ -53,8 +55,8 @@ int run_solve(int argc, char** argv) {
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
        "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
-       "n x nrhs), and optionally the true solution x; or a Matrix Market matrix (solved with x = "
-       "ones, b = A x)")
+       "n x nrhs: one LU shared by the nrhs columns, each refined on its own), and optionally the "
+       "true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
       ("synthetic", po::value(&synthetic)->value_name("N"),
        "instead of --input: the system `tcsolve generate --n N --seed S` writes (A, x ~ U(-1,1), "
        "b = A x, the same bits), made on the GPUs themselves, each its columns (no file, no host "

@@ -49,19 +49,10 @@ void apply_gemm_environment(GemmOptions& options) {
 bool gemm_phases_requested() { return std::getenv("TCSOLVE_GEMM_PHASES") != nullptr; }
 
 void apply_plan_text(CudaLuPlan& plan, const std::string& text) {
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const std::string part = text.substr(start, end - start);
-    const std::size_t eq = part.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InvalidInput("--cuda-plan: '" + part + "' is not FIELD=VALUE");
-    try {
-      set_plan_field(plan, part.substr(0, eq), part.substr(eq + 1));
-    } catch (const InvalidInput& e) {
-      throw InvalidInput("--cuda-plan: " + std::string(e.what()));
-    }
-    start = end + 1;
+  try {
+    set_plan_fields(plan, text);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput("--cuda-plan: " + std::string(e.what()));
   }
 }
 

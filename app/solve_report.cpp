@@ -185,8 +185,10 @@ std::string csv_row(const SolveReport& r, const std::string& device, int n, int 
 void print_solve_summary(const std::string& input, std::int64_t n, std::int64_t nrhs, const SolveReport& r,
                          const std::string& device, const std::string& output, const std::string& where) {
   const SolveResult& s = r.result;
-  std::cout << "solve " << input << ": n = " << n << ", nrhs = " << nrhs << where << '\n'
-            << "  LU        ";
+  std::cout << "solve " << input << ": n = " << n << ", nrhs = " << nrhs << where << '\n';
+  if (nrhs > 1)
+    std::cout << "  one LU shared by the " << nrhs << " right-hand sides (each column refined on its own)\n";
+  std::cout << "  LU        ";
   if (s.fp64_lu)
     std::cout << "FP64 (n below --fp64-below), variant " << r.name << " -> fp64";
   else

@@ -534,3 +534,23 @@ TEST_CASE("launched as several MPI ranks, tcsolve refuses up front (exit 4), ran
   CHECK(one.exit_code == 0);
   CHECK(std::filesystem::exists(out));
 }
+
+TEST_CASE("solve with several right-hand sides says that one LU serves them all (shared_lu)", "[cli]") {
+  TempDir dir;
+  const std::string sys = dir.path("k3.h5");
+  REQUIRE(run_tcsolve("generate --backend cpu --n 40 --nrhs 3 --seed 4 --output '" + sys + "'").exit_code == 0);
+  const CommandResult j = run_tcsolve("solve --input '" + sys + "' --backend cpu --json");
+  INFO(j);
+  REQUIRE(j.exit_code == 0);
+  const Json o = require_one_object(j);
+  CHECK(o.find("nrhs")->number == 3);
+  CHECK(o.find("shared_lu")->boolean);
+  const CommandResult text = run_tcsolve("solve --input '" + sys + "' --backend cpu");
+  CHECK(contains(text.out, "one LU shared by the 3 right-hand sides"));
+  const std::string one = dir.path("k1.h5");
+  REQUIRE(run_tcsolve("generate --backend cpu --n 40 --seed 4 --output '" + one + "'").exit_code == 0);
+  const CommandResult single = run_tcsolve("solve --input '" + one + "' --backend cpu --json");
+  REQUIRE(single.exit_code == 0);
+  CHECK_FALSE(require_one_object(single).find("shared_lu")->boolean);
+  CHECK_FALSE(contains(run_tcsolve("solve --input '" + one + "' --backend cpu").out, "one LU shared"));
+}

@@ -126,7 +126,8 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
  * the first versioned layout's (the fields through row_major), above this library's, or not
  * ending at a field's end (0, garbage: a struct not passed through tcsolveSolveParamsDefault) is
  * refused with INVALID_VALUE naming params->size. Layouts: 0.3 (the fields through row_major,
- * then estimate_condition .. rbt_seed). */
+ * then estimate_condition .. rbt_seed), 0.4 (then cuda_plan and gemm_kernels). Every option of
+ * `tcsolve solve` is here, but --backend (the handle's) and the output's. */
 typedef struct {
   size_t size;        /* sizeof(tcsolveSolveParams_t), set by tcsolveSolveParamsDefault */
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
@@ -146,11 +147,19 @@ typedef struct {
                          (default): the backend's (cpu 0, cuda 224); 0: never */
   int rbt_window;     /* pivoting rbt: rows searched for each pivot, 64..256; 0 none; default 128 */
   uint64_t rbt_seed;  /* pivoting rbt: the butterflies' seed; default 1 */
+  const char* cuda_plan; /* cuda: the LU's code path as `tcsolve solve --cuda-plan` takes it,
+                            "FIELD=VALUE,..." (leaf=cluster|cusolver|tournament, leaf_chunk,
+                            leaf_ahead, lookahead=on|off, panel_sms=auto|16|32|48|64,
+                            trsm=mixed|kernel|cublas, trsv=lu_solve|inverse|cublas, auto_paths,
+                            phases, host_times); read during the call only; NULL (default): the
+                            production path. Ignored on a cpu handle, checked on both. */
+  int gemm_kernels;   /* cuda: the trailing updates' kernels, 0 automatic (default: wgmma on
+                         sm_90, else mma.sync), 1 wgmma, 2 mma (--gemm-kernels) */
 } tcsolveSolveParams_t;
 
 /* size sizeof(tcsolveSolveParams_t), variant auto, classical, partial pivoting, max_iterations
  * 30, fallback 1, block_size 0, row_major 0, estimate_condition 1, fp64_below -1, rbt_window
- * 128, rbt_seed 1 (NULL: nothing). */
+ * 128, rbt_seed 1, cuda_plan NULL, gemm_kernels 0 (NULL: nothing). */
 void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params);
 
 typedef struct {
@@ -182,8 +191,11 @@ tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* para
  * a copy of the FP64 A in an opaque tcsolveFactorization_t. Each tcsolveDgetrs refines to FP64
  * accuracy (LAPACK dsgesv's criterion on op(A)) with the params given to tcsolveDgetrf:
  * refinement, fallback (the FP64 LU, made on first need and kept), condition estimate; with
- * TCSOLVE_OP_N bitwise the X of tcsolveDgesv with those params. cpu handles only for now (a cuda
- * handle: NOT_SUPPORTED, "factorize on cuda: not yet").
+ * TCSOLVE_OP_N bitwise the X of tcsolveDgesv with those params. On a cuda handle A, B and X are
+ * host or device memory (copied through the host), the FP32 factors and the FP64 A stay on the
+ * handle's device until tcsolveFactorizationDestroy, and TCSOLVE_OP_N solves reuse them; the
+ * rarer paths (pivoting rbt, n below fp64_below, TCSOLVE_OP_T) solve the whole system again each
+ * time (a new LU; the last-solve record says so in its note).
  *
  *   tcsolveFactorization_t f;
  *   tcsolveDgetrf(h, &params, n, A, lda, &f);

@@ -150,7 +150,7 @@ tcsolveSolveParams_t read_params(const tcsolveSolveParams_t* params) {
                                    offsetof(tcsolveSolveParams_t, fp64_below) + sizeof(int),
                                    offsetof(tcsolveSolveParams_t, rbt_window) + sizeof(int),
                                    offsetof(tcsolveSolveParams_t, rbt_seed) + sizeof(std::uint64_t),
-                                   sizeof(tcsolveSolveParams_t)};
+                                   sizeof(tcsolveSolveParams_t)};  // 0.4: then cuda_plan, gemm_kernels
   if (std::find(std::begin(kEnds), std::end(kEnds), size) == std::end(kEnds))
     throw InvalidInput("params->size: " + std::to_string(size) + " is not the size of a tcsolveSolveParams_t layout (" +
                        std::to_string(kEnds[0]) + " to " + std::to_string(sizeof(tcsolveSolveParams_t)) +
@@ -171,6 +171,8 @@ tcsolveSolveParams_t read_params(const tcsolveSolveParams_t* params) {
   copy(&tcsolveSolveParams_t::fp64_below);
   copy(&tcsolveSolveParams_t::rbt_window);
   copy(&tcsolveSolveParams_t::rbt_seed);
+  copy(&tcsolveSolveParams_t::cuda_plan);
+  copy(&tcsolveSolveParams_t::gemm_kernels);
   return p;
 }
 
@@ -211,6 +213,17 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
     throw InvalidInput("params->rbt_window: " + std::to_string(p.rbt_window) + " is not 0 or in 64..256");
   o.rbt_window = p.rbt_window;
   o.rbt_seed = p.rbt_seed;
+  if (p.cuda_plan != nullptr) {
+    try {
+      set_plan_fields(o.cuda_plan, p.cuda_plan);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput("params->cuda_plan: " + std::string(e.what()));
+    }
+  }
+  if (p.gemm_kernels < 0 || p.gemm_kernels > 2)
+    throw InvalidInput("params->gemm_kernels: " + std::to_string(p.gemm_kernels) +
+                       " is not 0 (automatic), 1 (wgmma) or 2 (mma)");
+  o.gemm.cuda_kernels = static_cast<CudaKernels>(p.gemm_kernels);
   return o;
 }
 
@@ -433,6 +446,8 @@ void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
   params->fp64_below = defaults.fp64_below;
   params->rbt_window = defaults.rbt_window;
   params->rbt_seed = defaults.rbt_seed;
+  params->cuda_plan = nullptr;
+  params->gemm_kernels = static_cast<int>(defaults.gemm.cuda_kernels);
 }
 
 tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,

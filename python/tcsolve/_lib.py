@@ -46,7 +46,7 @@ class SolveParams(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("variant", c_int), ("refinement", c_int), ("pivoting", c_int),
                 ("max_iterations", c_int), ("fallback", c_int), ("block_size", c_int), ("row_major", c_int),
                 ("estimate_condition", c_int), ("fp64_below", c_int), ("rbt_window", c_int),
-                ("rbt_seed", ctypes.c_uint64)]
+                ("rbt_seed", ctypes.c_uint64), ("cuda_plan", ctypes.c_char_p), ("gemm_kernels", c_int)]
 
 
 class SolveInfo(ctypes.Structure):

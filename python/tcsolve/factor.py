@@ -50,18 +50,18 @@ def _float64(x, name):
 
 def lu_factor(A, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
               backend="auto", pivoting="partial", estimate_condition=True, fp64_below=None, rbt_window=None,
-              rbt_seed=None):
+              rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     """Factors A (n x n, float64 or float32) for later ``lu_solve`` calls.
 
     The options are ``tcsolve.solve``'s (variant, refine, max_iter, fallback, block_size, backend,
-    pivoting, estimate_condition, fp64_below, rbt_window, rbt_seed); they serve every
+    pivoting, estimate_condition, fp64_below, rbt_window, rbt_seed, cuda_plan, gemm_kernels); they serve every
     ``lu_solve`` of the factorization. A in device memory (torch CUDA tensor, CuPy array) is
     factored on its GPU; host A on ``backend`` ("auto": cuda when a GPU is usable). An exactly
     singular A (or NaN, inf) raises ``SingularMatrixError`` / ``InvalidInputError`` with the
     library's message, as ``solve`` does.
     """
     params = _params(variant, refine, max_iter, fallback, block_size, pivoting, estimate_condition, fp64_below,
-                     rbt_window, rbt_seed)
+                     rbt_window, rbt_seed, cuda_plan, gemm_kernels)
     if backend not in _lib.BACKENDS:
         raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {backend!r}")
     a = _float64(A, "A")

@@ -67,10 +67,23 @@ def _int_option(name, value, least):
     return value
 
 
+_GEMM_KERNELS = {"automatic": 0, "wgmma": 1, "mma": 2}
+
+
 def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial", estimate_condition=True,
-            fp64_below=None, rbt_window=None, rbt_seed=None):
+            fp64_below=None, rbt_window=None, rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     p = _lib.SolveParams()
     _lib.lib.tcsolveSolveParamsDefault(ctypes.byref(p))
+    if cuda_plan is not None:  # "FIELD=VALUE,..." or {field: value}; the library checks each field
+        if isinstance(cuda_plan, dict):
+            cuda_plan = ",".join(f"{k}={v}" for k, v in cuda_plan.items())
+        if not isinstance(cuda_plan, str) or not cuda_plan:
+            raise InvalidInputError(f"cuda_plan must be 'FIELD=VALUE,...' or a dict, got {cuda_plan!r}")
+        p.cuda_plan = cuda_plan.encode()  # the structure keeps the bytes alive
+    if gemm_kernels is not None:
+        if gemm_kernels not in _GEMM_KERNELS:
+            raise InvalidInputError(f"gemm_kernels must be one of {', '.join(_GEMM_KERNELS)}, got {gemm_kernels!r}")
+        p.gemm_kernels = _GEMM_KERNELS[gemm_kernels]
     if not isinstance(estimate_condition, bool):
         raise InvalidInputError(f"estimate_condition must be True or False, got {estimate_condition!r}")
     p.estimate_condition = int(estimate_condition)
@@ -154,7 +167,7 @@ def _system(A, b):
 
 def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
           backend="auto", pivoting="partial", estimate_condition=True, fp64_below=None, rbt_window=None,
-          rbt_seed=None):
+          rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     """Solves A x = b to FP64 accuracy; returns ``(x, info)``.
 
     Parameters
@@ -196,6 +209,11 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     rbt_window, rbt_seed : int or None, default None
         pivoting rbt: the LU's pivot window (0: no pivoting) and the butterflies' seed; None the
         library's defaults (the CLI's --rbt-window; seed 1).
+    cuda_plan : str, dict or None, default None
+        cuda: the LU's code path as the CLI's --cuda-plan takes it ("trsv=cublas,lookahead=off"
+        or {"trsv": "cublas"}); None the production path. Checked on both backends.
+    gemm_kernels : {"automatic", "wgmma", "mma"} or None, default None
+        cuda: the trailing updates' kernels (the CLI's --gemm-kernels); None automatic.
 
     Returns
     -------
@@ -231,7 +249,7 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     """
     options = dict(variant=variant, refine=refine, max_iter=max_iter, fallback=fallback, block_size=block_size,
                    backend=backend, pivoting=pivoting, estimate_condition=estimate_condition, fp64_below=fp64_below,
-                   rbt_window=rbt_window, rbt_seed=rbt_seed)
+                   rbt_window=rbt_window, rbt_seed=rbt_seed, cuda_plan=cuda_plan, gemm_kernels=gemm_kernels)
     if _autograd.requires_grad(A, b):  # recorded for torch's autograd; backward: a solve with A^T
         return _autograd.solve(A, b, options)
     batch = _batch.batch_of(A, 2, "A")
@@ -245,7 +263,7 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
             infos.append(info_i)
         return _batch.stack(xs[0], xs, batch), infos
     params = _params(variant, refine, max_iter, fallback, block_size, pivoting, estimate_condition, fp64_below,
-                     rbt_window, rbt_seed)
+                     rbt_window, rbt_seed, cuda_plan, gemm_kernels)
     if backend not in _lib.BACKENDS:
         raise InvalidInputError(f"backend must be one of auto, cpu, cuda, got {backend!r}")
     a, bb = _system(A, b)

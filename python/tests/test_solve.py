@@ -211,3 +211,13 @@ def test_every_solver_option_reaches_the_library():
             tcsolve.solve(A, b, backend="cpu", **bad)
     lu = tcsolve.lu_factor(A, estimate_condition=False)
     assert tcsolve.lu_solve(lu, b)[1].condition_estimate is None
+    # the cuda plan (--cuda-plan's text or a dict) and the kernels: checked by the library by name
+    x_plan, _ = tcsolve.solve(A, b, backend="cpu", cuda_plan={"trsv": "cublas", "lookahead": "off"},
+                              gemm_kernels="mma")
+    assert np.array_equal(x_plan, tcsolve.solve(A, b, backend="cpu")[0])  # the cpu ignores them
+    with pytest.raises(tcsolve.InvalidInputError, match="cuda_plan"):
+        tcsolve.solve(A, b, backend="cpu", cuda_plan="trsv=nope")
+    with pytest.raises(tcsolve.InvalidInputError, match="cuda_plan"):
+        tcsolve.lu_factor(A, backend="cpu", cuda_plan="lookahead")
+    with pytest.raises(tcsolve.InvalidInputError, match="gemm_kernels"):
+        tcsolve.solve(A, b, backend="cpu", gemm_kernels="fast")

@@ -118,4 +118,17 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
                        "host_times)");
 }
 
+void set_plan_fields(CudaLuPlan& plan, std::string_view text) {
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view part = text.substr(start, end - start);
+    const std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos || eq == 0)
+      throw InvalidInput("'" + std::string(part) + "' is not FIELD=VALUE");
+    set_plan_field(plan, part.substr(0, eq), part.substr(eq + 1));
+    start = end + 1;
+  }
+}
+
 }  // namespace tcsolve

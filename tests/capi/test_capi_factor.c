@@ -4,7 +4,8 @@
  * LAPACK dsgesv's criterion ||r||_inf <= sqrt(n) ||x||_inf ||op(A)||_inf 2^-53 recomputed here,
  * the first bitwise as tcsolveDgesv; row-major; a params struct of the first versioned layout
  * (size through row_major: an older caller) takes the later fields' defaults; a zero or garbage
- * size and bad arguments are INVALID_VALUE naming the argument. The factor-and-solve checks run
+ * size and bad arguments are INVALID_VALUE naming the argument; the 0.3 layout (through rbt_seed)
+ * ignores cuda_plan and gemm_kernels beyond it; a bad plan or kernel choice is named. The factor-and-solve checks run
  * again on a cuda handle where one can be made (a GPU present).
  * Prints one line per failed check; exit status 1 when any failed. */
 #include <math.h>
@@ -151,6 +152,12 @@ static void test_params_size(tcsolveHandle_t h) {
   CHECK_STATUS(h, tcsolveDgetrs(h, f, TCSOLVE_OP_N, 1, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(memcmp(X, Xd, N * sizeof(double)) == 0);
   tcsolveFactorizationDestroy(f);
+  tcsolveSolveParams_t v03 = p; /* the 0.3 layout (through rbt_seed): cuda_plan beyond it, not read */
+  v03.size = offsetof(tcsolveSolveParams_t, cuda_plan);
+  v03.cuda_plan = "garbage";
+  v03.gemm_kernels = 9;
+  CHECK_STATUS(h, tcsolveDgesv(h, &v03, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(memcmp(X, Xd, N * sizeof(double)) == 0);
 
   tcsolveSolveParams_t bad = p;
   const size_t sizes[] = {0, 4, offsetof(tcsolveSolveParams_t, row_major) + 2,
@@ -183,6 +190,18 @@ static void test_params_size(tcsolveHandle_t h) {
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(info.resolved_variant == variant("fp64"));
   CHECK(strstr(tcsolveGetLastSolveNote(h), "fp64_below") != NULL);
+  tcsolveSolveParamsDefault(&p); /* the plan (--cuda-plan's text) and the kernels: checked by name */
+  p.cuda_plan = "trsv=cublas,lookahead=off";
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  p.cuda_plan = "trsv=nope";
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
+               "params->cuda_plan");
+  p.cuda_plan = "lookahead";
+  CHECK_STATUS(h, tcsolveDgetrf(h, &p, N, A, N, &f), TCSOLVE_STATUS_INVALID_VALUE, "FIELD=VALUE");
+  p.cuda_plan = NULL;
+  p.gemm_kernels = 3;
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
+               "params->gemm_kernels");
   tcsolveSolveParamsDefault(&p); /* rbt pivoting: bitwise tcsolveDgesv's X too */
   p.pivoting = 1;
   p.rbt_seed = 5;

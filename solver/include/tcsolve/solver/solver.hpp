@@ -172,6 +172,9 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
 /// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
 /// the field and the accepted values otherwise.
 void set_plan_field(CudaLuPlan& plan, std::string_view name, std::string_view value);
+/// set_plan_field for each FIELD=VALUE of the comma-separated `text` (the CLI's --cuda-plan, the C
+/// API's params->cuda_plan), in order; InvalidInput naming the part that is not FIELD=VALUE.
+void set_plan_fields(CudaLuPlan& plan, std::string_view text);
 
 /// SolveOptions::fp64_below: take the backend's default (fp64_below_default).
 inline constexpr int kFp64BelowDefault = -1;
