@@ -101,15 +101,17 @@ def matmul(a, b, variant="auto", out=None):
     """
     if _autograd.requires_grad(a, b):  # recorded for torch's autograd; backward: corrected products
         return _autograd.matmul(a, b, variant, out)
-    batch = _batch.batch_of(a, 2, "a")
-    if batch is not None:  # (..., m, k) @ (..., k, n): one product per member
-        _batch.check_same(batch, b, 2, "b")
+    if len(_batch.shape_of(a)) > 2 or len(_batch.shape_of(b)) > 2:
+        # (..., m, k) @ (..., k, n), the batch dimensions broadcast: one product per member
+        batch_a, batch_b = _batch.batch_of(a, 2, "a") or (), _batch.batch_of(b, 2, "b") or ()
+        batch = _batch.broadcast(batch_a, batch_b, ("a", "b"))
+        pairs = [(a[_batch.member(batch_a, idx)], b[_batch.member(batch_b, idx)]) for idx in _batch.indices(batch)]
         if out is not None:
             _batch.check_same(batch, out, 2, "out")
-            for idx in _batch.indices(batch):
-                matmul(a[idx], b[idx], variant, out=out[idx])
+            for idx, (x, y) in zip(_batch.indices(batch), pairs):
+                matmul(x, y, variant, out=out[idx])
             return out
-        parts = [matmul(a[idx], b[idx], variant) for idx in _batch.indices(batch)]
+        parts = [matmul(x, y, variant) for x, y in pairs]
         return _batch.stack(parts[0], parts, batch)
     value = _lib.variant_value(variant)
     A, B = _arrays.wrap(a, "a"), _arrays.wrap(b, "b")

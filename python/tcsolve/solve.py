@@ -252,13 +252,20 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
                    rbt_window=rbt_window, rbt_seed=rbt_seed, cuda_plan=cuda_plan, gemm_kernels=gemm_kernels)
     if _autograd.requires_grad(A, b):  # recorded for torch's autograd; backward: a solve with A^T
         return _autograd.solve(A, b, options)
-    batch = _batch.batch_of(A, 2, "A")
-    if batch is not None:  # (..., n, n): one solve per member; info a list in C order
-        vector = len(getattr(b, "shape", ())) == len(batch) + 1
-        _batch.check_same(batch, b, 1 if vector else 2, "b")
+    shape_a, shape_b = _batch.shape_of(A), _batch.shape_of(b)
+    if len(shape_a) > 2 or len(shape_b) > 2:
+        # (..., n, n) with (..., n) or (..., n, k), as torch.linalg.solve takes them: b is a batch
+        # of vectors when it is 1-D or A's shape without its last dimension; the batch dimensions
+        # broadcast. One solve per member; info a list in C order.
+        if len(shape_a) < 2 or len(shape_b) < 1:
+            raise InvalidInputError(f"A must be (..., n, n) and b (..., n) or (..., n, k), got shapes {shape_a} and "
+                                    f"{shape_b}")
+        vector = len(shape_b) == 1 or shape_b == shape_a[:-1]
+        batch_a, batch_b = _batch.batch_of(A, 2, "A") or (), _batch.batch_of(b, 1 if vector else 2, "b") or ()
+        batch = _batch.broadcast(batch_a, batch_b, ("A", "b"))
         xs, infos = [], []
         for idx in _batch.indices(batch):
-            x_i, info_i = solve(A[idx], b[idx], **options)
+            x_i, info_i = solve(A[_batch.member(batch_a, idx)], b[_batch.member(batch_b, idx)], **options)
             xs.append(x_i)
             infos.append(info_i)
         return _batch.stack(xs[0], xs, batch), infos

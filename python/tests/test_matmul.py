@@ -108,7 +108,7 @@ def test_infinite_inputs_give_inf_or_documented_nan(variant):
         assert np.array_equal(c[:, 0], expected[:, 0])
 
 
-def test_batched_products_member_by_member():
+def test_batched_products_member_by_member_and_broadcast():
     rng = np.random.default_rng(9)
     a = rng.uniform(-1, 1, (4, 30, 20)).astype(np.float32)
     b = rng.uniform(-1, 1, (4, 20, 10)).astype(np.float32)
@@ -121,6 +121,13 @@ def test_batched_products_member_by_member():
         assert np.array_equal(c[i], one) and np.array_equal(out[i], one)
     with pytest.raises(tcsolve.InvalidInputError, match="batch"):
         tcsolve.matmul(a, b[:2])
+    # broadcasting, as numpy.matmul: (4, m, k) @ (k, n), and (1, m, k) @ (4, k, n)
+    c2 = tcsolve.matmul(a, b[0], variant="ec-fp16")
+    assert c2.shape == (4, 30, 10)
+    assert np.array_equal(c2[3], tcsolve.matmul(a[3], b[0], variant="ec-fp16"))
+    c3 = tcsolve.matmul(a[:1], b, variant="ec-fp16")
+    assert c3.shape == (4, 30, 10)
+    assert np.array_equal(c3[2], tcsolve.matmul(a[0], b[2], variant="ec-fp16"))
 
 
 def test_matmul_backward_formulas_against_finite_differences():

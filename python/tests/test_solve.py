@@ -148,7 +148,7 @@ def test_solve_is_bitwise_the_cli_on_inputs(cli, hdf5, inputs, tmp_path, options
         assert info.block_size == report["block_size"] and info.note == report["note"]
 
 
-def test_batched_systems_solve_member_by_member():
+def test_batched_systems_solve_member_by_member_and_broadcast():
     # (..., n, n) as torch.linalg.solve takes it: each member bitwise its own solve
     rng = np.random.default_rng(5)
     A = rng.uniform(-1, 1, (2, 3, 40, 40)) + 8 * np.eye(40)
@@ -163,7 +163,18 @@ def test_batched_systems_solve_member_by_member():
             assert np.array_equal(X[i, j], tcsolve.solve(A[i, j], B[i, j], backend="cpu")[0])
     assert all(info.converged for info in infos)
     with pytest.raises(tcsolve.InvalidInputError, match="batch"):
-        tcsolve.solve(A, b[:1], backend="cpu")
+        tcsolve.solve(A, b[:, :2], backend="cpu")  # batch (2, 2) against (2, 3): no broadcast
+    # broadcasting, as torch.linalg.solve: a missing or size-1 batch dimension repeats the member
+    x1, infos1 = tcsolve.solve(A[0], b[0, 0], backend="cpu")  # (3, n, n) with (n,)
+    assert x1.shape == (3, 40) and len(infos1) == 3
+    for j in range(3):
+        assert np.array_equal(x1[j], tcsolve.solve(A[0, j], b[0, 0], backend="cpu")[0])
+    X2, _ = tcsolve.solve(A[0, 0], B[:, 0], backend="cpu")  # (n, n) with (2, n, 2)
+    assert X2.shape == (2, 40, 2)
+    assert np.array_equal(X2[1], tcsolve.solve(A[0, 0], B[1, 0], backend="cpu")[0])
+    X3, _ = tcsolve.solve(A[:, :1], B[:1], backend="cpu")  # (2, 1, n, n) with (1, 3, n, 2)
+    assert X3.shape == (2, 3, 40, 2)
+    assert np.array_equal(X3[1, 2], tcsolve.solve(A[1, 0], B[0, 2], backend="cpu")[0])
     with pytest.raises(tcsolve.InvalidInputError, match="empty batch"):
         tcsolve.solve(np.zeros((0, 4, 4)), np.zeros((0, 4)), backend="cpu")
 
