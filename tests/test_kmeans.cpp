@@ -9,7 +9,11 @@
 //     FP32 (2^-24 * 4e4 ~ 2e-3) stays below them. The table is printed;
 //   - the documented rules (ties, empty clusters, stopping, k-means++, chunking) and the file
 //     format; bad input exits 2 with a message naming the problem;
-//   - [gpu] the cuda backend reproduces the cpu backend's labels (skipped without a device).
+//   - sample weights (KmeansOptions::weights): integer weights are the points repeated, weight 0
+//     removes a point, weights of 1 are the unweighted run bitwise, weighted k-means++ draws
+//     proportionally to w and w D^2, bad weights are refused naming them;
+//   - [gpu] the cuda backend reproduces the cpu backend's labels (skipped without a device), and
+//     its weighted centroids bitwise.
 // Sizes are small: the tensor-core variants are emulated on the cpu backend.
 #include <hdf5.h>
 #include <unistd.h>
@@ -31,7 +35,10 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/io/kmeans_file.hpp"
+#include "tcsolve/runtime/context.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/group.hpp"
 #include "temp_dir.hpp"
 #include "test_data.hpp"
 
@@ -694,6 +701,232 @@ TEST_CASE("tcsolve kmeans: bad input exits 2 naming the file, dataset and proble
             .exit_code == 4);
 }
 
+// --- sample weights ---------------------------------------------------------------------------
+
+namespace {
+
+/// 3 groups of 2-D points whose coordinates are multiples of 1/8 below 2^4, and weights in
+/// {0, 1, 2, 3} (a quarter of them 0): every FP64 sum of w x, of repeated x and of w is exact.
+struct WeightedPoints {
+  std::vector<float> X;  ///< 2 x n, column-major
+  std::vector<double> w;
+  int n = 0;
+};
+
+WeightedPoints weighted_points(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  WeightedPoints p;
+  p.n = n;
+  for (int i = 0; i < n; ++i) {
+    const int g = static_cast<int>(rng() % 3);
+    p.X.push_back(static_cast<float>(g * 4 + static_cast<int>(rng() % 24) * 0.125));
+    p.X.push_back(static_cast<float>((g == 1 ? 6 : 0) + static_cast<int>(rng() % 24) * 0.125));
+    p.w.push_back(static_cast<double>(rng() % 4));
+  }
+  return p;
+}
+
+/// The points repeated w_i times (weight 0: gone), and for each point its first copy's row.
+std::vector<float> repeated(const WeightedPoints& p, std::vector<int>& first_row) {
+  std::vector<float> R;
+  first_row.assign(static_cast<std::size_t>(p.n), -1);
+  for (int i = 0; i < p.n; ++i) {
+    if (p.w[static_cast<std::size_t>(i)] > 0) first_row[static_cast<std::size_t>(i)] = static_cast<int>(R.size() / 2);
+    for (int c = 0; c < static_cast<int>(p.w[static_cast<std::size_t>(i)]); ++c)
+      R.insert(R.end(), p.X.begin() + 2 * i, p.X.begin() + 2 * i + 2);
+  }
+  return R;
+}
+
+}  // namespace
+
+TEST_CASE("weighted K-means with integer weights is K-means on the points repeated w_i times, a weight of 0 "
+          "removes the point (multiples of 1/8: every FP64 sum exact, so bitwise)",
+          "[kmeans]") {
+  const WeightedPoints p = weighted_points(400, 21);
+  std::vector<int> first_row;
+  const std::vector<float> R = repeated(p, first_row);
+  const int rn = static_cast<int>(R.size() / 2);
+  // the start: the first 3 points of positive weight (copies of the same rows of R)
+  std::vector<float> start;
+  for (int i = 0; i < p.n && start.size() < 6; ++i)
+    if (p.w[static_cast<std::size_t>(i)] > 0) start.insert(start.end(), p.X.begin() + 2 * i, p.X.begin() + 2 * i + 2);
+  for (Variant v : {Variant::fp64, Variant::fp32_simt, Variant::ec_fp16}) {
+    INFO(tcsolve::to_string(v));
+    cluster::KmeansOptions o;
+    o.variant = v;
+    o.backend = Backend::cpu;
+    const cluster::KmeansResult rep = cluster::kmeans(R.data(), rn, 2, start, o);
+    o.weights = p.w.data();
+    const cluster::KmeansResult wtd = cluster::kmeans(p.X.data(), p.n, 2, start, o);
+    // exact sums: the same FP64 means, rounded once to FP32 -- the same bits
+    CHECK(wtd.centroids == rep.centroids);
+    CHECK(wtd.iterations == rep.iterations);
+    CHECK(wtd.stop == rep.stop);
+    CHECK(wtd.empty_clusters == rep.empty_clusters);
+    for (int i = 0; i < p.n; ++i)
+      if (first_row[static_cast<std::size_t>(i)] >= 0)
+        CHECK(wtd.labels[static_cast<std::size_t>(i)] ==
+              rep.labels[static_cast<std::size_t>(first_row[static_cast<std::size_t>(i)])]);
+    // inertia: n rounded products w d^2 summed against rn terms summed, each sum of non-negative
+    // terms within its count times u64 (2^-53) relative
+    CHECK(std::abs(wtd.inertia - rep.inertia) <= (p.n + 2.0 * rn) * 0x1p-53 * rep.inertia);
+  }
+}
+
+TEST_CASE("weights of 1 give the unweighted k-means++ start and Lloyd run bitwise; null weights are the "
+          "unweighted run",
+          "[kmeans]") {
+  // 1 x = x and the sums of ones are exact: every number of the weighted paths equals the
+  // unweighted one's (the first draw walks 1, 2, 3, ... to floor(u n), the uniform index).
+  const cluster::Blobs b = cluster::make_blobs(3000, 5, 6, 8);
+  const std::vector<double> ones(3000, 1.0);
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    const std::vector<float> plain = cluster::kmeans_plus_plus(b.X.data(), 3000, 5, 6, seed);
+    const std::vector<float> weighted =
+        cluster::kmeans_plus_plus(b.X.data(), 3000, 5, 6, seed, Backend::cpu, nullptr, nullptr, ones.data());
+    CHECK(weighted == plain);
+    cluster::KmeansOptions o;
+    o.variant = Variant::ec_fp16;
+    o.backend = Backend::cpu;
+    o.tol = 1e-4;
+    const cluster::KmeansResult a = cluster::kmeans(b.X.data(), 3000, 5, plain, o);
+    o.weights = ones.data();
+    const cluster::KmeansResult c = cluster::kmeans(b.X.data(), 3000, 5, plain, o);
+    CHECK(c.labels == a.labels);
+    CHECK(c.centroids == a.centroids);
+    CHECK(c.inertia == a.inertia);
+    CHECK(c.iterations == a.iterations);
+  }
+}
+
+TEST_CASE("a cluster whose points all weigh 0 is empty: its centroid is kept", "[kmeans]") {
+  // points 0..9 near the origin (weight 1), points 10..13 near (100, 100) with weight 0; the
+  // start has a centroid there: its cluster weighs 0, so it stays where it started
+  std::vector<float> X;
+  std::vector<double> w;
+  for (int i = 0; i < 14; ++i) {
+    const float base = i < 10 ? 0.0f : 100.0f;
+    X.push_back(base + 0.25f * static_cast<float>(i % 4));
+    X.push_back(base + 0.5f * static_cast<float>(i % 3));
+    w.push_back(i < 10 ? 1.0 : 0.0);
+  }
+  const std::vector<float> start = {0, 0, 0.75f, 1.0f, 99, 99};
+  cluster::KmeansOptions o;
+  o.backend = Backend::cpu;
+  o.variant = Variant::fp64;
+  o.weights = w.data();
+  const cluster::KmeansResult r = cluster::kmeans(X.data(), 14, 2, start, o);
+  CHECK(r.empty_clusters == 1);
+  CHECK(r.centroids[4] == 99.0f);
+  CHECK(r.centroids[5] == 99.0f);
+  for (int i = 10; i < 14; ++i) CHECK(r.labels[static_cast<std::size_t>(i)] == 2);
+  // the inertia has no term of the weight-0 points: the weighted sum over points 0..9
+  double inertia = 0;
+  for (int i = 0; i < 10; ++i) {
+    const int l = r.labels[static_cast<std::size_t>(i)];
+    for (int d = 0; d < 2; ++d) {
+      const double diff = static_cast<double>(X[static_cast<std::size_t>(2 * i + d)]) -
+                          static_cast<double>(r.centroids[static_cast<std::size_t>(2 * l + d)]);
+      inertia += diff * diff;
+    }
+  }
+  CHECK(r.inertia == Approx(inertia).epsilon(1e-14));
+}
+
+TEST_CASE("weighted k-means++ draws its first centre with probability w / sum w and the next with "
+          "probability w D(x)^2 / sum w D^2; a point of weight 0 is never drawn (chi-square, false-alarm rate "
+          "1e-6 per statistic)",
+          "[kmeans]") {
+  // The unweighted test's 12 points with weights 0..3 (point 4 has weight 0), k = 2, 24000 seeds,
+  // Pearson's statistics over the cells with an expected count >= 5 against the chi-square
+  // quantile of probability 1 - 1e-6 (Wilson-Hilferty, z = 4.753).
+  const int points = 12, runs = 24000;
+  const std::vector<float> x = {0, 1, 3, 4, 8, 9, 15, 16, 17, 30, 31, 45};
+  const std::vector<double> w = {1, 2, 3, 1, 0, 2, 3, 1, 2, 3, 1, 2};
+  const double W = 21;
+  auto quantile = [](int df) {
+    const double z = 4.753, a = 2.0 / (9.0 * df);
+    return df * std::pow(1 - a + z * std::sqrt(a), 3);
+  };
+  std::vector<int> first(points, 0);
+  std::vector<std::vector<int>> second(points, std::vector<int>(points, 0));
+  int bad = 0;
+  for (int r = 0; r < runs; ++r) {
+    const std::vector<float> c = cluster::kmeans_plus_plus(x.data(), points, 1, 2, 5000 + static_cast<std::uint64_t>(r),
+                                                           Backend::cpu, nullptr, nullptr, w.data());
+    const auto f = std::find(x.begin(), x.end(), c[0]) - x.begin();
+    const auto g = std::find(x.begin(), x.end(), c[1]) - x.begin();
+    if (f >= points || g >= points || f == g || f == 4 || g == 4) {  // weight 0 drawn, or f again
+      ++bad;
+      continue;
+    }
+    ++first[static_cast<std::size_t>(f)];
+    ++second[static_cast<std::size_t>(f)][static_cast<std::size_t>(g)];
+  }
+  CHECK(bad == 0);
+  double chi_first = 0;
+  int df_first = -1;
+  for (int i = 0; i < points; ++i) {
+    const double e = runs * w[static_cast<std::size_t>(i)] / W;
+    if (e < 5) continue;
+    chi_first += (first[static_cast<std::size_t>(i)] - e) * (first[static_cast<std::size_t>(i)] - e) / e;
+    ++df_first;
+  }
+  CHECK(chi_first <= quantile(df_first));
+  // the second picks against the law w D^2 / sum w D^2 (and, for the test's power, D^2 alone)
+  auto chi_second = [&](bool weighted, int& df) {
+    double chi = 0;
+    df = 0;
+    for (int f = 0; f < points; ++f) {
+      std::vector<double> p(points);
+      double sum = 0;
+      for (int i = 0; i < points; ++i) {
+        const double d = x[static_cast<std::size_t>(i)] - x[static_cast<std::size_t>(f)];
+        sum += p[static_cast<std::size_t>(i)] = (weighted ? w[static_cast<std::size_t>(i)] : 1.0) * d * d;
+      }
+      int cells = 0;
+      for (int i = 0; i < points; ++i) {
+        const double e = first[static_cast<std::size_t>(f)] * p[static_cast<std::size_t>(i)] / sum;
+        if (e < 5) continue;
+        const double o = second[static_cast<std::size_t>(f)][static_cast<std::size_t>(i)];
+        chi += (o - e) * (o - e) / e;
+        ++cells;
+      }
+      df += std::max(0, cells - 1);
+    }
+    return chi;
+  };
+  int df = 0, df_plain = 0;
+  const double chi_w = chi_second(true, df), chi_plain = chi_second(false, df_plain);
+  INFO("first: chi2 " << chi_first << " (df " << df_first << "); second against w D^2: chi2 " << chi_w << " (df "
+                      << df << ", quantile " << quantile(df) << "); against D^2: " << chi_plain << " (df "
+                      << df_plain << ")");
+  REQUIRE(df >= 50);
+  CHECK(chi_w <= quantile(df));
+  CHECK(chi_plain > quantile(df_plain));
+}
+
+TEST_CASE("bad sample weights are refused with InvalidInput naming the first bad one", "[kmeans]") {
+  const std::vector<float> X = {0, 0, 1, 1, 2, 2, 3, 3};  // 4 points in 2-D
+  const std::vector<float> init = {0, 0, 3, 3};
+  cluster::KmeansOptions o;
+  o.backend = Backend::cpu;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<std::vector<double>, std::string>> cases = {
+      {{1, -0.5, 1, 1}, "weight 1 is -0.5"},
+      {{1, 1, nan, 1}, "weight 2 is nan"},
+      {{1, 1, 1, inf}, "weight 3 is inf"},
+      {{0, 0, 0, 0}, "every sample weight is 0"}};
+  for (const auto& [w, message] : cases) {
+    o.weights = w.data();
+    CHECK_THROWS_WITH(cluster::kmeans(X.data(), 4, 2, init, o), Catch::Contains(message));
+    CHECK_THROWS_AS(cluster::kmeans(X.data(), 4, 2, init, o), tcsolve::InvalidInput);
+    CHECK_THROWS_WITH(cluster::kmeans_plus_plus(X.data(), 4, 2, 2, 1, Backend::cpu, nullptr, nullptr, w.data()),
+                      Catch::Contains("kmeans++: " + message));
+  }
+}
+
 // --- GPU ----------------------------------------------------------------------------------------
 
 TEST_CASE(
@@ -742,5 +975,57 @@ TEST_CASE(
     // inertia to 1e-4 (a real indexing or reduction error moves both by far more).
     CHECK(cluster::label_agreement(gpu.labels, cpu.labels) >= 0.99);
     CHECK(gpu.inertia == Approx(cpu.inertia).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("on the GPU, weighted K-means gives the cpu backend's weighted labels and centroids bitwise, and "
+          "the weighted k-means++ start of the cpu",
+          "[kmeans][gpu]") {
+  if (!tcsolve::cuda::device_available()) {
+    WARN("no CUDA device: skipping the weighted cuda K-means test (" << tcsolve::cuda::device_name() << ")");
+    return;
+  }
+  // fp64 cross terms: the same labels in every iteration on both backends, so the same weighted
+  // sums in point order (cluster_sum_kernel with weights) and the same centroids, bitwise; the
+  // inertia's reduction order differs (1e-12 relative is far above it)
+  const cluster::Blobs b = cluster::make_blobs(5000, 8, 5, 3);
+  std::mt19937_64 rng(4);
+  std::vector<double> w(5000);
+  for (double& v : w) v = static_cast<double>(rng() % 5) * 0.5;  // 0, 0.5, ..., 2
+  const std::vector<float> start =
+      cluster::kmeans_plus_plus(b.X.data(), 5000, 8, 5, 9, Backend::cpu, nullptr, nullptr, w.data());
+  CHECK(cluster::kmeans_plus_plus(b.X.data(), 5000, 8, 5, 9, Backend::cuda, nullptr, nullptr, w.data()) == start);
+  cluster::KmeansOptions o;
+  o.variant = Variant::fp64;
+  o.weights = w.data();
+  o.backend = Backend::cpu;
+  const cluster::KmeansResult cpu = cluster::kmeans(b.X.data(), 5000, 8, start, o);
+  o.backend = Backend::cuda;
+  const cluster::KmeansResult gpu = cluster::kmeans(b.X.data(), 5000, 8, start, o);
+  CHECK(gpu.backend == Backend::cuda);
+  CHECK(gpu.labels == cpu.labels);
+  CHECK(gpu.centroids == cpu.centroids);
+  CHECK(gpu.iterations == cpu.iterations);
+  CHECK(gpu.empty_clusters == cpu.empty_clusters);
+  CHECK(gpu.inertia == Approx(cpu.inertia).epsilon(1e-12));
+  // points in device memory (Where(context)): the weighted start is drawn on the host from a
+  // copy of them (the cpu's), the run reads them where they are
+  namespace runtime = tcsolve::runtime;
+  tcsolve::cuda::Context context;
+  tcsolve::cuda::DeviceBuffer<float> X(b.X);
+  CHECK(cluster::kmeans_plus_plus(X.data(), 5000, 8, 5, 9, runtime::Where(context), runtime::Memory::device, nullptr,
+                                  w.data()) == start);
+  o.points_memory = runtime::Memory::device;
+  const cluster::KmeansResult device = cluster::kmeans(X.data(), 5000, 8, start, o, runtime::Where(context));
+  CHECK(device.labels == cpu.labels);
+  CHECK(device.centroids == cpu.centroids);
+  // groups refuse weights (Unavailable), before any work
+  if (runtime::have_nccl()) {
+    runtime::DeviceGroup group = runtime::DeviceGroup::gpus({tcsolve::cuda::current_device()});
+    o.points_memory = runtime::Memory::host;
+    CHECK_THROWS_AS(cluster::kmeans(b.X.data(), 5000, 8, start, o, runtime::Where(group)), tcsolve::Unavailable);
+    CHECK_THROWS_AS(cluster::kmeans_plus_plus(b.X.data(), 5000, 8, 5, 9, runtime::Where(group), runtime::Memory::host,
+                                              nullptr, w.data()),
+                    tcsolve::Unavailable);
   }
 }

@@ -349,6 +349,23 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
                               const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
                               tcsolveKmeansInfo_t* info);
 
+/* tcsolveKmeans with sample weights (scikit-learn's sample_weight): weights (n FP64 values, host
+ * memory on either handle; NULL: unweighted, exactly tcsolveKmeans) gives point i the weight
+ * weights[i]. The update takes weighted means, c_j = sum_i w_i x_i / sum_i w_i over the points
+ * labelled j (FP64 sums in point order, rounded once to float32); info->inertia is
+ * sum_i w_i ||x_i - c_label(i)||^2; a cluster whose weights sum to 0 is empty (its centroid kept,
+ * counted in empty_clusters); the tol test's variance stays the unweighted one (scikit-learn's).
+ * The k-means++ start (init = 1) draws the first centroid with probability w_i / sum w and each
+ * next with probability w_i D(x_i)^2 / sum w D^2 (a point of weight 0 is never drawn); on a cuda
+ * handle it is drawn on the host (device X copied there for it), the same centroids as a cpu
+ * handle's. Integer weights give the run of the data with point i repeated w_i times (up to the
+ * order of the FP64 sums). INVALID_VALUE as tcsolveKmeans, and for a weight that is negative, NaN
+ * or infinite (the message names it), weights that are all 0, or weights in device memory;
+ * nothing is written on failure. */
+tcsolveStatus_t tcsolveKmeansWeighted(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
+                                      const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc,
+                                      int32_t* labels, const double* weights, tcsolveKmeansInfo_t* info);
+
 /* The k-means++ start that tcsolveKmeans draws with params->init = 1 and this seed (Arthur and
  * Vassilvitskii, in FP64 on the handle's backend, bitwise the same centroids on the host and on
  * the GPU; the CLI's start without a file init): k rows of centers

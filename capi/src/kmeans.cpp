@@ -12,6 +12,8 @@
 // transposed. tcsolveInterrupt stops a cpu tcsolveKmeans or tcsolveKmeansPlusPlus at its next
 // check (each k-means++ draw, each iteration, the cpu distance GEMMs' columns), a cuda
 // tcsolveKmeans before its next iteration: TCSOLVE_STATUS_INTERRUPTED, outputs unspecified.
+// tcsolveKmeansWeighted is tcsolveKmeans with sample weights (host memory), passed to the
+// library's weighted k-means++ and Lloyd (KmeansOptions::weights); NULL weights is tcsolveKmeans.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -171,12 +173,17 @@ void tcsolveKmeansParamsDefault(tcsolveKmeansParams_t* params) {
   params->seed = 1;
 }
 
-tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
-                              const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
-                              tcsolveKmeansInfo_t* info) {
-  if (const tcsolveStatus_t s = check_handle(h, "tcsolveKmeans")) return s;
+}  // extern "C"
+
+namespace {
+
+/// tcsolveKmeans and tcsolveKmeansWeighted (`name` in messages): `weights` n host values or NULL.
+tcsolveStatus_t kmeans_call(const char* name, tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n,
+                            int64_t d, const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc,
+                            int32_t* labels, const double* weights, tcsolveKmeansInfo_t* info) {
+  if (const tcsolveStatus_t s = check_handle(h, name)) return s;
   h->interrupt.store(false);  // an interrupt before this call does not stop it
-  return guarded(h, "tcsolveKmeans", [&] {
+  return guarded(h, name, [&] {
     tcsolveKmeansParams_t p;
     tcsolveKmeansParamsDefault(&p);
     if (params) p = *params;
@@ -184,6 +191,9 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     options.gemm.interrupt = &h->interrupt;  // every iteration; the cpu distance GEMMs poll it too
     check_arguments(n, d, X, ldx, k, centers, ldc);
     const Place place(*h);
+    if (weights != nullptr && place.on_device("weights", weights))
+      throw InvalidInput("weights: device memory; the sample weights are read from host memory");
+    options.weights = weights;  // checked by the library (finite, >= 0, not all 0)
     const bool centers_on_device = place.on_device("centers", centers);
     const bool labels_on_device = labels != nullptr && place.on_device("labels", labels);
     const Points x = points_argument(place, n, d, X, ldx);
@@ -196,7 +206,7 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     } else {
       const auto t0 = std::chrono::steady_clock::now();
       start = cluster::kmeans_plus_plus(x.data, points, dim, clusters, p.seed, place.where(), x.memory,
-                                        &h->interrupt);  // bitwise the same on either backend
+                                        &h->interrupt, weights);  // bitwise the same on either backend
       out.seeding_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     const cluster::KmeansResult r = cluster::kmeans(x.data, points, dim, start, options, place.where());
@@ -216,6 +226,22 @@ tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* pa
     if (info) *info = out;
     return TCSOLVE_STATUS_SUCCESS;
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+tcsolveStatus_t tcsolveKmeans(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
+                              const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc, int32_t* labels,
+                              tcsolveKmeansInfo_t* info) {
+  return kmeans_call("tcsolveKmeans", h, params, n, d, X, ldx, k, centers, ldc, labels, nullptr, info);
+}
+
+tcsolveStatus_t tcsolveKmeansWeighted(tcsolveHandle_t h, const tcsolveKmeansParams_t* params, int64_t n, int64_t d,
+                                      const float* X, int64_t ldx, int64_t k, float* centers, int64_t ldc,
+                                      int32_t* labels, const double* weights, tcsolveKmeansInfo_t* info) {
+  return kmeans_call("tcsolveKmeansWeighted", h, params, n, d, X, ldx, k, centers, ldc, labels, weights, info);
 }
 
 tcsolveStatus_t tcsolveKmeansPlusPlus(tcsolveHandle_t h, int64_t n, int64_t d, const float* X, int64_t ldx, int64_t k,

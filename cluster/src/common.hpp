@@ -1,12 +1,13 @@
 // What the parts of K-means (tcsolve::cluster) share inside cluster/src: sizes and index
-// arithmetic, the FP64 squared distance, the portable random draws, the argument checks, and
-// the constants of k-means++'s sums. Nothing outside cluster/src includes this.
+// arithmetic, the FP64 squared distance, the portable random draws, the argument checks (the
+// weights' among them), and the constants of k-means++'s sums. Nothing outside cluster/src includes this.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -67,6 +68,27 @@ inline void check_sizes(std::int64_t points, int dim, int k) {
 inline void check_finite(const float* v, std::size_t n, int dim, const char* what, std::int64_t first_row = 0) {
   for (std::size_t e = 0; e < n; ++e)
     if (!std::isfinite(v[e])) throw_nonfinite(what, e, dim, first_row);
+}
+
+/// Throws InvalidInput unless the `points` sample weights w (host memory; nullptr: unweighted,
+/// nothing to check) are finite, >= 0 and not all 0 (KmeansOptions::weights), naming the first
+/// bad one; `what` starts the message ("kmeans", "kmeans++").
+inline void check_weights(const double* w, std::int64_t points, const char* what) {
+  if (w == nullptr) return;
+  bool positive = false;
+  for (std::int64_t i = 0; i < points; ++i) {
+    const double v = w[i];
+    if (!(v >= 0) || !std::isfinite(v)) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.17g", v);
+      throw InvalidInput(std::string(what) + ": weight " + std::to_string(i) + " is " + text +
+                         ": sample weights must be finite and >= 0");
+    }
+    positive = positive || v > 0;
+  }
+  if (!positive)
+    throw InvalidInput(std::string(what) + ": every sample weight is 0 (" + std::to_string(points) +
+                       " points): at least one must be positive");
 }
 
 /// sum_d (x_d - c_d)^2 in FP64: four partial sums over d = 0, 1, 2, 3 mod 4 (independent

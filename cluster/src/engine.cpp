@@ -6,6 +6,8 @@
 // Built with -ffp-contract=off (cluster/CMakeLists.txt): the FP64 sums of the update
 // round after every operation, as finalize_kernel does with explicit __dadd_rn / __dmul_rn, so
 // both backends compute bitwise the same centroids, norms and movements from the same sums.
+// Weighted (Share::weights): both sum w_i x_i (one rounded product, then the add) and w_i in
+// point order and divide by the weights' sum: bitwise the same on both backends too.
 #include "engine.hpp"
 
 #include <algorithm>
@@ -64,6 +66,7 @@ class CpuEngine final : public Engine {
       : fused_(fused),
         comm_(share.comm),
         X_(share.X),
+        weights_(share.weights),
         n_(share.points),
         dim_(dim),
         k_(static_cast<int>(init.size() / dim)),
@@ -114,6 +117,7 @@ class CpuEngine final : public Engine {
   }
 
   void update(std::vector<int>& counts, std::vector<double>& shift2) override {
+    if (weights_ != nullptr) return weighted_update(counts, shift2);
     std::vector<double> sums(count(k_, dim_), 0.0);
     counts.assign(static_cast<std::size_t>(k_), 0);
     shift2.assign(static_cast<std::size_t>(k_), 0.0);
@@ -148,14 +152,44 @@ class CpuEngine final : public Engine {
 
   std::vector<int> labels() const override { return labels_; }
   std::vector<float> centroids() const override { return C_; }
-  double inertia() const override {
-    double s = 0;
-    for (int i = 0; i < n_; ++i)
-      s += squared_distance(X_ + count(i, dim_), C_.data() + count(labels_[static_cast<std::size_t>(i)], dim_), dim_);
-    return s;
-  }
+  double inertia() const override { return cluster::kmeans_inertia(X_, n_, dim_, labels_, C_, weights_); }
 
  private:
+  /// update with weights (a member alone: groups refuse them): c_j = sum w_i x_i / sum w_i over
+  /// the points labelled j, in point order, the division and the rounding to FP32 as the
+  /// unweighted finalize; a cluster of weight 0 keeps its centroid and counts as empty.
+  void weighted_update(std::vector<int>& counts, std::vector<double>& shift2) {
+    std::vector<double> sums(count(k_, dim_), 0.0), weight(static_cast<std::size_t>(k_), 0.0);
+    counts.assign(static_cast<std::size_t>(k_), 0);
+    shift2.assign(static_cast<std::size_t>(k_), 0.0);
+    for (int i = 0; i < n_; ++i) {
+      const int l = labels_[static_cast<std::size_t>(i)];
+      const double w = weights_[i];
+      const float* x = X_ + count(i, dim_);
+      double* s = sums.data() + count(l, dim_);
+      for (int d = 0; d < dim_; ++d) s[d] += w * static_cast<double>(x[d]);
+      weight[static_cast<std::size_t>(l)] += w;
+      ++counts[static_cast<std::size_t>(l)];
+    }
+    for (int j = 0; j < k_; ++j) {  // as finalize_kernel with weights: d ascending, every operation rounded
+      const double wj = weight[static_cast<std::size_t>(j)];
+      if (!(wj > 0)) counts[static_cast<std::size_t>(j)] = 0;  // weight 0: empty
+      float* c = &C_[count(j, dim_)];
+      const double* s = sums.data() + count(j, dim_);
+      double shift = 0, norm = 0;
+      for (int d = 0; d < dim_; ++d) {
+        const float old = c[d];
+        const float v = wj > 0 ? static_cast<float>(s[d] / wj) : old;  // empty: kept
+        c[d] = v;
+        const double diff = static_cast<double>(v) - static_cast<double>(old);
+        shift += diff * diff;
+        norm += static_cast<double>(v) * static_cast<double>(v);
+      }
+      shift2[static_cast<std::size_t>(j)] = shift;
+      cnorm_[static_cast<std::size_t>(j)] = norm;
+    }
+  }
+
   double norm2(const float* c) const {
     double norm = 0;
     for (int d = 0; d < dim_; ++d) norm += static_cast<double>(c[d]) * static_cast<double>(c[d]);
@@ -165,6 +199,7 @@ class CpuEngine final : public Engine {
   bool fused_;
   runtime::Communicator* comm_;
   const float* X_;
+  const double* weights_;  ///< nullptr: unweighted
   int n_, dim_, k_;
   std::vector<float> C_;
   std::vector<int> labels_;
@@ -243,9 +278,13 @@ class CudaEngine final : public Engine {
         cnorm_(static_cast<std::size_t>(k_)),
         shift2_(static_cast<std::size_t>(k_)),
         sums_(count(k_, dim)),
+        weights_(share.weights != nullptr ? static_cast<std::size_t>(n_) : 0),
+        weight_sums_(share.weights != nullptr ? static_cast<std::size_t>(k_) : 0),
         changed_(1),
         sort_temp_(n_ > 0 ? kmeans_order_bytes(n_, k_) : 0) {
     CUstream_st* const s = stream();
+    if (share.weights != nullptr && n_ > 0)  // host weights (KmeansOptions::weights) to the device
+      cuda::copy_to_device(weights_.data(), share.weights, static_cast<std::size_t>(n_) * sizeof(double), s);
     if (share.memory == runtime::Memory::host) {
       cuda::copy_to_device(X_owned_.data(), share.X, count(n_, dim) * sizeof(float), s);
       X_ = X_owned_.data();
@@ -325,26 +364,36 @@ class CudaEngine final : public Engine {
     // the counts from 0; the sums are overwritten (set to 0 by a member without points)
     cuda::device_memset(counts_.data(), 0, counts_.size() * sizeof(int), stream());
     if (n_ > 0)
-      kmeans_accumulate_ordered(X_, labels_.data(), n_, dim_, k_, sums_.data(), counts_.data(), scratch(), stream());
+      kmeans_accumulate_ordered(X_, labels_.data(), n_, dim_, k_, sums_.data(), counts_.data(), scratch(), stream(),
+                                weighted() ? weights_.data() : nullptr, weighted() ? weight_sums_.data() : nullptr);
     else
       cuda::device_memset(sums_.data(), 0, sums_.size() * sizeof(double), stream());
     if (comm_ != nullptr) {  // the group's sums and counts (NCCL, in place, on the stream)
       comm_->allreduce_sum(sums_.data(), sums_.size(), stream());
       comm_->allreduce_sum(counts_.data(), counts_.size(), stream());
     }
-    kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_, stream());
+    kmeans_finalize(sums_.data(), counts_.data(), C_.data(), cnorm_.data(), shift2_.data(), k_, dim_, stream(),
+                    weighted() ? weight_sums_.data() : nullptr);
     counts = counts_.download(stream());
     shift2 = shift2_.download(stream());
+    if (weighted()) {  // a cluster of weight 0 is empty (its centroid was kept), as on the cpu
+      const std::vector<double> w = weight_sums_.download(stream());
+      for (int j = 0; j < k_; ++j)
+        if (!(w[static_cast<std::size_t>(j)] > 0)) counts[static_cast<std::size_t>(j)] = 0;
+    }
   }
 
   std::vector<int> labels() const override { return labels_.download(stream()); }
   std::vector<float> centroids() const override { return C_.download(stream()); }
   double inertia() const override {
-    return n_ > 0 ? kmeans_inertia(X_, labels_.data(), C_.data(), n_, dim_, stream()) : 0.0;
+    return n_ > 0 ? kmeans_inertia(X_, labels_.data(), C_.data(), n_, dim_, stream(),
+                                   weighted() ? weights_.data() : nullptr)
+                  : 0.0;
   }
 
  private:
   CUstream_st* stream() const { return context_.stream(); }
+  bool weighted() const { return weight_sums_.size() != 0; }
 
   cuda::Context& context_;  // the caller's: outlives the engine
   runtime::Communicator* comm_;
@@ -354,6 +403,7 @@ class CudaEngine final : public Engine {
   cuda::DeviceBuffer<float> X_owned_, C_, G_;
   cuda::DeviceBuffer<int> labels_, counts_, order_, offsets_;
   cuda::DeviceBuffer<double> cnorm_, shift2_, sums_;
+  cuda::DeviceBuffer<double> weights_, weight_sums_;  ///< empty: unweighted (Share::weights)
   cuda::DeviceBuffer<unsigned long long> changed_;
   cuda::DeviceBuffer<unsigned char> sort_temp_;  ///< cub's radix-sort storage
   std::vector<cuda::NearestPoints> prepared_;  ///< per chunk of rows_ points (ec-fp16, auto; prepare_points)

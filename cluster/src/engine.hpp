@@ -44,6 +44,9 @@ struct Share {
   std::int64_t first = 0;
   runtime::Memory memory = runtime::Memory::host;
   runtime::Communicator* comm = nullptr;  ///< nullptr: the member is alone
+  /// The points' sample weights (host memory, `points` values, checked; KmeansOptions::weights);
+  /// nullptr: unweighted. Only a member alone has them (groups refuse weights).
+  const double* weights = nullptr;
 };
 
 class Engine {
@@ -60,7 +63,9 @@ class Engine {
   virtual bool prepared() const { return false; }
   /// One update from the current labels: the sums and counts of every member's points (summed
   /// over the group), then the same centroids on every member; the counts (k) and squared
-  /// movements (k) come back.
+  /// movements (k) come back. Weighted (Share::weights): the weighted sums over the weights'
+  /// sums, and a cluster whose weights sum to 0 comes back with count 0 (empty, centroid kept).
+  /// inertia() is then weighted too.
   virtual void update(std::vector<int>& counts, std::vector<double>& shift2) = 0;
   /// The member's labels, the centroids, and sum ||x - c||^2 over the member's points.
   virtual std::vector<int> labels() const = 0;

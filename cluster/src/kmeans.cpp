@@ -131,10 +131,14 @@ int check_arguments(std::int64_t total, int dim, const std::vector<float>& init,
 double share_inertia(const detail::Share& share, int dim, const std::vector<int>& labels,
                      const std::vector<float>& centroids, CUstream_st* stream) {
   if (share.points == 0) return 0;
-  if (share.memory == Memory::host) return kmeans_inertia(share.X, share.points, dim, labels, centroids);
+  if (share.memory == Memory::host) return kmeans_inertia(share.X, share.points, dim, labels, centroids, share.weights);
   cuda::DeviceBuffer<int> d_labels(labels);
   cuda::DeviceBuffer<float> d_C(centroids);
-  return detail::kmeans_inertia(share.X, d_labels.data(), d_C.data(), share.points, dim, stream);
+  cuda::DeviceBuffer<double> d_weights(share.weights != nullptr ? static_cast<std::size_t>(share.points) : 0);
+  if (share.weights != nullptr)
+    cuda::copy_to_device(d_weights.data(), share.weights, d_weights.size() * sizeof(double), stream);
+  return detail::kmeans_inertia(share.X, d_labels.data(), d_C.data(), share.points, dim, stream,
+                                share.weights != nullptr ? d_weights.data() : nullptr);
 }
 
 /// The GEMM resolution (variant, name, note) of the group's first member with points, on every
@@ -287,13 +291,21 @@ Backend checked_backend(Backend requested, Variant variant) {
   return backend;
 }
 
+/// Unavailable for sample weights on a group (KmeansOptions::weights).
+void refuse_group_weights(const KmeansOptions& options) {
+  if (options.weights != nullptr)
+    throw Unavailable("kmeans: sample weights are not supported on a group (gpus() or mpi()): run weighted "
+                      "K-means alone, on the host or one device");
+}
+
 /// One process, alone: on the host or in `context`.
 KmeansResult run_alone(const float* X, int points, int dim, const std::vector<float>& init,
                        const KmeansOptions& options, Backend backend, cuda::Context* context) {
   check_arguments(points, dim, init, options);
+  detail::check_weights(options.weights, points, "kmeans");
   if (options.points_memory == Memory::device && backend != Backend::cuda)
     throw InvalidInput("kmeans: points in device memory need the cuda backend");
-  detail::Share share{X, points, 0, options.points_memory, nullptr};
+  detail::Share share{X, points, 0, options.points_memory, nullptr, options.weights};
   if (backend != Backend::cuda) return run_member(share, points, dim, init, options, backend, nullptr);
   runtime::DeviceScope scope(context->device());
   return run_member(share, points, dim, init, options, backend, context);
@@ -306,6 +318,7 @@ template <class ShareOf>
 KmeansResult run_threads(std::int64_t points, int dim, const std::vector<float>& init, const KmeansOptions& options,
                          runtime::DeviceGroup& group, ShareOf&& share_of) {
   check_arguments(points, dim, init, options);
+  refuse_group_weights(options);
   const Backend backend = checked_backend(Backend::cuda, options.variant);
   const int members = group.local_members();
   std::vector<KmeansResult> results(static_cast<std::size_t>(members));
@@ -344,6 +357,7 @@ KmeansResult run_rank(const float* X, int points, int dim, const std::vector<flo
   runtime::DeviceScope scope(me.device);
   runtime::agreed(&comm, [&] {
     check_arguments(total, dim, init, options);
+    refuse_group_weights(options);
     backend = group.memory() == Memory::device ? checked_backend(Backend::cuda, options.variant)
                                                : checked_backend(Backend::cpu, options.variant);
     const RowRange rows = kmeans_rows(total, group.size(), me.rank);
@@ -452,7 +466,7 @@ KmeansResult kmeans(const std::vector<const float*>& member_X, std::int64_t poin
 }
 
 double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
-                      const std::vector<float>& centroids) {
+                      const std::vector<float>& centroids, const double* weights) {
   if (labels.size() != static_cast<std::size_t>(points) || dim < 1 || centroids.size() % static_cast<std::size_t>(dim))
     throw InvalidInput("kmeans_inertia: sizes do not match");
   const int k = static_cast<int>(centroids.size() / static_cast<std::size_t>(dim));
@@ -460,7 +474,8 @@ double kmeans_inertia(const float* X, int points, int dim, const std::vector<int
   for (int i = 0; i < points; ++i) {
     const int l = labels[static_cast<std::size_t>(i)];
     if (l < 0 || l >= k) throw InvalidInput("kmeans_inertia: label " + std::to_string(l) + " out of range");
-    s += detail::squared_distance(X + count(i, dim), centroids.data() + count(l, dim), dim);
+    const double d2 = detail::squared_distance(X + count(i, dim), centroids.data() + count(l, dim), dim);
+    s += weights != nullptr ? weights[i] * d2 : d2;  // unweighted: the plain sum, bitwise
   }
   return s;
 }

@@ -8,6 +8,8 @@
 //                      the same sums without atomics: the points ordered by label (stable, so
 //                      ascending inside a cluster), then a block per cluster sums its points in
 //                      point order in FP64: bitwise the host's sums, the same on every run.
+//                      Weighted: w_i x_i (rounded product) summed the same way, and thread 0
+//                      sums the cluster's weights in point order (the host's weighted update).
 //   finalize_kernel    means, movement and norms, one thread per centroid, coordinates in order
 //                      with explicitly rounded FP64 operations (no FMA contraction), so the
 //                      results are bitwise those of the host loop.
@@ -149,9 +151,26 @@ __global__ void iota_kernel(int* __restrict__ v, int n) {
 constexpr int kBatch = 16;
 
 __global__ void cluster_sum_kernel(const float* __restrict__ X, const int* __restrict__ order,
-                                   const int* __restrict__ offsets, int dim, double* __restrict__ sums) {
+                                   const int* __restrict__ offsets, int dim, double* __restrict__ sums,
+                                   const double* __restrict__ weights, double* __restrict__ weight_sums) {
   const int j = blockIdx.x;
   const int p0 = offsets[j], p1 = offsets[j + 1];
+  if (weights != nullptr) {  // weighted: sum w_i x_i (the product rounded, then added) in point order
+    for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+      double sum = 0;
+      for (int p = p0; p < p1; ++p) {
+        const int row = order[p];
+        sum = __dadd_rn(sum, __dmul_rn(weights[row], static_cast<double>(X[static_cast<std::size_t>(row) * dim + d])));
+      }
+      sums[static_cast<std::size_t>(j) * dim + d] = sum;
+    }
+    if (threadIdx.x == 0) {  // the cluster's weight, in point order
+      double w = 0;
+      for (int p = p0; p < p1; ++p) w = __dadd_rn(w, weights[order[p]]);
+      weight_sums[j] = w;
+    }
+    return;
+  }
   for (int d = threadIdx.x; d < dim; d += blockDim.x) {
     double sum = 0;
     int p = p0;
@@ -180,16 +199,20 @@ int label_bits(int k) {
 
 __global__ void __launch_bounds__(kFinalizeThreads)
     finalize_kernel(const double* __restrict__ sums, const int* __restrict__ counts, float* __restrict__ C,
-                    double* __restrict__ cnorm, double* __restrict__ shift2, int k, int dim) {
+                    double* __restrict__ cnorm, double* __restrict__ shift2, int k, int dim,
+                    const double* __restrict__ weight_sums) {
   const int j = blockIdx.x * kFinalizeThreads + threadIdx.x;  // centroid
   if (j >= k) return;
   const int n = counts[j];
+  // the divisor: the count, or (weighted) the cluster's weight; empty when it is 0
+  const double divisor = weight_sums != nullptr ? weight_sums[j] : static_cast<double>(n);
+  const bool filled = weight_sums != nullptr ? divisor > 0 : n > 0;
   float* c = C + static_cast<std::size_t>(j) * dim;
   const double* s = sums + static_cast<std::size_t>(j) * dim;
   double shift = 0, norm = 0;
   for (int d = 0; d < dim; ++d) {
     const float old = c[d];
-    const float v = n > 0 ? static_cast<float>(__ddiv_rn(s[d], static_cast<double>(n))) : old;  // empty: kept
+    const float v = filled ? static_cast<float>(__ddiv_rn(s[d], divisor)) : old;  // empty: kept
     c[d] = v;
     const double diff = __dsub_rn(static_cast<double>(v), static_cast<double>(old));
     shift = __dadd_rn(shift, __dmul_rn(diff, diff));
@@ -212,15 +235,23 @@ __global__ void __launch_bounds__(kFinalizeThreads)
 
 __global__ void __launch_bounds__(kThreads)
     inertia_kernel(const float* __restrict__ X, const int* __restrict__ labels, const float* __restrict__ C,
-                   int points, int dim, double* __restrict__ block_sums) {
+                   int points, int dim, const double* __restrict__ weights, double* __restrict__ block_sums) {
   __shared__ double partial[kThreads];
   double sum = 0;
   for (int i = blockIdx.x * kRowsPerBlock + threadIdx.y; i < points; i += gridDim.x * kRowsPerBlock) {
     const float* x = X + static_cast<std::size_t>(i) * dim;
     const float* c = C + static_cast<std::size_t>(labels[i]) * dim;
-    for (int d = threadIdx.x; d < dim; d += kWarp) {
-      const double diff = static_cast<double>(x[d]) - static_cast<double>(c[d]);
-      sum += diff * diff;
+    if (weights == nullptr) {
+      for (int d = threadIdx.x; d < dim; d += kWarp) {
+        const double diff = static_cast<double>(x[d]) - static_cast<double>(c[d]);
+        sum += diff * diff;
+      }
+    } else {  // w_i (x_i(d) - c(d))^2, summed as the unweighted terms
+      const double w = weights[i];
+      for (int d = threadIdx.x; d < dim; d += kWarp) {
+        const double diff = static_cast<double>(x[d]) - static_cast<double>(c[d]);
+        sum += w * (diff * diff);
+      }
     }
   }
   const int t = threadIdx.y * kWarp + threadIdx.x;
@@ -260,7 +291,8 @@ std::size_t kmeans_order_bytes(int points, int k) {
 }
 
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream) {
+                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream,
+                               const double* d_weights, double* d_weight_sums) {
   if (points <= 0 || dim <= 0 || k <= 0) return;
   const int blocks = std::min(ceil_div(points, kHistThreads), kMaxGrid);
   histogram_kernel<<<std::min(blocks, 1024), kHistThreads, 0, stream>>>(d_labels, points, k, d_counts);
@@ -269,15 +301,16 @@ void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points
   TCSOLVE_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.temp, temp, d_labels, scratch.keys, scratch.indices,
                                                      scratch.order, points, 0, label_bits(k), stream));
   const int threads = std::min(256, ceil_div(dim, kWarp) * kWarp);
-  cluster_sum_kernel<<<k, threads, 0, stream>>>(d_X, scratch.order, scratch.offsets, dim, d_sums);
+  cluster_sum_kernel<<<k, threads, 0, stream>>>(d_X, scratch.order, scratch.offsets, dim, d_sums, d_weights,
+                                                 d_weight_sums);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, double* d_cnorm, double* d_shift2,
-                     int k, int dim, CUstream_st* stream) {
+                     int k, int dim, CUstream_st* stream, const double* d_weight_sums) {
   if (k <= 0) return;
   finalize_kernel<<<ceil_div(k, kFinalizeThreads), kFinalizeThreads, 0, stream>>>(d_sums, d_counts, d_C, d_cnorm,
-                                                                                  d_shift2, k, dim);
+                                                                                  d_shift2, k, dim, d_weight_sums);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -288,11 +321,11 @@ void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CU
 }
 
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
-                      CUstream_st* stream) {
+                      CUstream_st* stream, const double* d_weights) {
   if (points <= 0 || dim <= 0) return 0;
   const int grid = grid_for(points);
   cuda::DeviceBuffer<double> block_sums(static_cast<std::size_t>(grid));
-  inertia_kernel<<<grid, dim3(kWarp, kRowsPerBlock), 0, stream>>>(d_X, d_labels, d_C, points, dim,
+  inertia_kernel<<<grid, dim3(kWarp, kRowsPerBlock), 0, stream>>>(d_X, d_labels, d_C, points, dim, d_weights,
                                                                   block_sums.data());
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   double total = 0;

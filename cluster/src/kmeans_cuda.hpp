@@ -50,22 +50,29 @@ std::size_t kmeans_order_bytes(int points, int k);
 /// d_sums (dim x k, FP64) = the sums of each cluster's points and d_counts (k, zero before) +=
 /// their number, without atomics on the sums: the points sorted by label (stable), then one block per cluster sums its
 /// points in point order, so the sums are bitwise the host's and the same on every run.
+/// Weighted (d_weights, `points` FP64 weights on the device; nullptr: unweighted): d_sums holds
+/// sum w_i x_i (each product rounded, then added, in point order) and d_weight_sums (k) sum w_i
+/// in point order: bitwise the cpu engine's weighted sums.
 void kmeans_accumulate_ordered(const float* d_X, const int* d_labels, int points, int dim, int k, double* d_sums,
-                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream);
+                               int* d_counts, const OrderScratch& scratch, CUstream_st* stream,
+                               const double* d_weights = nullptr, double* d_weight_sums = nullptr);
 
 /// For every centroid j with d_counts[j] > 0: c_j = float(d_sums(:, j) / count) (empty clusters
 /// keep their centroid); d_shift2[j] = sum_d (c_new - c_old)^2 and d_cnorm[j] = sum_d c_new^2,
-/// in FP64 with d ascending (one thread per centroid: bitwise the host's loop).
+/// in FP64 with d ascending (one thread per centroid: bitwise the host's loop). With
+/// d_weight_sums (k; nullptr: unweighted): c_j = float(d_sums(:, j) / d_weight_sums[j]) where
+/// that weight is > 0, kept otherwise.
 void kmeans_finalize(const double* d_sums, const int* d_counts, float* d_C, double* d_cnorm, double* d_shift2,
-                     int k, int dim, CUstream_st* stream);
+                     int k, int dim, CUstream_st* stream, const double* d_weight_sums = nullptr);
 
 /// d_cnorm[j] = sum_d C(d, j)^2 in FP64, d ascending (bitwise the host's loop).
 void kmeans_centroid_norms(const float* d_C, int k, int dim, double* d_cnorm, CUstream_st* stream);
 
 /// Returns sum_i ||x_i - c_label(i)||^2 in FP64 (block reductions, their sums added on the host
-/// in block order: the same bits on every run). Waits for `stream`.
+/// in block order: the same bits on every run); with d_weights (`points` device values; nullptr:
+/// unweighted) sum_i w_i ||x_i - c_label(i)||^2. Waits for `stream`.
 double kmeans_inertia(const float* d_X, const int* d_labels, const float* d_C, int points, int dim,
-                      CUstream_st* stream);
+                      CUstream_st* stream, const double* d_weights = nullptr);
 
 // Points in device memory (KmeansOptions::points_memory; kmeans_points_cuda.cu): the checks and
 // data-wide numbers the host computes for host points.

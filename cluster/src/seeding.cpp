@@ -10,6 +10,11 @@
 // every rank walks the same sums to the same sub-block, and the rank holding it walks its
 // points and broadcasts the chosen point.
 //
+// Weighted (sample weights w, kmeans.hpp): the same walks over p_i = w_i D(x_i)^2 instead of
+// D(x_i)^2, and the first draw (and the draw when every p_i is 0) walks the running sum of the
+// weights instead of taking a uniform index; one process on the host only (the cuda backend
+// seeds weighted fits here too, groups refuse weights).
+//
 // Built with -ffp-contract=off (cluster/CMakeLists.txt).
 #include <algorithm>
 #include <atomic>
@@ -39,15 +44,23 @@ constexpr int kSubs = kSeedBlock / kSeedSub;
 void check_interrupt(const std::atomic<bool>* interrupt) { tcsolve::check_interrupt(interrupt, "the K-means run"); }
 
 /// The points' D^2 to the nearest centroid so far, kept from draw to draw: points [first,
-/// first + n) of the data, X their rows.
+/// first + n) of the data, X their rows. The draws walk p(i): D^2, or w_i D^2 with weights.
 struct Distances {
   const float* X;
   int n, dim;
   std::vector<double> dist;  ///< D(x)^2
   std::vector<int> nearest;  ///< which centroid
+  const double* w = nullptr;  ///< sample weights (nullptr: unweighted)
 
-  Distances(const float* x, int points, int d)
-      : X(x), n(points), dim(d), dist(static_cast<std::size_t>(points), kInf), nearest(static_cast<std::size_t>(points), -1) {}
+  Distances(const float* x, int points, int d, const double* weights = nullptr)
+      : X(x), n(points), dim(d), dist(static_cast<std::size_t>(points), kInf), nearest(static_cast<std::size_t>(points), -1),
+        w(weights) {}
+
+  /// What the draw is proportional to: D(x_i)^2, or w_i D(x_i)^2 (one rounded product).
+  double p(int i) const {
+    const double d = dist[static_cast<std::size_t>(i)];
+    return w != nullptr ? w[i] * d : d;
+  }
 
   /// D(x)^2 against the new centroid c (number t) for points [i0, i1); whether one changed.
   /// Skipped where the triangle inequality shows c is no closer: ||c_a - c_t|| >= 2 ||x - c_a||
@@ -69,18 +82,18 @@ struct Distances {
     return changed;
   }
 
-  /// The sum of points [i0, i1) in order.
+  /// The sum of p over points [i0, i1) in order.
   double sum(int i0, int i1) const {
     double s = 0;
-    for (int i = i0; i < i1; ++i) s += dist[static_cast<std::size_t>(i)];
+    for (int i = i0; i < i1; ++i) s += p(i);
     return s;
   }
 
-  /// The first point of [i0, i1) whose running sum exceeds `target` (-1: none).
+  /// The first point of [i0, i1) whose running sum of p exceeds `target` (-1: none).
   int walk(int i0, int i1, double target) const {
     double run = 0;
     for (int i = i0; i < i1; ++i) {
-      const double d = dist[static_cast<std::size_t>(i)];
+      const double d = p(i);
       if (d <= 0) continue;
       run += d;
       if (run > target) return i;
@@ -88,18 +101,35 @@ struct Distances {
     return -1;
   }
 
-  /// The last point <= from with D^2 > 0 (-1: none), and the first after it.
+  /// The last point <= from with p > 0 (-1: none), and the first after it.
   int last_positive(int from) const {
     for (int i = std::min(from, n - 1); i >= 0; --i)
-      if (dist[static_cast<std::size_t>(i)] > 0) return i;
+      if (p(i) > 0) return i;
     return -1;
   }
   int first_positive(int after) const {
     for (int i = std::max(0, after + 1); i < n; ++i)
-      if (dist[static_cast<std::size_t>(i)] > 0) return i;
+      if (p(i) > 0) return i;
     return -1;
   }
 };
+
+/// A point drawn with probability w_i / sum w (one draw u: the first point whose running sum of
+/// the weights, in point order, exceeds u * total; `total` that sum): the weighted first
+/// centroid. A point of weight 0 is never drawn (when rounding leaves the target past the end:
+/// the last point of positive weight).
+int weighted_index(detail::Rng64& rng, const double* w, int n, double total) {
+  const double target = detail::uniform01(rng) * total;
+  double run = 0;
+  int last = -1;
+  for (int i = 0; i < n; ++i) {
+    if (!(w[i] > 0)) continue;
+    last = i;
+    run += w[i];
+    if (run > target) return i;
+  }
+  return last;
+}
 
 /// The walk over the group's sub-block sums (all of them, in point order): the block, then
 /// the sub-block, whose running sum first exceeds `target`; returns the global sub-block and
@@ -138,17 +168,24 @@ double block_sums(const std::vector<double>& sub_sum, std::vector<double>& block
   return total;
 }
 
-/// One process, all the points on the host.
+/// One process, all the points on the host; `weights` nullptr (unweighted) or checked.
 std::vector<float> seed_host(const float* X, int points, int dim, int k, std::uint64_t seed,
-                             const std::atomic<bool>* interrupt) {
+                             const std::atomic<bool>* interrupt, const double* weights = nullptr) {
   detail::Rng64 rng(seed);
+  double weight_total = 0;  // the weights' sum in point order
+  if (weights != nullptr)
+    for (int i = 0; i < points; ++i) weight_total += weights[i];
+  // a uniform index, or with weights one proportional to them
+  auto first = [&] {
+    return weights != nullptr ? weighted_index(rng, weights, points, weight_total) : detail::uniform_index(rng, points);
+  };
   std::vector<float> C(count(k, dim));
-  Distances D(X, points, dim);
+  Distances D(X, points, dim, weights);
   std::vector<double> between(static_cast<std::size_t>(k));  // ||c_j - c_t||^2, j < t
   const int subs = (points + kSeedSub - 1) / kSeedSub;
   const int blocks = (points + kSeedBlock - 1) / kSeedBlock;
   std::vector<double> sub_sum(static_cast<std::size_t>(subs)), block_sum;
-  int chosen = detail::uniform_index(rng, points);
+  int chosen = first();
   for (int t = 0;; ++t) {
     check_interrupt(interrupt);
     const float* c = X + count(chosen, dim);
@@ -165,8 +202,8 @@ std::vector<float> seed_host(const float* X, int points, int dim, int k, std::ui
     }
     const double total = block_sums(sub_sum, block_sum);
     const double u = detail::uniform01(rng);
-    if (!(total > 0) || !std::isfinite(total)) {  // every point is a centroid already
-      chosen = detail::uniform_index(rng, points);
+    if (!(total > 0) || !std::isfinite(total)) {  // every point (of positive weight) is a centroid already
+      chosen = first();
       continue;
     }
     const SubTarget at = walk_blocks(block_sum, sub_sum, u * total);
@@ -284,9 +321,12 @@ std::vector<float> seed_ranks(const float* X, int points, int dim, int k, std::u
 }  // namespace
 
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed, Backend backend,
-                                    CUstream_st* stream, const std::atomic<bool>* interrupt) {
+                                    CUstream_st* stream, const std::atomic<bool>* interrupt, const double* weights) {
   detail::check_sizes(points, dim, k);
   detail::check_finite(X, count(points, dim), dim, "X");
+  detail::check_weights(weights, points, "kmeans++");
+  // weighted: on the host whatever the backend (kmeans.hpp), the cpu's centroids
+  if (weights != nullptr) return seed_host(X, points, dim, k, seed, interrupt, weights);
   if (resolve_backend(backend) == Backend::cuda) {
     if (!cuda::device_available())
       throw Unavailable("kmeans++: the cuda backend needs a usable CUDA device (" + cuda::device_name() + ")");
@@ -304,7 +344,10 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
 
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
                                     const runtime::Where& where, runtime::Memory memory,
-                                    const std::atomic<bool>* interrupt) {
+                                    const std::atomic<bool>* interrupt, const double* weights) {
+  if (weights != nullptr && where.kind() == runtime::Where::Kind::group)
+    throw Unavailable("kmeans++: sample weights are not supported on a group (gpus() or mpi()): draw the weighted "
+                      "start alone, on the host or one device");
   if (memory == runtime::Memory::device) {
     if (where.kind() != runtime::Where::Kind::context)
       throw InvalidInput("kmeans++: points in device memory need Where(context)");
@@ -314,13 +357,20 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
     CUstream_st* const stream = where.context()->stream();
     const detail::PointScan scan = detail::kmeans_scan(X, count(points, dim), stream);
     if (scan.first_nonfinite >= 0) detail::throw_nonfinite("X", static_cast<std::size_t>(scan.first_nonfinite), dim);
+    if (weights != nullptr) {  // weighted: drawn on the host (kmeans.hpp), from a copy of the points
+      detail::check_weights(weights, points, "kmeans++");
+      std::vector<float> host(count(points, dim));
+      cuda::copy_to_host(host.data(), X, host.size() * sizeof(float), stream);
+      return seed_host(host.data(), points, dim, k, seed, interrupt, weights);
+    }
     return detail::kmeans_plus_plus_device(X, points, dim, k, seed, kSeedBlock, kSeedSub, stream);
   }
   switch (where.kind()) {
-    case runtime::Where::Kind::host: return kmeans_plus_plus(X, points, dim, k, seed, Backend::cpu, nullptr, interrupt);
+    case runtime::Where::Kind::host:
+      return kmeans_plus_plus(X, points, dim, k, seed, Backend::cpu, nullptr, interrupt, weights);
     case runtime::Where::Kind::context: {
       runtime::DeviceScope scope(where.context()->device());
-      return kmeans_plus_plus(X, points, dim, k, seed, Backend::cuda, where.context()->stream(), interrupt);
+      return kmeans_plus_plus(X, points, dim, k, seed, Backend::cuda, where.context()->stream(), interrupt, weights);
     }
     case runtime::Where::Kind::group: {
       runtime::DeviceGroup& group = *where.group();

@@ -130,6 +130,9 @@ def _load():
                                            c_void_p, c_int64]),
         "tcsolveKmeans": (status, [handle, ctypes.POINTER(KmeansParams), c_int64, c_int64, c_void_p, c_int64, c_int64,
                                    c_void_p, c_int64, c_void_p, ctypes.POINTER(KmeansInfo)]),
+        "tcsolveKmeansWeighted": (status, [handle, ctypes.POINTER(KmeansParams), c_int64, c_int64, c_void_p, c_int64,
+                                           c_int64, c_void_p, c_int64, c_void_p, c_double_p,
+                                           ctypes.POINTER(KmeansInfo)]),
     }
     for name, (restype, argtypes) in protos.items():
         f = getattr(lib, name)

@@ -13,8 +13,13 @@ tcsolveKmeansPlusPlus take device pointers on a cuda handle of the array's devic
 array library's current stream (tcsolveSetStream), so the points are never copied to the host
 (``_device_points``; only host data goes through ``_host_points``).
 
+Sample weights (``fit(X, sample_weight=w)``) go to tcsolveKmeansWeighted: weighted means, weighted
+inertia and weighted k-means++, as scikit-learn's KMeans.
+
 scikit-learn is not needed: ``get_params``/``set_params`` are implemented here, as
-``sklearn.base.clone`` expects them.
+``sklearn.base.clone`` expects them. Input is checked with scikit-learn's words where its
+``check_estimator`` looks for them ("Expected 2D array", "Complex data not supported", "sparse",
+"0 sample(s)", "Input X contains NaN"), so that its 41 checks pass (KMeans's docstring).
 """
 
 import ctypes
@@ -25,7 +30,7 @@ import numbers
 import numpy as np
 
 from . import _arrays, _handles, _lib
-from ._errors import InvalidInputError, NotSupportedError
+from ._errors import InvalidInputError
 from .matmul import handle_for
 
 # Points per distance GEMM in predict: the demo's chunking (kDistanceChunkBytes, 512 MiB of G on
@@ -101,7 +106,8 @@ def _to_float32(x, what, finite=False):
         if np.isfinite(value):
             raise _beyond_fp32(x.name, index, value, what)
         if finite:
-            raise InvalidInputError(f"{what}: {x.name} has a non-finite value ({value}) at ({index[0]}, {index[1]})")
+            raise InvalidInputError(f"{what}: {x.name} has a non-finite value ({value}) at ({index[0]}, {index[1]}) "
+                                    f"(Input {x.name} contains {_contains(value)})")
     return f
 
 
@@ -125,16 +131,80 @@ def _largest(x):
     return max(float(x.obj.max()), -float(x.obj.min()))
 
 
+def _is_sparse(X):
+    """Whether X is a SciPy sparse matrix or array (without importing SciPy when it is absent)."""
+    module = type(X).__module__ or ""
+    if not module.startswith("scipy"):
+        return False
+    import scipy.sparse
+    return scipy.sparse.issparse(X)
+
+
 def _matrix(X, name="X"):
-    """The Array of X, checked: a matrix (n_samples, n_features) of float32 or float64; host
-    integer data (scikit-learn's checks pass int64) is taken as float64 (a copy)."""
+    """The Array of X, checked: a matrix (n_samples, n_features) of float32 or float64 with at
+    least one sample and one feature; host integer data (scikit-learn's checks pass int64) and
+    NumPy arrays of dtype object holding numbers are taken as float64 (a copy; an element that is
+    no number raises NumPy's TypeError). Refusals (InvalidInputError, a ValueError) use
+    scikit-learn's check_array words: sparse input, "Complex data not supported", "Expected 2D
+    array, got 1D array instead", "Found array with 0 sample(s)" / "0 feature(s)"."""
+    if _is_sparse(X):
+        raise InvalidInputError(f"{name}: a sparse matrix ({type(X).__name__}) was passed, but dense data is required "
+                                f"(KMeans takes dense arrays only): use {name}.toarray() to convert it")
+    if isinstance(X, np.ndarray) and X.dtype == object:
+        X = X.astype(np.float64)  # numbers stored as objects; anything else: NumPy's TypeError
     x = _arrays.wrap(X, name)
     if not x.on_device and x.kind == "numpy" and np.issubdtype(np.asarray(x.obj).dtype, np.integer):
         x = _arrays.wrap(np.asarray(x.obj, dtype=np.float64), name)
+    if "complex" in str(x.dtype):
+        raise InvalidInputError(f"{name}: Complex data not supported (dtype {x.dtype}; float32 or float64 expected)")
     if x.ndim != 2:
-        raise InvalidInputError(f"{name} must be a matrix (n_samples, n_features), got shape {x.shape}")
+        got = {0: "scalar array", 1: "1D array"}.get(x.ndim, f"{x.ndim}D array")
+        raise InvalidInputError(
+            f"{name} must be a matrix (n_samples, n_features): Expected 2D array, got {got} instead (shape "
+            f"{tuple(x.shape)}). Reshape your data either using {name}.reshape(-1, 1) if your data has a single "
+            f"feature or {name}.reshape(1, -1) if it contains a single sample.")
+    n, d = x.shape
+    if n < 1:
+        raise InvalidInputError(f"{name}: Found array with 0 sample(s) (shape=({n}, {d})) while a minimum of 1 is "
+                                "required.")
+    if d < 1:
+        raise InvalidInputError(f"{name}: Found array with 0 feature(s) (shape=({n}, {d})) while a minimum of 1 is "
+                                "required.")
     _arrays.require_dtype(x, ("float32", "float64"), "float32, or float64 (rounded to float32)")
     return x
+
+
+def _contains(value):
+    """scikit-learn's words for a non-finite value: "NaN" or "infinity"."""
+    return "NaN" if math.isnan(value) else "infinity"
+
+
+def _sample_weight(sample_weight, n):
+    """The weights of fit and score as a float64 NumPy array of n values (host), or None when
+    sample_weight is None. A number gives every sample that weight (scikit-learn's rule). Any
+    other shape than (n,) is refused (InvalidInputError); the values (finite, >= 0, not all 0)
+    are checked by the library (fit) or here (score)."""
+    if sample_weight is None:
+        return None
+    w = _arrays.wrap(sample_weight, "sample_weight")
+    if w.on_device or w.kind != "numpy":
+        w = _arrays.wrap(_arrays.to_host(w), "sample_weight")
+    w = np.asarray(w.obj)
+    if w.ndim == 0:
+        w = np.full(n, w)
+    if w.shape != (n,):
+        raise InvalidInputError(f"sample_weight.shape == {w.shape}, expected ({n},): one weight per sample")
+    if not (np.issubdtype(w.dtype, np.floating) or np.issubdtype(w.dtype, np.integer) or w.dtype == bool):
+        raise InvalidInputError(f"sample_weight: dtype {w.dtype} is not supported (real numbers)")
+    w = np.ascontiguousarray(w, dtype=np.float64)  # a copy where needed: the caller's array is never changed
+    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+    if bad.size:
+        raise InvalidInputError(f"sample_weight: weight {bad[0]} is {w[bad[0]]}: sample weights must be finite and "
+                                ">= 0")
+    if not (w > 0).any():
+        raise InvalidInputError(f"sample_weight: every sample weight is 0 ({n} samples): at least one must be "
+                                "positive")
+    return w
 
 
 def _host_points(x, what="kmeans"):
@@ -274,6 +344,33 @@ class KMeans:
 
     Ctrl-C (SIGINT) stops a cpu fit or kmeans_plusplus within about a second and raises
     KeyboardInterrupt (the call runs on a worker thread, interrupted through tcsolveInterrupt).
+
+    Sample weights (``fit``, ``fit_predict``, ``fit_transform`` and ``score`` take
+    ``sample_weight``, as scikit-learn's KMeans): None, a number (every sample that weight) or
+    n_samples values, finite and >= 0, not all 0 (else InvalidInputError naming the first bad
+    one). The fit runs the library's weighted K-means (tcsolveKmeansWeighted, both backends):
+    centroids sum_i w_i x_i / sum_i w_i over each cluster's points (FP64 sums, rounded once to
+    float32), ``inertia_`` = sum_i w_i ||x_i - c||^2, k-means++ drawn with probability
+    w_i D(x_i)^2 (scikit-learn 1.3's rule; its first centroid with probability w_i; a sample of
+    weight 0 is never a centroid), init="random" drawing rows with probability w_i; the tol test
+    keeps the unweighted variance of X (scikit-learn's). A cluster whose weights sum to 0 keeps its
+    centroid (empty_clusters_). Equal weights w run as the unweighted fit (bitwise its labels
+    and centroids, the same means) with ``inertia_`` multiplied by w. Integer weights give the
+    fit of X with sample i repeated w_i times (up to the order of the FP64 sums).
+
+    scikit-learn's ``check_estimator`` (1.2.1): every check passes on the cpu backend except
+    check_sample_weights_pandas_series, which skips itself where pandas is absent, and
+    check_sample_weights_invariance, marked as expected to fail (``_more_tags``, skipped by
+    check_estimator) as scikit-learn marks its own KMeans: its kind="zeros" case compares the
+    labels of X with those of a shuffled X plus points of weight 0; the clusters are the same,
+    but k-means++ walks the points in their order, so from the same seed the centroids come in
+    another order and the label numbers differ. (Its kind="ones" case passes: equal weights run
+    as the unweighted fit.) Input is
+    refused in its words: sparse matrices ("sparse", dense data required), complex data
+    ("Complex data not supported"), 1-D X ("Expected 2D array, got 1D array instead ... Reshape
+    your data"), no samples or features ("Found array with 0 sample(s)" / "0 feature(s)"), NaN
+    and inf ("... (Input X contains NaN)" / "infinity") in fit, predict, transform and score;
+    NumPy arrays of dtype object holding numbers are taken (as float64).
     """
 
     def __init__(self, n_clusters=8, *, variant="auto", init="k-means++", n_init=1, max_iter=300, tol=1e-4,
@@ -321,6 +418,13 @@ class KMeans:
                 changed.append(f"{name}={'array' + str(np.shape(value)) if hasattr(value, 'shape') else repr(value)}")
         return f"KMeans({', '.join(changed)})"
 
+    def _more_tags(self):
+        """scikit-learn's estimator tags (read by its check_estimator): the check that cannot pass,
+        with its reason (the class docstring), as scikit-learn's KMeans lists it."""
+        return {"_xfail_checks": {"check_sample_weights_invariance": (
+            "zero sample_weight is not equivalent to removing samples: the same clusters, but k-means++ walks the "
+            "points in their order, so the shuffled data's labels are numbered differently")}}
+
     # --- the work ----------------------------------------------------------------------------
 
     def _data(self, X, name="X"):
@@ -362,22 +466,19 @@ class KMeans:
     def fit(self, X, y=None, sample_weight=None):
         """Runs K-means on X (n_samples, n_features); returns self. y is ignored. Device X is read
         where it is (no host copy), on its device and its library's current stream. n_init > 1:
-        that many runs from successive seeds, the lowest inertia kept. sample_weight: None or
-        equal weights (which change nothing); other weights are NotSupportedError for now."""
-        if sample_weight is not None:
-            w = np.asarray(_arrays.to_host(_arrays.wrap(sample_weight, "sample_weight")), dtype=np.float64).ravel()
-            if w.size and not np.all(w == w[0]):
-                raise NotSupportedError("sample_weight: unequal weights are not supported yet (the library's "
-                                        "centroids are plain means)")
+        that many runs from successive seeds, the lowest inertia kept. sample_weight: None, a
+        number or n_samples weights (host or device; the class docstring, "Sample weights")."""
+        x = self._data(X)
+        weights = _sample_weight(sample_weight, x.shape[0])
         runs = self.n_init
         if not isinstance(runs, numbers.Integral) or isinstance(runs, bool) or runs < 1:
             raise InvalidInputError(f"n_init must be an integer >= 1, got {runs!r}")
         if runs == 1 or not isinstance(self.init, str):
-            return self._fit_once(X, _seed(self.random_state))
+            return self._fit_once(x, _seed(self.random_state), weights)
         first = _seed(self.random_state)
         best = None
         for i in range(int(runs)):
-            self._fit_once(X, (first + i) % 2**64)
+            self._fit_once(x, (first + i) % 2**64, weights)
             if best is None or self.inertia_ < best["inertia_"]:
                 best = {name: getattr(self, name) for name in _FITTED}
         for name, value in best.items():
@@ -385,7 +486,7 @@ class KMeans:
         return self
 
     def fit_transform(self, X, y=None, sample_weight=None):
-        """fit(X).transform(X)."""
+        """fit(X, sample_weight=sample_weight).transform(X)."""
         return self.fit(X, y, sample_weight).transform(X)
 
     def transform(self, X):
@@ -402,14 +503,26 @@ class KMeans:
             d2 = (x64 * x64).sum(1)[:, None] + (c * c).sum(1)[None, :] - 2.0 * (x64 @ c.T)
             return d2.clamp(min=0).sqrt() if x.kind == "torch" else _arrays._cupy().sqrt(_arrays._cupy().maximum(d2, 0))
 
-    def _random_start(self, x, seed, k):
-        """init="random": k distinct rows of X drawn with the seed (float32, host)."""
-        rows = np.random.default_rng(seed).choice(x.shape[0], size=k, replace=False)
+    def _random_start(self, x, seed, k, weights=None):
+        """init="random": k distinct rows of X drawn with the seed (float32, host); with weights
+        (unequal: _fit_once) row i with probability w_i / sum w, among the rows of positive weight."""
+        if weights is None:
+            rows = np.random.default_rng(seed).choice(x.shape[0], size=k, replace=False)
+        else:
+            positive = int(np.count_nonzero(weights))
+            if positive < k:
+                raise InvalidInputError(f"init='random': {positive} samples of positive weight for n_clusters = {k}")
+            rows = np.random.default_rng(seed).choice(x.shape[0], size=k, replace=False, p=weights / weights.sum())
         picked = x.obj[rows.tolist()] if x.kind == "torch" else x.obj[rows]
         return np.asarray(_arrays.to_host(_arrays.wrap(picked, "init")), dtype=np.float32)
 
-    def _fit_once(self, X, seed):
-        x = self._data(X)
+    def _fit_once(self, x, seed, weights=None):
+        """One run on the checked Array x from `seed`; weights: None or _sample_weight's array."""
+        # Equal weights w: the unweighted run (the same means; bitwise its labels and centroids),
+        # its inertia times w.
+        scale = 1.0
+        if weights is not None and np.all(weights == weights[0]):
+            scale, weights = float(weights[0]), None
         if x.on_device and self.backend == "cpu":
             raise InvalidInputError(f"backend='cpu' with X in device memory ({x.where()}): move it to the host")
         n, d = x.shape
@@ -419,18 +532,31 @@ class KMeans:
             params, centers = self._params(n, d)
             params.seed = seed
             if isinstance(self.init, str) and self.init == "random":
-                centers[...] = self._random_start(points, seed, centers.shape[0])
+                centers[...] = self._random_start(points, seed, centers.shape[0], weights)
                 params.init = 0
             labels = _arrays.empty(x, (n,), "int32") if x.on_device else _arrays.wrap(np.empty(n, np.int32), "labels")
             h = _handle(x, self.backend)
+            work = n * d * centers.shape[0] * params.max_iterations
             # cpu: on a worker thread, so that Ctrl-C stops it (Handle.call, tcsolveInterrupt)
-            h.check(h.call(_lib.lib.tcsolveKmeans, h.raw, ctypes.byref(params), n, d, points.ptr, ld,
-                           centers.shape[0], centers.ctypes.data, d, labels.ptr, ctypes.byref(info),
-                           work=n * d * centers.shape[0] * params.max_iterations))
+            if weights is None:
+                status = h.call(_lib.lib.tcsolveKmeans, h.raw, ctypes.byref(params), n, d, points.ptr, ld,
+                                centers.shape[0], centers.ctypes.data, d, labels.ptr, ctypes.byref(info), work=work)
+            else:
+                status = h.call(_lib.lib.tcsolveKmeansWeighted, h.raw, ctypes.byref(params), n, d, points.ptr, ld,
+                                centers.shape[0], centers.ctypes.data, d, labels.ptr,
+                                weights.ctypes.data_as(_lib.c_double_p), ctypes.byref(info), work=work)
+            try:
+                h.check(status)
+            except InvalidInputError as e:
+                # the library's "X has a non-finite value at (i, j)", with scikit-learn's words
+                bad = _first_bad(points, x) if "non-finite value" in str(e) else None
+                if bad is None:
+                    raise
+                raise type(e)(f"{e} (Input X contains {_contains(bad[1])})", e.status) from None
         self._centers_host = centers
         self.cluster_centers_ = _arrays.from_host(x, centers)
         self.labels_ = labels.obj if x.on_device else _arrays.from_host(x, labels.obj)
-        self.inertia_ = info.inertia
+        self.inertia_ = info.inertia * scale
         self.n_iter_ = info.iterations
         self.n_features_in_ = d
         self.stop_reason_ = _STOPS.get(info.stop, str(info.stop))
@@ -441,9 +567,9 @@ class KMeans:
         self.time_ = info.time_s
         return self
 
-    def fit_predict(self, X, y=None):
-        """fit(X).labels_."""
-        return self.fit(X).labels_
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """fit(X, sample_weight=sample_weight).labels_."""
+        return self.fit(X, sample_weight=sample_weight).labels_
 
     def _fitted(self):
         if not hasattr(self, "_centers_host"):
@@ -544,19 +670,24 @@ class KMeans:
                         out.obj[i0 + b0:i0 + b1] = cp.argmin(s, axis=0).astype(cp.int32)
         return out.obj
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Minus the inertia of X for the fitted centroids: -sum_i ||x_i - c_predict(i)||^2,
-        computed in FP64 (scikit-learn's score). y is ignored. X is refused as predict refuses
-        it."""
+        computed in FP64 (scikit-learn's score); with sample_weight (as fit takes it)
+        -sum_i w_i ||x_i - c_predict(i)||^2. y is ignored. X is refused as predict refuses it."""
         x = self._points(X, "score")
+        weights = _sample_weight(sample_weight, x.shape[0])
         labels = self._predict(x)
         if not x.on_device:
             diff = np.asarray(x.obj, dtype=np.float64) - self._centers_host.astype(np.float64)[labels]
-            return -float(np.einsum("ij,ij->", diff, diff))
+            if weights is None:
+                return -float(np.einsum("ij,ij->", diff, diff))
+            return -float(np.einsum("ij,ij->i", diff, diff) @ weights)
         with _arrays.device_scope(x):
             centers = _arrays.from_host(x, self._centers_host.astype(np.float64))
             if x.kind == "torch":
                 diff = x.obj.double() - centers[labels.long()]
             else:
                 diff = x.obj.astype(_arrays._cupy().float64) - centers[labels]
-            return -float((diff * diff).sum())
+            if weights is None:
+                return -float((diff * diff).sum())
+            return -float(((diff * diff).sum(1) * _arrays.from_host(x, weights)).sum())

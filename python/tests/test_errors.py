@@ -25,7 +25,8 @@ def system(n=8):
     (np.ones(4), np.ones(4), "square"),
     (np.eye(4), np.ones(5), "b has 5 rows"),
     (np.eye(4), np.ones((3, 2)), "b has 3 rows"),
-    (np.eye(4), np.ones((4, 2, 1)), "vector"),
+    (np.eye(4), np.ones((4, 2, 1)), "b has 2 rows"),  # a batch of four 2 x 1 right-hand sides
+    (np.ones((2, 4)), np.ones((3, 2, 1)), "square"),
     ([["a"]], [1.0], "dtype"),
 ])
 def test_solve_refuses_bad_arrays_before_the_library(A, b, message):

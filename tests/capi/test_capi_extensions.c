@@ -4,8 +4,10 @@
  * solve and after a failed one, kept after SUCCESS and NOT_CONVERGED, copied no further than the
  * capacity given) and K-means (tcsolveKmeans: labels and centroids of separated blobs, the
  * k-means++ start reproducible for a seed and the same as tcsolveKmeansPlusPlus's, padded rows, every bad argument INVALID_VALUE naming
- * it with nothing written, an unavailable variant NOT_SUPPORTED). Prints one line per failed
- * check; exit status 1 when any failed. */
+ * it with nothing written, an unavailable variant NOT_SUPPORTED; tcsolveKmeansWeighted: NULL
+ * weights and weights of 1 are tcsolveKmeans bitwise, integer weights are the points repeated,
+ * a bad weight INVALID_VALUE naming it). Prints one line per failed check; exit status 1 when any
+ * failed. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -280,6 +282,77 @@ static void test_kmeans(tcsolveHandle_t h) {
 #undef KMEANS_FAILS
 }
 
+/* tcsolveKmeansWeighted against its oracles: NULL weights and weights of 1 (w x = x and sum w = n
+ * exactly) give tcsolveKmeans's run bitwise, k-means++ start included; weights w_i in {1, 2, 3}
+ * give the run on the points repeated w_i times, bitwise: the values are multiples of 1/8 below
+ * 2^4, so every FP64 sum of w x and of repeated x is exact, hence the same means. */
+#define WN 24
+#define WD 2
+#define WK 3
+static void test_kmeans_weighted(tcsolveHandle_t h) {
+  static float X[WN * WD], R[3 * WN * WD];
+  static double w[WN], ones[WN];
+  int r = 0;
+  for (int i = 0; i < WN; ++i) {
+    X[i * WD + 0] = (float)((i % 3) * 4 + (i % 5) * 0.125);
+    X[i * WD + 1] = (float)((i % 3 == 1 ? 6 : 0) + (i % 7) * 0.25);
+    w[i] = (double)(1 + (i / 3) % 3);
+    ones[i] = 1.0;
+    for (int c = 0; c < (int)w[i]; ++c, ++r)
+      for (int d = 0; d < WD; ++d) R[r * WD + d] = X[i * WD + d];
+  }
+  const int rn = r;
+  tcsolveKmeansParams_t s;
+  tcsolveKmeansParamsDefault(&s);
+  s.variant = variant("fp64");
+  s.seed = 5;
+  float c1[WK * WD], c2[WK * WD];
+  int32_t l1[WN], l2[WN];
+  tcsolveKmeansInfo_t i1, i2;
+  CHECK_STATUS(h, tcsolveKmeans(h, &s, WN, WD, X, WD, WK, c1, WD, l1, &i1), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(h, tcsolveKmeansWeighted(h, &s, WN, WD, X, WD, WK, c2, WD, l2, NULL, &i2), TCSOLVE_STATUS_SUCCESS,
+               NULL);
+  CHECK(memcmp(c1, c2, sizeof c1) == 0 && memcmp(l1, l2, sizeof l1) == 0 && i1.inertia == i2.inertia);
+  CHECK_STATUS(h, tcsolveKmeansWeighted(h, &s, WN, WD, X, WD, WK, c2, WD, l2, ones, &i2), TCSOLVE_STATUS_SUCCESS,
+               NULL);
+  CHECK(memcmp(c1, c2, sizeof c1) == 0 && memcmp(l1, l2, sizeof l1) == 0 && i1.inertia == i2.inertia);
+  CHECK(i1.iterations == i2.iterations);
+
+  /* integer weights against the repeated points, from the same start (points 0, 1, 2) */
+  tcsolveKmeansParams_t given = s;
+  given.init = 0;
+  float start[WK * WD];
+  memcpy(start, X, sizeof start);
+  memcpy(c1, start, sizeof start);
+  memcpy(c2, start, sizeof start);
+  static int32_t lr[3 * WN];
+  CHECK_STATUS(h, tcsolveKmeansWeighted(h, &given, WN, WD, X, WD, WK, c1, WD, l1, w, &i1), TCSOLVE_STATUS_SUCCESS,
+               NULL);
+  CHECK_STATUS(h, tcsolveKmeans(h, &given, rn, WD, R, WD, WK, c2, WD, lr, &i2), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(memcmp(c1, c2, sizeof c1) == 0 && i1.iterations == i2.iterations && i1.stop == i2.stop);
+  /* the inertias: n products w d^2 and r sums against r sums, each within r u64 relative */
+  CHECK(fabs(i1.inertia - i2.inertia) <= 3.0 * rn * ldexp(1.0, -53) * i2.inertia);
+  for (int i = 0, row = 0; i < WN; row += (int)w[i], ++i) CHECK(l1[i] == lr[row]);
+
+  /* bad weights: INVALID_VALUE naming the first bad one, nothing written */
+  double bad[WN];
+  float untouched[WK * WD];
+  int32_t untouched_labels[WN];
+  const double values[3] = {-1.0, NAN, INFINITY};
+  for (int b = 0; b < 4; ++b) {
+    for (int i = 0; i < WN; ++i) bad[i] = b == 3 ? 0.0 : 1.0;
+    if (b < 3) bad[7] = values[b];
+    for (int i = 0; i < WK * WD; ++i) untouched[i] = 7;
+    for (int i = 0; i < WN; ++i) untouched_labels[i] = 7;
+    CHECK_STATUS(h, tcsolveKmeansWeighted(h, &s, WN, WD, X, WD, WK, untouched, WD, untouched_labels, bad, NULL),
+                 TCSOLVE_STATUS_INVALID_VALUE, b == 3 ? "every sample weight is 0" : "weight 7 is");
+    for (int i = 0; i < WK * WD; ++i) CHECK(untouched[i] == 7);
+    for (int i = 0; i < WN; ++i) CHECK(untouched_labels[i] == 7);
+  }
+  CHECK_STATUS(NULL, tcsolveKmeansWeighted(NULL, &s, WN, WD, X, WD, WK, c1, WD, l1, w, NULL),
+               TCSOLVE_STATUS_INVALID_VALUE, "handle");
+}
+
 int main(void) {
   test_variant_table();
   tcsolveHandle_t h = NULL;
@@ -287,6 +360,7 @@ int main(void) {
   if (!h) return 1;
   test_last_solve(h);
   test_kmeans(h);
+  test_kmeans_weighted(h);
   CHECK_STATUS(NULL, tcsolveDestroy(h), TCSOLVE_STATUS_SUCCESS, NULL);
   if (failures) {
     fprintf(stderr, "test_capi_extensions: %d checks failed\n", failures);

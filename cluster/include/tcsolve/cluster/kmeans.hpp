@@ -27,6 +27,11 @@
 //      bitwise the same on both and on every run for the same labels.
 //      Empty cluster (no point labelled j): its centroid keeps its previous value; counted in
 //      KmeansIteration::empty_clusters. It stays a candidate in later assignments.
+//      Weighted (KmeansOptions::weights, scikit-learn's sample_weight): c_j = sum_i w_i x_i /
+//      sum_i w_i over the points labelled j, both sums in FP64 in point order (w_i x_i one
+//      rounded product), rounded once to FP32; a cluster whose weights sum to 0 (no points, or
+//      only points of weight 0) is empty. Without weights every step is the unweighted one,
+//      bitwise (no multiplication by 1 is inserted).
 // Stopping, checked in this order in each iteration:
 //   - no label changed in the assignment (iterations >= 2): converged, the centroids are the
 //     means of the labels (the update would reproduce them);
@@ -34,12 +39,14 @@
 //     (scikit-learn's KMeans tol, relative to the data's mean per-coordinate variance in FP64);
 //   - max_iterations iterations done.
 // The labels returned are those of the last assignment and the centroids their means.
-// Inertia: sum_i ||x_i - c_label(i)||^2 computed directly in FP64 from the FP32 points and the
-// final FP32 centroids (no cancellation), on the backend that ran.
+// Inertia: sum_i ||x_i - c_label(i)||^2 (weighted: sum_i w_i ||x_i - c_label(i)||^2) computed
+// directly in FP64 from the FP32 points and the final FP32 centroids (no cancellation), on the
+// backend that ran. The tol scale stays the unweighted variance of X (scikit-learn's).
 //
 // Start: k-means++ (kmeans_plus_plus in FP64, on the host or the device with bitwise the same
-// result, so every variant and both backends start from the same centroids for a seed) or
-// centroids given by the caller (the file's init).
+// result, so every variant and both backends start from the same centroids for a seed; with
+// weights the draws are proportional to w_i and w_i D(x_i)^2, as scikit-learn's) or centroids
+// given by the caller (the file's init).
 // Everything runs on the FP32 points: a file's float64 X is rounded once to FP32 on reading,
 // and the fp64 variant is the FP64 product of those FP32 values (rounded to FP32 at the end, as
 // tcsolve::gemm returns FP32).
@@ -148,6 +155,14 @@ struct KmeansOptions {
   /// call). Device points need the cuda backend; with Where(context), points that are not
   /// device memory of the context's GPU are refused (InvalidInput) before any kernel runs.
   runtime::Memory points_memory = runtime::Memory::host;
+  /// Sample weights (scikit-learn's sample_weight): `points` FP64 values in host memory, w_i the
+  /// weight of point i (column i of X), read during the call only. nullptr (default): every
+  /// point weighs 1, the unweighted run bitwise. Each weight must be finite and >= 0, and not
+  /// all 0 (InvalidInput naming the first bad one). Weighted, the update takes weighted means,
+  /// the inertia is weighted and a cluster of weight 0 is empty (the header comment, "update").
+  /// Both backends; on cuda the weights are copied to the device. Groups (Where(group), the
+  /// member_X overload) refuse weights (Unavailable).
+  const double* weights = nullptr;
 };
 
 enum class KmeansStop { labels_unchanged, tolerance, max_iterations };
@@ -262,9 +277,17 @@ std::vector<float> kmeans_plus_plus(const std::vector<const float*>& member_X, s
 /// centroids on every stream.
 /// `interrupt` (cpu; nullptr: never): read before each centroid's draw (a pass over the points);
 /// when set, throws Interrupted (the C API's tcsolveInterrupt).
+/// `weights` (host memory, `points` FP64 values; nullptr: unweighted, bitwise as before):
+/// scikit-learn's weighted k-means++: the first centroid is drawn with probability w_i / sum w,
+/// each next one with probability w_i D(x_i)^2 / sum_i w_i D(x_i)^2 (the same walks over the
+/// products w_i D^2 instead of D^2; the first draw walks the weights' running sum; when every
+/// w_i D^2 is 0 the draw is proportional to w_i again). A point of weight 0 is never drawn.
+/// Weights as KmeansOptions::weights (InvalidInput otherwise). Weighted seeding runs on the host
+/// on either backend (the points copied from the device where they are there): the centroids
+/// are the cpu's, bitwise, whatever the backend.
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
                                     Backend backend = Backend::cpu, CUstream_st* stream = nullptr,
-                                    const std::atomic<bool>* interrupt = nullptr);
+                                    const std::atomic<bool>* interrupt = nullptr, const double* weights = nullptr);
 
 /// k-means++ on `where`, bitwise the centroids above for the same points and seed: Where() the
 /// host, Where(context) the device (X host memory), and distributed over a group: a gpus() group
@@ -276,13 +299,16 @@ std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, 
 /// drawn point shares it. The interrupt is read on the host paths only.
 /// `memory`: where X lives; Memory::device (the context's device) only with Where(context): the
 /// points are read where they are.
+/// `weights`: as above (host memory); Where() and Where(context) only, groups refuse them
+/// (Unavailable).
 std::vector<float> kmeans_plus_plus(const float* X, int points, int dim, int k, std::uint64_t seed,
                                     const runtime::Where& where, runtime::Memory memory = runtime::Memory::host,
-                                    const std::atomic<bool>* interrupt = nullptr);
+                                    const std::atomic<bool>* interrupt = nullptr, const double* weights = nullptr);
 
-/// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major).
+/// sum_i ||x_i - c_label(i)||^2 on the host in FP64 (X dim x N, centroids dim x k, column-major);
+/// with `weights` (N host values; nullptr: none) sum_i w_i ||x_i - c_label(i)||^2.
 double kmeans_inertia(const float* X, int points, int dim, const std::vector<int>& labels,
-                      const std::vector<float>& centroids);
+                      const std::vector<float>& centroids, const double* weights = nullptr);
 
 /// Fraction of positions where a and b hold the same label (sizes must match and be non-zero).
 double label_agreement(const std::vector<int>& a, const std::vector<int>& b);
