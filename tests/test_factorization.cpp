@@ -357,7 +357,21 @@ TEST_CASE("factorize on cuda: the fallback's FP64 LU is kept; an FP32-singular A
     CHECK_FALSE(r.factorization_reused);
     CHECK(bitwise_equal(r.x, solve(sys, a).x));
   }
+  // Two equal rows: exactly singular. The cuda FP32 LU need not meet an exact zero pivot (its
+  // leaves' rounding differs by row position), so the refusal may come from factorize or from
+  // the solve's FP64 LU, as solve() refuses it: InvalidInput either way, never an x.
   Eigen::MatrixXd singular = uniform(300, 300, 14);
   singular.row(7) = singular.row(3);
-  CHECK_THROWS_AS(factorize(singular, o), InvalidInput);
+  LinearSystem s;
+  s.A = singular;
+  s.b = uniform(300, 1, 15);
+  CHECK_THROWS_AS(solve(s, o), InvalidInput);
+  bool refused = false;
+  try {
+    const Factorization f = factorize(singular, o);
+    solve(f, s.b);
+  } catch (const InvalidInput&) {
+    refused = true;
+  }
+  CHECK(refused);
 }
