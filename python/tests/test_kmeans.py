@@ -328,7 +328,12 @@ EXPECTED_NOT_PASSING = {"check_sample_weights_pandas_series", "check_sample_weig
 def test_check_estimator():
     estimator_checks = pytest.importorskip("sklearn.utils.estimator_checks")
     import functools
+    import inspect
     import warnings
+    if "generate_only" not in inspect.signature(estimator_checks.check_estimator).parameters:
+        import sklearn  # 1.6+ changed the checks' API and the tags (__sklearn_tags__)
+        pytest.skip(f"scikit-learn {sklearn.__version__}: the list of checks is pinned to Debian's 1.2.1 "
+                    "(check_estimator(generate_only=True), _more_tags)")
     from unittest import SkipTest
     failed, skipped, passed = [], [], 0
     est = tcsolve.KMeans(backend="cpu")

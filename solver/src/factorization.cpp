@@ -313,6 +313,21 @@ SolveResult solve(const Factorization& factors, const Eigen::MatrixXd& b, Transp
   const auto t_start = Clock::now();
   const Factorization::State& st = factors.state();
   const bool t = trans == Transpose::yes;
+  if (st.gpu != nullptr && !t && !st.prescale) {
+    // The device holds A: only b is checked and copied here (O(n) host work per solve).
+    const Eigen::Index n = st.A.rows();
+    if (b.rows() != n || b.cols() < 1)
+      throw InvalidInput("b must have n = " + std::to_string(n) + " rows and at least one column, got " +
+                         std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
+    if (!b.allFinite()) throw InvalidInput("A or b has NaN or infinite entries");
+    LinearSystem rhs;  // prescale_for reads b only
+    rhs.b = b;
+    if (!detail::prescale_for(rhs, st.max_abs_a).any()) {
+      SolveResult res = cuda::solve_kept(*st.gpu, b);  // finish_result applied there
+      res.time_s.refinement = res.time_s.total = seconds(t_start, Clock::now());
+      return res;
+    }
+  }
   LinearSystem sys;
   sys.A = t ? Eigen::MatrixXd(st.A.transpose()) : st.A;
   sys.b = b;
@@ -320,16 +335,11 @@ SolveResult solve(const Factorization& factors, const Eigen::MatrixXd& b, Transp
   detail::check_system(sys);
   if (st.prescale || detail::prescale_for(sys, st.max_abs_a).any()) return solve(sys, st.options);
   if (st.cuda) {
-    if (st.gpu == nullptr || t) {
-      // rbt, fp64_below, or A^T (the device refinement runs against A only): solve() whole
-      SolveResult r = solve(sys, st.options);
-      r.note += t ? "; A^T solved whole on cuda (the kept factors serve A x = b only): a new LU"
-                  : "; solved whole on cuda (factors are kept for partial pivoting's FP32 LU only)";
-      return r;
-    }
-    SolveResult res = cuda::solve_kept(*st.gpu, b);  // finish_result applied there
-    res.time_s.refinement = res.time_s.total = seconds(t_start, Clock::now());
-    return res;
+    // rbt, fp64_below, or A^T (the device refinement runs against A only): solve() whole
+    SolveResult r = solve(sys, st.options);
+    r.note += t ? "; A^T solved whole on cuda (the kept factors serve A x = b only): a new LU"
+                : "; solved whole on cuda (factors are kept for partial pivoting's FP32 LU only)";
+    return r;
   }
   SolveResult res;
   res.backend = Backend::cpu;

@@ -361,10 +361,15 @@ std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd& A, const Solv
   auto k = std::make_shared<KeptFactors>(options, A);
   const tcsolve::detail::DeviceGuard on_device(k->ctx.get().device());
   check_device_memory(static_cast<int>(A.rows()), 1, options);
-  LinearSystem sys;  // A, and one zero column as b until a solve brings its own
-  sys.A = A;
-  sys.b = Eigen::MatrixXd::Zero(A.rows(), 1);
-  k->s = upload(k->run, sys);
+  // A (no host copy), and one zero column as b until a solve brings its own
+  DeviceSystem& s = k->s;
+  s.n = static_cast<int>(A.rows());
+  s.nrhs = 1;
+  s.a = DeviceBuffer<double>(elements(s.n, s.n));
+  s.b = DeviceBuffer<double>(elements(s.n, 1));
+  copy_to_device(s.a.data(), A.data(), s.a.size() * sizeof(double), k->run.stream);
+  device_memset(s.b.data(), 0, s.b.size() * sizeof(double), k->run.stream);
+  s.b_norm = {0.0};
   PhaseClock clock(k->run.plan.phases != CudaLuPlan::Phases::off, k->run.stream);
   clock.reserve(4 * (static_cast<std::size_t>(k->s.n) / 16 + 64));
   k->f = factorize(k->run, k->s, options.variant, options.block_size, clock);
