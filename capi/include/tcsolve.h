@@ -125,9 +125,10 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
  * size and takes the defaults for the rest (a caller of an older, smaller layout); a size below
  * the first versioned layout's (the fields through row_major), above this library's, or not
  * ending at a field's end (0, garbage: a struct not passed through tcsolveSolveParamsDefault) is
- * refused with INVALID_VALUE naming params->size. Layouts: 0.3 (the fields through row_major,
- * then estimate_condition .. rbt_seed), 0.4 (then cuda_plan and gemm_kernels). Every option of
- * `tcsolve solve` is here, but --backend (the handle's) and the output's. */
+ * refused with INVALID_VALUE naming params->size. Layouts (each a size the library takes): the
+ * fields through row_major; then through rbt_seed; then through gemm_kernels (cuda_plan and
+ * gemm_kernels, added later in 0.3). Every option of `tcsolve solve` is here, but --backend (the
+ * handle's) and the output's; the convergence test is LAPACK dsgesv's, with no tolerance to set. */
 typedef struct {
   size_t size;        /* sizeof(tcsolveSolveParams_t), set by tcsolveSolveParamsDefault */
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */

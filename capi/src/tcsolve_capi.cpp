@@ -150,7 +150,7 @@ tcsolveSolveParams_t read_params(const tcsolveSolveParams_t* params) {
                                    offsetof(tcsolveSolveParams_t, fp64_below) + sizeof(int),
                                    offsetof(tcsolveSolveParams_t, rbt_window) + sizeof(int),
                                    offsetof(tcsolveSolveParams_t, rbt_seed) + sizeof(std::uint64_t),
-                                   sizeof(tcsolveSolveParams_t)};  // 0.4: then cuda_plan, gemm_kernels
+                                   sizeof(tcsolveSolveParams_t)};  // then cuda_plan, gemm_kernels
   if (std::find(std::begin(kEnds), std::end(kEnds), size) == std::end(kEnds))
     throw InvalidInput("params->size: " + std::to_string(size) + " is not the size of a tcsolveSolveParams_t layout (" +
                        std::to_string(kEnds[0]) + " to " + std::to_string(sizeof(tcsolveSolveParams_t)) +
