@@ -130,7 +130,8 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
  * gemm_kernels, added later in 0.3). Every option of `tcsolve solve` is here, but --backend (the
  * handle's) and the output's; the convergence test is LAPACK dsgesv's, with no tolerance to set. */
 typedef struct {
-  size_t size;        /* sizeof(tcsolveSolveParams_t), set by tcsolveSolveParamsDefault */
+  size_t size;        /* sizeof(tcsolveSolveParams_t) of the caller's header, set by
+                         tcsolveSolveParamsDefault */
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
   int refinement;     /* 0 classical, 1 gmres, 2 auto (classical, then GMRES-IR when a step gains < 10x) */
   int pivoting;       /* 0 partial, 1 rbt (random butterflies, an LU with windowed pivoting,
@@ -158,10 +159,20 @@ typedef struct {
                          sm_90, else mma.sync), 1 wgmma, 2 mma (--gemm-kernels) */
 } tcsolveSolveParams_t;
 
-/* size sizeof(tcsolveSolveParams_t), variant auto, classical, partial pivoting, max_iterations
- * 30, fallback 1, block_size 0, row_major 0, estimate_condition 1, fp64_below -1, rbt_window
- * 128, rbt_seed 1, cuda_plan NULL, gemm_kernels 0 (NULL: nothing). */
-void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params);
+/* The defaults, written into the first `size` bytes of *params only: size sizeof(*params) of the
+ * caller's header, variant auto, classical, partial pivoting, max_iterations 30, fallback 1,
+ * block_size 0, row_major 0, estimate_condition 1, fp64_below -1, rbt_window 128, rbt_seed 1,
+ * cuda_plan NULL, gemm_kernels 0 (NULL: nothing). Call it through tcsolveSolveParamsDefault. */
+void tcsolveSolveParamsInit(tcsolveSolveParams_t* params, size_t size);
+
+/* The function of the earlier 0.3 headers, kept for the programs compiled against them: it writes
+ * the layout through rbt_seed only (sets size to its end), never the later fields. */
+void(tcsolveSolveParamsDefault)(tcsolveSolveParams_t* params);
+
+/* The defaults for this header's layout: always start from it. A macro, so that a program
+ * compiled against this header asks for sizeof of its own struct, and a later library, whose
+ * struct is larger, never writes past it. */
+#define tcsolveSolveParamsDefault(params) tcsolveSolveParamsInit((params), sizeof(*(params)))
 
 typedef struct {
   int converged;             /* LAPACK dsgesv's test holds for X */

@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
+#include <cstring>
 #include <cstddef>
 #include <iterator>
 #include <atomic>
@@ -431,23 +432,31 @@ tcsolveStatus_t tcsolveSgemm(tcsolveHandle_t h, int variant, tcsolveOperation_t 
   });
 }
 
-void tcsolveSolveParamsDefault(tcsolveSolveParams_t* params) {
+void tcsolveSolveParamsInit(tcsolveSolveParams_t* params, size_t size) {
   if (!params) return;
   const SolveOptions defaults;
-  params->size = sizeof(tcsolveSolveParams_t);
-  params->variant = static_cast<int>(Variant::auto_);
-  params->refinement = 0;
-  params->pivoting = 0;
-  params->max_iterations = 30;
-  params->fallback = 1;
-  params->block_size = 0;
-  params->row_major = 0;
-  params->estimate_condition = defaults.estimate_condition ? 1 : 0;
-  params->fp64_below = defaults.fp64_below;
-  params->rbt_window = defaults.rbt_window;
-  params->rbt_seed = defaults.rbt_seed;
-  params->cuda_plan = nullptr;
-  params->gemm_kernels = static_cast<int>(defaults.gemm.cuda_kernels);
+  tcsolveSolveParams_t p;
+  std::memset(&p, 0, sizeof p);
+  p.size = std::min(size, sizeof(tcsolveSolveParams_t));
+  p.variant = static_cast<int>(Variant::auto_);
+  p.refinement = 0;
+  p.pivoting = 0;
+  p.max_iterations = 30;
+  p.fallback = 1;
+  p.block_size = 0;
+  p.row_major = 0;
+  p.estimate_condition = defaults.estimate_condition ? 1 : 0;
+  p.fp64_below = defaults.fp64_below;
+  p.rbt_window = defaults.rbt_window;
+  p.rbt_seed = defaults.rbt_seed;
+  p.cuda_plan = nullptr;
+  p.gemm_kernels = static_cast<int>(defaults.gemm.cuda_kernels);
+  // The caller's struct is `size` bytes (a size that is no layout's end is refused by the solve).
+  std::memcpy(params, &p, std::min(size, sizeof p));
+}
+
+void(tcsolveSolveParamsDefault)(tcsolveSolveParams_t* params) {
+  tcsolveSolveParamsInit(params, offsetof(tcsolveSolveParams_t, rbt_seed) + sizeof(std::uint64_t));
 }
 
 tcsolveStatus_t tcsolveDgesv(tcsolveHandle_t h, const tcsolveSolveParams_t* params, int64_t n, int64_t nrhs,

@@ -109,7 +109,7 @@ def _load():
         "tcsolveVariantAvailable": (status, [c_int, c_int, ctypes.POINTER(c_int)]),
         "tcsolveSgemm": (status, [handle, c_int, c_int, c_int, c_int64, c_int64, c_int64, c_float_p, c_void_p, c_int64,
                                   c_void_p, c_int64, c_float_p, c_void_p, c_int64]),
-        "tcsolveSolveParamsDefault": (None, [ctypes.POINTER(SolveParams)]),
+        "tcsolveSolveParamsInit": (None, [ctypes.POINTER(SolveParams), ctypes.c_size_t]),
         "tcsolveDgesv": (status, [handle, ctypes.POINTER(SolveParams), c_int64, c_int64, c_void_p, c_int64, c_void_p,
                                   c_int64, c_void_p, c_int64, ctypes.POINTER(SolveInfo)]),
         "tcsolveDgetrf": (status, [handle, ctypes.POINTER(SolveParams), c_int64, c_void_p, c_int64,

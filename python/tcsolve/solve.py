@@ -73,7 +73,7 @@ _GEMM_KERNELS = {"automatic": 0, "wgmma": 1, "mma": 2}
 def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial", estimate_condition=True,
             fp64_below=None, rbt_window=None, rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     p = _lib.SolveParams()
-    _lib.lib.tcsolveSolveParamsDefault(ctypes.byref(p))
+    _lib.lib.tcsolveSolveParamsInit(ctypes.byref(p), ctypes.sizeof(p))  # tcsolveSolveParamsDefault's macro
     if cuda_plan is not None:  # "FIELD=VALUE,..." or {field: value}; the library checks each field
         if isinstance(cuda_plan, dict):
             cuda_plan = ",".join(f"{k}={v}" for k, v in cuda_plan.items())

@@ -5,7 +5,9 @@
  * the first bitwise as tcsolveDgesv; row-major; a params struct of the first versioned layout
  * (size through row_major: an older caller) takes the later fields' defaults; a zero or garbage
  * size and bad arguments are INVALID_VALUE naming the argument; the 0.3 layout (through rbt_seed)
- * ignores cuda_plan and gemm_kernels beyond it; a bad plan or kernel choice is named. The factor-and-solve checks run
+ * ignores cuda_plan and gemm_kernels beyond it; a bad plan or kernel choice is named; a program
+ * laid out as the earlier 0.3 header (its struct, the function tcsolveSolveParamsDefault) gets
+ * nothing written past its struct and bitwise the X of the current defaults. The factor-and-solve checks run
  * again on a cuda handle where one can be made (a GPU present).
  * Prints one line per failed check; exit status 1 when any failed. */
 #include <math.h>
@@ -129,6 +131,47 @@ static void test_factor_and_solve(tcsolveHandle_t h) {
   tcsolveFactorizationDestroy(f);
 }
 
+/* The params struct of the earlier 0.3 header (fields through rbt_seed), as a program compiled
+ * against it holds it, with guard bytes after it. */
+typedef struct {
+  size_t size;
+  int variant, refinement, pivoting, max_iterations, fallback, block_size, row_major;
+  int estimate_condition, fp64_below, rbt_window;
+  uint64_t rbt_seed;
+} params_0_3_t;
+
+/* A program compiled against the earlier header calls the function tcsolveSolveParamsDefault (not
+ * this header's macro): it fills that layout and writes nothing past it; the solve reads that
+ * layout and takes the later fields' defaults: bitwise the X of this header's defaults. */
+static void test_earlier_header_consumer(tcsolveHandle_t h) {
+  for (int i = 0; i < N * N; ++i) A[i] = urand();
+  for (int i = 0; i < N; ++i) B[i] = urand();
+  struct {
+    params_0_3_t p;
+    unsigned char guard[64];
+  } old;
+  memset(&old, 0xab, sizeof old);
+  (tcsolveSolveParamsDefault)((tcsolveSolveParams_t*)&old.p); /* the function, as the old binary calls it */
+  CHECK(old.p.size == sizeof(params_0_3_t));
+  CHECK(old.p.max_iterations == 30 && old.p.rbt_window == 128 && old.p.rbt_seed == 1);
+  int untouched = 1;
+  for (size_t k = 0; k < sizeof old.guard; ++k) untouched &= old.guard[k] == 0xab;
+  CHECK(untouched);
+  tcsolveSolveParams_t p;
+  tcsolveSolveParamsDefault(&p);
+  CHECK(p.size == sizeof(tcsolveSolveParams_t) && p.cuda_plan == NULL && p.gemm_kernels == 0);
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, Xd, N, NULL), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK_STATUS(h, tcsolveDgesv(h, (const tcsolveSolveParams_t*)&old.p, N, 1, A, N, B, N, X, N, NULL),
+               TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(memcmp(X, Xd, N * sizeof(double)) == 0);
+  /* tcsolveSolveParamsInit writes only the bytes it is given */
+  memset(&old, 0xab, sizeof old);
+  tcsolveSolveParamsInit((tcsolveSolveParams_t*)&old.p, sizeof old.p);
+  untouched = 1;
+  for (size_t k = 0; k < sizeof old.guard; ++k) untouched &= old.guard[k] == 0xab;
+  CHECK(untouched && old.p.size == sizeof old.p);
+}
+
 /* The size field: an older caller's layout (through row_major) works with the later fields'
  * defaults; zero and garbage sizes are refused; the new fields reach the solver. */
 static void test_params_size(tcsolveHandle_t h) {
@@ -221,6 +264,7 @@ int main(void) {
   }
   test_factor_and_solve(h);
   test_params_size(h);
+  test_earlier_header_consumer(h);
   tcsolveDestroy(h);
   /* the same on a cuda handle where a GPU is usable (the factors kept on the device) */
   if (tcsolveCreate(&h, TCSOLVE_BACKEND_CUDA) == TCSOLVE_STATUS_SUCCESS) {
