@@ -132,22 +132,8 @@ class CpuEngine final : public Engine {
       comm_->allreduce_sum(sums.data(), sums.size(), nullptr);
       comm_->allreduce_sum(counts.data(), counts.size(), nullptr);
     }
-    for (int j = 0; j < k_; ++j) {  // as finalize_kernel: d ascending, every operation rounded
-      const int n = counts[static_cast<std::size_t>(j)];
-      float* c = &C_[count(j, dim_)];
-      const double* s = sums.data() + count(j, dim_);
-      double shift = 0, norm = 0;
-      for (int d = 0; d < dim_; ++d) {
-        const float old = c[d];
-        const float v = n > 0 ? static_cast<float>(s[d] / static_cast<double>(n)) : old;  // empty: kept
-        c[d] = v;
-        const double diff = static_cast<double>(v) - static_cast<double>(old);
-        shift += diff * diff;
-        norm += static_cast<double>(v) * static_cast<double>(v);
-      }
-      shift2[static_cast<std::size_t>(j)] = shift;
-      cnorm_[static_cast<std::size_t>(j)] = norm;
-    }
+    for (int j = 0; j < k_; ++j)
+      finalize(j, sums.data() + count(j, dim_), static_cast<double>(counts[static_cast<std::size_t>(j)]), shift2);
   }
 
   std::vector<int> labels() const override { return labels_; }
@@ -171,23 +157,29 @@ class CpuEngine final : public Engine {
       weight[static_cast<std::size_t>(l)] += w;
       ++counts[static_cast<std::size_t>(l)];
     }
-    for (int j = 0; j < k_; ++j) {  // as finalize_kernel with weights: d ascending, every operation rounded
+    for (int j = 0; j < k_; ++j) {
       const double wj = weight[static_cast<std::size_t>(j)];
       if (!(wj > 0)) counts[static_cast<std::size_t>(j)] = 0;  // weight 0: empty
-      float* c = &C_[count(j, dim_)];
-      const double* s = sums.data() + count(j, dim_);
-      double shift = 0, norm = 0;
-      for (int d = 0; d < dim_; ++d) {
-        const float old = c[d];
-        const float v = wj > 0 ? static_cast<float>(s[d] / wj) : old;  // empty: kept
-        c[d] = v;
-        const double diff = static_cast<double>(v) - static_cast<double>(old);
-        shift += diff * diff;
-        norm += static_cast<double>(v) * static_cast<double>(v);
-      }
-      shift2[static_cast<std::size_t>(j)] = shift;
-      cnorm_[static_cast<std::size_t>(j)] = norm;
+      finalize(j, sums.data() + count(j, dim_), wj, shift2);
     }
+  }
+
+  /// Centroid j = s / denominator (the count, or the weight), as finalize_kernel: d ascending,
+  /// every operation rounded; denominator not > 0: empty, the centroid kept. Its squared move
+  /// into shift2[j] and its squared norm into cnorm_.
+  void finalize(int j, const double* s, double denominator, std::vector<double>& shift2) {
+    float* c = &C_[count(j, dim_)];
+    double shift = 0, norm = 0;
+    for (int d = 0; d < dim_; ++d) {
+      const float old = c[d];
+      const float v = denominator > 0 ? static_cast<float>(s[d] / denominator) : old;
+      c[d] = v;
+      const double diff = static_cast<double>(v) - static_cast<double>(old);
+      shift += diff * diff;
+      norm += static_cast<double>(v) * static_cast<double>(v);
+    }
+    shift2[static_cast<std::size_t>(j)] = shift;
+    cnorm_[static_cast<std::size_t>(j)] = norm;
   }
 
   double norm2(const float* c) const {

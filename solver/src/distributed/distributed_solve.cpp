@@ -134,6 +134,22 @@ Eigen::MatrixXd solve_with(const detail::EquilibratedInverse& inverse, const Eig
   return x;
 }
 
+/// SolveOptions::fp64_below (variant auto on a small system): the FP64 LU's inverse, refined
+/// classically in FP64 (cpu/solver_cpu.cpp, solve_fp64), the note saying so.
+void refine_fp64_below(const SolveOptions& options, runtime::Communicator& world, const Checker& checker,
+                       const detail::EquilibratedInverse& inverse64, int n, SolveResult& res) {
+  SolveOptions classical = options;
+  classical.refinement = Refinement::classical;
+  refine_with(classical, world, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
+  res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
+             ": FP64 LU, refined in FP64; " + res.note;
+}
+
+/// The note's words for an exact zero pivot of the FP32 LU.
+std::string fp32_zero_pivot(int column) {
+  return "the FP32 LU hit a zero pivot in column " + std::to_string(column + 1) + " (singular to FP32 precision)";
+}
+
 /// detail::finish_result for a system of order n (it reads the system's n() and x_true only: a
 /// shell of n rows without A's entries).
 void finish(int n, const std::optional<Eigen::MatrixXd>& x_true, SolveResult& res) {
@@ -225,19 +241,11 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
   const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), n, sys.desc_b.n);
   const Checker checker{[&](const Eigen::MatrixXd& x) { return product(g, A, x); }, b, norm_inf(g, A), n};
   if (fp64_path) {
-    // SolveOptions::fp64_below (variant auto on a small system): the FP64 LU, refined
-    // classically in FP64 (cpu/solver_cpu.cpp, solve_fp64).
-    const detail::EquilibratedInverse inverse64 = inverse(g, *lu64, s);
-    SolveOptions classical = options;
-    classical.refinement = Refinement::classical;
-    refine_with(classical, world, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
-    res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
-               ": FP64 LU, refined in FP64; " + res.note;
+    refine_fp64_below(options, world, checker, inverse(g, *lu64, s), n, res);
   } else if (zero_pivot >= 0) {
     // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
     const DistributedLu64& lu = fp64();
-    const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
-                            " (singular to FP32 precision)";
+    const std::string why = fp32_zero_pivot(zero_pivot);
     if (options.fallback) {
       res.x = solve_with(inverse(g, lu, s), b);
       res.fallback_used = true;
@@ -349,17 +357,10 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     }
   };
   if (fp64_path) {
-    // SolveOptions::fp64_below (variant auto on a small system): the FP64 LU, refined
-    // classically in FP64 (as solve_pieces).
-    SolveOptions classical = options;
-    classical.refinement = Refinement::classical;
-    refine_with(classical, world, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse64, r); }, res);
-    res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(options.fp64_below) +
-               ": FP64 LU, refined in FP64; " + res.note;
+    refine_fp64_below(options, world, checker, inverse64, n, res);
   } else if (zero_pivot >= 0) {
     // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
-    const std::string why = "the FP32 LU hit a zero pivot in column " + std::to_string(zero_pivot + 1) +
-                            " (singular to FP32 precision)";
+    const std::string why = fp32_zero_pivot(zero_pivot);
     std::string why_not;
     if (options.fallback && fallback_lu(why_not)) {
       res.x = solve_with(inverse64, b);
