@@ -25,12 +25,14 @@ void add_solver_options(po::options_description& options) {
        "classical: x += LU^-1 r; gmres: GMRES-IR (FP64 GMRES preconditioned by the LU, for "
        "ill-conditioned systems); auto: classical, then GMRES-IR from the best iterate once a "
        "step reduces the backward error by less than 10x (before any fallback)")
-      ("pivoting", po::value<std::string>()->default_value("partial")->value_name("partial|rbt|auto"),
+      ("pivoting", po::value<std::string>()->default_value("partial")->value_name("partial|rbt|auto|beam"),
        "partial: a pivot search per column; rbt: a random butterfly transform U^T A V and an LU "
        "that searches each pivot in a window of rows only (--rbt-window), refined against A, "
        "partial pivoting again when it breaks down or does not converge (the time of a failed "
        "attempt is counted); auto: the faster of the two by what was measured (partial for now: "
-       "rbt was slower on the H100; the JSON's pivoting says what ran)")
+       "rbt was slower on the H100; the JSON's pivoting says what ran); beam: each pivot searched in "
+       "its diagonal block only, tiny pivots modified (counted: the JSON's modifications), refined "
+       "by GMRES-IR against A, partial pivoting again when that fails (cpu only for now)")
       ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
        "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
        "(64..256); 0: no pivoting at all")
@@ -121,6 +123,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("gmres_from", s.gmres_from >= 0, s.gmres_from);
   w.field_or_null("pivoting", !r.baseline, to_string(s.pivoting));
   w.field_or_null("rbt_window", !r.baseline && s.pivoting == Pivoting::rbt, r.options.rbt_window);
+  // beam: the pivots its LU modified (also when it fell back to partial pivoting)
+  w.field_or_null("modifications", !r.baseline && r.options.pivoting == Pivoting::beam, s.modifications);
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

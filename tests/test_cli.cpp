@@ -554,3 +554,19 @@ TEST_CASE("solve with several right-hand sides says that one LU serves them all 
   CHECK_FALSE(require_one_object(single).find("shared_lu")->boolean);
   CHECK_FALSE(contains(run_tcsolve("solve --input '" + one + "' --backend cpu").out, "one LU shared"));
 }
+
+TEST_CASE("solve --pivoting beam reports the pivoting that gave x and beam's modified pivots", "[cli][beam]") {
+  TempDir dir;
+  const std::string sys = dir.path("b.h5");
+  REQUIRE(run_tcsolve("generate --backend cpu --n 200 --seed 6 --output '" + sys + "'").exit_code == 0);
+  const CommandResult r = run_tcsolve("solve --input '" + sys + "' --backend cpu --pivoting beam --block-size 32 --json");
+  INFO(r);
+  REQUIRE(r.exit_code == 0);
+  const Json j = require_one_object(r);
+  CHECK(j.find("pivoting")->string == "beam");
+  CHECK(j.find("modifications")->number >= 0);
+  CHECK(contains(j.find("note")->string, "beam (in-block pivoting"));
+  const CommandResult partial = run_tcsolve("solve --input '" + sys + "' --backend cpu --json");
+  CHECK(require_one_object(partial).find("modifications")->type == Json::Type::null);
+  CHECK(run_tcsolve("solve --input '" + sys + "' --backend cpu --pivoting beem").exit_code == 2);
+}

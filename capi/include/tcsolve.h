@@ -135,7 +135,9 @@ typedef struct {
   int variant;        /* tcsolve::Variant of the LU's trailing updates; default "auto" */
   int refinement;     /* 0 classical, 1 gmres, 2 auto (classical, then GMRES-IR when a step gains < 10x) */
   int pivoting;       /* 0 partial, 1 rbt (random butterflies, an LU with windowed pivoting,
-                         partial pivoting when that fails), 2 auto (the faster by measurement:
+                         partial pivoting when that fails), 3 beam (in-block pivoting with
+                         modified tiny pivots, GMRES-IR against A, partial pivoting when that
+                         fails; cpu handles only), 2 auto (the faster by measurement:
                          partial for now) */
   int max_iterations; /* refinement steps, >= 0; default 30 */
   int fallback;       /* 1: FP64 LU when refinement fails (default) */
@@ -273,6 +275,9 @@ tcsolveStatus_t tcsolveGetLastSolvePhaseCount(tcsolveHandle_t handle, int64_t* c
 tcsolveStatus_t tcsolveGetLastSolvePhase(tcsolveHandle_t handle, int64_t index, const char** name, double* seconds);
 /* The block size nb the LU ran with (params->block_size 0 resolved to the backend's default). */
 tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_size);
+/* The pivoting that gave X (params->pivoting's codes: 0 partial, 1 rbt, 3 beam; partial when rbt
+ * or beam fell back to it) and beam's count of modified pivots (0 for the others). */
+tcsolveStatus_t tcsolveGetLastSolvePivoting(tcsolveHandle_t handle, int* pivoting, int* modifications);
 /* Why the solve stopped, and the fallback's reason (the CLI's "note"); "" when none or for a
  * NULL handle. */
 const char* tcsolveGetLastSolveNote(tcsolveHandle_t handle);

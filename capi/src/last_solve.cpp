@@ -24,6 +24,8 @@ LastSolve record_solve(const SolveResult& result) {
   r.note = result.note;
   r.warnings = result.warnings;
   r.block_size = result.block_size;
+  r.pivoting = result.pivoting == Pivoting::rbt ? 1 : result.pivoting == Pivoting::beam ? 3 : 0;
+  r.modifications = result.modifications;
   return r;
 }
 
@@ -88,6 +90,17 @@ tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_
   return guarded(handle, "tcsolveGetLastSolveBlockSize", [&] {
     not_null("block_size", block_size);
     *block_size = handle->last_solve.block_size;
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+tcsolveStatus_t tcsolveGetLastSolvePivoting(tcsolveHandle_t handle, int* pivoting, int* modifications) {
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolvePivoting")) return s;
+  return guarded(handle, "tcsolveGetLastSolvePivoting", [&] {
+    not_null("pivoting", pivoting);
+    not_null("modifications", modifications);
+    *pivoting = handle->last_solve.pivoting;
+    *modifications = handle->last_solve.modifications;
     return TCSOLVE_STATUS_SUCCESS;
   });
 }

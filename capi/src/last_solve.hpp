@@ -22,6 +22,8 @@ struct LastSolve {
   std::string note;                                              ///< SolveResult::note
   std::vector<std::string> warnings;                             ///< SolveResult::warnings
   int block_size = 0;                                            ///< the nb the LU ran with
+  int pivoting = 0;       ///< SolveResult::pivoting as tcsolveSolveParams_t codes it (0 partial, 1 rbt, 3 beam)
+  int modifications = 0;  ///< SolveResult::modifications (beam)
 };
 
 /// The record of `result` (a solve that returned SUCCESS or NOT_CONVERGED).

@@ -192,8 +192,10 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   }
   if (p.pivoting == 1) o.pivoting = Pivoting::rbt;
   if (p.pivoting == 2) o.pivoting = Pivoting::auto_;
-  if (p.pivoting < 0 || p.pivoting > 2)
-    throw InvalidInput("params->pivoting: " + std::to_string(p.pivoting) + " is not 0 (partial), 1 (rbt) or 2 (auto)");
+  if (p.pivoting == 3) o.pivoting = Pivoting::beam;
+  if (p.pivoting < 0 || p.pivoting > 3)
+    throw InvalidInput("params->pivoting: " + std::to_string(p.pivoting) +
+                       " is not 0 (partial), 1 (rbt), 2 (auto) or 3 (beam)");
   nonnegative("params->max_iterations", p.max_iterations);
   o.max_iterations = p.max_iterations;
   if (p.fallback != 0 && p.fallback != 1)

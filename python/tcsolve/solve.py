@@ -12,7 +12,7 @@ from . import _arrays, _autograd, _batch, _handles, _lib
 from ._errors import InvalidInputError, LinAlgWarning, NotConvergedWarning
 
 _REFINEMENTS = {"classical": 0, "gmres": 1, "auto": 2}
-_PIVOTINGS = {"partial": 0, "rbt": 1, "auto": 2}
+_PIVOTINGS = {"partial": 0, "rbt": 1, "auto": 2, "beam": 3}
 
 
 @dataclasses.dataclass
@@ -35,6 +35,9 @@ class SolveInfo:
     variant             the variant asked for
     backend             "cpu" or "cuda"
     block_size          the LU's block size nb
+    pivoting            the pivoting that gave x ("partial", "rbt", "beam": partial when rbt or
+                        beam fell back to it)
+    modifications       beam: the pivots its LU modified; 0 otherwise
     note                why refinement stopped, the fallback's reason
     warnings            the solver's warnings (ill-conditioning, ...)
     """
@@ -50,6 +53,8 @@ class SolveInfo:
     variant: str
     backend: str
     block_size: int
+    pivoting: str
+    modifications: int
     note: str
     warnings: list
 
@@ -130,6 +135,8 @@ def _record(h, info, variant):
     solver_warnings = [_lib.text(lib.tcsolveGetLastSolveWarning(raw, i)) for i in range(count.value)]
     nb = ctypes.c_int()
     h.check(lib.tcsolveGetLastSolveBlockSize(raw, ctypes.byref(nb)))
+    pivoting, modifications = ctypes.c_int(), ctypes.c_int()
+    h.check(lib.tcsolveGetLastSolvePivoting(raw, ctypes.byref(pivoting), ctypes.byref(modifications)))
     return SolveInfo(
         converged=bool(info.converged),
         iterations=info.iterations,
@@ -143,6 +150,8 @@ def _record(h, info, variant):
         variant=variant,
         backend=h.backend,
         block_size=nb.value,
+        pivoting={1: "rbt", 3: "beam"}.get(pivoting.value, "partial"),
+        modifications=modifications.value,
         note=_lib.text(lib.tcsolveGetLastSolveNote(raw)),
         warnings=solver_warnings,
     )
@@ -196,10 +205,12 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     backend : {"auto", "cpu", "cuda"}, default "auto"
         Host arrays only: auto is "cuda" when a usable GPU is present, else "cpu" (the CLI's
         --backend auto). Device arrays always run on their own GPU.
-    pivoting : {"partial", "rbt", "auto"}, default "partial"
+    pivoting : {"partial", "rbt", "auto", "beam"}, default "partial"
         partial: a pivot search per column; rbt: random butterflies U^T A V and an LU with
         windowed pivoting, refined against A (partial pivoting again when it fails; the note
-        says so); auto: the faster by measurement (partial for now).
+        says so); auto: the faster by measurement (partial for now); beam (cpu only for now):
+        each pivot searched in its diagonal block, tiny pivots modified (``info.note`` counts
+        them), GMRES-IR against A, partial pivoting again when it fails.
     estimate_condition : bool, default True
         Estimate cond_1(A) from the LU (info.condition_estimate and the ill-conditioning
         warning); False saves its time (about 10 of 77 ms at n = 16384 on an H200).

@@ -232,3 +232,19 @@ def test_every_solver_option_reaches_the_library():
         tcsolve.lu_factor(A, backend="cpu", cuda_plan="lookahead")
     with pytest.raises(tcsolve.InvalidInputError, match="gemm_kernels"):
         tcsolve.solve(A, b, backend="cpu", gemm_kernels="fast")
+
+
+def test_pivoting_beam_reports_its_modifications():
+    # beam (cpu): a zero diagonal block makes its in-block pivots tiny: modified, GMRES-IR against A
+    rng = np.random.default_rng(12)
+    n, nb = 256, 32
+    A = rng.uniform(-1, 1, (n, n))
+    A[:nb, :nb] = 0
+    b = A @ np.ones(n)
+    x, info = tcsolve.solve(A, b, pivoting="beam", backend="cpu", block_size=nb, variant="fp32-simt")
+    assert info.converged and np.abs(A @ x - b).max() <= 1e-10 * np.abs(A).sum(axis=1).max()
+    assert (info.pivoting == "beam" and info.modifications > 0) or "beam" in info.note
+    _, plain = tcsolve.solve(A, b, backend="cpu")
+    assert plain.pivoting == "partial" and plain.modifications == 0
+    with pytest.raises(tcsolve.InvalidInputError, match="pivoting"):
+        tcsolve.solve(A, b, pivoting="beem", backend="cpu")

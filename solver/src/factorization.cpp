@@ -57,6 +57,7 @@ struct Factorization::State {
   /// where each solve runs solve(LinearSystem{op(A), b}) whole (rbt, fp64_below, a prescaled A)
   std::shared_ptr<cuda::KeptFactors> gpu;
   bool cuda = false;  ///< the backend resolved to cuda
+  bool whole = false;  ///< pivoting beam: each solve is solve(LinearSystem{op(A), b}) whole
   mutable std::mutex mutex;
   mutable std::optional<cpu::Fp64Lu> lu64;  ///< the FP64 LU of A_s, made on first need
   mutable bool partial_made = false;        ///< rbt: f and zero_pivot made on first need
@@ -266,6 +267,8 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
     st->A = std::move(sys.A);
     st->prescale = st->max_abs_a < detail::kPrescaleBelow;
     st->fp64 = uses_fp64_lu(options, Backend::cuda, A.rows());
+    if (options.pivoting == Pivoting::beam)
+      throw Unavailable("pivoting beam on cuda: not yet (the cpu backend has it: --backend cpu)");
     if (!st->prescale && !st->fp64 && options.pivoting != Pivoting::rbt) {
       st->gpu = cuda::factorize_kept(st->A, options);
       st->f.resolved_variant = cuda::resolved_variant(*st->gpu);
@@ -284,6 +287,8 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
   st->fp64 = uses_fp64_lu(options, Backend::cpu, A.rows());
   if (st->prescale) {
     // solve() factors the scaled copy: each solve runs it whole (solver.hpp says so)
+  } else if (options.pivoting == Pivoting::beam && !st->fp64) {
+    st->whole = true;  // beam's factors are A_s + E's: each solve runs solve() whole for now
   } else if (st->fp64) {
     cpu::equilibrate(st->A, st->f.row_scale, st->f.col_scale);
     st->f.resolved_variant = Variant::fp64;
@@ -334,6 +339,11 @@ SolveResult solve(const Factorization& factors, const Eigen::MatrixXd& b, Transp
   sys.b_is_vector = b.cols() == 1;
   detail::check_system(sys);
   if (st.prescale || detail::prescale_for(sys, st.max_abs_a).any()) return solve(sys, st.options);
+  if (st.whole) {
+    SolveResult r = solve(sys, st.options);
+    r.note += "; solved whole (pivoting beam keeps no factors yet)";
+    return r;
+  }
   if (st.cuda) {
     // rbt, fp64_below, or A^T (the device refinement runs against A only): solve() whole
     SolveResult r = solve(sys, st.options);

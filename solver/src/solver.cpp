@@ -63,13 +63,15 @@ Pivoting parse_pivoting(std::string_view name) {
   if (name == "partial") return Pivoting::partial;
   if (name == "rbt") return Pivoting::rbt;
   if (name == "auto") return Pivoting::auto_;
-  throw InvalidInput("unknown pivoting '" + std::string(name) + "' (valid: partial, rbt, auto)");
+  if (name == "beam") return Pivoting::beam;
+  throw InvalidInput("unknown pivoting '" + std::string(name) + "' (valid: partial, rbt, auto, beam)");
 }
 
 std::string_view to_string(Pivoting p) {
   switch (p) {
     case Pivoting::rbt: return "rbt";
     case Pivoting::auto_: return "auto";
+    case Pivoting::beam: return "beam";
     case Pivoting::partial: break;
   }
   return "partial";
@@ -133,6 +135,8 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
+    if (options.pivoting == Pivoting::beam)
+      throw Unavailable("pivoting beam on cuda: not yet (the cpu backend has it: --backend cpu)");
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;

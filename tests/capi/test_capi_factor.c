@@ -52,7 +52,7 @@ static int variant(const char* name) {
   return v;
 }
 
-static double A[N * N], B[2 * N], X[2 * N], X1[N], X2[2 * N], Xd[2 * N];
+static double A[N * N], B[2 * N], X[2 * N], X1[N], X2[2 * N], Xd[2 * N], Az[N * N];
 
 static void test_factor_and_solve(tcsolveHandle_t h) {
   for (int i = 0; i < N * N; ++i) A[i] = urand();
@@ -245,6 +245,24 @@ static void test_params_size(tcsolveHandle_t h) {
   p.gemm_kernels = 3;
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
                "params->gemm_kernels");
+  tcsolveSolveParamsDefault(&p); /* beam (3): the record says which pivoting gave X and its count */
+  p.pivoting = 3;
+  p.variant = variant("fp32-simt");
+  p.block_size = 16;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) Az[i + j * N] = 0; /* a zero diagonal block: modified pivots */
+  for (int j = 16; j < N; ++j)
+    for (int i = 0; i < N; ++i) Az[i + j * N] = A[i + j * N];
+  for (int j = 0; j < 16; ++j)
+    for (int i = 16; i < N; ++i) Az[i + j * N] = A[i + j * N];
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, Az, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  int pivoting = -1, modifications = -1;
+  CHECK_STATUS(h, tcsolveGetLastSolvePivoting(h, &pivoting, &modifications), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK((pivoting == 3 && modifications >= 1) || (pivoting == 0 && strstr(tcsolveGetLastSolveNote(h), "beam")));
+  CHECK(dsgesv_criterion(Az, 0, X, B));
+  p.pivoting = 4;
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
+               "params->pivoting");
   tcsolveSolveParamsDefault(&p); /* rbt pivoting: bitwise tcsolveDgesv's X too */
   p.pivoting = 1;
   p.rbt_seed = 5;

@@ -45,15 +45,38 @@ namespace {
 /// `after_block` is called after each block (BlockHook).
 int factorize_in_place(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
                        const GemmOptions& gemm_options, Variant& resolved, int window, float tiny,
-                       const BlockHook& after_block) {
+                       const BlockHook& after_block, std::vector<BeamModification>* beam = nullptr) {
   const int n = static_cast<int>(a.rows());
   bool first_update = true;
   for (int j0 = 0; j0 < n; j0 += nb) {
     const int w = std::min(nb, n - j0);  // panel width
+    // beam: the block's threshold, kBeamThreshold times the largest |entry| of its panel (rows
+    // j0..n-1, one reduction per block, not per column), or `tiny` for a zero panel
+    float beam_tiny = tiny;
+    if (beam != nullptr) {
+      const float panel_max = a.block(j0, j0, n - j0, w).cwiseAbs().maxCoeff();
+      if (panel_max > 0) beam_tiny = static_cast<float>(kBeamThreshold * static_cast<double>(panel_max));
+    }
     // Panel: unblocked partial-pivot LU of columns j0..j0+w-1 (rows j0..n-1); each swap
     // exchanges whole rows, so the L of earlier panels and the columns to the right follow.
     for (int k = j0; k < j0 + w; ++k) {
-      if (window != 0) {
+      if (beam != nullptr) {
+        // beam: the pivot is the first largest of the block's rows [k, j0 + w) only; one not
+        // above `tiny` becomes tiny with its sign (0: +tiny), the change recorded.
+        Eigen::Index p = 0;
+        const float pivot_abs = a.col(k).segment(k, j0 + w - k).cwiseAbs().maxCoeff(&p);
+        if (!a.col(k).segment(k, j0 + w - k).allFinite()) return k;
+        p += k;
+        if (p != k) {
+          a.row(k).swap(a.row(p));
+          std::swap(perm[k], perm[p]);
+        }
+        if (!(pivot_abs > beam_tiny)) {
+          const float old = a(k, k), v = old < 0 ? -beam_tiny : beam_tiny;
+          a(k, k) = v;
+          beam->push_back({k, static_cast<double>(v) - static_cast<double>(old)});
+        }
+      } else if (window != 0) {
         const int leaf0 = j0 + (k - j0) / detail::kRbtLeafWidth * detail::kRbtLeafWidth;
         const int end = window < 0 ? n : std::min(n, leaf0 + window);
         Eigen::Index p = 0;
@@ -113,6 +136,12 @@ FactorAttempt try_factorize(const Eigen::MatrixXd& A, Variant variant, int block
   t.zero_pivot =
       factorize_in_place(f.lu, f.perm, variant, block_size, gemm_options, f.resolved_variant, -1, 0, after_block);
   return t;
+}
+
+int factorize_beam_lu(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
+                      const GemmOptions& gemm_options, Variant& resolved, float threshold,
+                      std::vector<BeamModification>& modifications, const BlockHook& after_block) {
+  return factorize_in_place(a, perm, variant, nb, gemm_options, resolved, 0, threshold, after_block, &modifications);
 }
 
 int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Variant variant, int nb,

@@ -43,6 +43,24 @@ int factorize_rbt_lu(Eigen::MatrixXf& a, std::vector<int>& perm, int window, Var
                      const GemmOptions& gemm_options, Variant& resolved, float tiny,
                      const BlockHook& after_block = {});
 
+/// A pivot beam modified: A_s(perm[column], column) changed by delta (P (A_s + E) = L U).
+struct BeamModification {
+  int column;
+  double delta;
+};
+
+/// The blocked LU of `a` in place with beam's pivoting (Pivoting::beam): column k's pivot is the
+/// first largest of the rows [k, end of k's block of nb) only; a pivot not above the block's
+/// threshold -- kBeamThreshold times the largest |entry| of the block's panel (its columns, rows
+/// from its first down) when the block starts, `threshold` for a zero panel -- becomes that
+/// threshold with its sign (0: +), recorded in `modifications`; the
+/// rest as try_factorize's LU (interchanges in perm, the identity on entry; trailing updates
+/// through tcsolve::gemm(cpu, variant)). Returns the zero-based column of the first non-finite
+/// pivot candidate, where it stopped, or -1.
+int factorize_beam_lu(Eigen::MatrixXf& a, std::vector<int>& perm, Variant variant, int nb,
+                      const GemmOptions& gemm_options, Variant& resolved, float threshold,
+                      std::vector<BeamModification>& modifications, const BlockHook& after_block = {});
+
 /// A^-1, A^-T through the FP32 factors P A_s = L U: A_s^-1 w = U^-1 L^-1 P w and A_s^-T w =
 /// P^T L^-T U^-T w, the triangular solves in FP32 (w rounded to FP32 first, as lu_apply does).
 detail::EquilibratedInverse fp32_inverse(const LuFactorization& f);

@@ -9,6 +9,8 @@
 //                solution and the best iterate (detail::take_fallback).
 //   condition    Hager's estimator (condition.hpp) with the FP32 factors (fp32_inverse), or from
 //                the FP64 LU.
+//   pivoting     rbt (rbt.hpp) and beam (beam.hpp) first when asked, partial pivoting after them
+//                when they break down or do not converge.
 // Baseline: baselines_cpu.cpp.
 #include "../solver_cpu.hpp"
 
@@ -21,6 +23,7 @@
 #include "../condition.hpp"
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
+#include "beam.hpp"
 #include "blocked_lu.hpp"
 #include "fp64_lu.hpp"
 #include "rbt.hpp"
@@ -66,6 +69,53 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
     estimate_condition(sys, rbt_inverse(f), false, [&] {
       lu64 = fp64_equilibrated_lu(sys.A, f.f.row_scale, f.f.col_scale);
       return fp64_inverse(*lu64, f.f);
+    }, res);
+  }
+  detail::finish_result(sys, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  return res;
+}
+
+/// beam: the LU with in-block pivoting and additive modifications, refined against A (GMRES-IR
+/// when it modified pivots: M = P^T L U differs from A_s by E of that rank, which GMRES resolves
+/// and a classical step need not). nullopt, with `why` and the modification count, when the LU
+/// breaks down or the refinement does not converge (the caller then pivots).
+std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOptions& options,
+                                      Clock::time_point t_start, std::string& why, int& modifications) {
+  BeamAttempt t = try_factorize_beam(sys.A, options.variant, options.block_size, options.gemm, lu_hook(options));
+  modifications = static_cast<int>(t.modifications.size());
+  if (!t.factors) {
+    why = "beam: " + t.breakdown;
+    return std::nullopt;
+  }
+  const LuFactorization& f = *t.factors;
+  SolveResult res;
+  res.backend = Backend::cpu;
+  res.block_size = options.block_size;
+  res.pivoting = Pivoting::beam;
+  res.modifications = modifications;
+  res.resolved_variant = f.resolved_variant;
+  const auto t_factored = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  const Checker checker(sys.A, sys.b);
+  SolveOptions refine = options;
+  if (modifications > 0) refine.refinement = Refinement::gmres;
+  refine_with(refine, sys, checker, [&](const Eigen::MatrixXd& r) { return lu_apply(f, r); }, res);
+  if (!res.converged) {
+    why = beam_description(t.modifications.size()) + ": refinement did not converge (" + res.note + ")";
+    return std::nullopt;
+  }
+  res.note = beam_description(t.modifications.size()) +
+             (modifications > 0 ? ", GMRES-IR against A" : "") + "; " + res.note;
+  if (options.estimate_condition) {
+    // The factors are A_s + E's: the estimate's resolution check (along its vector, against A)
+    // sends it to the FP64 LU where E matters.
+    std::optional<Fp64Lu> lu64;
+    estimate_condition(sys, fp32_inverse(f), false, [&] {
+      lu64 = fp64_equilibrated_lu(sys.A, f.row_scale, f.col_scale);
+      return fp64_inverse(*lu64, f);
     }, res);
   }
   detail::finish_result(sys, res);
@@ -174,6 +224,15 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::t
     if (std::optional<SolveResult> r = solve_rbt(sys, options, t_start, why)) return std::move(*r);
     SolveResult res = solve_partial(sys, options, t_start);
     res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
+    return res;
+  }
+  if (options.pivoting == Pivoting::beam) {
+    std::string why;
+    int modifications = 0;
+    if (std::optional<SolveResult> r = solve_beam(sys, options, t_start, why, modifications)) return std::move(*r);
+    SolveResult res = solve_partial(sys, options, t_start);
+    res.modifications = modifications;
+    res.note = why + "; partial pivoting used: " + res.note;
     return res;
   }
   return solve_partial(sys, options, t_start);

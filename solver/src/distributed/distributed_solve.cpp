@@ -177,7 +177,8 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
   check_system_piece(world, sys.grid, sys.desc_a, sys.A);
   runtime::agreed(&world, [&] {
     detail::check_solve_options(options);
-    if (options.pivoting == Pivoting::rbt) throw Unavailable("the distributed solver has partial pivoting only for now");
+    if (options.pivoting == Pivoting::rbt || options.pivoting == Pivoting::beam)
+      throw Unavailable("the distributed solver has partial pivoting only for now");
     if (options.block_size != 0 && options.block_size != sys.desc_a.nb)
       throw InvalidInput("block size " + std::to_string(options.block_size) + " differs from the descriptor's NB = " +
                          std::to_string(sys.desc_a.nb) + " (the distributed LU's block size; pass 0)");
@@ -296,7 +297,8 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     if (grid.rows != 1)
       throw Unavailable("the distributed solver on GPUs runs on 1 x Q grids only for now (asked for " +
                         std::to_string(grid.rows) + "x" + std::to_string(grid.cols) + ")");
-    if (options.pivoting == Pivoting::rbt) throw Unavailable("the distributed solver has partial pivoting only for now");
+    if (options.pivoting == Pivoting::rbt || options.pivoting == Pivoting::beam)
+      throw Unavailable("the distributed solver has partial pivoting only for now");
     validate(da, grid, 0, "desca");
     if (da.m != da.n) throw InvalidInput("desca: A must be square");
     if (da.mb != da.nb) throw InvalidInput("desca: MB and NB differ: the LU needs square blocks");

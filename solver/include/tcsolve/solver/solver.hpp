@@ -70,12 +70,31 @@ std::string_view to_string(Refinement r);
 /// pivoting converged where partial pivoting did, in 0-2 more iterations, but took 93-98 ms
 /// against partial pivoting's 79-80 at n = 16384 (its one-CTA leaves and the panels' SGEMM
 /// joins still set the pace), so auto resolves to partial on both backends for now.
-enum class Pivoting { partial, rbt, auto_ };
+///
+/// beam: block elimination with additive modifications (Lindquist, Luszczek and Dongarra, ICS
+/// 2023): each pivot is searched in the rows of its own nb x nb diagonal block only (no search
+/// over the rows below it, so no reduction over all remaining rows per column); a pivot not
+/// above kBeamThreshold times the largest |entry| of its block's panel (the block's columns,
+/// the rows from its first down, taken once as the block starts: one reduction per block) is
+/// replaced by that threshold with its sign, and the change recorded (A_s + E = P^T L U, E of rank SolveResult::modifications). Refined against
+/// the original A: GMRES-IR when there are modifications (the LU preconditions A, whose
+/// difference from A + E is of low rank), the requested refinement otherwise. A non-finite pivot,
+/// growth of the factors beyond kBeamGrowth, or a refinement that does not converge runs the
+/// solve again with partial pivoting (SolveResult::pivoting and the note say why). The cpu
+/// backend only for now (the reference): cuda and the distributed solver refuse it.
+enum class Pivoting { partial, rbt, auto_, beam };
+/// beam's modification threshold, relative to the block panel's largest |entry| (the trailing
+/// matrix's scale there, which shrinks with a graded A's Schur complements; a global ||A||
+/// modified hundreds of pivots of a randsvd 1e10 system of n = 600): sqrt of FP32's unit
+/// roundoff, 2^-12, as the BEAM paper's sqrt(eps).
+inline constexpr double kBeamThreshold = 0x1p-12;
+/// beam's growth bound max|U| / max|A_s| (as rbt's, kRbtGrowth in butterfly.hpp: 2^20).
+inline constexpr double kBeamGrowth = 0x1p20;
 /// The default SolveOptions::rbt_window. Without pivoting, the LU of U^T A V of an n = 16384
 /// U(-1,1) system grew its factors 8e6-fold (H100, docs/BENCHMARKS.md): beyond what FP32
 /// factors refine. With the pivot the largest of >= 96 candidates, |l_ij| stays near 1.
 inline constexpr int kRbtWindow = 128;
-Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt" | "auto"
+Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt" | "auto" | "beam"
 std::string_view to_string(Pivoting p);
 /// What Pivoting::auto_ runs for a system of order n on `backend` (resolved): partial pivoting
 /// (see Pivoting); any other request is returned as it is.
@@ -292,9 +311,11 @@ struct SolveResult {
   /// is the first iterate it made; the iterate before it is the best classical one it started
   /// from); -1 when it stayed classical (and for classical and gmres).
   int gmres_from = -1;
-  /// The pivoting that gave x: SolveOptions::pivoting, or partial when rbt broke down or did not
-  /// converge (the note says why).
+  /// The pivoting that gave x: SolveOptions::pivoting, or partial when rbt or beam broke down or
+  /// did not converge (the note says why).
   Pivoting pivoting = Pivoting::partial;
+  /// beam: the pivots its LU modified (the rank of E), whether or not beam gave x; 0 otherwise.
+  int modifications = 0;
   SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
                                        ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device

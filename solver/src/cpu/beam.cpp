@@ -1,0 +1,49 @@
+// The cpu beam pivoting (beam.hpp): the LU with in-block pivoting and additive modifications.
+#include "beam.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "../input_checks.hpp"
+
+namespace tcsolve::cpu {
+
+BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
+                               const BlockHook& after_block) {
+  detail::check_lu_input(A, block_size);
+  const int n = static_cast<int>(A.rows());
+  BeamAttempt t;
+  LuFactorization f;
+  equilibrate(A, f.row_scale, f.col_scale);
+  // Powers of two: the scaling is exact in FP64; the FP32 conversion is the only rounding.
+  f.lu = (f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal()).cast<float>();
+  const double a_max = static_cast<double>(f.lu.cwiseAbs().maxCoeff());
+  f.perm.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) f.perm[static_cast<std::size_t>(i)] = i;
+  f.resolved_variant = variant;
+  t.threshold = static_cast<double>(static_cast<float>(kBeamThreshold * a_max));
+  const int stopped = factorize_beam_lu(f.lu, f.perm, variant, block_size, gemm, f.resolved_variant,
+                                        static_cast<float>(t.threshold), t.modifications, after_block);
+  if (stopped >= 0) {
+    t.breakdown = "a non-finite pivot in column " + std::to_string(stopped + 1) + " of beam's LU";
+    return t;
+  }
+  const double growth = static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
+  if (!f.lu.allFinite() || !(growth <= kBeamGrowth)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1e", growth);
+    t.breakdown = std::string("growth ") + text + " of beam's factors (" + std::to_string(t.modifications.size()) +
+                  " modified pivots)";
+    return t;
+  }
+  t.factors = std::move(f);
+  return t;
+}
+
+std::string beam_description(std::size_t modifications) {
+  return "beam (in-block pivoting, " + std::to_string(modifications) + " modified pivot" +
+         (modifications == 1 ? "" : "s") + ")";
+}
+
+}  // namespace tcsolve::cpu

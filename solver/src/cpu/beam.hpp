@@ -1,0 +1,35 @@
+// The cpu beam pivoting (SolveOptions::pivoting = beam; solver.hpp states the method): the
+// equilibration and the FP32 LU with in-block pivoting and additive modifications, its breakdown
+// tests, and what the modifications are. solver_cpu.cpp refines against the original A with it
+// and falls back to partial pivoting when it breaks down or its refinement fails. Internal to
+// tcsolve::solver.
+#pragma once
+
+#include <Eigen/Dense>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blocked_lu.hpp"
+#include "tcsolve/solver/solver.hpp"
+
+namespace tcsolve::cpu {
+
+struct BeamAttempt {
+  /// The factors P (A_s + E) = L U (R, C and perm as try_factorize's), when the LU held.
+  std::optional<LuFactorization> factors;
+  std::vector<BeamModification> modifications;  ///< E: one entry per modified pivot
+  double threshold = 0;  ///< the threshold of a zero panel's pivots, kBeamThreshold max|A_s|
+  std::string breakdown;  ///< why there are no factors ("a non-finite pivot in column 17", "growth 3e7")
+};
+
+/// Equilibration and the blocked FP32 LU of A_s with beam's pivoting (factorize_beam_lu), trailing
+/// updates through tcsolve::gemm(cpu, variant); after_block as try_factorize's. Breaks down on a
+/// non-finite pivot or a growth max|L U| / max|A_s| beyond kBeamGrowth.
+BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
+                               const BlockHook& after_block = {});
+
+/// "beam (in-block pivoting, k modified pivots)": the note's words.
+std::string beam_description(std::size_t modifications);
+
+}  // namespace tcsolve::cpu
