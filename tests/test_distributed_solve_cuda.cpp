@@ -14,7 +14,9 @@
 //   - a 2 x 1 grid is refused by every member alike (Unavailable); a zero column by name;
 //   - the FP64 LU on the members (1 and 2): the fallback where FP32 refinement cannot converge
 //     (forward error within the cpu's plus 2 cond eta; the estimate within 3x the cpu's), a
-//     matrix singular only in FP32, fp64_below.
+//     matrix singular only in FP32, fp64_below;
+//   - beam on the members: converged by GMRES-IR with pivoting beam on U(-1,1), x bitwise again;
+//     a zero diagonal block pivots partially from a fresh LU, the note naming the zero pivot.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -202,6 +204,51 @@ void check_fp64(runtime::DeviceGroup& group) {
 }
 
 }  // namespace
+
+TEST_CASE("beam on GPU members: in-block pivoting refined by GMRES-IR, partial pivoting after a zero pivot",
+          "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("beam on GPU members");
+  if (!runtime::have_nccl()) {
+    WARN("no NCCL in this build: skipping the GPU members' solve");
+    return;
+  }
+  std::vector<runtime::DeviceGroup> groups;
+  groups.push_back(runtime::DeviceGroup::gpus({cuda::current_device()}));
+  if (runtime::device_count() >= 2) groups.push_back(runtime::DeviceGroup::gpus({0, 1}));
+  const double eps = 0x1p-53;
+  for (runtime::DeviceGroup& group : groups) {
+    for (const Variant v : variants()) {
+      const LinearSystem sys = generate_random_system(1000, 11);
+      SolveOptions o = gpu_options(v, 128);
+      o.pivoting = Pivoting::beam;
+      const SolveResult r = solve_on_ranks(sys, o, group);
+      INFO(group.describe() << " " << to_string(v) << ": " << r.note);
+      CHECK(r.converged);
+      CHECK(r.pivoting == Pivoting::beam);  // U(-1,1): no zero pivot within a diagonal block
+      CHECK(test::dsgesv_criterion(sys, r.x));
+      const double fe = (r.x - *sys.x_true).cwiseAbs().maxCoeff() / sys.x_true->cwiseAbs().maxCoeff();
+      CHECK(fe <= 2 * cond_inf(sys.A) * 2 * std::sqrt(1000.0) * eps + 4 * eps);
+      const SolveResult again = solve_on_ranks(sys, o, group);
+      CHECK((again.x.array() == r.x.array()).all());
+    }
+    // the first diagonal block zero (later blocks change by the updates before their turn): an
+    // exact zero pivot within it, partial pivoting from a fresh LU
+    Eigen::MatrixXd A = generate_random_system(600, 4).A;
+    A.block(0, 0, 64, 64).setZero();
+    LinearSystem sys;
+    sys.A = A;
+    sys.x_true = Eigen::MatrixXd::Ones(600, 1);
+    sys.b = A * *sys.x_true;
+    SolveOptions o = gpu_options(Variant::fp32_simt, 64);
+    o.pivoting = Pivoting::beam;
+    const SolveResult r = solve_on_ranks(sys, o, group);
+    INFO(group.describe() << " zero block: " << r.note);
+    CHECK(r.converged);
+    CHECK(r.pivoting == Pivoting::partial);
+    CHECK(r.note.find("beam: an exactly zero pivot in column 1 ") != std::string::npos);
+    CHECK(test::dsgesv_criterion(sys, r.x));
+  }
+}
 
 TEST_CASE("the FP64 LU on GPU members: fallback, FP32-singular matrix, fp64_below", "[gpu][distributed]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the distributed FP64 LU on a GPU member");

@@ -176,6 +176,9 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
                        ", ldx = " + std::to_string(ldx) + " too small for n = " + std::to_string(v.n) +
                        ", nrhs = " + std::to_string(v.nrhs));
   if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
+  if (requested.pivoting == Pivoting::beam)
+    throw Unavailable("pivoting beam on one GPU: not yet (the cpu backend has it, and the distributed solver's "
+                      "GPU members: --gpus)");
   SolveOptions options = requested;
   options.backend = Backend::cuda;
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -102,11 +103,45 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   }
   clock.set_stream(ps);
 
+  // beam: each block's diagonal block factored alone (a BlockPanel of its rows only, kept for its
+  // zero-pivot report at the end), the identity as the origin of the rows below it.
+  std::vector<std::unique_ptr<BlockPanel>> diagonal;
+  DeviceBuffer<int> identity_rows;
+  if (f.beam) {
+    std::vector<int> rows(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) rows[static_cast<std::size_t>(i)] = i;
+    identity_rows = DeviceBuffer<int>(rows.size());
+    identity_rows.upload(rows, run.stream);
+  }
   // The owner's panel of block j (width w) factored in place and copied out to panels[slot],
   // its interchanges to origins[slot] (rows j..n-1).
   auto factor_and_copy = [&](int j, int w, int slot) {
     const int l0 = cols.local(j);
     clock.mark("panel");
+    if (f.beam) {
+      // the diagonal block's LU with its pivots searched in its own rows; then L21 = A21 U11^-1
+      // (in the column-major view of the row-major block, U11^T X = A21^T: lower, non-unit)
+      diagonal.push_back(std::make_unique<BlockPanel>(run, j + w, clock));
+      diagonal.back()->factor(ps, t + l0 - j, ldt, j, w);
+      if (n - j - w > 0) {
+        const float one = 1.0f;
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                         CUBLAS_DIAG_NON_UNIT, w, n - j - w, &one,
+                                         t + static_cast<std::size_t>(j) * ldt + l0, ldt,
+                                         t + static_cast<std::size_t>(j + w) * ldt + l0, ldt));
+      }
+      clock.mark("copy");
+      copy_device_to_device(origins[slot].data(), diagonal.back()->origin() + j, static_cast<std::size_t>(w) * sizeof(int), ps);
+      if (n - j - w > 0)
+        copy_device_to_device(origins[slot].data() + w, identity_rows.data() + j + w,
+                              static_cast<std::size_t>(n - j - w) * sizeof(int), ps);
+      TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(panels[slot].data(), static_cast<std::size_t>(w) * sizeof(float),
+                                           t + static_cast<std::size_t>(j) * ldt + l0, static_cast<std::size_t>(ldt) * sizeof(float),
+                                           static_cast<std::size_t>(w) * sizeof(float), static_cast<std::size_t>(n - j),
+                                           cudaMemcpyDeviceToDevice, ps));
+      panel_done.record(ps);
+      return;
+    }
     panel.factor(ps, t + l0 - j, ldt, j, w);
     clock.mark("copy");
     TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(panels[slot].data(), static_cast<std::size_t>(w) * sizeof(float),
@@ -203,7 +238,11 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   for (auto& phase : update_clock.totals()) clock.add(phase.first, phase.second);
   f.perm_host = f.perm.download(run.stream);
   // The first zero pivot over the members (each saw its own panels'): agreed.
-  const int mine = panel.zero_pivot();
+  int mine = panel.zero_pivot();
+  for (auto& d : diagonal) {  // beam: the first exact zero pivot of the diagonal blocks
+    const int z = d->zero_pivot();
+    if (z >= 0 && (mine < 0 || z < mine)) mine = z;
+  }
   const double worst = comm.max(mine >= 0 ? static_cast<double>(n - mine) : 0.0, run.stream);
   f.zero_pivot = worst > 0 ? n - static_cast<int>(worst) : -1;
 }

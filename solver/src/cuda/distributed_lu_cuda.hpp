@@ -33,6 +33,10 @@ struct DeviceFactors {
   DeviceBuffer<float> inverses;
   std::vector<int> inverse_index;  ///< by block (j / nb): its place in `inverses`, or -1
   int zero_pivot = -1;         ///< the first exactly zero pivot's column, or -1 (the same on every member)
+  /// Pivoting::beam (set by the caller): each block's pivots searched in its diagonal block's
+  /// rows only (no modifications on GPU members yet: an exactly zero pivot is reported as
+  /// zero_pivot and the caller pivots), L21 by a TRSM with U11.
+  bool beam = false;
   Variant resolved = Variant::fp32_simt;  ///< the first trailing update's
   std::string note;
 };

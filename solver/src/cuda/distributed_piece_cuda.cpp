@@ -127,7 +127,17 @@ class CudaPiece final : public DevicePiece {
     return p;
   }
 
-  int factorize(Variant variant) override {
+  int factorize(Variant variant, bool beam) override {
+    if (factored_) {  // A_s again in t from the FP64 piece (the first LU overwrote it)
+      DeviceBuffer<double> row(static_cast<std::size_t>(n_)), col(3 * static_cast<std::size_t>(std::max(f_.cols.count(0), 1)));
+      copy_to_device(row.data(), scales_.row.data(), static_cast<std::size_t>(n_) * sizeof(double), run_.stream);
+      const std::size_t width = static_cast<std::size_t>(std::max(f_.cols.count(0), 1));
+      kernels::piece_columns(run_.stream, a_.data(), n_, n_, f_.local, row.data(), col.data(), col.data() + width,
+                             col.data() + 2 * width, f_.t.data(), f_.ldt);
+      run_.synchronize();
+    }
+    factored_ = true;
+    f_.beam = beam;
     cuda::distributed_lu(run_, comm_, f_, variant, clock_);
     return f_.zero_pivot;
   }
@@ -358,6 +368,7 @@ class CudaPiece final : public DevicePiece {
   std::unique_ptr<cuda::DeviceFactors64> f64_;  ///< the FP64 LU, on first need
   int zero64_ = -1;
   bool fp32_released_ = false;
+  bool factored_ = false;  ///< t holds factors (a second factorize makes A_s again)
   DeviceBuffer<float> v_, tmp_, partial_, ones_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;

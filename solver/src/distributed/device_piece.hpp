@@ -32,9 +32,10 @@ class DevicePiece {
   virtual detail::ScaledNorm norm_inf() const = 0;
   virtual detail::ScaledNorm norm_1() const = 0;
   virtual detail::ScaledNorm norm_1_s() const = 0;
-  /// The FP32 LU of A_s through `variant`'s trailing updates; returns the first exactly zero
-  /// pivot's column or -1, the same on every member.
-  virtual int factorize(Variant variant) = 0;
+  /// The FP32 LU of A_s through `variant`'s trailing updates (beam: each block's pivots searched
+  /// in its diagonal block only, DeviceFactors::beam); returns the first exactly zero pivot's
+  /// column or -1, the same on every member. A second call factors A_s afresh.
+  virtual int factorize(Variant variant, bool beam = false) = 0;
   virtual Variant resolved() const = 0;
   virtual std::string note() const = 0;
   /// The plan the LU ran (what the device could not serve written back).

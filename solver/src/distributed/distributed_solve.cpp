@@ -297,8 +297,8 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     if (grid.rows != 1)
       throw Unavailable("the distributed solver on GPUs runs on 1 x Q grids only for now (asked for " +
                         std::to_string(grid.rows) + "x" + std::to_string(grid.cols) + ")");
-    if (options.pivoting == Pivoting::rbt || options.pivoting == Pivoting::beam)
-      throw Unavailable("the distributed solver has partial pivoting only for now");
+    if (options.pivoting == Pivoting::rbt)
+      throw Unavailable("the distributed solver on GPUs has partial pivoting and beam only for now");
     validate(da, grid, 0, "desca");
     if (da.m != da.n) throw InvalidInput("desca: A must be square");
     if (da.mb != da.nb) throw InvalidInput("desca: MB and NB differ: the LU needs square blocks");
@@ -319,8 +319,20 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   res.pivoting = Pivoting::partial;
   const bool fp64_path = uses_fp64_lu(options, Backend::cuda, n);
   int zero_pivot = -1;
+  // beam: the LU with each block's pivots searched in its diagonal block (no modifications on
+  // GPU members yet); an exact zero pivot there, or a GMRES-IR that does not converge below,
+  // runs the partial-pivoting story from a fresh LU, the note saying why.
+  bool beam_held = false;
+  std::string beam_why;
   if (!fp64_path) {
-    zero_pivot = piece->factorize(options.variant);
+    if (options.pivoting == Pivoting::beam) {
+      const int z = piece->factorize(options.variant, true);
+      beam_held = z < 0;
+      if (!beam_held)
+        beam_why = "beam: an exactly zero pivot in column " + std::to_string(z + 1) +
+                   " within its diagonal block (GPU members modify none yet)";
+    }
+    if (!beam_held) zero_pivot = piece->factorize(options.variant);
     res.resolved_variant = piece->resolved();
     res.cuda_plan = piece->plan();
   }
@@ -358,26 +370,28 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
       return false;
     }
   };
-  if (fp64_path) {
-    refine_fp64_below(options, world, checker, inverse64, n, res);
-  } else if (zero_pivot >= 0) {
-    // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
-    const std::string why = fp32_zero_pivot(zero_pivot);
-    std::string why_not;
-    if (options.fallback && fallback_lu(why_not)) {
-      res.x = solve_with(inverse64, b);
-      res.fallback_used = true;
-      res.note = why + "; FP64 LU fallback used";
-    } else {
-      res.x = Eigen::MatrixXd::Zero(n, b.cols());
-      res.note = why + (options.fallback ? "; no FP64 fallback (" + why_not + ")" : "; no fallback") + ": x = 0";
+  // The partial-pivoting story after its LU: the FP64 LU decides an FP32 zero pivot; else the
+  // refinement, and the FP64 fallback when it fails.
+  auto partial_story = [&](int zero_pivot, SolveResult& res) {
+    if (zero_pivot >= 0) {
+      // Exactly singular, or singular only to FP32 precision: the FP64 LU decides.
+      const std::string why = fp32_zero_pivot(zero_pivot);
+      std::string why_not;
+      if (options.fallback && fallback_lu(why_not)) {
+        res.x = solve_with(inverse64, b);
+        res.fallback_used = true;
+        res.note = why + "; FP64 LU fallback used";
+      } else {
+        res.x = Eigen::MatrixXd::Zero(n, b.cols());
+        res.note = why + (options.fallback ? "; no FP64 fallback (" + why_not + ")" : "; no fallback") + ": x = 0";
+      }
+      Eigen::MatrixXd r;
+      const detail::Assessment a = checker.assess(res.x, r);
+      res.backward_error = a.backward_error;
+      res.converged = res.fallback_used && a.all_done;
+      res.history.push_back(res.backward_error);
+      return;
     }
-    Eigen::MatrixXd r;
-    const detail::Assessment a = checker.assess(res.x, r);
-    res.backward_error = a.backward_error;
-    res.converged = res.fallback_used && a.all_done;
-    res.history.push_back(res.backward_error);
-  } else {
     refine_with(options, world, checker, [&](const Eigen::MatrixXd& r) { return apply_lu_with(solve32, s, r); },
                 res);
     std::string why_not;
@@ -389,7 +403,31 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
         res.note += "; no FP64 fallback: " + why_not;
       }
     }
+  };
+  if (fp64_path) {
+    refine_fp64_below(options, world, checker, inverse64, n, res);
+  } else if (beam_held) {
+    SolveOptions gmres = options;
+    gmres.refinement = Refinement::gmres;
+    refine_with(gmres, world, checker, [&](const Eigen::MatrixXd& r) { return apply_lu_with(solve32, s, r); }, res);
+    if (res.converged) {
+      res.pivoting = Pivoting::beam;
+      res.note = "beam (in-block pivoting, 0 modified pivots), GMRES-IR against A; " + res.note;
+    } else {
+      beam_why = "beam (in-block pivoting): refinement did not converge (" + res.note + ")";
+      const int z = piece->factorize(options.variant);
+      SolveResult fresh;
+      fresh.backend = res.backend;
+      fresh.block_size = res.block_size;
+      fresh.resolved_variant = piece->resolved();
+      fresh.cuda_plan = piece->plan();
+      res = std::move(fresh);
+      partial_story(z, res);
+    }
+  } else {
+    partial_story(zero_pivot, res);
   }
+  if (!beam_why.empty()) res.note = beam_why + "; partial pivoting used: " + res.note;
   if (options.estimate_condition) {
     try {
       estimate_condition(

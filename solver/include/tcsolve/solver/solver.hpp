@@ -81,7 +81,9 @@ std::string_view to_string(Refinement r);
 /// difference from A + E is of low rank), the requested refinement otherwise. A non-finite pivot,
 /// growth of the factors beyond kBeamGrowth, or a refinement that does not converge runs the
 /// solve again with partial pivoting (SolveResult::pivoting and the note say why). The cpu
-/// backend only for now (the reference): cuda and the distributed solver refuse it.
+/// backend (the reference) and the distributed solver's GPU members (their diagonal blocks
+/// without modifications yet: an exact zero pivot there pivots partially); the one-GPU solve
+/// and cpu ranks refuse it for now.
 enum class Pivoting { partial, rbt, auto_, beam };
 /// beam's modification threshold, relative to the block panel's largest |entry| (the trailing
 /// matrix's scale there, which shrinks with a graded A's Schur complements; a global ||A||
