@@ -39,6 +39,39 @@ using detail::ScaledNorm;
 
 namespace {
 
+/// The rest of an attempt with other factors than partial pivoting's (rbt, beam), `res` holding
+/// its fields so far: refined against A with `correct` (options' refinement); nullopt, with `why`
+/// ("refinement did not converge (...)"), when it does not converge; else the note, the
+/// condition estimate through `inverse` (or the FP64 LU of A_s with `scales`' R and C, where the
+/// factors do not resolve A^-1) and finish_result.
+std::optional<SolveResult> refine_attempt(const LinearSystem& sys, const SolveOptions& options,
+                                          Clock::time_point t_start, SolveResult res,
+                                          const std::function<Eigen::MatrixXd(const Eigen::MatrixXd&)>& correct,
+                                          const detail::EquilibratedInverse& inverse, const LuFactorization& scales,
+                                          const std::string& description, std::string& why) {
+  const auto t_factored = Clock::now();
+  res.time_s.factorization = seconds(t_start, t_factored);
+  const Checker checker(sys.A, sys.b);
+  refine_with(options, sys, checker, correct, res);
+  if (!res.converged) {
+    why = "refinement did not converge (" + res.note + ")";
+    return std::nullopt;
+  }
+  res.note = description + "; " + res.note;
+  if (options.estimate_condition) {
+    std::optional<Fp64Lu> lu64;
+    estimate_condition(sys, inverse, false, [&] {
+      lu64 = fp64_equilibrated_lu(sys.A, scales.row_scale, scales.col_scale);
+      return fp64_inverse(*lu64, scales);
+    }, res);
+  }
+  detail::finish_result(sys, res);
+  const auto t_end = Clock::now();
+  res.time_s.refinement = seconds(t_factored, t_end);
+  res.time_s.total = seconds(t_start, t_end);
+  return res;
+}
+
 /// rbt: the transformed LU without pivoting, refined against A. nullopt, with `why`, when the
 /// LU breaks down or the refinement does not converge (the caller then pivots).
 std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions& options,
@@ -55,33 +88,15 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
   res.block_size = options.block_size;
   res.pivoting = Pivoting::rbt;
   res.resolved_variant = f.f.resolved_variant;
-  const auto t_factored = Clock::now();
-  res.time_s.factorization = seconds(t_start, t_factored);
-  const Checker checker(sys.A, sys.b);
-  refine_with(options, sys, checker, [&](const Eigen::MatrixXd& r) { return rbt_apply(f, r); }, res);
-  if (!res.converged) {
-    why = "refinement did not converge (" + res.note + ")";
-    return std::nullopt;
-  }
-  res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
-  if (options.estimate_condition) {
-    std::optional<Fp64Lu> lu64;
-    estimate_condition(sys, rbt_inverse(f), false, [&] {
-      lu64 = fp64_equilibrated_lu(sys.A, f.f.row_scale, f.f.col_scale);
-      return fp64_inverse(*lu64, f.f);
-    }, res);
-  }
-  detail::finish_result(sys, res);
-  const auto t_end = Clock::now();
-  res.time_s.refinement = seconds(t_factored, t_end);
-  res.time_s.total = seconds(t_start, t_end);
-  return res;
+  return refine_attempt(sys, options, t_start, std::move(res), [&](const Eigen::MatrixXd& x) { return rbt_apply(f, x); },
+                        rbt_inverse(f), f.f, detail::rbt_description(options.rbt_window), why);
 }
 
 /// beam: the LU with in-block pivoting and additive modifications, refined against A (GMRES-IR
 /// when it modified pivots: M = P^T L U differs from A_s by E of that rank, which GMRES resolves
 /// and a classical step need not). nullopt, with `why` and the modification count, when the LU
-/// breaks down or the refinement does not converge (the caller then pivots).
+/// breaks down or the refinement does not converge (the caller then pivots). Where E matters,
+/// the estimate's resolution check (along its vector, against A) sends it to the FP64 LU.
 std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOptions& options,
                                       Clock::time_point t_start, std::string& why, int& modifications) {
   BeamAttempt t = try_factorize_beam(sys.A, options.variant, options.block_size, options.gemm, lu_hook(options));
@@ -97,32 +112,14 @@ std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOption
   res.pivoting = Pivoting::beam;
   res.modifications = modifications;
   res.resolved_variant = f.resolved_variant;
-  const auto t_factored = Clock::now();
-  res.time_s.factorization = seconds(t_start, t_factored);
-  const Checker checker(sys.A, sys.b);
   SolveOptions refine = options;
   if (modifications > 0) refine.refinement = Refinement::gmres;
-  refine_with(refine, sys, checker, [&](const Eigen::MatrixXd& r) { return lu_apply(f, r); }, res);
-  if (!res.converged) {
-    why = beam_description(t.modifications.size()) + ": refinement did not converge (" + res.note + ")";
-    return std::nullopt;
-  }
-  res.note = beam_description(t.modifications.size()) +
-             (modifications > 0 ? ", GMRES-IR against A" : "") + "; " + res.note;
-  if (options.estimate_condition) {
-    // The factors are A_s + E's: the estimate's resolution check (along its vector, against A)
-    // sends it to the FP64 LU where E matters.
-    std::optional<Fp64Lu> lu64;
-    estimate_condition(sys, fp32_inverse(f), false, [&] {
-      lu64 = fp64_equilibrated_lu(sys.A, f.row_scale, f.col_scale);
-      return fp64_inverse(*lu64, f);
-    }, res);
-  }
-  detail::finish_result(sys, res);
-  const auto t_end = Clock::now();
-  res.time_s.refinement = seconds(t_factored, t_end);
-  res.time_s.total = seconds(t_start, t_end);
-  return res;
+  const std::string description = beam_description(t.modifications.size());
+  std::optional<SolveResult> r =
+      refine_attempt(sys, refine, t_start, std::move(res), [&](const Eigen::MatrixXd& x) { return lu_apply(f, x); },
+                     fp32_inverse(f), f, description + (modifications > 0 ? ", GMRES-IR against A" : ""), why);
+  if (!r) why = description + ": " + why;
+  return r;
 }
 
 SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, Clock::time_point t_start) {
