@@ -49,9 +49,9 @@
 // the same story with each member's columns on its GPU, the one-GPU LU's panel on the block's
 // owner, the panel and its interchanges broadcast over NCCL, the updates through cuda::gemm,
 // look-ahead; the residual and the triangular sweeps on the GPUs (the vectors whole on every
-// member, the same bits there). 1 x Q grids only (P > 1: Unavailable); no FP64 LU there yet (no
-// fallback, fp64_below or FP64 condition estimate: the note says so); threads and processes
-// give the same x bitwise.
+// member, the same bits there). 1 x Q grids only (P > 1: Unavailable); the FP64 LU there too
+// (cuda/distributed_lu64_cuda.hpp: the fallback, fp64_below, the FP64 condition estimate);
+// pivoting beam without modifications; threads and processes give the same x bitwise.
 //
 // Not yet (later steps of issue 33): look-ahead in the cpu ranks' LU, rbt pivoting
 // (refused: Unavailable), the interrupt flag and progress inside the LU, the prescaling of a system
