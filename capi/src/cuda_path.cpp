@@ -7,12 +7,16 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/group.hpp"
 
 namespace tcsolve::capi {
 namespace {
@@ -44,6 +48,84 @@ std::vector<double> to_host(cudaStream_t stream, const double* d_src, Strided s)
   return host;
 }
 
+/// The largest |entry| of a strided host matrix (NaN ignored: the solver's own checks refuse it
+/// by name).
+double largest(const double* p, Strided s) {
+  double all = 0;
+  for (std::int64_t o = 0; o < s.outer; ++o) {
+    const double* run = p + o * s.ld;
+    for (std::int64_t i = 0; i < s.inner; ++i) all = std::max(all, std::fabs(run[i]));
+  }
+  return all;
+}
+
+/// Host A (and host B, X) staged on the device, then solved as a device system (solve_device):
+/// the host path's copies into FP64 matrices, its checks and its pageable upload of A cost
+/// seconds at n = 16384 (5.4 s around an 81 ms solve, docs/BENCHMARKS.md session 21). Only
+/// where the device holds the staged copies beside the solve, and where the solve would not
+/// prescale (A and every column of b at or above 2^-511, solver.hpp: solve_device takes its
+/// system as given): the same device computations as the host path, so the same X bitwise.
+/// Returns false (nothing done) otherwise.
+bool staged_dgesv(cuda::Context& ctx, const SolveOptions& options, bool row_major, std::int64_t n, std::int64_t nrhs,
+                  const double* A, Strided a, const double* B, Strided b, double* X, Strided x, SolveResult& r) {
+  constexpr double kPrescaleBelow = 0x1p-511;  // prescale.hpp's threshold
+  const bool b_host = !on_device(B), x_host = !on_device(X);
+  const std::size_t a_bytes = static_cast<std::size_t>(a.inner * a.outer) * sizeof(double);
+  const std::size_t b_bytes = static_cast<std::size_t>(b.inner * b.outer) * sizeof(double);
+  const std::size_t x_bytes = static_cast<std::size_t>(x.inner * x.outer) * sizeof(double);
+  const runtime::DeviceScope scope(ctx.device());
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  const double need = cuda_solve_bytes(n, nrhs, options) + static_cast<double>(a_bytes) +
+                      (b_host ? static_cast<double>(b_bytes) : 0.0) + (x_host ? static_cast<double>(x_bytes) : 0.0);
+  if (need + static_cast<double>(std::size_t{1} << 30) > static_cast<double>(free)) return false;
+  const double a_max = largest(A, a);
+  if (a_max > 0 && a_max < kPrescaleBelow) return false;
+  if (b_host) {  // the largest |entry| of each column of B (column-major: its runs; row-major: across them)
+    std::vector<double> column(static_cast<std::size_t>(nrhs), 0.0);
+    for (std::int64_t o = 0; o < b.outer; ++o)
+      for (std::int64_t i = 0; i < b.inner; ++i) {
+        double& m = column[static_cast<std::size_t>(row_major ? i : o)];
+        m = std::max(m, std::fabs(B[o * b.ld + i]));
+      }
+    for (double m : column)
+      if (m > 0 && m < kPrescaleBelow) return false;
+  }
+  const cudaStream_t s = ctx.stream();
+  auto stage = [&](const double* src, Strided m) {
+    cuda::DeviceBuffer<double> d(static_cast<std::size_t>(m.inner * m.outer));
+    const std::size_t width = static_cast<std::size_t>(m.inner) * sizeof(double);
+    TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(d.data(), width, src, static_cast<std::size_t>(m.ld) * sizeof(double), width,
+                                         static_cast<std::size_t>(m.outer), cudaMemcpyHostToDevice, s));
+    return d;
+  };
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(s));  // host data: earlier work on the stream first
+  const cuda::DeviceBuffer<double> a_dev = stage(A, a);
+  cuda::DeviceBuffer<double> b_dev = b_host ? stage(B, b) : cuda::DeviceBuffer<double>();
+  cuda::DeviceBuffer<double> x_dev(x_host ? static_cast<std::size_t>(x.inner * x.outer) : 0);
+  DeviceSystemView view;
+  view.n = static_cast<int>(n);
+  view.nrhs = static_cast<int>(nrhs);
+  view.A = a_dev.data();
+  view.lda = static_cast<int>(a.inner);
+  view.B = b_host ? b_dev.data() : B;
+  view.ldb = static_cast<int>(b_host ? b.inner : b.ld);
+  view.row_major = row_major;
+  double* xd = x_host ? x_dev.data() : X;
+  const int ldx = static_cast<int>(x_host ? x.inner : x.ld);
+  r = solve_device(view, xd, ldx, options);
+  if (x_host) {
+    const std::size_t width = static_cast<std::size_t>(x.inner) * sizeof(double);
+    TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(X, static_cast<std::size_t>(x.ld) * sizeof(double), xd, width, width,
+                                         static_cast<std::size_t>(x.outer), cudaMemcpyDeviceToHost, s));
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  return true;
+}
+
 }  // namespace
 
 void cuda_gemm(cuda::Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
@@ -71,6 +153,11 @@ SolveResult cuda_dgesv(cuda::Context& ctx, HostDgesv solve_host, const SolveOpti
     view.ldb = static_cast<int>(b.ld);
     view.row_major = row_major;
     return solve_device(view, X, static_cast<int>(x.ld), options);
+  }
+  // Host A: staged on the device where it fits and needs no prescaling (staged_dgesv).
+  if (!on_device(A)) {
+    SolveResult r;
+    if (staged_dgesv(ctx, options, row_major, n, nrhs, A, a, B, b, X, x, r)) return r;
   }
   // Host and device pointers mixed: the device ones are copied to the host (and X back), and
   // the solver runs on the host copies with Backend::cuda in the handle's context.
