@@ -143,6 +143,23 @@ const Row& row(const std::vector<Row>& rows, const std::string& name) {
   return rows.front();
 }
 
+/// Pearson's statistic of the counts `observed` against total p_i / sum (over the cells whose
+/// expected count is at least 5); df grows by the cells less one (none below two cells).
+template <class Count>
+double pearson(double total, const std::vector<double>& p, double sum, const std::vector<Count>& observed, int& df) {
+  double chi = 0;
+  int cells = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double e = total * p[i] / sum;
+    if (e < 5) continue;
+    const double o = static_cast<double>(observed[i]);
+    chi += (o - e) * (o - e) / e;
+    ++cells;
+  }
+  df += std::max(0, cells - 1);
+  return chi;
+}
+
 }  // namespace
 
 // --- the claims of the issue ------------------------------------------------------------------
@@ -351,15 +368,7 @@ TEST_CASE("k-means++ draws its first centre uniformly and the next with probabil
       for (int i = 0; i < points; ++i)
         sum += weight[static_cast<std::size_t>(i)] =
             std::pow(std::abs(x[static_cast<std::size_t>(i)] - x[static_cast<std::size_t>(f)]), power);
-      int cells = 0;
-      for (int i = 0; i < points; ++i) {
-        const double e = first[static_cast<std::size_t>(f)] * weight[static_cast<std::size_t>(i)] / sum;
-        if (e < 5) continue;
-        const double o = second[static_cast<std::size_t>(f)][static_cast<std::size_t>(i)];
-        chi += (o - e) * (o - e) / e;
-        ++cells;
-      }
-      df += std::max(0, cells - 1);
+      chi += pearson(first[static_cast<std::size_t>(f)], weight, sum, second[static_cast<std::size_t>(f)], df);
     }
     return chi;
   };
@@ -885,15 +894,7 @@ TEST_CASE("weighted k-means++ draws its first centre with probability w / sum w 
         const double d = x[static_cast<std::size_t>(i)] - x[static_cast<std::size_t>(f)];
         sum += p[static_cast<std::size_t>(i)] = (weighted ? w[static_cast<std::size_t>(i)] : 1.0) * d * d;
       }
-      int cells = 0;
-      for (int i = 0; i < points; ++i) {
-        const double e = first[static_cast<std::size_t>(f)] * p[static_cast<std::size_t>(i)] / sum;
-        if (e < 5) continue;
-        const double o = second[static_cast<std::size_t>(f)][static_cast<std::size_t>(i)];
-        chi += (o - e) * (o - e) / e;
-        ++cells;
-      }
-      df += std::max(0, cells - 1);
+      chi += pearson(first[static_cast<std::size_t>(f)], p, sum, second[static_cast<std::size_t>(f)], df);
     }
     return chi;
   };
