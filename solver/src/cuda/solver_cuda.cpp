@@ -351,7 +351,6 @@ struct KeptFactors {
   DeviceSystem s;
   DeviceLu f;
   std::optional<DeviceFp64Lu> lu64;
-  std::vector<std::pair<std::string, double>> lu_phases;
   std::mutex mutex;
 };
 
@@ -373,7 +372,6 @@ std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd& A, const Solv
   PhaseClock clock(k->run.plan.phases != CudaLuPlan::Phases::off, k->run.stream);
   clock.reserve(4 * (static_cast<std::size_t>(k->s.n) / 16 + 64));
   k->f = factorize(k->run, k->s, options.variant, options.block_size, clock);
-  k->lu_phases = clock.totals();
   // an FP32 zero pivot: the FP64 LU decides now (InvalidInput for an exactly singular A, as solve())
   if (k->f.zero_pivot >= 0) k->lu64.emplace(k->run, [&A]() -> const Eigen::MatrixXd& { return A; }, k->s, k->f);
   return k;
