@@ -22,6 +22,19 @@ void check_gemm_arguments(Op ta, Op tb, int m, int n, int k, int lda, int ldb, i
   if (ldc < m) throw InvalidInput("gemm: ldc " + std::to_string(ldc) + " < m " + std::to_string(m));
 }
 
+void check_batch(const Batch& batch, int m, int n, int ldc, const char* who) {
+  const std::string w(who);
+  if (batch.count < 0) throw InvalidInput(w + ": the batch count must be >= 0, got " + std::to_string(batch.count));
+  const int given = (batch.a_array != nullptr) + (batch.b_array != nullptr) + (batch.c_array != nullptr);
+  if (given != 0 && given != 3) throw InvalidInput(w + ": give all three pointer arrays (A, B, C) or none");
+  if (given == 0 && batch.count > 1) {  // members' C must not overlap: each spans (n - 1) ldc + m elements
+    const long long span = static_cast<long long>(n - 1) * ldc + m;
+    if (batch.stride_c < span && -batch.stride_c < span)
+      throw InvalidInput(w + ": stride_c " + std::to_string(batch.stride_c) + " makes the members' C overlap (each spans " +
+                         std::to_string(span) + " elements)");
+  }
+}
+
 std::string_view to_string(CudaKernels k) {
   switch (k) {
     case CudaKernels::automatic: return "automatic";

@@ -168,13 +168,14 @@ float markidis_value(const TensorCoreModel& tc, const SplitOperands& s, int i, i
 /// The row/column scaling puts every row's largest element at 2^14, so lo needs no 2^11 (its
 /// FP16 subnormal grid, 2^-24, is 2^-38 of the row's largest element), and two register sets per
 /// output (acc, part) let the wgmma kernel double-buffer part.
+/// p0, p1: the k range [p0, p1) (one of the ec path's k-splitting ranges; default all of k).
 float halfhalf_value(const TensorCoreModel& tc, const SplitOperands& s, int i, int j, int ks, int chunk,
-                     float scale, bool shared = false) {
+                     float scale, bool shared = false, int p0 = 0, int p1 = INT_MAX) {
   const float *ah = s.hi.row(i), *al = s.lo.row(i), *bh = s.hi.col(j), *bl = s.lo.col(j);
   float acc = 0.0f, corr = 0.0f, part = 0.0f;
   float& c = shared ? part : corr;
   int steps = 0;
-  for (int p = 0; p < s.hi.kp; p += ks) {
+  for (int p = p0; p < std::min(p1, s.hi.kp); p += ks) {
     c = tc.mma_fp32(al + p, bh + p, ks, c);
     c = tc.mma_fp32(ah + p, bl + p, ks, c);
     part = tc.mma_fp32(ah + p, bh + p, ks, part);
@@ -251,8 +252,12 @@ bool auto_picks_fp16(const std::vector<ExponentRange>& r, int m) {
   return auto_uses_fp16(range_a, range_b);
 }
 
+/// The scaled product with k in split.count ranges (batch.hpp): each range's value from zero
+/// (halfhalf_value over the range), the ranges' values added in FP32 RN in range order, as the
+/// cuda kernel's partial sums and their reduction.
 void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ranges, const TensorCoreModel& tc,
-             int chunk_k, float alpha, float beta, float* C, int ldc, const std::atomic<bool>* interrupt) {
+             int chunk_k, const KSplit& split, float alpha, float beta, float* C, int ldc,
+             const std::atomic<bool>* interrupt) {
   const int ks = fp16 ? kMmaKFp16 : kMmaKTf32;
   if (chunk_k < ks || chunk_k % ks != 0)
     throw InvalidInput(std::string(fp16 ? "ec_chunk_k" : "ec_chunk_k_tf32") + " must be a positive multiple of the mma k (" + std::to_string(ks) + ")");
@@ -271,12 +276,72 @@ void ec_gemm(bool fp16, const Operands& o, const std::vector<ExponentRange>& ran
   const SplitOperands s = fp16 ? split_operands(scaled, split_markidis) : split_operands(scaled, split_ootomo_tf32);
   const int chunk = chunk_k / ks;
   for_each_output(o.m, o.n, alpha, beta, C, ldc, interrupt, [&](int i, int j) {
-    const float v = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale, fp16);
+    float v = 0.0f;
+    for (int r = 0; r < split.count; ++r) {
+      const int p0 = r * split.length;
+      const float part = halfhalf_value(tc, s, i, j, ks, chunk, kOotomoScale, fp16, p0, p0 + split.length);
+      v = r == 0 ? part : v + part;
+    }
     return std::ldexp(v, -(shift[i] + shift[o.m + j]));
   });
 }
 
+/// ec-fp16, ec-tf32 or auto with the k ranges `split`. fp16: -1 as the variant says (auto
+/// chooses from this product's ranges), 1 FP16, 0 TF32 (auto's choice made for a whole batch).
+GemmInfo ec_call(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
+                 const float* B, int ldb, float beta, float* C, int ldc, const GemmOptions& options,
+                 const KSplit& split, int fp16_choice) {
+  check_interrupt(options.interrupt, "the product");
+  const TensorCoreModel tc(options.model);
+  const Operands o = pack(ta, tb, m, n, k, A, lda, B, ldb, kMmaKFp16);  // a multiple of 16 is one of 8 too
+  const auto ranges = exponent_ranges(o);
+  bool fp16 = variant == Variant::ec_fp16 || (variant == Variant::auto_ && auto_picks_fp16(ranges, m));
+  if (variant == Variant::auto_ && fp16_choice >= 0) fp16 = fp16_choice == 1;
+  GemmInfo result;
+  result.requested = variant;
+  result.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+  result.backend = Backend::cpu;
+  result.split_k = split.count;
+  ec_gemm(fp16, o, ranges, tc, fp16 ? options.ec_chunk_k : options.ec_chunk_k_tf32, split, alpha, beta, C, ldc,
+          options.interrupt);
+  return result;
+}
+
+/// auto over a batch: FP16 when every member's ranges allow it (the cuda kernels' one choice).
+bool batch_picks_fp16(Op ta, Op tb, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
+                      const Batch& batch) {
+  for (int b = 0; b < batch.count; ++b) {
+    const float* Ab = batch.arrays() ? batch.a_array[b] : A + b * batch.stride_a;
+    const float* Bb = batch.arrays() ? batch.b_array[b] : B + b * batch.stride_b;
+    if (!auto_picks_fp16(exponent_ranges(pack(ta, tb, m, n, k, Ab, lda, Bb, ldb, kMmaKFp16)), m)) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+GemmInfo gemm_batched(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
+                      const float* B, int ldb, float beta, float* C, int ldc, const Batch& batch,
+                      const GemmOptions& options) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  check_batch(batch, m, n, ldc, "cpu::gemm_batched");
+  GemmInfo info;
+  info.requested = info.resolved = variant;
+  info.backend = Backend::cpu;
+  const bool ec = variant == Variant::ec_fp16 || variant == Variant::ec_tf32 || variant == Variant::auto_;
+  const KSplit split = ec_k_split(m, n, k, batch.count, options.split_k);
+  const int choice = variant == Variant::auto_ && batch.count > 0
+                         ? (batch_picks_fp16(ta, tb, m, n, k, A, lda, B, ldb, batch) ? 1 : 0)
+                         : -1;
+  for (int b = 0; b < batch.count; ++b) {
+    const float* Ab = batch.arrays() ? batch.a_array[b] : A + b * batch.stride_a;
+    const float* Bb = batch.arrays() ? batch.b_array[b] : B + b * batch.stride_b;
+    float* Cb = batch.arrays() ? batch.c_array[b] : C + b * batch.stride_c;
+    info = ec ? ec_call(variant, ta, tb, m, n, k, alpha, Ab, lda, Bb, ldb, beta, Cb, ldc, options, split, choice)
+              : gemm(variant, ta, tb, m, n, k, alpha, Ab, lda, Bb, ldb, beta, Cb, ldc, options);
+  }
+  return info;
+}
 
 GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
               const float* B, int ldb, float beta, float* C, int ldc, const GemmOptions& options) {
@@ -343,15 +408,9 @@ GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, c
     }
     case Variant::ec_fp16:
     case Variant::ec_tf32:
-    case Variant::auto_: {
-      const Operands o = operands(kMmaKFp16);  // a multiple of 16 is a multiple of 8 too
-      const auto ranges = exponent_ranges(o);
-      const bool fp16 = variant == Variant::ec_fp16 || (variant == Variant::auto_ && auto_picks_fp16(ranges, m));
-      result.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
-      ec_gemm(fp16, o, ranges, tc, fp16 ? options.ec_chunk_k : options.ec_chunk_k_tf32, alpha, beta, C, ldc,
-              options.interrupt);
-      break;
-    }
+    case Variant::auto_:
+      return ec_call(variant, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, options,
+                     ec_k_split(m, n, k, 1, options.split_k), -1);
     case Variant::cublas_tf32:
     case Variant::cublas_fp16:
     default:

@@ -60,6 +60,8 @@ GemmInfo nearest_columns(Variant variant, int m, int n, int k, const float* A, i
   std::vector<double> best(static_cast<std::size_t>(m), std::numeric_limits<double>::infinity());
   std::vector<int> best_j(static_cast<std::size_t>(m), INT_MAX);
   std::vector<float> D(static_cast<std::size_t>(m) * kTileColumns);
+  GemmOptions unsplit = options;  // the cuda kernel's epilogue needs whole rows: k is never split
+  unsplit.split_k = 1;
   for (int j0 = 0; j0 < n; j0 += kTileColumns) {
     const int cols = std::min(kTileColumns, n - j0);
     const float* Bt = B + static_cast<std::size_t>(j0) * ldb;
@@ -72,7 +74,7 @@ GemmInfo nearest_columns(Variant variant, int m, int n, int k, const float* A, i
           D[static_cast<std::size_t>(c) * m + i] = acc;
         }
     } else {
-      gemm(run, Op::t, Op::n, m, cols, k, 1.0f, A, lda, Bt, ldb, 0.0f, D.data(), m, options);
+      gemm(run, Op::t, Op::n, m, cols, k, 1.0f, A, lda, Bt, ldb, 0.0f, D.data(), m, unsplit);
     }
     // this tile's minimum per row (columns ascending, strict <), merged into the running one
     for (int i = 0; i < m; ++i) {

@@ -22,6 +22,7 @@ struct GemmWorkspaces : Context::Attachment {
   Scratch split;    ///< the Hopper kernels' split operands
   Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
   Scratch nearest;  ///< nearest_columns' per-column data (FP32 and FP64 weights, scalings, bounds)
+  Scratch partial;  ///< the ec path's k-splitting: each k range's FP32 sums before their reduction
 
   /// The workspaces of `ctx`, made on first use.
   static GemmWorkspaces& of(Context::Impl& ctx) {
@@ -67,6 +68,11 @@ struct GemmArgs {
   const float* beta_device = nullptr;
   /// Not null: the ec path's wgmma kernels end in the nearest-column epilogue (C is not written).
   const NearestArgs* nearest = nullptr;
+  /// cuda::gemm_batched on the wgmma production path: the members (count 1: the one product
+  /// above; A, B, C are member 0's base pointers when strided).
+  Batch batch{};
+  /// The production path's k ranges (GemmOptions::split_k resolved by ec_k_split for the batch).
+  KSplit split{};
 
   cudaStream_t stream() const { return ctx->stream; }
 };

@@ -124,13 +124,20 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
     info.kernels = CudaKernels::wgmma;
     wgmma_gemm(args...);
   };
-  const int total = g.m + g.n;
-  const std::size_t ws_bytes = (3 * static_cast<std::size_t>(total) + 3) * sizeof(int);
+  const bool production = hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0;
+  if (g.batch.count != 1 && !production)
+    throw Unavailable("a batched product in one launch runs on the wgmma production path only");
+  // every member's shifts (the other paths: one member)
+  const std::size_t total = (static_cast<std::size_t>(g.m) + g.n) * g.batch.count;
+  const std::size_t ws_bytes = (3 * total + 3) * sizeof(int);
   int* ws = static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
   int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
-  if (hopper && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0) {  // fused scaling and split
+  if (production) {  // fused scaling and split; k split by the batch's shape (never with the nearest epilogue)
     info.kernels = CudaKernels::wgmma;
-    const bool fp16 = wgmma_production(variant, g, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range, flag);
+    GemmArgs h = g;
+    h.split = g.nearest != nullptr ? KSplit{} : ec_k_split(g.m, g.n, g.k, g.batch.count, options.split_k);
+    info.split_k = h.split.count;
+    const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range, flag);
     if (variant == Variant::auto_) {
       if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
       else info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;

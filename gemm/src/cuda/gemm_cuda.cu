@@ -8,12 +8,14 @@
 // below that they run fp32-simt, and GemmInfo says so (resolved = fp32-simt, a note).
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backend.hpp"
 #include "mma_gemm.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/gemm/variant.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/device_guard.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "wgmma_gemm.hpp"
@@ -127,10 +129,10 @@ GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, 
   return run_call(ctx, variant, args, options, on_device);
 }
 
-GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
-              const float* A, int lda, const float* B, int ldb, float* C, int ldc,
-              const GemmOptions& options, const DeviceAuto* on_device) {
-  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+namespace {
+
+/// The device-scalar overloads' checks.
+void check_device_scalars(Variant variant, const DeviceScalars& scalars) {
   if (variant != Variant::ec_fp16 && variant != Variant::ec_tf32 && variant != Variant::auto_)
     throw InvalidInput("cuda::gemm with device scalars: the ec variants only, not " +
                        std::string(to_string(variant)));
@@ -139,10 +141,77 @@ GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, 
   if (compute_capability() < kMmaCapability)
     throw Unavailable("cuda::gemm with device scalars: " + device_name() + " lacks the tensor cores of " +
                       std::string(to_string(variant)));
+}
+
+/// Whether a batch runs in one launch: the ec variants on the wgmma production path (ec_gemm.cu).
+bool one_launch(Variant variant, const GemmOptions& options) {
+  const bool ec = variant == Variant::ec_fp16 || variant == Variant::ec_tf32 || variant == Variant::auto_;
+  return ec && device_available() && compute_capability() >= kMmaCapability && use_wgmma(options.cuda_kernels) &&
+         options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0;
+}
+
+/// A batch: one launch where one_launch says so, else member by member (pointer arrays read
+/// back to the host first, which waits for ctx's stream).
+GemmInfo run_batched(Context& ctx, Variant variant, detail::GemmArgs& args, const Batch& batch,
+                     const GemmOptions& options, const DeviceAuto* on_device) {
+  check_batch(batch, args.m, args.n, args.ldc, "cuda::gemm_batched");
+  if (batch.count == 0) return GemmInfo{variant, variant, Backend::cuda, {}, CudaKernels::automatic};
+  if (one_launch(variant, options)) {
+    args.batch = batch;
+    return run_call(ctx, variant, args, options, on_device);
+  }
+  std::vector<const float*> a(batch.count), b(batch.count);
+  std::vector<float*> c(batch.count);
+  if (batch.arrays()) {
+    const tcsolve::detail::DeviceGuard guard(ctx.device());
+    const std::size_t bytes = sizeof(float*) * static_cast<std::size_t>(batch.count);
+    TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(a.data(), batch.a_array, bytes, cudaMemcpyDeviceToHost, ctx.stream()));
+    TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(b.data(), batch.b_array, bytes, cudaMemcpyDeviceToHost, ctx.stream()));
+    TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(c.data(), batch.c_array, bytes, cudaMemcpyDeviceToHost, ctx.stream()));
+    TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  } else {
+    for (int i = 0; i < batch.count; ++i)
+      a[i] = args.A + i * batch.stride_a, b[i] = args.B + i * batch.stride_b, c[i] = args.C + i * batch.stride_c;
+  }
+  GemmInfo info;
+  for (int i = 0; i < batch.count; ++i) {
+    detail::GemmArgs member = args;
+    member.A = a[i], member.B = b[i], member.C = c[i];
+    info = run_call(ctx, variant, member, options, on_device);
+  }
+  return info;
+}
+
+}  // namespace
+
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
+              const float* A, int lda, const float* B, int ldb, float* C, int ldc,
+              const GemmOptions& options, const DeviceAuto* on_device) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  check_device_scalars(variant, scalars);
   detail::GemmArgs args{ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 1.0f, C, ldc};
   args.alpha_device = scalars.alpha;
   args.beta_device = scalars.beta;
   return run_call(ctx, variant, args, options, on_device);
+}
+
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
+                      int lda, const float* B, int ldb, float beta, float* C, int ldc, const Batch& batch,
+                      const GemmOptions& options, const DeviceAuto* on_device) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
+  return run_batched(ctx, variant, args, batch, options, on_device);
+}
+
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
+                      const float* A, int lda, const float* B, int ldb, float* C, int ldc, const Batch& batch,
+                      const GemmOptions& options, const DeviceAuto* on_device) {
+  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
+  check_device_scalars(variant, scalars);
+  detail::GemmArgs args{ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 1.0f, C, ldc};
+  args.alpha_device = scalars.alpha;
+  args.beta_device = scalars.beta;
+  return run_batched(ctx, variant, args, batch, options, on_device);
 }
 
 namespace {

@@ -94,6 +94,19 @@ struct MainParams {
   const float2* columns = nullptr;
   const NearestExactColumn* exact = nullptr;
   const NearestBounds* bounds = nullptr;
+  // Batches (the stores and Epilogue::partial): member b's operand rows are rows
+  // (b tiles_m + tm) 128 of the X maps and (b tiles_n + tn) 128 of the Y maps, its shifts
+  // shift_a + b m and shift_b + b n, its C c_array[b] (when not null) or C + b stride_c.
+  int batch = 1;
+  long long stride_c = 0;
+  float* const* c_array = nullptr;
+  // k-splitting: `splits` ranges of split_tiles k-tiles (the last shorter); Epilogue::partial
+  // writes range s of member b, element (i, j), to partial[(s batch + b) partial_stride + j
+  // partial_ld + i] (raw sums: no unscaling, no alpha or beta; split_reduce_kernel does those)
+  int splits = 1, split_tiles = 0;
+  float* partial = nullptr;
+  int partial_ld = 0;
+  long long partial_stride = 0;
 };
 
 /// Bytes of shared memory of a kNearest kernel with resident A: the A region (k_tiles x hi, lo),
@@ -256,21 +269,38 @@ __device__ __forceinline__ void store_split_tile(const SplitTile& tile, Shift sh
   }
 }
 
-/// Split pass: one 32 x 64 tile per block. shift (ec): the scaling exponents of the rows
-/// (nullptr: none). use_fp16 (auto): runs when (*use_fp16 != 0) != kTf32.
+/// The members of a batched operand: member b is array[b] (when not null) or X + b stride;
+/// its split rows start at row b rows_p of hi and lo, its shifts at shift + b rows.
+struct MemberLayout {
+  long long stride = 0;
+  const float* const* array = nullptr;
+  int rows_p = 0;
+  __device__ __forceinline__ const float* member(const float* X, int b) const {
+    return array != nullptr ? array[b] : X + b * stride;
+  }
+};
+
+/// Split pass: one 32 x 64 tile per block, blocks along k first, then rows, then members.
+/// shift (ec): the scaling exponents of the rows (nullptr: none). use_fp16 (auto): runs when
+/// (*use_fp16 != 0) != kTf32.
 template <Transform T, bool kTf32>
 __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
                                                                     int k, int kp, const int* shift,
                                                                     const int* use_fp16, unsigned* hi,
-                                                                    unsigned* lo) {
+                                                                    unsigned* lo, MemberLayout layout) {
   if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
   __shared__ SplitTile tile;
-  const int r0 = blockIdx.y * kSplitRows, k0 = blockIdx.x * kSplitK;
-  load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
+  const int k_blocks = kp / kSplitK, row_blocks = layout.rows_p / kSplitRows;
+  const int kb = static_cast<int>(blockIdx.x % k_blocks), rest = static_cast<int>(blockIdx.x / k_blocks);
+  const int b = rest / row_blocks;
+  const int r0 = (rest % row_blocks) * kSplitRows, k0 = kb * kSplitK;
+  const int* member_shift = shift != nullptr ? shift + static_cast<std::size_t>(b) * rows : nullptr;
+  load_split_tile(tile, layout.member(X, b), ld, k_inner, rows, k, r0, k0);
   __syncthreads();
   store_split_tile<T, kTf32>(
-      tile, [&](int r) { return shift != nullptr && r0 + r < rows ? scale_factor(shift[r0 + r]) : 1.0f; }, r0, k0, kp,
-      hi, lo);
+      tile,
+      [&](int r) { return member_shift != nullptr && r0 + r < rows ? scale_factor(member_shift[r0 + r]) : 1.0f; },
+      b * layout.rows_p + r0, k0, kp, hi, lo);
 }
 
 /// The ec scaling and the split in one kernel: each block owns 32 whole rows of op(X). Pass 1
@@ -287,24 +317,30 @@ struct ScaleSplitOperand {
   int* shift;
   int* max_range;
   unsigned *hi, *lo;
+  MemberLayout layout;  ///< batches; layout.rows_p: the padded rows of one member
 };
 
 /// Both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)), so that the
 /// two halves fill the GPU together.
 template <Transform T, bool kTf32>
-__global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOperand a, ScaleSplitOperand b,
-                                                                     int blocks_a, int k, int kp) {
+__global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOperand a_op,
+                                                                     ScaleSplitOperand b_op, int blocks_a, int k,
+                                                                     int kp) {
   const bool first = static_cast<int>(blockIdx.x) < blocks_a;
-  const ScaleSplitOperand& op = first ? a : b;
-  const float* X = op.X;
+  const ScaleSplitOperand& op = first ? a_op : b_op;
   const int ld = op.ld, rows = op.rows;
   const bool k_inner = op.k_inner;
-  int* shift = op.shift;
   int* max_range = op.max_range;
   unsigned *hi = op.hi, *lo = op.lo;
   __shared__ SplitTile tile;
   __shared__ float factor[kSplitRows];
-  const int r0 = (first ? blockIdx.x : blockIdx.x - blocks_a) * kSplitRows;
+  const int local = first ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x) - blocks_a;
+  const int row_blocks = op.layout.rows_p / kSplitRows;
+  const int member = local / row_blocks;
+  const int r0 = (local % row_blocks) * kSplitRows;
+  const float* X = op.layout.member(op.X, member);
+  int* shift = op.shift + static_cast<std::size_t>(member) * rows;
+  const int out_r0 = member * op.layout.rows_p + r0;  // the member's rows in hi and lo
   const int fr = threadIdx.x / 8, fq = threadIdx.x % 8;  // pass 1: row fr, elements 8 fq .. 8 fq + 7
   int emax = INT_MIN, emin = INT_MAX;
   for (int k0 = 0; k0 < kp; k0 += kSplitK) {
@@ -333,7 +369,7 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
   for (int k0 = 0; k0 < kp; k0 += kSplitK) {
     load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
     __syncthreads();
-    store_split_tile<T, kTf32>(tile, [&](int r) { return factor[r]; }, r0, k0, kp, hi, lo);
+    store_split_tile<T, kTf32>(tile, [&](int r) { return factor[r]; }, out_r0, k0, kp, hi, lo);
     __syncthreads();
   }
 }
@@ -371,6 +407,16 @@ __device__ __forceinline__ void tile_coords(const MainParams& p, int t, int& tm,
   tm = local / width, tn = first_n + local % width;
 }
 
+/// Unit t of a batched, k-split call (the stores and Epilogue::partial): member b, range s,
+/// tile (tm, tn) in tile_coords' order; a tile's ranges are adjacent units.
+__device__ __forceinline__ void unit_coords(const MainParams& p, int t, int& b, int& tm, int& tn, int& s) {
+  const int per_member = p.tiles_m * p.tiles_n * p.splits;
+  b = t / per_member;
+  const int r = t % per_member;
+  s = r % p.splits;
+  tile_coords(p, r / p.splits, tm, tn);
+}
+
 /// The persistent tile sequence of a block. Stores: t = blockIdx.x, + gridDim.x, ... in the
 /// raster order of tile_coords. kNearest: the block takes whole rows of tiles (tm = blockIdx.x,
 /// + gridDim.x, ...), each from tn = 0 to tiles_n - 1, so a row's minimum stays in registers.
@@ -403,7 +449,8 @@ __device__ __forceinline__ bool nearer(double s, int j, double best, int best_j)
 ///                adjacent D columns are adjacent rows of C, moved by 8-byte loads and stores
 ///                (C 8-byte aligned, ldc even): the common case.
 ///   nearest      the nearest-column epilogue (wgmma_nearest.cuh) instead of any store.
-enum class Epilogue { store, store_pairs, nearest };
+///   partial      the raw sums of one k range into MainParams::partial (k-splitting).
+enum class Epilogue { store, store_pairs, nearest, partial };
 
 /// Elements of C a thread loads before it stores them (the epilogue's loads in flight). The
 /// halfhalf scheme (ootomo-*: an outside add every k-step) takes batches of 16: with 32, ptxas
@@ -467,7 +514,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
   __syncthreads();
-  const int tiles = p.tiles_m * p.tiles_n;
+  // kNearest: tiles in rows (first_tile, next_tile); else units of unit_coords, a block's
+  // t = blockIdx.x, + gridDim.x, ...
+  const int tiles = kNearest ? p.tiles_m * p.tiles_n : p.tiles_m * p.tiles_n * p.splits * p.batch;
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -476,8 +525,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       int stage = 0;
       unsigned phase = 0, a_phase = 0;
       for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
-        int tm, tn;
-        coords<kNearest>(p, t, tm, tn);
+        int tm, tn, b = 0, s = 0;
+        if constexpr (kNearest) coords<kNearest>(p, t, tm, tn);
+        else unit_coords(p, t, b, tm, tn, s);
+        const int kt0 = kNearest ? 0 : s * p.split_tiles;
+        const int kt1 = kNearest || p.splits == 1 ? p.k_tiles : min(p.k_tiles, kt0 + p.split_tiles);
+        const int x_row = (b * p.tiles_m + tm) * kTileM, y_row = (b * p.tiles_n + tn) * kTileN;
         if (resident && tn == 0) {  // a new row block: its A k-tiles, once the last one is free
           mbar_wait(a_empty, a_phase ^ 1u);
           mbar_arrive_expect_tx(a_full, p.k_tiles * 2 * kPartBytes);
@@ -487,15 +540,15 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           a_phase ^= 1u;
         }
-        for (int kt = 0; kt < p.k_tiles; ++kt) {
+        for (int kt = kt0; kt < kt1; ++kt) {
           mbar_wait(empty + stage, phase ^ 1u);
           mbar_arrive_expect_tx(full + stage, stage_bytes_used);
           const int kx = kt * kTileK;
-          if (!resident) tma_load_2d(part_ptr(stage, 0, kt), &map_ah, full + stage, kx, tm * kTileM);
-          tma_load_2d(part_ptr(stage, 1, kt), &map_bh, full + stage, kx, tn * kTileN);
+          if (!resident) tma_load_2d(part_ptr(stage, 0, kt), &map_ah, full + stage, kx, x_row);
+          tma_load_2d(part_ptr(stage, 1, kt), &map_bh, full + stage, kx, y_row);
           if constexpr (uses_lo(S)) {
-            if (!resident) tma_load_2d(part_ptr(stage, 2, kt), &map_al, full + stage, kx, tm * kTileM);
-            tma_load_2d(part_ptr(stage, 3, kt), &map_bl, full + stage, kx, tn * kTileN);
+            if (!resident) tma_load_2d(part_ptr(stage, 2, kt), &map_al, full + stage, kx, x_row);
+            tma_load_2d(part_ptr(stage, 3, kt), &map_bl, full + stage, kx, y_row);
           }
           if (++stage == kStages) stage = 0, phase ^= 1u;
         }
@@ -580,8 +633,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (prev_tm >= 0) finish_tile();
     } else {  // every other scheme, and the stores
       for (int t = first_tile<kNearest>(p); t < tiles; t = next_tile<kNearest>(p, t)) {
-        int tm, tn;
-        coords<kNearest>(p, t, tm, tn);
+        // The unit's k-tiles: a count only (the stages do not depend on which k-tiles; resident
+        // A, nearest only, starts at 0). The unit's coordinates are decoded again for the
+        // epilogue, so that none of them holds a register across the k loop (spills otherwise).
+        int k_count = p.k_tiles;
+        if constexpr (!kNearest) {
+          if (p.splits != 1) k_count = min(p.k_tiles - (t % p.splits) * p.split_tiles, p.split_tiles);
+        }
 #pragma unroll
         for (int i = 0; i < 64; ++i) r.acc[i] = 0.0f;
         if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles || S == WgmmaScheme::legemm) {
@@ -590,11 +648,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         int steps = 0;  // halfhalf: k-steps (k-tiles) of hi*hi in `part` since the last outside add
         int held = -1;  // stage whose wgmmas may still be reading it
-        if (resident && tn == 0) {  // the row block's A
+        if (resident && t % p.tiles_n == 0) {  // the row block's A (tn == 0)
           mbar_wait(a_full, a_phase);
           a_phase ^= 1u;
         }
-        for (int kt = 0; kt < p.k_tiles; ++kt) {
+        for (int kt = 0; kt < k_count; ++kt) {
           mbar_wait(full + stage, phase);
           const StageDescs d = stage_descs(stage, kt);
           const std::uint64_t ah = d.ah, bh = d.bh, al = d.al, bl = d.bl;
@@ -672,7 +730,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_wait<0>();
         if (held >= 0 && lane == 0) mbar_arrive(empty + held);
         // resident: the row block's last tile has read A for the last time
-        if (resident && tn + 1 == p.tiles_n && lane == 0) mbar_arrive(a_empty);
+        if (resident && (t + 1) % p.tiles_n == 0 && lane == 0) mbar_arrive(a_empty);
         fence_regs(r.acc);
         if constexpr (S == WgmmaScheme::halfhalf || S == WgmmaScheme::halfhalf_tiles) {
           fence_regs(r.extra);
@@ -684,17 +742,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           fence_regs(r.extra);
         }
 
-        // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
-        // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The values of
-        // C come in batches of kStoreBatch<S> (independent loads, one latency a batch), each
-        // loaded whole before any of its stores.
-        const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
-        const int col0 = tn * kTileN + 2 * (lane % 4);
-        int sa[2] = {0, 0};
-        if (p.shift_a != nullptr) {
-          if (row0 < p.m) sa[0] = p.shift_a[row0];
-          if (row0 + 8 < p.m) sa[1] = p.shift_a[row0 + 8];
-        }
 #pragma unroll
         for (int i = 0; i < 64; ++i) {  // the variant's result into acc
           float v = r.acc[i];
@@ -703,17 +750,43 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (S == WgmmaScheme::legemm) v = __fadd_rn(v, r.extra[i] * (1.0f / kLegemmScale));
           r.acc[i] = v;
         }
+
+        // epilogue: register i of thread (warp, lane) holds row 16 warp + lane/4 + 8 ((i/2) % 2),
+        // column 8 (i/4) + 2 (lane % 4) + i % 2 of the warpgroup's 64 x 128 block. The values of
+        // C come in batches of kStoreBatch<S> (independent loads, one latency a batch), each
+        // loaded whole before any of its stores. The unit's coordinates are decoded here, once
+        // the other accumulators are dead.
+        int tm, tn, b = 0, s = 0;
+        if constexpr (kNearest) coords<kNearest>(p, t, tm, tn);
+        else unit_coords(p, t, b, tm, tn, s);
+        const int row0 = tm * kTileM + cw * 64 + warp * 16 + lane / 4;
+        const int col0 = tn * kTileN + 2 * (lane % 4);
+        int sa[2] = {0, 0};
+        if (p.shift_a != nullptr && E != Epilogue::partial) {  // member b's shifts start at b m (b n)
+          if (row0 < p.m) sa[0] = p.shift_a[b * p.m + row0];
+          if (row0 + 8 < p.m) sa[1] = p.shift_a[b * p.m + row0 + 8];
+        }
         if constexpr (kNearest) {  // the raw sums scored (wgmma_nearest.cuh)
           if (tn == 0) nearest_rows_start(p, row0, rows);
           nearest_score_tile(p, *p.bounds, r.acc, col0, rows);
           if (tn + 1 == p.tiles_n) nearest_finish_rows(p, row0, lane, rows);
           continue;
         }
+        if constexpr (E == Epilogue::partial) {  // the raw sums of range s (the whole padded tile)
+          float* out = p.partial + (static_cast<std::size_t>(s) * p.batch + b) * p.partial_stride;
+#pragma unroll
+          for (int i = 0; i < 64; ++i) {
+            const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
+            out[gi + static_cast<std::size_t>(gj) * p.partial_ld] = r.acc[i];
+          }
+          continue;
+        }
         if (p.shift_a != nullptr) {  // unscale: one shift per column (two elements) and row half
+          const int* shift_b = p.shift_b + b * p.n;
 #pragma unroll
           for (int c = 0; c < 32; ++c) {
             const int gj = col0 + 8 * (c / 2) + c % 2;
-            const int sb = gj < p.n ? p.shift_b[gj] : 0;
+            const int sb = gj < p.n ? shift_b[gj] : 0;
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int i = 4 * (c / 2) + 2 * h + c % 2;
@@ -724,6 +797,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
         const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
         const bool beta0 = beta == 0.0f;
+        float* const C = p.c_array != nullptr ? p.c_array[b] : p.C + b * p.stride_c;
         if constexpr (E == Epilogue::store_pairs) {  // the pair (i, i + 1) is C[gj, gj + 1] of column gi
 #pragma unroll
           for (int h = 0; h < 64; h += kStoreBatch<S>) {  // C in batches of kStoreBatch<S> loads in flight
@@ -733,7 +807,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               for (int q = 0; q < kStoreBatch<S> / 2; ++q) {
                 const int i = h + 2 * q;
                 const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
-                const float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+                const float* c = C + gj + static_cast<std::size_t>(gi) * p.ldc;
                 if (gi < p.m && gj + 1 < p.n) old[q] = *reinterpret_cast<const float2*>(c);
                 else old[q] = make_float2(gi < p.m && gj < p.n ? c[0] : 0.0f, 0.0f);
               }
@@ -743,7 +817,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               const int i = h + 2 * q;
               const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4);
               if (gi >= p.m || gj >= p.n) continue;
-              float* c = p.C + gj + static_cast<std::size_t>(gi) * p.ldc;
+              float* c = C + gj + static_cast<std::size_t>(gi) * p.ldc;
               float2 v = make_float2(__fmul_rn(alpha, r.acc[i]), __fmul_rn(alpha, r.acc[i + 1]));
               if (!beta0) v = make_float2(__fadd_rn(v.x, __fmul_rn(beta, old[q].x)), __fadd_rn(v.y, __fmul_rn(beta, old[q].y)));
               if (gj + 1 < p.n) *reinterpret_cast<float2*>(c) = v;
@@ -761,7 +835,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
             for (int i = h; i < h + kStoreBatch<S>; ++i) {
               const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
-              old[i - h] = gi < p.m && gj < p.n ? p.C[gi + gj * ldc] : 0.0f;
+              old[i - h] = gi < p.m && gj < p.n ? C[gi + gj * ldc] : 0.0f;
             }
           }
 #pragma unroll
@@ -769,12 +843,42 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int gi = row0 + 8 * ((i / 2) % 2), gj = col0 + 8 * (i / 4) + i % 2;
             if (gi >= p.m || gj >= p.n) continue;
             const float v = r.acc[i];
-            p.C[gi + gj * ldc] =
+            C[gi + gj * ldc] =
                 beta0 ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, old[i - h]));
           }
         }
       }
     }
+  }
+#endif
+}
+
+/// k-splitting's reduction: for every member b and element (i, j) of its C, the ranges' raw
+/// sums added in FP32 RN in range order, v = ((P_0 + P_1) + P_2) + ..., then unscaled and
+/// stored as the main kernel's epilogue stores (alpha v + beta C, C not read when beta is 0).
+/// Gated by auto's flag as the main kernel. Consecutive threads take consecutive rows i, so the
+/// partial sums and C are read and written coalesced.
+__global__ void __launch_bounds__(256) split_reduce_kernel(const MainParams p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) return;  // auto chose the other
+  const float alpha = p.alpha_ptr != nullptr ? *p.alpha_ptr : p.alpha;
+  const float beta = p.beta_ptr != nullptr ? *p.beta_ptr : p.beta;
+  const long long total = static_cast<long long>(p.batch) * p.m * p.n;
+  const std::size_t range_stride = static_cast<std::size_t>(p.batch) * p.partial_stride;
+  for (long long idx = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; idx < total;
+       idx += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int i = static_cast<int>(idx % p.m);
+    const long long rest = idx / p.m;
+    const int j = static_cast<int>(rest % p.n), b = static_cast<int>(rest / p.n);
+    const float* part = p.partial + static_cast<std::size_t>(b) * p.partial_stride + i +
+                        static_cast<std::size_t>(j) * p.partial_ld;
+    float v = part[0];
+    for (int s = 1; s < p.splits; ++s) v = __fadd_rn(v, part[s * range_stride]);
+    if (p.shift_a != nullptr)
+      v = unscale(v, p.shift_a[static_cast<std::size_t>(b) * p.m + i], p.shift_b[static_cast<std::size_t>(b) * p.n + j]);
+    float* const C = p.c_array != nullptr ? p.c_array[b] : p.C + b * p.stride_c;
+    float& c = C[i + static_cast<std::size_t>(j) * p.ldc];
+    c = beta == 0.0f ? __fmul_rn(alpha, v) : __fadd_rn(__fmul_rn(alpha, v), __fmul_rn(beta, c));
   }
 #endif
 }
@@ -828,21 +932,31 @@ struct Operands {
 };
 
 template <Transform T, bool kTf32>
-void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int rows, int rows_p, int k, int kp, const int* shift,
-                  const int* flag, unsigned char* hi, unsigned char* lo) {
-  const dim3 grid(kp / kSplitK, rows_p / kSplitRows);
-  split_pass_kernel<T, kTf32><<<grid, kSplitThreads, 0, stream>>>(X, ld, k_inner, rows, k, kp, shift, flag,
-                                                       reinterpret_cast<unsigned*>(hi),
-                                                       reinterpret_cast<unsigned*>(lo));
+void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int rows, const MemberLayout& layout,
+                  int members, int k, int kp, const int* shift, const int* flag, unsigned char* hi,
+                  unsigned char* lo) {
+  const long long blocks = static_cast<long long>(kp / kSplitK) * (layout.rows_p / kSplitRows) * members;
+  split_pass_kernel<T, kTf32><<<static_cast<unsigned>(blocks), kSplitThreads, 0, stream>>>(
+      X, ld, k_inner, rows, k, kp, shift, flag, reinterpret_cast<unsigned*>(hi), reinterpret_cast<unsigned*>(lo),
+      layout);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
+/// The member layouts of op(A) and op(B) of g (one member unless g.batch says otherwise).
+MemberLayout layout_a(const GemmArgs& g, int mp) { return MemberLayout{g.batch.stride_a, g.batch.a_array, mp}; }
+MemberLayout layout_b(const GemmArgs& g, int np) { return MemberLayout{g.batch.stride_b, g.batch.b_array, np}; }
+
+/// Both operands of every member (g.batch) split into ws (Operands of batch mp and batch np
+/// rows); shift_a, shift_b: every member's shifts (batch m, batch n).
 template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
                 unsigned char* ws) {
-  const Operands o(ws, mp, np, kp, kTf32 ? 4 : 2);
-  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, mp, g.k, kp, shift_a, flag, o.ah, o.al);
-  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, np, g.k, kp, shift_b, flag, o.bh, o.bl);
+  const int members = g.batch.count;
+  const Operands o(ws, mp * members, np * members, kp, kTf32 ? 4 : 2);
+  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, layout_a(g, mp), members, g.k, kp, shift_a, flag,
+                         o.ah, o.al);
+  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, layout_b(g, np), members, g.k, kp, shift_b, flag,
+                         o.bh, o.bl);
 }
 
 template <WgmmaScheme S, bool kTf32>
@@ -851,7 +965,9 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   // adjacent rows of C (Epilogue::store_pairs); the products and their order are the same.
   MainParams p = params;
   const bool nearest = p.labels != nullptr;  // rows of D must be the points: no C^T
-  const bool trans = !nearest && p.ldc % 2 == 0 && (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0;
+  const bool partial = p.splits > 1;         // the reduction reads D untransposed
+  const bool trans = !nearest && !partial && p.c_array == nullptr && p.ldc % 2 == 0 &&
+                     (reinterpret_cast<std::uintptr_t>(p.C) & 7u) == 0 && (p.batch == 1 || p.stride_c % 2 == 0);
   const unsigned char *xh = o.ah, *xl = o.al, *yh = o.bh, *yl = o.bl;
   int xp = mp, yp = np;  // rows of the X and Y operand matrices
   if (trans) {
@@ -866,9 +982,11 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   auto kernel = trans ? wgmma_kernel<S, kTf32, Epilogue::store_pairs> : wgmma_kernel<S, kTf32, Epilogue::store>;
   if constexpr (S == WgmmaScheme::ec || S == WgmmaScheme::halfhalf_tiles) {  // the production schemes
     if (nearest) kernel = wgmma_kernel<S, kTf32, Epilogue::nearest>;
-  } else if (nearest) {
-    throw Unavailable("the nearest-column epilogue runs on the ec path's wgmma schemes only");
+    if (partial) kernel = wgmma_kernel<S, kTf32, Epilogue::partial>;
+  } else if (nearest || partial || p.batch != 1) {
+    throw Unavailable("the nearest-column epilogue, batches and k-splitting run on the ec path's wgmma schemes only");
   }
+  if (nearest && (partial || p.batch != 1)) throw Unavailable("the nearest-column epilogue takes one unsplit product");
   if (nearest) {  // the epilogue's per-column data (wgmma_nearest.cuh): one small launch
     const std::size_t np = static_cast<std::size_t>(p.tiles_n) * kTileN;
     const std::size_t column_bytes = np * sizeof(float2), exact_bytes = np * sizeof(NearestExactColumn);
@@ -889,11 +1007,18 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   // persistent: any grid gives the same result (each tile is computed by one block, alone;
   // nearest: each row of tiles)
-  const int units = nearest ? p.tiles_m : p.tiles_m * p.tiles_n;
+  const long long units = nearest ? p.tiles_m : static_cast<long long>(p.tiles_m) * p.tiles_n * p.splits * p.batch;
+  if (units > INT_MAX) throw Unavailable("a batched product of more than 2^31 - 1 tiles and k ranges");
   const int sms = g.ctx->sm_count(), budget = g.ctx->max_blocks;
-  const int grid = std::min(units, budget > 0 ? std::min(budget, sms) : sms);
+  const int grid = static_cast<int>(std::min<long long>(units, budget > 0 ? std::min(budget, sms) : sms));
   kernel<<<grid, kThreads, smem, g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  if (partial) {  // the ranges' sums added, unscaled and stored
+    const long long elements = static_cast<long long>(p.batch) * p.m * p.n;
+    const int blocks = static_cast<int>(std::min<long long>((elements + 255) / 256, 8LL * sms));
+    split_reduce_kernel<<<blocks, 256, 0, g.stream()>>>(p);
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 template <bool kTf32>
@@ -942,30 +1067,44 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
 bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
+  const int members = g.batch.count;  // every member's rows stacked: mp and np rows each
+  const long long xp = static_cast<long long>(mp) * members, yp = static_cast<long long>(np) * members;
+  if (xp > INT_MAX || yp > INT_MAX) throw Unavailable("a batched product of more than 2^31 - 1 rows over its members");
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const int elem = tf32_only || with_auto ? 4 : 2;  // auto may need the TF32 operands
   unsigned char* ws = static_cast<unsigned char*>(
-      g.ctx->take(GemmWorkspaces::of(*g.ctx).split, 2 * (static_cast<std::size_t>(mp) + np) * kp * elem));
+      g.ctx->take(GemmWorkspaces::of(*g.ctx).split, 2 * static_cast<std::size_t>(xp + yp) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
   if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
+  int* shift_b_all = shift + static_cast<std::size_t>(g.m) * members;  // every member's A shifts, then B's
   auto scale_split = [&](auto kernel, int e) {
-    const Operands o(ws, mp, np, kp, e);
+    const Operands o(ws, static_cast<int>(xp), static_cast<int>(yp), kp, e);
     const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range,
-                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al)};
-    const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift + g.m, range == nullptr ? nullptr : range + 1,
-                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl)};
-    kernel<<<(mp + np) / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, b, mp / kSplitRows, g.k, kp);
+                              reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al), layout_a(g, mp)};
+    const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b_all, range == nullptr ? nullptr : range + 1,
+                              reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl), layout_b(g, np)};
+    kernel<<<static_cast<unsigned>((xp + yp) / kSplitRows), kSplitThreads, 0, g.stream()>>>(
+        a, b, static_cast<int>(xp / kSplitRows), g.k, kp);
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
   const int* shift_a = shift;
-  const int* shift_b = shift + g.m;
+  const int* shift_b = shift_b_all;
   MainParams p{g.m, g.n, mp / kTileM, np / kTileN, 0, 1, g.alpha, g.beta, g.C, g.ldc, 2, shift_a, shift_b, nullptr,
                g.alpha_device, g.beta_device};
   if (g.nearest != nullptr)
     p.weights = g.nearest->weights, p.labels = g.nearest->labels, p.changed = g.nearest->changed,
     p.resident_a = g.nearest->resident_a ? 1 : 0;
+  p.batch = members, p.stride_c = g.batch.stride_c, p.c_array = g.batch.c_array;
+  if (g.split.count > 1) {  // each range's raw sums, untransposed: mp x np per member and range
+    p.splits = g.split.count;
+    p.partial_ld = mp;
+    p.partial_stride = static_cast<long long>(mp) * np;
+    p.partial = static_cast<float*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).partial,
+                                                static_cast<std::size_t>(p.splits) * members * p.partial_stride *
+                                                    sizeof(float)));
+  }
   // auto: the FP16 operands are made while the ranges are found; the choice is read back then
   // (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,
@@ -988,17 +1127,20 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
       }
     }
   }
+  const int xi = static_cast<int>(xp), yi = static_cast<int>(yp);
   if (fp16 || gated) {
     phases.mark("main-fp16");
     MainParams q = p;
     q.k_tiles = kp / tile_k(false);
+    q.split_tiles = g.split.length / tile_k(false);
     if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
-    launch_main<WgmmaScheme::ec, false>(g, mp, np, kp, Operands(ws, mp, np, kp, 2), q);
+    launch_main<WgmmaScheme::ec, false>(g, xi, yi, kp, Operands(ws, xi, yi, kp, 2), q);
   }
   if (!fp16 || (gated && !fp16_only)) {
     MainParams q = p;
     q.want_fp16 = 0;
     q.k_tiles = kp / tile_k(true);
+    q.split_tiles = g.split.length / tile_k(true);
     q.chunk = tf32_chunk_steps / kStepsPerTile;
     if (tf32_only) {
       scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
@@ -1008,7 +1150,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
       split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
     }
     phases.mark("main-tf32");
-    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, mp, np, kp, Operands(ws, mp, np, kp, 4), q);
+    launch_main<WgmmaScheme::halfhalf_tiles, true>(g, xi, yi, kp, Operands(ws, xi, yi, kp, 4), q);
   }
   return fp16;
 }
@@ -1034,7 +1176,7 @@ bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoint
   PhaseTimer phases(g);
   phases.mark("scale+split-fp16");
   const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b, with_auto ? max_range + 1 : nullptr,
-                            reinterpret_cast<unsigned*>(bh), reinterpret_cast<unsigned*>(bl)};
+                            reinterpret_cast<unsigned*>(bh), reinterpret_cast<unsigned*>(bl), MemberLayout{0, nullptr, np}};
   scale_split_kernel<Transform::markidis, false><<<np / kSplitRows, kSplitThreads, 0, g.stream()>>>(b, b, 0, g.k, kp);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   bool fp16 = true;
@@ -1080,7 +1222,7 @@ void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* l
   const int mp = round_up(g.m, kTileM), kp = round_up(g.k, kSplitK);
   TCSOLVE_CUDA_CHECK(cudaMemsetAsync(range, 0, sizeof(int), g.stream()));
   const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range, reinterpret_cast<unsigned*>(hi),
-                            reinterpret_cast<unsigned*>(lo)};
+                            reinterpret_cast<unsigned*>(lo), MemberLayout{0, nullptr, mp}};
   scale_split_kernel<Transform::markidis, false><<<mp / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, a, mp / kSplitRows,
                                                                                                    g.k, kp);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());

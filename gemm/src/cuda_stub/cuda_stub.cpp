@@ -30,6 +30,16 @@ GemmInfo gemm(Context&, Variant, Op, Op, int, int, int, const DeviceScalars&, co
   not_built();
 }
 
+GemmInfo gemm_batched(Context&, Variant, Op, Op, int, int, int, float, const float*, int, const float*, int, float,
+                      float*, int, const Batch&, const GemmOptions&, const DeviceAuto*) {
+  not_built();
+}
+
+GemmInfo gemm_batched(Context&, Variant, Op, Op, int, int, int, const DeviceScalars&, const float*, int,
+                      const float*, int, float*, int, const Batch&, const GemmOptions&, const DeviceAuto*) {
+  not_built();
+}
+
 GemmInfo nearest_columns(Context&, Variant, int, int, int, const float*, int, const float*, int, const double*,
                          int*, unsigned long long*, const GemmOptions&) {
   not_built();

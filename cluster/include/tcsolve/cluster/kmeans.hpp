@@ -125,6 +125,13 @@ std::string to_string(KmeansAssign assign);
 /// they fit too.
 inline constexpr std::size_t kFusedChunkBytes = std::size_t{4} << 30;
 
+/// GemmOptions with split_k = 1 (KmeansOptions::gemm's default).
+inline GemmOptions unsplit_gemm_options() {
+  GemmOptions o;
+  o.split_k = 1;
+  return o;
+}
+
 struct KmeansOptions {
   Variant variant = Variant::auto_;      ///< the GEMM variant of the cross term
   Backend backend = Backend::automatic;  ///< automatic: cuda when a usable GPU is present
@@ -146,7 +153,9 @@ struct KmeansOptions {
   bool prepare_points = true;
   /// gemm.interrupt (nullptr: never) is also read before every iteration, so that a set flag
   /// stops the run (Interrupted) whatever the assignment; the cpu GEMMs poll it too.
-  GemmOptions gemm{};
+  /// gemm.split_k is 1 here: the fused assignment never splits k (its epilogue needs whole
+  /// rows), so the unfused one does not either, and both see the same D.
+  GemmOptions gemm = unsplit_gemm_options();
   /// Called after every iteration (for progress lines); may be empty. In a group: by every
   /// member of this process (the same numbers); in a gpus() group from the member threads.
   std::function<void(const KmeansIteration&)> progress;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "tcsolve/gemm/batch.hpp"
 #include "tcsolve/gemm/rounding.hpp"
 #include "tcsolve/gemm/variant.hpp"
 #include "tcsolve/runtime/context.hpp"
@@ -59,6 +60,13 @@ struct GemmOptions {
   /// centroids stream from L2 (where the k-tiles fit: k <= 256 at FP16, 128 at TF32). The same
   /// products in the same order: the same labels. Off until measured.
   bool nearest_resident_points = false;
+  /// The ec path (ec-fp16, ec-tf32, auto): k split into ranges whose sums are added in FP32
+  /// (batch.hpp: the rule, its error bound). 0 automatic: calls with fewer than 128 output
+  /// tiles of 128 x 128 (over the batch) are split, by their shape alone; 1 never; c >= 2 into
+  /// c ranges. On cuda the Hopper wgmma kernels split (the mma.sync kernels and the nearest
+  /// epilogue never do); the cpu emulation splits alike. The effective count is in
+  /// GemmInfo::split_k.
+  int split_k = 0;
   /// cpu: polled by the emulated products between blocks of output columns (well under a second
   /// apart); when it reads true the call throws Interrupted with C unspecified. nullptr: never.
   /// The caller owns the flag (another thread or a signal handler sets it).
@@ -87,6 +95,8 @@ struct GemmInfo {
   /// cuda: the kernel family that ran the tensor-core part (wgmma or mma; automatic for the
   /// cuBLAS and SIMT variants and on the cpu).
   CudaKernels kernels = CudaKernels::automatic;
+  /// The ec path's k ranges (GemmOptions::split_k) that ran: 1 when k was not split.
+  int split_k = 1;
   /// cuda with Context::time_phases(): the device seconds of the call's phases, in order.
   std::vector<std::pair<std::string, double>> phases;
 };
@@ -120,15 +130,25 @@ bool available(Variant variant, Backend backend);
 
 /// Checks sizes and leading dimensions; throws InvalidInput naming the bad argument.
 void check_gemm_arguments(Op ta, Op tb, int m, int n, int k, int lda, int ldb, int ldc);
+/// Checks a batch (batch.hpp) of m x n outputs: count >= 0, the three arrays or none, strided
+/// members' C apart; throws InvalidInput naming `who` and the problem.
+void check_batch(const Batch& batch, int m, int n, int ldc, const char* who);
 
 namespace cpu {
 /// The reference backend: Eigen for fp64/fp32-simt, faithful emulation for the rest.
 GemmInfo gemm(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
               int lda, const float* B, int ldb, float beta, float* C, int ldc,
               const GemmOptions& options = {});
+/// A batch (batch.hpp; host pointers and host arrays): each member as gemm above, with the
+/// k-splitting of the whole batch's shape (as cuda::gemm_batched splits it). The ec variants'
+/// scaling is per member; auto chooses FP16 or TF32 once for the batch (TF32 when any member
+/// needs it), as on cuda. Returns the last member's GemmInfo (count 0: nothing runs).
+GemmInfo gemm_batched(Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A, int lda,
+                      const float* B, int ldb, float beta, float* C, int ldc, const Batch& batch,
+                      const GemmOptions& options = {});
 /// The reference of cuda::nearest_columns (see there; host arrays): labels[i] = argmin_j
 /// (weights[j] - 2 D(i, j)) with D = A^T B, *changed (when not null) += the labels changed.
-/// ec-fp16, ec-tf32, auto: D bitwise cpu::gemm's (auto resolved once over the whole
+/// ec-fp16, ec-tf32, auto: D bitwise cpu::gemm's with split_k 1 (auto resolved once over the whole
 /// operands); fp32-simt: FP32 FMAs in k order (the cuda SIMT kernel's D, not Eigen's). Throws
 /// Unavailable for the other variants, InvalidInput as cuda::nearest_columns.
 GemmInfo nearest_columns(Variant variant, int m, int n, int k, const float* A, int lda, const float* B, int ldb,
@@ -155,6 +175,20 @@ struct DeviceScalars {
 GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
               const float* A, int lda, const float* B, int ldb, float* C, int ldc,
               const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
+/// A batch (batch.hpp) with device pointers (and device arrays of them). ec-fp16, ec-tf32 and
+/// auto on the Hopper wgmma kernels run the whole batch in one split pass and one main kernel
+/// whose tiles come from every member (and k ranges: GemmOptions::split_k); each member is
+/// then bitwise the single product with the same split count, but for auto, which chooses
+/// FP16 or TF32 once for the batch (TF32 when any member needs it). The other variants and
+/// kernels run the members one after the other. Enqueued on ctx.stream() as gemm.
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+                      const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+                      const Batch& batch, const GemmOptions& options = {}, const DeviceAuto* on_device = nullptr);
+/// The same with device scalars (the ec variants only, as gemm with DeviceScalars).
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k,
+                      const DeviceScalars& scalars, const float* A, int lda, const float* B, int ldb, float* C,
+                      int ldc, const Batch& batch, const GemmOptions& options = {},
+                      const DeviceAuto* on_device = nullptr);
 /// Whether the cuda backend implements `variant` in this build.
 bool implements(Variant variant);
 
@@ -166,7 +200,8 @@ bool implements(Variant variant);
 /// winning (0 when no score wins); d_changed (one counter) += the i whose d_labels[i] differed
 /// before. D is never stored. What D(i, j) is, by variant:
 ///   ec-fp16, ec-tf32, auto: bitwise the D of gemm(ctx, variant, Op::t, Op::n, m, n, k, 1, A,
-///       lda, B, ldb, 0, C, m, options): the ec kernels with the argmin in their epilogue
+///       lda, B, ldb, 0, C, m, options) with options.split_k = 1 (the epilogue needs whole
+///       rows, so k is never split here): the ec kernels with the argmin in their epilogue
 ///       (Hopper's wgmma kernels with ec_chunk_k 32 and ec_chunk_k_tf32 a multiple of 32);
 ///   fp32-simt: FP32 FMAs in k order on the CUDA cores (not bitwise cuBLAS SGEMM's D).
 /// nearest_columns_available says where it runs: else Unavailable, and the caller runs gemm and
