@@ -68,11 +68,12 @@ TEST_CASE("cuda::gemm_batched: each member bitwise the single product, strided a
       const std::vector<float> A = uniform(sa * s.count, 1), B = uniform(sb * s.count, 2),
                                C0 = uniform(sc * s.count, 3);
       cuda::DeviceBuffer<float> dA(A), dB(B), dC(C0), dC2(C0), dS(std::vector<float>{0.75f, -1.25f});
-      cuda::Context ctx;
+      cuda::Context ctx;  // its own stream: every upload below is ordered on it
+      cuda::device_synchronize();
       for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
         INFO(to_string(v) << " " << s.m << "x" << s.n << "x" << s.k << " batch " << s.count << " stride_c "
                           << sc);
-        dC.upload(C0);
+        dC.upload(C0, ctx.stream());
         Batch batch;
         batch.count = s.count, batch.stride_a = sa, batch.stride_b = sb, batch.stride_c = sc;
         const GemmInfo info = cuda::gemm_batched(ctx, v, s.ta, s.tb, s.m, s.n, s.k, 0.75f, dA.data(), rows_a,
@@ -88,10 +89,11 @@ TEST_CASE("cuda::gemm_batched: each member bitwise the single product, strided a
               pc.push_back(dC2.data() + b * sc);
         cuda::DeviceBuffer<const float*> da(pa), db(pb);
         cuda::DeviceBuffer<float*> dc(pc);
+        cuda::device_synchronize();
         Batch arrays;
         arrays.count = s.count, arrays.a_array = da.data(), arrays.b_array = db.data(),
         arrays.c_array = dc.data();
-        dC2.upload(C0);
+        dC2.upload(C0, ctx.stream());
         const DeviceAuto on_device;
         cuda::gemm_batched(ctx, v, s.ta, s.tb, s.m, s.n, s.k, cuda::DeviceScalars{dS.data(), dS.data() + 1},
                            nullptr, rows_a, nullptr, rows_b, nullptr, s.m, arrays, {}, &on_device);
@@ -104,7 +106,7 @@ TEST_CASE("cuda::gemm_batched: each member bitwise the single product, strided a
                 ec_k_split(s.m, s.n, s.k, s.count, 0).length);
         cuda::DeviceBuffer<float> one(static_cast<std::size_t>(s.m) * s.n);
         for (int b = 0; b < s.count; ++b) {
-          one.upload(std::vector<float>(C0.begin() + b * sc, C0.begin() + b * sc + s.m * s.n));
+          one.upload(std::vector<float>(C0.begin() + b * sc, C0.begin() + b * sc + s.m * s.n), ctx.stream());
           const GemmInfo single = cuda::gemm(ctx, v, s.ta, s.tb, s.m, s.n, s.k, 0.75f, dA.data() + b * sa,
                                              rows_a, dB.data() + b * sb, rows_b, -1.25f, one.data(), s.m, o);
           if (v == Variant::auto_) REQUIRE(single.resolved == info.resolved);  // U(-1,1): every member FP16

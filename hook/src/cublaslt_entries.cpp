@@ -1,12 +1,14 @@
 // The cuBLASLt entry points the drop-in exports (exports.map): cublasLtMatmul for the common
 // FP32 case, and cublasLtDestroy (frees the handle's state, then forwards).
 //
-// cublasLtMatmul computes D = alpha op(A) op(B) + beta C (+ bias with the bias epilogue). The
+// cublasLtMatmul computes D = epilogue(alpha op(A) op(B) + beta C). The
 // hook takes it when A, B, C and D are FP32 with compute type 32F (or pedantic) and scale type
 // FP32, every layout is column-major with one batch count and strided batches, C and D have the
-// same shape, op(C) is C, alpha and beta are host or device scalars, the epilogue is default or
-// bias (FP32 bias, no FP8 scale pointers); anything else passes through with the first
-// unsupported attribute as the reason. The caller's algo and workspace are not used.
+// same shape, op(C) is C, alpha and beta are host or device scalars, the epilogue is DEFAULT,
+// BIAS, RELU, RELU_BIAS, GELU or GELU_BIAS (FP32 bias, no FP8 scale pointers; the bias and the
+// activation applied after the product, product.hpp's apply_epilogue); anything else (the AUX
+// outputs, DRELU/DGELU, BGRADA/BGRADB, ...) passes through with the first unsupported attribute
+// as the reason ("epilogue 130"). The caller's algo and workspace are not used.
 #include <cublasLt.h>
 
 #include <cstdint>
@@ -63,7 +65,8 @@ std::string read_layout(cublasLtMatrixLayout_t layout, const char* name, Layout&
       !layout_attribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, l.batch) ||
       !layout_attribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, l.stride))
     return std::string("layout ") + name + " unreadable";
-  if (l.order != CUBLASLT_ORDER_COL) return std::string("layout ") + name + " order " + std::to_string(l.order);
+  if (l.order != CUBLASLT_ORDER_COL)
+    return std::string("layout ") + name + " order " + std::to_string(l.order);
   std::int64_t plane = 0;
   if (layout_attribute(layout, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, plane) && plane != 0)
     return std::string("layout ") + name + " plane offset";
@@ -72,12 +75,18 @@ std::string read_layout(cublasLtMatrixLayout_t layout, const char* name, Layout&
 
 Compute compute_of(std::int32_t c) {
   switch (c) {
-    case CUBLAS_COMPUTE_32F: return Compute::f32;
-    case CUBLAS_COMPUTE_32F_PEDANTIC: return Compute::f32_pedantic;
-    case CUBLAS_COMPUTE_32F_FAST_TF32: return Compute::f32_fast_tf32;
-    case CUBLAS_COMPUTE_32F_FAST_16F: return Compute::f32_fast_16f;
-    case CUBLAS_COMPUTE_32F_FAST_16BF: return Compute::f32_fast_16bf;
-    default: return Compute::other;
+    case CUBLAS_COMPUTE_32F:
+      return Compute::f32;
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+      return Compute::f32_pedantic;
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return Compute::f32_fast_tf32;
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+      return Compute::f32_fast_16f;
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+      return Compute::f32_fast_16bf;
+    default:
+      return Compute::other;
   }
 }
 
@@ -89,7 +98,8 @@ std::string read_desc(cublasLtMatmulDesc_t desc, Request& r, Operands& o) {
   if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, pointer_mode) ||
-      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, ta) || !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, tb) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, ta) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, tb) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSC, tc) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue))
     return "descriptor unreadable";
@@ -105,24 +115,45 @@ std::string read_desc(cublasLtMatmulDesc_t desc, Request& r, Operands& o) {
                                                               : Pointers::vector;
   if (scale != CUDA_R_32F) return "scale type " + std::to_string(scale);
   if (tc != CUBLAS_OP_N) return "transc";
-  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue != CUBLASLT_EPILOGUE_BIAS)
-    return "epilogue " + std::to_string(epilogue);
+  bool bias = false;
+  switch (epilogue) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      break;
+    case CUBLASLT_EPILOGUE_BIAS:
+      bias = true;
+      break;
+    case CUBLASLT_EPILOGUE_RELU:
+      o.activation = Activation::relu;
+      break;
+    case CUBLASLT_EPILOGUE_RELU_BIAS:
+      o.activation = Activation::relu, bias = true;
+      break;
+    case CUBLASLT_EPILOGUE_GELU:
+      o.activation = Activation::gelu;
+      break;
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+      o.activation = Activation::gelu, bias = true;
+      break;
+    default:
+      return "epilogue " + std::to_string(epilogue);  // AUX outputs, gradients, ...
+  }
   for (auto attr : {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
                     CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
                     CUBLASLT_MATMUL_DESC_AMAX_D_POINTER}) {
     const void* p = nullptr;
     if (desc_attribute(desc, attr, p) && p != nullptr) return "scale pointer " + std::to_string(attr);
   }
-  if (epilogue == CUBLASLT_EPILOGUE_BIAS) {
-    const void* bias = nullptr;
+  if (bias) {
+    const void* pointer = nullptr;
     std::int32_t bias_type = -1;
     std::int64_t bias_stride = 0;
-    if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias) || bias == nullptr) return "bias pointer";
+    if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, pointer) || pointer == nullptr)
+      return "bias pointer";
     if (desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type) && bias_type != -1 &&
         bias_type != CUDA_R_32F)
       return "bias type " + std::to_string(bias_type);
     desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, bias_stride);
-    o.bias = static_cast<const float*>(bias);
+    o.bias = static_cast<const float*>(pointer);
     o.stride_bias = bias_stride;
   }
   return {};
@@ -138,8 +169,8 @@ Call describe(cublasLtMatmulDesc_t desc, const void* alpha, const void* A, cubla
   r.entry = Entry::lt_matmul;
   std::string why = read_desc(desc, r, o);
   Layout a, b, c, d;  // read even when the descriptor is unsupported: the log gives the sizes
-  for (auto [layout, name, l] : {std::tuple{Adesc, "A", &a}, std::tuple{Bdesc, "B", &b}, std::tuple{Cdesc, "C", &c},
-                                 std::tuple{Ddesc, "D", &d}}) {
+  for (auto [layout, name, l] : {std::tuple{Adesc, "A", &a}, std::tuple{Bdesc, "B", &b},
+                                 std::tuple{Cdesc, "C", &c}, std::tuple{Ddesc, "D", &d}}) {
     const std::string w = read_layout(layout, name, *l);
     if (why.empty()) why = w;
   }
@@ -153,8 +184,10 @@ Call describe(cublasLtMatmulDesc_t desc, const void* alpha, const void* A, cubla
     const bool shapes = (r.ta == 'N' ? a.rows : a.cols) == d.rows &&
                         (r.tb == 'N' ? b.rows == k && b.cols == d.cols : b.cols == k && b.rows == d.cols) &&
                         c.rows == d.rows && c.cols == d.cols;
-    if (!shapes) why = "layout shapes";
-    else if (a.batch != d.batch || b.batch != d.batch || c.batch != d.batch) why = "batch counts";
+    if (!shapes)
+      why = "layout shapes";
+    else if (a.batch != d.batch || b.batch != d.batch || c.batch != d.batch)
+      why = "batch counts";
   }
   r.unsupported = why;
   r.null_scalars = alpha == nullptr || beta == nullptr;
@@ -185,11 +218,12 @@ using namespace tcsolve::hook;
 
 extern "C" {
 
-cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha,
-                              const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc,
-                              const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
-                              cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace,
-                              size_t workspaceSizeInBytes, cudaStream_t stream) {
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
+                              const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc, const void* B,
+                              cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C,
+                              cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc,
+                              const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes,
+                              cudaStream_t stream) {
   return guarded([&] {
     auto original = [&]() -> cublasStatus_t {
       auto f = real_matmul.get<decltype(&cublasLtMatmul)>();

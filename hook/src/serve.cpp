@@ -11,7 +11,8 @@
 namespace tcsolve::hook {
 
 cublasStatus_t missing(const char* function) {
-  Journal::warn(std::string("the caller's cuBLAS has no ") + function + "; the call fails with CUBLAS_STATUS_NOT_INITIALIZED");
+  Journal::warn(std::string("the caller's cuBLAS has no ") + function +
+                "; the call fails with CUBLAS_STATUS_NOT_INITIALIZED");
   return CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
@@ -36,6 +37,7 @@ cublasStatus_t serve(const void* handle, CUstream_st* stream, const Call& call,
   record.ta = r.ta, record.tb = r.tb;
   record.m = r.m, record.n = r.n, record.k = r.k, record.batch = r.batch;
   record.flops = flops(r);
+  record.units = work_units(r);
   try {
     const Decision d = decide(r, config().policy);
     if (!d.intercept) {

@@ -27,28 +27,47 @@ Config parse_config(const std::function<const char*(const char*)>& lookup) {
   };
   if (const char* v = lookup("TCSOLVE_HOOK_VARIANT")) {
     const std::string_view s(v);
-    if (s == "auto") c.policy.variant = HookVariant::auto_;
-    else if (s == "ec-fp16") c.policy.variant = HookVariant::ec_fp16;
-    else if (s == "ec-tf32") c.policy.variant = HookVariant::ec_tf32;
-    else if (s == "off") c.policy.variant = HookVariant::off;
-    else bad("TCSOLVE_HOOK_VARIANT", v, "auto, ec-fp16, ec-tf32 or off");
+    if (s == "auto")
+      c.policy.variant = HookVariant::auto_;
+    else if (s == "ec-fp16")
+      c.policy.variant = HookVariant::ec_fp16;
+    else if (s == "ec-tf32")
+      c.policy.variant = HookVariant::ec_tf32;
+    else if (s == "off")
+      c.policy.variant = HookVariant::off;
+    else
+      bad("TCSOLVE_HOOK_VARIANT", v, "auto, ec-fp16, ec-tf32 or off");
   }
   if (const char* v = lookup("TCSOLVE_HOOK_TF32")) {
     const std::string_view s(v);
-    if (s == "respect") c.policy.tf32_replace = false;
-    else if (s == "replace") c.policy.tf32_replace = true;
-    else bad("TCSOLVE_HOOK_TF32", v, "respect or replace");
+    if (s == "respect")
+      c.policy.tf32_replace = false;
+    else if (s == "replace")
+      c.policy.tf32_replace = true;
+    else
+      bad("TCSOLVE_HOOK_TF32", v, "respect or replace");
   }
   if (const char* v = lookup("TCSOLVE_HOOK_MIN_FLOPS")) {
     double x = 0;
-    if (parse_number(v, x)) c.policy.min_flops = x;
-    else bad("TCSOLVE_HOOK_MIN_FLOPS", v, "a number >= 0");
+    if (parse_number(v, x))
+      c.policy.min_flops = x;
+    else
+      bad("TCSOLVE_HOOK_MIN_FLOPS", v, "a number >= 0");
+  }
+  if (const char* v = lookup("TCSOLVE_HOOK_MIN_SPEEDUP")) {
+    double x = 0;
+    if (parse_number(v, x))
+      c.policy.min_speedup = x;
+    else
+      bad("TCSOLVE_HOOK_MIN_SPEEDUP", v, "a number >= 0");
   }
   auto whole = [&](const char* name, std::int64_t& out) {
     if (const char* v = lookup(name)) {
       double x = 0;
-      if (parse_number(v, x) && x == std::floor(x) && x < 9.0e18) out = static_cast<std::int64_t>(x);
-      else bad(name, v, "a whole number >= 0");
+      if (parse_number(v, x) && x == std::floor(x) && x < 9.0e18)
+        out = static_cast<std::int64_t>(x);
+      else
+        bad(name, v, "a whole number >= 0");
     }
   };
   whole("TCSOLVE_HOOK_MIN_DIM", c.policy.min_dim);
@@ -56,8 +75,10 @@ Config parse_config(const std::function<const char*(const char*)>& lookup) {
   if (const char* v = lookup("TCSOLVE_HOOK_LOG")) c.log_path = v;
   if (const char* v = lookup("TCSOLVE_HOOK_REPORT")) {
     const std::string_view s(v);
-    if (s == "1") c.report = true;
-    else if (s != "0" && !s.empty()) bad("TCSOLVE_HOOK_REPORT", v, "1 or 0");
+    if (s == "1")
+      c.report = true;
+    else if (s != "0" && !s.empty())
+      bad("TCSOLVE_HOOK_REPORT", v, "1 or 0");
   }
   return c;
 }

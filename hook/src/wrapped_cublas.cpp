@@ -20,9 +20,10 @@ cublasStatus_t call_real(RealFunction& f, Args... args) {
   return address(args...);
 }
 
-using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                    const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                                    int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                    cublasGemmAlgo_t);
 
 RealFunction create{Library::cublas, "cublasCreate_v2"};
 RealFunction destroy{Library::cublas, "cublasDestroy_v2"};
@@ -61,22 +62,25 @@ cublasStatus_t __wrap_cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode
 cublasStatus_t __wrap_cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode) {
   return call_real<decltype(&cublasSetPointerMode_v2)>(set_pointer_mode, handle, mode);
 }
-cublasStatus_t __wrap_cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                     int k, const float* alpha, const float* A, int lda, const float* B, int ldb,
-                                     const float* beta, float* C, int ldc) {
-  return call_real<decltype(&cublasSgemm_v2)>(sgemm, handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+cublasStatus_t __wrap_cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                     int n, int k, const float* alpha, const float* A, int lda,
+                                     const float* B, int ldb, const float* beta, float* C, int ldc) {
+  return call_real<decltype(&cublasSgemm_v2)>(sgemm, handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                              ldc);
 }
-cublasStatus_t __wrap_cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                     int k, const double* alpha, const double* A, int lda, const double* B, int ldb,
-                                     const double* beta, double* C, int ldc) {
-  return call_real<decltype(&cublasDgemm_v2)>(dgemm, handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+cublasStatus_t __wrap_cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                     int n, int k, const double* alpha, const double* A, int lda,
+                                     const double* B, int ldb, const double* beta, double* C, int ldc) {
+  return call_real<decltype(&cublasDgemm_v2)>(dgemm, handle, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                                              ldc);
 }
-cublasStatus_t __wrap_cublasGemmEx(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                   int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B,
-                                   cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc,
-                                   cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  return call_real<GemmExFn>(gemm_ex, handle, ta, tb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
-                                            C, Ctype, ldc, compute, algo);
+cublasStatus_t __wrap_cublasGemmEx(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                   int n, int k, const void* alpha, const void* A, cudaDataType Atype,
+                                   int lda, const void* B, cudaDataType Btype, int ldb, const void* beta,
+                                   void* C, cudaDataType Ctype, int ldc, cublasComputeType_t compute,
+                                   cublasGemmAlgo_t algo) {
+  return call_real<GemmExFn>(gemm_ex, handle, ta, tb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                             Ctype, ldc, compute, algo);
 }
 cublasStatus_t __wrap_cublasGetProperty(libraryPropertyType type, int* value) {
   return call_real<decltype(&cublasGetProperty)>(get_property, type, value);

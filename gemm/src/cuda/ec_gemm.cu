@@ -8,6 +8,7 @@
 //                           the TF32 path (the wgmma halfhalf_tiles scheme for whole k-tiles,
 //                           else mma.sync halfhalf_tf32); auto queues both, gated by its flag.
 // The workspace (exponent ranges, shifts, the flag) is the context's `scaling` scratch.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <string>
@@ -29,8 +30,8 @@ constexpr int kFp16Steps = 16, kTf32Steps = 8;  ///< k of one mma k-step: FP16, 
 /// vectors interleave) and the length is split over gridDim.y.
 /// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
 /// loads in flight per thread (the loop is latency-bound otherwise).
-__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0, int q1,
-                                           int step, int& hi, int& lo) {
+__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0,
+                                           int q1, int step, int& hi, int& lo) {
   int q = q0;
   for (; q + 7 * step < q1; q += 8 * step) {
     float x[8];
@@ -56,22 +57,29 @@ __global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::
   }
 }
 
-/// The same for vectors stored contiguously (estride 1): one warp per vector.
+/// The same for vectors stored contiguously (estride 1): one warp per vector and part of its
+/// length (the length split over gridDim.y, as above).
 __global__ void exponent_range_contiguous_kernel(const float* X, std::size_t vstride, int count, int len,
                                                  int* emax, int* emin) {
   const int v = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
   if (v >= count) return;
+  const int per = ceil_div(ceil_div(len, static_cast<int>(gridDim.y)), 32) * 32;
+  const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
   int hi = INT_MIN, lo = INT_MAX;
-  fold_range(X, v * vstride, 1, threadIdx.x % 32, len, 32, hi, lo);
+  fold_range(X, v * vstride, 1, q0 + threadIdx.x % 32, q1, 32, hi, lo);
   for (int off = 16; off > 0; off /= 2) {
     hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
     lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
   }
-  if (threadIdx.x % 32 == 0 && hi != INT_MIN) emax[v] = hi, emin[v] = lo;
+  if (threadIdx.x % 32 == 0 && hi != INT_MIN) {
+    atomicMax(emax + v, hi);
+    atomicMin(emin + v, lo);
+  }
 }
 
 /// shift[v] = scale_exponent(...) for every vector, and the largest range into *max_range[which].
-__global__ void finish_scaling_kernel(const int* emax, const int* emin, int count, int* shift, int* max_range) {
+__global__ void finish_scaling_kernel(const int* emax, const int* emin, int count, int* shift,
+                                      int* max_range) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= count) return;
   const bool any = emax[v] != INT_MIN;
@@ -95,18 +103,22 @@ void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int*
   init_ranges_kernel<<<ceil_div(total, 256), 256, 0, g.stream()>>>(emax, emin, total, max_range);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   auto ranges = [&](const float* X, int ld, bool contiguous, int count, int len, int* hi, int* lo) {
-    if (contiguous) {  // vector v at X + v*ld, elements adjacent
-      exponent_range_contiguous_kernel<<<ceil_div(count, 8), 256, 0, g.stream()>>>(X, ld, count, len, hi, lo);
+    if (contiguous) {  // vector v at X + v*ld, elements adjacent; long vectors split over gridDim.y
+      const int split = std::max(1, std::min(64, len / 2048));
+      exponent_range_contiguous_kernel<<<dim3(ceil_div(count, 8), split), 256, 0, g.stream()>>>(X, ld, count,
+                                                                                                len, hi, lo);
     } else {  // vector v at X + v, elements ld apart
       const int split = std::max(1, std::min(64, len / 64));
-      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, g.stream()>>>(X, 1, ld, count, len, hi, lo);
+      exponent_range_kernel<<<dim3(ceil_div(count, 256), split), 256, 0, g.stream()>>>(X, 1, ld, count, len,
+                                                                                       hi, lo);
     }
     TCSOLVE_CUDA_CHECK(cudaGetLastError());
   };
-  ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);                 // rows of op(A)
-  ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);     // columns of op(B)
+  ranges(g.A, g.lda, g.ta == Op::t, g.m, g.k, emax, emin);              // rows of op(A)
+  ranges(g.B, g.ldb, g.tb == Op::n, g.n, g.k, emax + g.m, emin + g.m);  // columns of op(B)
   finish_scaling_kernel<<<ceil_div(g.m, 256), 256, 0, g.stream()>>>(emax, emin, g.m, shift_a, max_range);
-  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, g.stream()>>>(emax + g.m, emin + g.m, g.n, shift_b, max_range + 1);
+  finish_scaling_kernel<<<ceil_div(g.n, 256), 256, 0, g.stream()>>>(emax + g.m, emin + g.m, g.n, shift_b,
+                                                                    max_range + 1);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -114,12 +126,13 @@ void compute_scaling(const GemmArgs& g, int* emax, int* emin, int* shift_a, int*
 
 GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options) {
   if (options.ec_chunk_k < 16 || options.ec_chunk_k % 16 != 0)
-    throw InvalidInput("ec_chunk_k must be a positive multiple of 16, got " + std::to_string(options.ec_chunk_k));
+    throw InvalidInput("ec_chunk_k must be a positive multiple of 16, got " +
+                       std::to_string(options.ec_chunk_k));
   if (options.ec_chunk_k_tf32 < 8 || options.ec_chunk_k_tf32 % 8 != 0)
     throw InvalidInput("ec_chunk_k_tf32 must be a positive multiple of 8, got " +
                        std::to_string(options.ec_chunk_k_tf32));
   GemmInfo info{variant, variant, Backend::cuda, {}, CudaKernels::mma};
-  const bool hopper = g.wgmma;  // the sm_90a wgmma kernels (GemmOptions::cuda_kernels)
+  const bool hopper = g.wgmma;        // the sm_90a wgmma kernels (GemmOptions::cuda_kernels)
   auto wgmma = [&](auto&&... args) {  // wgmma_gemm, reported in GemmInfo::kernels
     info.kernels = CudaKernels::wgmma;
     wgmma_gemm(args...);
@@ -131,16 +144,34 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
   const std::size_t total = (static_cast<std::size_t>(g.m) + g.n) * g.batch.count;
   const std::size_t ws_bytes = (3 * total + 3) * sizeof(int);
   int* ws = static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
-  int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total, *flag = max_range + 2;
-  if (production) {  // fused scaling and split; k split by the batch's shape (never with the nearest epilogue)
+  int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total,
+      *flag = max_range + 2;
+  if (production) {  // fused scaling and split; k split by the batch's shape (never with the nearest
+                     // epilogue)
     info.kernels = CudaKernels::wgmma;
     GemmArgs h = g;
     h.split = g.nearest != nullptr ? KSplit{} : ec_k_split(g.m, g.n, g.k, g.batch.count, options.split_k);
     info.split_k = h.split.count;
-    const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range, flag);
+    // GemmOptions::ec_scaling: with a long k the fused kernel's blocks (32 whole rows each) read
+    // too little at a time to fill the GPU, so the scaling is found first by the kernels above
+    // (parallel along k too) and the split is tile-parallel: measured faster for every single
+    // product with k >= 1024 (H200, docs/BENCHMARKS.md session 22), e.g. 16384 x 1024 x 4096
+    // 0.83 against 1.00 ms. The same shifts and splits: the same bits either way.
+    const bool may_separate = g.batch.count == 1 && g.nearest == nullptr;
+    const bool shifts_first = may_separate && (options.ec_scaling == EcScaling::separate ||
+                                               (options.ec_scaling == EcScaling::automatic && g.k >= 1024));
+    if (shifts_first) {
+      PhaseTimer phases(h);
+      phases.mark("scaling");
+      compute_scaling(h, emax, emin, shift, shift + g.m, max_range);
+    }
+    const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range,
+                                       flag, shifts_first);
     if (variant == Variant::auto_) {
-      if (g.auto_on_device) info.note = "auto: FP16/TF32 chosen on the device";
-      else info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
+      if (g.auto_on_device)
+        info.note = "auto: FP16/TF32 chosen on the device";
+      else
+        info.resolved = fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
     }
     return info;
   }
@@ -156,14 +187,17 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
   s32.chunk_steps = options.ec_chunk_k_tf32 / kTf32Steps;
   // the wgmma ec kernel double-buffers chunks of 2 k-steps; other chunks run on mma.sync
   auto fp16_path = [&](const int* flag_or_null) {
-    if (hopper && s16.chunk_steps == 2) wgmma(WgmmaScheme::ec, false, g, 2, s16.shift_a, s16.shift_b, flag_or_null);
-    else mma_gemm(MmaKernel::halfhalf_fp16_shared, g, s16);
+    if (hopper && s16.chunk_steps == 2)
+      wgmma(WgmmaScheme::ec, false, g, 2, s16.shift_a, s16.shift_b, flag_or_null);
+    else
+      mma_gemm(MmaKernel::halfhalf_fp16_shared, g, s16);
   };
   // ec-tf32 is tf32tf32 with the hi*hi chunk; whole k-tiles on the wgmma kernel
   auto tf32_path = [&](const int* flag_or_null) {
     if (hopper && s32.chunk_steps % 4 == 0)
       wgmma(WgmmaScheme::halfhalf_tiles, true, g, s32.chunk_steps, s32.shift_a, s32.shift_b, flag_or_null);
-    else mma_gemm(MmaKernel::halfhalf_tf32, g, s32);
+    else
+      mma_gemm(MmaKernel::halfhalf_tf32, g, s32);
   };
   if (variant == Variant::ec_fp16) {
     fp16_path(nullptr);
@@ -183,7 +217,8 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
       info.note = "auto: FP16/TF32 chosen on the device";
     } else {
       int chose_fp16 = 0;
-      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, g.stream()));
+      TCSOLVE_CUDA_CHECK(
+          cudaMemcpyAsync(&chose_fp16, flag, sizeof chose_fp16, cudaMemcpyDeviceToHost, g.stream()));
       TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
       info.resolved = chose_fp16 ? Variant::ec_fp16 : Variant::ec_tf32;
     }

@@ -200,17 +200,33 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], std::uint64_t desc
 }
 #undef TCSOLVE_WGMMA_M64N128
 
+/// The two cross products of a k-step into d in the emulation's order, op(A)'s lo times op(B)'s
+/// hi first, then op(A)'s hi times op(B)'s lo. kSwap: the kernel computes D^T (Epilogue::
+/// store_pairs: X is op(B), Y is op(A)), so X_hi Y_lo is the first of them. Without the swap a
+/// transposed call chained the two in the other order and its bits differed from an untransposed
+/// one's (C's alignment chose between them).
+template <bool kTf32, bool kSwap>
+__device__ __forceinline__ void cross_terms(float (&d)[64], std::uint64_t ah, std::uint64_t al, std::uint64_t bh,
+                                            std::uint64_t bl, int scale_first) {
+  if constexpr (kSwap) {
+    wgmma_m64n128<kTf32>(d, ah, bl, scale_first);
+    wgmma_m64n128<kTf32>(d, al, bh, 1);
+  } else {
+    wgmma_m64n128<kTf32>(d, al, bh, scale_first);
+    wgmma_m64n128<kTf32>(d, ah, bl, 1);
+  }
+}
+
 /// ec: one group, the three products (lo*hi, hi*lo, hi*hi) of k-steps 2 half and 2 half + 1 of
 /// the k-tile into d, from zero, committed.
-template <bool kTf32>
+template <bool kTf32, bool kSwap = false>
 __device__ __forceinline__ void ec_group(float (&d)[64], std::uint64_t ah, std::uint64_t al, std::uint64_t bh,
                                          std::uint64_t bl, int half) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 2 * half; kk < 2 * half + 2; ++kk) {
     const std::uint64_t o = 2 * kk;  // 32 bytes along k, in 16-byte units
-    wgmma_m64n128<kTf32>(d, al + o, bh + o, kk == 2 * half ? 0 : 1);
-    wgmma_m64n128<kTf32>(d, ah + o, bl + o, 1);
+    cross_terms<kTf32, kSwap>(d, ah + o, al + o, bh + o, bl + o, kk == 2 * half ? 0 : 1);
     wgmma_m64n128<kTf32>(d, ah + o, bh + o, 1);
   }
   wgmma_commit();
@@ -229,16 +245,26 @@ using SplitTile = float[kSplitRows][kSplitK + 1];
 /// Loads rows [r0, r0 + 32) x k [k0, k0 + 64) of op(X) into the tile: element (r, k) of op(X)
 /// is X[k + r ld] when k_inner, else X[r + k ld]; out-of-range elements are 0. Consecutive
 /// threads walk the stored matrix's contiguous dimension.
+/// All of a thread's loads are issued before its first shared-memory store (the loop was bound
+/// by one load's latency per element otherwise).
 __device__ __forceinline__ void load_split_tile(SplitTile& tile, const float* X, int ld, bool k_inner, int rows,
                                                 int k, int r0, int k0) {
-  for (int idx = threadIdx.x; idx < kSplitRows * kSplitK; idx += kSplitThreads) {
+  constexpr int kPer = kSplitRows * kSplitK / kSplitThreads;
+  float v[kPer];
+#pragma unroll
+  for (int u = 0; u < kPer; ++u) {
+    const int idx = threadIdx.x + u * kSplitThreads;
     const int r = k_inner ? idx / kSplitK : idx % kSplitRows;
     const int kk = k_inner ? idx % kSplitK : idx / kSplitRows;
     const int gr = r0 + r, gk = k0 + kk;
-    float v = 0.0f;
-    if (gr < rows && gk < k)
-      v = k_inner ? X[gk + static_cast<std::size_t>(gr) * ld] : X[gr + static_cast<std::size_t>(gk) * ld];
-    tile[r][kk] = v;
+    v[u] = gr < rows && gk < k ? __ldg(k_inner ? X + gk + static_cast<std::size_t>(gr) * ld
+                                               : X + gr + static_cast<std::size_t>(gk) * ld)
+                               : 0.0f;
+  }
+#pragma unroll
+  for (int u = 0; u < kPer; ++u) {
+    const int idx = threadIdx.x + u * kSplitThreads;
+    tile[k_inner ? idx / kSplitK : idx % kSplitRows][k_inner ? idx % kSplitK : idx / kSplitRows] = v[u];
   }
 }
 
@@ -476,6 +502,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                  const MainParams p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kNearest = E == Epilogue::nearest;
+  constexpr bool kSwap = E == Epilogue::store_pairs;  // X is op(B): the cross products swap (cross_terms)
   if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) return;  // auto chose the other
   constexpr int kTileK = tile_k(kTf32);
   constexpr int kStages = stages(S);
@@ -660,7 +687,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // two chunks of two k-steps per k-tile, in part0 and part1 alternately: the outside
             // add of one chunk runs on the CUDA cores while the tensor cores work on the next
             auto chunk = [&](float(&part)[64], float(&done)[64], int half) {
-              ec_group<kTf32>(part, ah, al, bh, bl, half);
+              ec_group<kTf32, kSwap>(part, ah, al, bh, bl, half);
               wgmma_wait<1>();  // all but this chunk's group: the previous chunk is complete
               if (half == 0 && held >= 0 && lane == 0) mbar_arrive(empty + held);  // last k-tile's stage
               fence_regs(done);
@@ -683,20 +710,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                 wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
               } else if constexpr (S == WgmmaScheme::markidis) {
                 wgmma_m64n128<kTf32>(r.acc, al + o, bl + o, 1);
-                wgmma_m64n128<kTf32>(r.acc, al + o, bh + o, 1);
-                wgmma_m64n128<kTf32>(r.acc, ah + o, bl + o, 1);
+                cross_terms<kTf32, kSwap>(r.acc, ah + o, al + o, bh + o, bl + o, 1);
                 wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-              } else if constexpr (S == WgmmaScheme::legemm) {
+              } else if constexpr (S == WgmmaScheme::legemm) {  // hi*lo first (LE-GEMM's order)
                 wgmma_m64n128<kTf32>(r.acc, ah + o, bh + o, 1);
-                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
-                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
+                cross_terms<kTf32, !kSwap>(r.extra, ah + o, al + o, bh + o, bl + o, 1);
               } else if constexpr (S == WgmmaScheme::halfhalf_tiles) {  // part restarts at k-tile boundaries
-                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+                cross_terms<kTf32, kSwap>(r.extra, ah + o, al + o, bh + o, bl + o, 1);
                 wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, kk > 0 || steps > 0 ? 1 : 0);
               } else {  // halfhalf
-                wgmma_m64n128<kTf32>(r.extra, al + o, bh + o, 1);
-                wgmma_m64n128<kTf32>(r.extra, ah + o, bl + o, 1);
+                cross_terms<kTf32, kSwap>(r.extra, ah + o, al + o, bh + o, bl + o, 1);
                 wgmma_m64n128<kTf32>(r.part, ah + o, bh + o, steps > 0 ? 1 : 0);
                 if (++steps == p.chunk) {  // acc += part in FP32 RN on the CUDA cores
                   wgmma_commit();
@@ -962,7 +985,7 @@ void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, c
 template <WgmmaScheme S, bool kTf32>
 void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, const MainParams& params) {
   // C^T = op(B)^T op(A)^T when C allows 8-byte accesses: the epilogue then moves pairs of
-  // adjacent rows of C (Epilogue::store_pairs); the products and their order are the same.
+  // adjacent rows of C (Epilogue::store_pairs); the products and their order are the same (cross_terms swaps the two cross products back).
   MainParams p = params;
   const bool nearest = p.labels != nullptr;  // rows of D must be the points: no C^T
   const bool partial = p.splits > 1;         // the reduction reads D untransposed
@@ -1065,7 +1088,8 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 }
 
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
-bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag) {
+bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag,
+                bool shifts_ready) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const int members = g.batch.count;  // every member's rows stacked: mp and np rows each
   const long long xp = static_cast<long long>(mp) * members, yp = static_cast<long long>(np) * members;
@@ -1075,7 +1099,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   unsigned char* ws = static_cast<unsigned char*>(
       g.ctx->take(GemmWorkspaces::of(*g.ctx).split, 2 * static_cast<std::size_t>(xp + yp) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
-  if (with_auto) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
+  if (with_auto && !shifts_ready) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   int* shift_b_all = shift + static_cast<std::size_t>(g.m) * members;  // every member's A shifts, then B's
@@ -1115,7 +1139,9 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const bool gated = with_auto && g.auto_on_device;
   const bool fp16_only = gated && g.auto_tf32_needed != nullptr;
   if (!tf32_only) {
-    scale_split(scale_split_kernel<Transform::markidis, false>, 2);
+    // shifts_ready: the choice first (the ranges are known), then the plain FP16 split (gated by
+    // the flag where the choice stays on the device)
+    if (!shifts_ready) scale_split(scale_split_kernel<Transform::markidis, false>, 2);
     if (with_auto) {
       auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, fp16_only ? g.auto_tf32_needed : nullptr);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
@@ -1126,6 +1152,8 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
         fp16 = chose != 0;
       }
     }
+    if (shifts_ready && (fp16 || gated))
+      split_both<Transform::markidis, false>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
   }
   const int xi = static_cast<int>(xp), yi = static_cast<int>(yp);
   if (fp16 || gated) {
@@ -1142,7 +1170,9 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     q.k_tiles = kp / tile_k(true);
     q.split_tiles = g.split.length / tile_k(true);
     q.chunk = tf32_chunk_steps / kStepsPerTile;
-    if (tf32_only) {
+    if (tf32_only && shifts_ready) {
+      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws);
+    } else if (tf32_only) {
       scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
     } else {  // auto chose TF32 (or may have): the shifts are known, the plain split pass
       phases.mark("split-tf32");
@@ -1285,11 +1315,11 @@ bool wgmma_available() {
 }
 
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
-                      int* flag) {
+                      int* flag, bool shifts_ready) {
   if (tf32_chunk_steps < kStepsPerTile || tf32_chunk_steps % kStepsPerTile != 0)
     throw Unavailable("the wgmma ec-tf32 scheme adds outside after whole k-tiles of 4 k-steps, got " +
                       std::to_string(tf32_chunk_steps) + " k-steps");
-  return production(variant, g, tf32_chunk_steps, shift, max_range, flag);
+  return production(variant, g, tf32_chunk_steps, shift, max_range, flag, shifts_ready);
 }
 
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,

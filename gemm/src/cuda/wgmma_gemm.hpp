@@ -49,9 +49,11 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 /// auto): the ec scaling is computed inside the split kernel (each block owns whole rows), so
 /// the operands are read twice and nothing else runs before the GEMM. shift: m + n ints of
 /// device workspace (rows of op(A), then columns of op(B)); max_range, flag: 2 and 1 ints
-/// (auto: the ranges and the choice, 1 = FP16). Returns whether the FP16 path ran.
+/// (auto: the ranges and the choice, 1 = FP16). shifts_ready: shift and max_range were already
+/// computed (ec_gemm.cu's scaling kernels, for few rows and a long k): the plain split pass then
+/// splits with them (the same bits as the fused kernel). Returns whether the FP16 path ran.
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
-                      int* flag);
+                      int* flag, bool shifts_ready = false);
 
 /// op(A) of the nearest-column GEMM scaled and split to FP16 once (ec-fp16, auto): hi and lo
 /// (mp x kp FP16 each, K contiguous, zero-padded), the rows' scaling exponents (m ints) and

@@ -78,7 +78,7 @@ def main():
     base = {k: v for k, v in os.environ.items() if not k.startswith("TCSOLVE_HOOK_")}
     plain = run(base)
     hooked = run(dict(base, LD_PRELOAD=hook, TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0",
-                      TCSOLVE_HOOK_MIN_TILES="0", TCSOLVE_HOOK_VARIANT=variant))
+                      TCSOLVE_HOOK_MIN_TILES="0", TCSOLVE_HOOK_MIN_SPEEDUP="0", TCSOLVE_HOOK_VARIANT=variant))
     rows = [{"n": n, "cublas_ms": plain[n], "hook_ms": hooked[n], "speedup": plain[n] / hooked[n]} for n in SIZES]
     faster_from = None
     for i, r in enumerate(rows):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU acceptance checks (a..g) of libtcsolve_cublas.so, the LD_PRELOAD cuBLAS drop-in.
+"""GPU acceptance checks (a..i) of libtcsolve_cublas.so, the LD_PRELOAD cuBLAS drop-in.
 
 One program, three roles:
   parent     python3 hook_checks.py --hook HOOK.so --out DIR [--only a,c] [--quick]
@@ -30,8 +30,12 @@ Conventions of every check:
     epilogue's roundings (a k = 1 addmm reaches 1.3 x 2 k u on a CPU BLAS), plus the ec path's
     operand representation 3 2^-22 (SPLIT_TERM); the worst err / (2 (k + 2) u bound), the plain
     FP32 bound, is reported too, with the k where it occurs;
+  * (i)'s epilogues add the activation to (c)'s bound: ReLU is 1-Lipschitz, so |relu(y) -
+    relu(y_ref)| <= gamma (|A||B| + |bias|); GELU (the tanh approximation cuBLASLt's epilogue
+    and gelu(approximate='tanh') compute) has slope at most GELU_SLOPE, and its FP32 evaluation
+    adds at most GELU_EVAL |y_ref|: GELU_SLOPE gamma (|A||B| + |bias|) + GELU_EVAL |y_ref|;
   * with --quick (a smoke test) the sizes are small, every preloaded child gets
-    TCSOLVE_HOOK_MIN_FLOPS=0, TCSOLVE_HOOK_MIN_DIM=0 and TCSOLVE_HOOK_MIN_TILES=0 so that small products are intercepted,
+    TCSOLVE_HOOK_MIN_FLOPS=0, TCSOLVE_HOOK_MIN_DIM=0, TCSOLVE_HOOK_MIN_TILES=0 and TCSOLVE_HOOK_MIN_SPEEDUP=0 so that small products are intercepted,
     and the 3x speed criterion of (a)/(b) is not judged.
 The hook must write each log line as it happens (not buffered to exit): (d), (f) and (g) read the
 log's size before and after a section to attribute lines to it.
@@ -72,19 +76,29 @@ BOUND_C = 2                    # (c): gamma = BOUND_C * (k + 2) * 2^-24 + SPLIT_
 # TCSOLVE_HOOK_MIN_DIM = 64 sends every product with k < 64 to cuBLAS.
 SPLIT_TERM = 3 * 2.0 ** -22
 TRANSFORMER_SHARE_AIM = 0.9    # (g): reported as "aim met", never a failure
+# (i): GELU(y) = 0.5 y (1 + tanh(sqrt(2/pi) (y + 0.044715 y^3))) has |GELU'| <= 1.129 (at
+# y = 1.419), and its FP32 evaluation (about ten roundings, tanhf's few ulps) errs by at most
+# 16 u |y| (tests/test_hook_policy.cpp checks the hook's formula against that on the CPU).
+GELU_SLOPE = 1.13
+GELU_EVAL = 16 * 2.0 ** -24
 ENV_REMOVED = ("LD_PRELOAD", "NVIDIA_TF32_OVERRIDE", "CUPY_TF32", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
 
 SIZES = {
     False: {"gemm_n": 8192, "shape_dims": (1, 7, 61, 68, 1000, 4097), "bmm16": (16, 512, 256, 384),
             "graph_n": 4096, "stream_n": 4096, "stream_count": 20, "linear": (8192, 4096, 4096),
             "jax_n": 2048, "edge_n": 2048,
-            "transformer": {"batch": 8, "seq": 2048, "d_model": 1024, "nhead": 16, "ff": 4096}},
+            "transformer": {"batch": 8, "seq": 2048, "d_model": 1024, "nhead": 16, "ff": 4096},
+            "bmm64": (64, 512, 512, 512), "attention": (384, 128, 64), "epilogue": (2048, 1024, 4096)},
     True: {"gemm_n": 2048, "shape_dims": (1, 7, 61, 68, 1000), "bmm16": (16, 64, 32, 48),
            "graph_n": 1024, "stream_n": 1024, "stream_count": 20, "linear": (2048, 1024, 1024),
            "jax_n": 512, "edge_n": 256,
-           "transformer": {"batch": 2, "seq": 256, "d_model": 256, "nhead": 4, "ff": 1024}},
+           "transformer": {"batch": 2, "seq": 256, "d_model": 256, "nhead": 4, "ff": 1024},
+           "bmm64": (8, 128, 128, 128), "attention": (48, 128, 64), "epilogue": (256, 256, 512)},
 }
-# bmm16 = (batch, m, n, k): A is batch x m x k, B is batch x k x n.
+# bmm16, bmm64 = (batch, m, n, k): A is batch x m x k, B is batch x k x n (torch's row-major m, n).
+# attention = (heads, seq, head_dim): QK^T is heads x (seq x head_dim @ head_dim x seq), PV is
+# heads x (seq x seq @ seq x head_dim); cuBLAS sees them as 128 x 128 x 64 and 64 x 128 x 128.
+# epilogue = (rows, fan_in, fan_out): act(x @ w^T + bias), x rows x fan_in, w fan_out x fan_in.
 
 CHECK_TITLES = {
     "a": "PyTorch matmul, square",
@@ -95,6 +109,20 @@ CHECK_TITLES = {
     "f": "nn.Linear forward/backward; JAX",
     "g": "TransformerEncoderLayer forward/backward",
     "h": "BLAS semantics: device pointer mode, beta = 0 with NaN in C, k = 0",
+    "i": "Batched products (one launch) and cuBLASLt's ReLU/GELU epilogues",
+}
+# (i)'s products: name -> (what it is, the child mode whose run judges it). "defaults" runs with
+# the hook's default thresholds, "min_flops_0" with TCSOLVE_HOOK_MIN_FLOPS=0: the attention
+# products of a small model are 8.1e8 flops a call, below the default 4e9, so the defaults leave
+# them to cuBLAS (reported) and the second run judges them taken and accurate.
+BATCHED_PRODUCTS = {
+    "bmm64_torch": ("torch.bmm, the bmm64 batch", "defaults"),
+    "bmm64_cupy": ("cupy.matmul of 3-d arrays, the bmm64 batch", "defaults"),
+    "attn_qk": ("torch.bmm, attention's Q K^T", "min_flops_0"),
+    "attn_pv": ("torch.bmm, attention's P V", "min_flops_0"),
+    "addmm_relu": ("relu(x @ w^T + bias): torch._addmm_activation, cuBLASLt's RELU_BIAS", "defaults"),
+    "addmm_gelu": ("gelu_tanh(x @ w^T + bias): torch._addmm_activation(use_gelu=True), cuBLASLt's GELU_BIAS",
+                   "defaults"),
 }
 
 
@@ -411,6 +439,41 @@ def judge_transformer(runs, hook_records, scope):
     return crit, figures
 
 
+def judge_batched(runs, sections):
+    """(i) from the two batched children (runs: {"defaults": run, "min_flops_0": run}) and each
+    product's log lines (sections: {mode: {product: records}}): every product of BATCHED_PRODUCTS
+    intercepted in the run that judges it (every log line of its section an intercept) and within
+    its bound, finite; what the other run did with it is reported."""
+    crit = [children_criterion(runs.values())]
+    rows = []
+    for name, (what, judged_in) in BATCHED_PRODUCTS.items():
+        for mode in runs:
+            product = result_of(runs[mode]).get("products", {}).get(name, {})
+            lines = sections.get(mode, {}).get(name, [])
+            taken = bool(lines) and all(r.get("action") == "intercept" for r in lines)
+            actions = sorted({"intercept" if r.get("action") == "intercept" else f"pass: {r.get('reason')}"
+                              for r in lines})
+            calls = sorted({f"{r.get('function')} {r.get('ops')} {r.get('m')} x {r.get('n')} x {r.get('k')}, "
+                            f"batch {r.get('batch')}" for r in lines})
+            rows.append({"product": name, "mode": mode, "what": what, "path": product.get("path"),
+                         "calls": "; ".join(calls) or "(no log lines)", "actions": ", ".join(actions) or "—",
+                         "worst": product.get("worst"), "finite": product.get("finite"),
+                         "skipped": product.get("skipped")})
+            label = f"{what} [{mode}]"
+            if mode != judged_in:
+                crit.append(criterion(f"{label}: reported", None, f"{', '.join(actions) or 'no log lines'}"))
+            elif product.get("skipped"):
+                crit.append(criterion(f"{label}: intercepted, within the bound, finite", None,
+                                      "skipped: " + product["skipped"]))
+            else:
+                worst = product.get("worst")
+                ok = taken and product.get("finite") is True and worst is not None and worst <= 1
+                crit.append(criterion(f"{label}: intercepted, within the bound, finite", ok,
+                                      f"{', '.join(actions) or 'no log lines'}; {'; '.join(calls)}; "
+                                      f"worst err / bound {fmt(product.get('worst'))}"))
+    return crit, {"products": rows}
+
+
 # ----- Markdown -------------------------------------------------------------------------------
 
 def fmt(value):
@@ -497,8 +560,17 @@ def tables_transformer(f):
              SHARE_HEADERS, share_rows(f["shares"]))]
 
 
+def tables_batched(f):
+    rows = [[r["product"], r["mode"], r["path"], r["calls"], r["actions"], r["worst"], r["finite"]]
+            for r in f["products"]]
+    return [("each product's log lines and its worst err / bound ((c)'s bound; with the activation's for "
+             "the epilogues)", ["product", "run", "path", "cuBLAS calls", "hook", "worst err / bound", "finite"],
+             rows)]
+
+
 TABLES = {"a": tables_gemm, "b": tables_gemm, "c": tables_shapes, "d": tables_pairs,
-          "e": tables_pairs, "f": tables_linear, "g": tables_transformer, "h": tables_pairs}
+          "e": tables_pairs, "f": tables_linear, "g": tables_transformer, "h": tables_pairs,
+          "i": tables_batched}
 
 
 def render_markdown(results):
@@ -964,6 +1036,101 @@ def child_transformer(args):
     return out
 
 
+def worst_ratio(xp, err, bound):
+    """max(err / bound) elementwise (xp: torch or cupy), inf where err > 0 = bound."""
+    safe = xp.where(bound > 0, bound, 1.0)
+    scaled = xp.where(bound > 0, err / safe, xp.where(err > 0, math.inf, 0.0))
+    return float(scaled.max())
+
+
+def child_batched(args):
+    """(i) the products of BATCHED_PRODUCTS, each in its own log section: torch.bmm and CuPy's
+    batched matmul of the bmm64 batch, attention's Q K^T and P V by torch.bmm, and relu / gelu_tanh
+    (x @ w^T + bias) by torch._addmm_activation (cuBLASLt's RELU_BIAS and GELU_BIAS epilogues;
+    F.linear and then the activation where torch lacks it: cuBLASLt's BIAS). Errors against the
+    float64 product elementwise, in units of the bound of (c) (with the activation's term for GELU,
+    see the header): worst <= 1 is within."""
+    import torch
+    set_tf32(torch, False)
+    size = SIZES[args.quick]
+    gen = torch.Generator(device="cuda").manual_seed(SEED)
+
+    def rand(*shape):
+        return torch.rand(*shape, generator=gen, device="cuda") * 2 - 1
+
+    def gamma(k):
+        return BOUND_C * (k + 2) * 2.0 ** -24 + SPLIT_TERM
+
+    products = {}
+
+    def section(name, run, sync):
+        """Runs `run` (which returns its figures) between two log positions."""
+        sync()
+        start = log_size()
+        figures = run()
+        sync()
+        products[name] = dict(figures, log_window=[start, log_size()])
+
+    def bmm(A, B):
+        C = torch.bmm(A, B)
+        A64, B64 = A.double(), B.double()
+        err = (C.double() - A64 @ B64).abs()
+        return {"worst": worst_ratio(torch, err, gamma(A.shape[-1]) * (A64.abs() @ B64.abs())),
+                "finite": bool(torch.isfinite(C).all()), "path": "torch.bmm"}
+
+    with torch.no_grad():
+        batch, m, n, k = size["bmm64"]
+        A, B = rand(batch, m, k), rand(batch, k, n)
+        section("bmm64_torch", lambda: bmm(A, B), torch.cuda.synchronize)
+        heads, seq, dim = size["attention"]
+        Q, K, V = rand(heads, seq, dim), rand(heads, seq, dim), rand(heads, seq, dim)
+        P = torch.softmax(rand(heads, seq, seq), dim=-1)
+        section("attn_qk", lambda: bmm(Q, K.transpose(1, 2)), torch.cuda.synchronize)
+        section("attn_pv", lambda: bmm(P, V), torch.cuda.synchronize)
+        rows, fan_in, fan_out = size["epilogue"]
+        x, w, bias = rand(rows, fan_in), rand(fan_out, fan_in), rand(fan_out)
+        x64, w64, b64 = x.double(), w.double(), bias.double()
+        z64 = x64 @ w64.T + b64
+        mag = x64.abs() @ w64.abs().T + b64.abs()
+        fused = hasattr(torch, "_addmm_activation")
+
+        def linear_act(act):
+            if fused:
+                y = torch._addmm_activation(bias, x, w.T, use_gelu=act == "gelu")
+            else:
+                z = torch.nn.functional.linear(x, w, bias)
+                y = torch.relu(z) if act == "relu" else torch.nn.functional.gelu(z, approximate="tanh")
+            if act == "relu":
+                ref, bound = z64.clamp_min(0), gamma(fan_in) * mag
+            else:
+                ref = 0.5 * z64 * (1 + torch.tanh(math.sqrt(2 / math.pi) * (z64 + 0.044715 * z64 ** 3)))
+                bound = GELU_SLOPE * gamma(fan_in) * mag + GELU_EVAL * z64.abs()
+            return {"worst": worst_ratio(torch, (y.double() - ref).abs(), bound),
+                    "finite": bool(torch.isfinite(y).all()),
+                    "path": "torch._addmm_activation" if fused else f"F.linear + {act}"}
+        for act in ("relu", "gelu"):
+            section(f"addmm_{act}", lambda: linear_act(act), torch.cuda.synchronize)
+    try:
+        import cupy
+        import numpy as np
+    except Exception as e:                   # reported: the check is skipped for CuPy only
+        products["bmm64_cupy"] = {"skipped": f"cupy import failed: {e!r}"}
+        return {"products": products}
+    rng = np.random.default_rng(SEED)
+    batch, m, n, k = size["bmm64"]
+    a = cupy.asarray(rng.uniform(-1, 1, (batch, m, k)).astype(np.float32))
+    b = cupy.asarray(rng.uniform(-1, 1, (batch, k, n)).astype(np.float32))
+
+    def cupy_bmm():
+        c = cupy.matmul(a, b)
+        a64, b64 = a.astype(cupy.float64), b.astype(cupy.float64)
+        err = cupy.abs(c.astype(cupy.float64) - cupy.matmul(a64, b64))
+        return {"worst": worst_ratio(cupy, err, gamma(k) * cupy.matmul(cupy.abs(a64), cupy.abs(b64))),
+                "finite": bool(cupy.isfinite(c).all()), "path": "cupy.matmul", "cupy": cupy.__version__}
+    section("bmm64_cupy", cupy_bmm, lambda: cupy.cuda.Device().synchronize())
+    return {"products": products}
+
+
 def child_versions(args):
     """Versions of Python, torch, cupy, jax, numpy, and the GPU's name (no preload)."""
     out = {"python": sys.version.split()[0]}
@@ -983,7 +1150,8 @@ def child_versions(args):
 
 CHILDREN = {"torch_gemm": child_torch_gemm, "cupy_gemm": child_cupy_gemm, "shapes": child_shapes,
             "graph": child_graph, "streams": child_streams, "linear": child_linear, "jax": child_jax,
-            "transformer": child_transformer, "versions": child_versions, "edges": child_edges}
+            "transformer": child_transformer, "versions": child_versions, "edges": child_edges,
+            "batched": child_batched}
 
 
 def child_main(args):
@@ -1025,7 +1193,7 @@ class Parent:
             tcsolve = {"TCSOLVE_HOOK_LOG": hook_log, "TCSOLVE_HOOK_REPORT": "1"}
             if self.quick:
                 tcsolve.update(TCSOLVE_HOOK_MIN_FLOPS="0", TCSOLVE_HOOK_MIN_DIM="0",
-                               TCSOLVE_HOOK_MIN_TILES="0")
+                               TCSOLVE_HOOK_MIN_TILES="0", TCSOLVE_HOOK_MIN_SPEEDUP="0")
             tcsolve.update(tcsolve_env or {})
         env.update(tcsolve)
         env.update(other_env or {})
@@ -1096,7 +1264,7 @@ class Parent:
     def check_c(self):
         run = self.run_child("c", "shapes", "hook", True,
                              {"TCSOLVE_HOOK_MIN_FLOPS": "0", "TCSOLVE_HOOK_MIN_DIM": "0",
-                              "TCSOLVE_HOOK_MIN_TILES": "0"})
+                              "TCSOLVE_HOOK_MIN_TILES": "0", "TCSOLVE_HOOK_MIN_SPEEDUP": "0"})
         return [run], judge_shapes(run, run_log(run))
 
     def check_d(self):
@@ -1130,6 +1298,18 @@ class Parent:
                 "hook": self.run_child("g", "transformer", "hook", True)}
         section, scope = self.log_section(runs["hook"])
         return runs.values(), judge_transformer(runs, section, scope)
+
+
+    def check_i(self):
+        runs = {"defaults": self.run_child("i", "batched", "defaults", True),
+                "min_flops_0": self.run_child("i", "batched", "min_flops_0", True, {"TCSOLVE_HOOK_MIN_FLOPS": "0", "TCSOLVE_HOOK_MIN_SPEEDUP": "0"})}
+        sections = {}
+        for mode, run in runs.items():
+            run_log(run)
+            sections[mode] = {name: read_log(run["hook_log"], *product["log_window"])[0]
+                              for name, product in result_of(run).get("products", {}).items()
+                              if product.get("log_window")}
+        return runs.values(), judge_batched(runs, sections)
 
 
 def sha256_file(path):
@@ -1311,6 +1491,46 @@ class SelfTest(unittest.TestCase):
             self.assertEqual(len(pairs), len(dims) ** 2)
         self.assertIn(("bmm", 512, 256, 384, 16), cases)
 
+    def test_judge_batched(self):
+        def products(worst, skip_cupy=False):
+            out = {name: {"worst": worst, "finite": True, "path": "p", "log_window": [0, 1]}
+                   for name in BATCHED_PRODUCTS}
+            if skip_cupy:
+                out["bmm64_cupy"] = {"skipped": "cupy import failed"}
+            return out
+
+        def runs(worst, skip_cupy=False):
+            return {mode: fake_run("batched", mode, True, {"products": products(worst, skip_cupy), "hook_loaded": True})
+                    for mode in ("defaults", "min_flops_0")}
+
+        taken = {"function": "cublasSgemmStridedBatched", "ops": "NN", "m": 512, "n": 512, "k": 512, "batch": 64,
+                 "action": "intercept", "variant": "auto"}
+        passed = dict(taken, action="pass", reason="below min flops", m=128, n=128, k=64, batch=384)
+        del passed["variant"]
+        # the defaults leave attention to cuBLAS (reported), the min_flops_0 run takes it (judged)
+        sections = {"defaults": {name: [passed if name.startswith("attn") else taken] for name in BATCHED_PRODUCTS},
+                    "min_flops_0": {name: [taken] for name in BATCHED_PRODUCTS}}
+        crit, figures = judge_batched(runs(0.5), sections)
+        self.assertEqual(check_status(crit), "pass", crit)
+        self.assertEqual(len(figures["products"]), 2 * len(BATCHED_PRODUCTS))
+        reported = [c for c in crit if c["ok"] is None]
+        self.assertEqual(len(reported), len(BATCHED_PRODUCTS))
+        self.assertIn("pass: below min flops", " ".join(c["detail"] for c in reported))
+        self.assertEqual(check_status(judge_batched(runs(1.5), sections)[0]), "fail")      # outside the bound
+        self.assertEqual(check_status(judge_batched(runs(0.0), sections)[0]), "pass")      # exact
+        attention_passed = {"defaults": sections["defaults"], "min_flops_0": sections["defaults"]}
+        failed = [c["name"] for c in judge_batched(runs(0.5), attention_passed)[0] if c["ok"] is False]
+        self.assertEqual(len(failed), 2)
+        self.assertTrue(all("attention" in name for name in failed))
+        no_lines = {"defaults": {}, "min_flops_0": sections["min_flops_0"]}
+        self.assertEqual(check_status(judge_batched(runs(0.5), no_lines)[0]), "fail")       # no log lines
+        skipped = judge_batched(runs(0.5, skip_cupy=True), sections)[0]
+        self.assertEqual(check_status(skipped), "pass")
+        self.assertTrue(any(c["ok"] is None and "skipped" in c["detail"] for c in skipped))
+        table = "\n".join(markdown_table(h, r) for _, h, r in tables_batched(figures))
+        self.assertIn("| bmm64_torch | defaults | p | cublasSgemmStridedBatched NN 512 x 512 x 512, batch 64 | intercept |",
+                      table)
+
     def test_files_equal(self):
         a, b, c = (os.path.join(self.tmp, name) for name in ("a.npy", "b.npy", "c.npy"))
         for path, data in ((a, b"\x93NUMPY1234"), (b, b"\x93NUMPY1234"), (c, b"\x93NUMPY1235")):
@@ -1345,7 +1565,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hook", help="libtcsolve_cublas.so (parent: required)")
     p.add_argument("--out", help="output folder (parent: required)")
-    p.add_argument("--only", help="comma-separated subset of checks a..g")
+    p.add_argument("--only", help="comma-separated subset of checks a..i")
     p.add_argument("--quick", action="store_true", help="small sizes: a smoke test")
     p.add_argument("--child-timeout", type=int, default=CHILD_TIMEOUT_S, help="seconds per child")
     p.add_argument("--self-test", action="store_true", help="test the pure helpers (CPU)")

@@ -38,6 +38,9 @@ enum class CudaKernels { automatic, wgmma, mma };
 std::string_view to_string(CudaKernels k);  ///< "automatic", "wgmma", "mma"
 CudaKernels parse_cuda_kernels(std::string_view name);  ///< inverse of to_string; InvalidInput
 
+/// How the ec path on the Hopper kernels finds its power-of-two scaling (GemmOptions::ec_scaling).
+enum class EcScaling { automatic, fused, separate };
+
 struct GemmOptions {
   TcModel model{};
   /// ec-fp16: number of k (a multiple of 16) over which lo*hi, hi*lo and hi*hi are accumulated
@@ -67,6 +70,13 @@ struct GemmOptions {
   /// epilogue never do); the cpu emulation splits alike. The effective count is in
   /// GemmInfo::split_k.
   int split_k = 0;
+  /// cuda, the ec path on the wgmma kernels: fused, each block of the split pass owns 32 whole
+  /// rows (or columns), finds their exponent ranges and splits them (one kernel reads the
+  /// operands twice); separate, the ranges first by kernels that also split k among blocks, then
+  /// a tile-parallel split; automatic, separate for one product (not a batch) with k >= 1024
+  /// (measured faster there), else fused. The same shifts and splits either way, so the same
+  /// bits. Batches and the nearest epilogue always fuse.
+  EcScaling ec_scaling = EcScaling::automatic;
   /// cpu: polled by the emulated products between blocks of output columns (well under a second
   /// apart); when it reads true the call throws Interrupted with C unspecified. nullptr: never.
   /// The caller owns the flag (another thread or a signal handler sets it).
