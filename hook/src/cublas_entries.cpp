@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "compute_type.hpp"
 #include "real_cublas.hpp"
 #include "serve.hpp"
 #include "state.hpp"
@@ -94,24 +95,6 @@ bool algo_valid(cublasGemmAlgo_t algo) {
   return a == CUBLAS_GEMM_DEFAULT || (a >= CUBLAS_GEMM_ALGO0 && a <= CUBLAS_GEMM_ALGO23) ||
          (a >= CUBLAS_GEMM_DEFAULT_TENSOR_OP && a <= CUBLAS_GEMM_ALGO15_TENSOR_OP) ||
          a == CUBLAS_GEMM_AUTOTUNE;
-}
-
-Compute compute_of(cublasComputeType_t c) {
-  switch (static_cast<int>(c)) {
-    case CUBLAS_COMPUTE_32F:
-    case CUDA_R_32F:
-      return Compute::f32;  // the legacy cudaDataType form
-    case CUBLAS_COMPUTE_32F_PEDANTIC:
-      return Compute::f32_pedantic;
-    case CUBLAS_COMPUTE_32F_FAST_TF32:
-      return Compute::f32_fast_tf32;
-    case CUBLAS_COMPUTE_32F_FAST_16F:
-      return Compute::f32_fast_16f;
-    case CUBLAS_COMPUTE_32F_FAST_16BF:
-      return Compute::f32_fast_16bf;
-    default:
-      return Compute::other;
-  }
 }
 
 /// The handle's settings the policy reads; false when the caller's cuBLAS cannot tell.

@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 
+#include "compute_type.hpp"
 #include "real_cublas.hpp"
 #include "serve.hpp"
 #include "state.hpp"
@@ -71,23 +72,6 @@ std::string read_layout(cublasLtMatrixLayout_t layout, const char* name, Layout&
   if (layout_attribute(layout, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, plane) && plane != 0)
     return std::string("layout ") + name + " plane offset";
   return {};
-}
-
-Compute compute_of(std::int32_t c) {
-  switch (c) {
-    case CUBLAS_COMPUTE_32F:
-      return Compute::f32;
-    case CUBLAS_COMPUTE_32F_PEDANTIC:
-      return Compute::f32_pedantic;
-    case CUBLAS_COMPUTE_32F_FAST_TF32:
-      return Compute::f32_fast_tf32;
-    case CUBLAS_COMPUTE_32F_FAST_16F:
-      return Compute::f32_fast_16f;
-    case CUBLAS_COMPUTE_32F_FAST_16BF:
-      return Compute::f32_fast_16bf;
-    default:
-      return Compute::other;
-  }
 }
 
 /// The first descriptor attribute the hook does not serve, or empty; fills the request's and

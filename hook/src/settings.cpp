@@ -47,20 +47,17 @@ Config parse_config(const std::function<const char*(const char*)>& lookup) {
     else
       bad("TCSOLVE_HOOK_TF32", v, "respect or replace");
   }
-  if (const char* v = lookup("TCSOLVE_HOOK_MIN_FLOPS")) {
-    double x = 0;
-    if (parse_number(v, x))
-      c.policy.min_flops = x;
-    else
-      bad("TCSOLVE_HOOK_MIN_FLOPS", v, "a number >= 0");
-  }
-  if (const char* v = lookup("TCSOLVE_HOOK_MIN_SPEEDUP")) {
-    double x = 0;
-    if (parse_number(v, x))
-      c.policy.min_speedup = x;
-    else
-      bad("TCSOLVE_HOOK_MIN_SPEEDUP", v, "a number >= 0");
-  }
+  auto number = [&](const char* name, double& out) {
+    if (const char* v = lookup(name)) {
+      double x = 0;
+      if (parse_number(v, x))
+        out = x;
+      else
+        bad(name, v, "a number >= 0");
+    }
+  };
+  number("TCSOLVE_HOOK_MIN_FLOPS", c.policy.min_flops);
+  number("TCSOLVE_HOOK_MIN_SPEEDUP", c.policy.min_speedup);
   auto whole = [&](const char* name, std::int64_t& out) {
     if (const char* v = lookup(name)) {
       double x = 0;

@@ -1,7 +1,7 @@
 // cuda backend: tcsolve::cuda::gemm and implements(), the one switch from a variant to its
 // kernels (cuBLAS: cublas_gemm.cu; fp16-simt: half_gemm.cu; the research tensor-core variants:
-// wgmma_gemm.cu on Hopper, else mma_gemm.cu; the ec path: ec_gemm.cu), and RFC 0007's fallback for devices that lack the hardware a
-// variant needs ("Unsupported GPU: fall back to FP32 kernel"):
+// wgmma_gemm.cu on Hopper, else mma_gemm.cu; the ec path: ec_gemm.cu), and RFC 0007's fallback for devices
+// that lack the hardware a variant needs ("Unsupported GPU: fall back to FP32 kernel"):
 //   - tensor-core variants need sm_80 (mma.sync m16n8k16 FP16 and m16n8k8 TF32 with FP32
 //     accumulation; TF32 first appears there);
 //   - fp16-simt needs FP16 arithmetic, sm_53;
@@ -31,8 +31,10 @@ Family family(Variant v) {
     case Variant::fp64:
     case Variant::fp32_simt:
     case Variant::cublas_tf32:
-    case Variant::cublas_fp16: return Family::cublas;
-    case Variant::fp16_simt: return Family::half;
+    case Variant::cublas_fp16:
+      return Family::cublas;
+    case Variant::fp16_simt:
+      return Family::half;
     case Variant::fp16_tc:
     case Variant::tf32_tc:
     case Variant::fp16_fp16acc:
@@ -43,7 +45,8 @@ Family family(Variant v) {
     case Variant::legemm:
     case Variant::ec_fp16:
     case Variant::ec_tf32:
-    case Variant::auto_: return Family::mma;
+    case Variant::auto_:
+      return Family::mma;
   }
   throw Error("cuda::gemm: unknown variant");
 }
@@ -57,7 +60,8 @@ bool implements(Variant variant) {
   switch (family(variant)) {
     case Family::cublas:
     case Family::half:
-    case Family::mma: return true;
+    case Family::mma:
+      return true;
   }
   return false;
 }
@@ -67,8 +71,10 @@ namespace {
 /// GemmOptions::cuda_kernels on this device: whether the wgmma kernels serve the call.
 bool use_wgmma(CudaKernels kernels) {
   switch (kernels) {
-    case CudaKernels::automatic: return detail::wgmma_available();
-    case CudaKernels::mma: return false;
+    case CudaKernels::automatic:
+      return detail::wgmma_available();
+    case CudaKernels::mma:
+      return false;
     case CudaKernels::wgmma:
       if (!detail::wgmma_available())
         throw Unavailable("the wgmma GEMM kernels need an sm_90 device and a build with sm_90a code (" +
@@ -104,8 +110,8 @@ namespace {
 GemmInfo run_call(Context& ctx, Variant variant, detail::GemmArgs& args, const GemmOptions& options,
                   const DeviceAuto* on_device) {
   if (!device_available())
-    throw Unavailable("variant " + std::string(to_string(variant)) +
-                      ": no usable CUDA device (" + device_name() + ")");
+    throw Unavailable("variant " + std::string(to_string(variant)) + ": no usable CUDA device (" +
+                      device_name() + ")");
   const tcsolve::detail::DeviceGuard guard(ctx.device());
   args.ctx = &ctx.impl();
   args.auto_on_device = on_device != nullptr;
@@ -121,9 +127,9 @@ GemmInfo run_call(Context& ctx, Variant variant, detail::GemmArgs& args, const G
 
 }  // namespace
 
-GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
-              const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
-              const GemmOptions& options, const DeviceAuto* on_device) {
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
+              int lda, const float* B, int ldb, float beta, float* C, int ldc, const GemmOptions& options,
+              const DeviceAuto* on_device) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
   detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
   return run_call(ctx, variant, args, options, on_device);
@@ -146,8 +152,8 @@ void check_device_scalars(Variant variant, const DeviceScalars& scalars) {
 /// Whether a batch runs in one launch: the ec variants on the wgmma production path (ec_gemm.cu).
 bool one_launch(Variant variant, const GemmOptions& options) {
   const bool ec = variant == Variant::ec_fp16 || variant == Variant::ec_tf32 || variant == Variant::auto_;
-  return ec && device_available() && compute_capability() >= kMmaCapability && use_wgmma(options.cuda_kernels) &&
-         options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0;
+  return ec && device_available() && compute_capability() >= kMmaCapability &&
+         use_wgmma(options.cuda_kernels) && options.ec_chunk_k == 32 && options.ec_chunk_k_tf32 % 32 == 0;
 }
 
 /// A batch: one launch where one_launch says so, else member by member (pointer arrays read
@@ -171,7 +177,8 @@ GemmInfo run_batched(Context& ctx, Variant variant, detail::GemmArgs& args, cons
     TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
   } else {
     for (int i = 0; i < batch.count; ++i)
-      a[i] = args.A + i * batch.stride_a, b[i] = args.B + i * batch.stride_b, c[i] = args.C + i * batch.stride_c;
+      a[i] = args.A + i * batch.stride_a, b[i] = args.B + i * batch.stride_b,
+      c[i] = args.C + i * batch.stride_c;
   }
   GemmInfo info;
   for (int i = 0; i < batch.count; ++i) {
@@ -184,33 +191,42 @@ GemmInfo run_batched(Context& ctx, Variant variant, detail::GemmArgs& args, cons
 
 }  // namespace
 
-GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
-              const float* A, int lda, const float* B, int ldb, float* C, int ldc,
-              const GemmOptions& options, const DeviceAuto* on_device) {
+namespace {
+
+/// The checked arguments of a call with device scalars.
+detail::GemmArgs device_scalar_args(Variant variant, Op ta, Op tb, int m, int n, int k,
+                                    const DeviceScalars& scalars, const float* A, int lda, const float* B,
+                                    int ldb, float* C, int ldc) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
   check_device_scalars(variant, scalars);
   detail::GemmArgs args{ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 1.0f, C, ldc};
   args.alpha_device = scalars.alpha;
   args.beta_device = scalars.beta;
+  return args;
+}
+
+}  // namespace
+
+GemmInfo gemm(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
+              const float* A, int lda, const float* B, int ldb, float* C, int ldc, const GemmOptions& options,
+              const DeviceAuto* on_device) {
+  detail::GemmArgs args = device_scalar_args(variant, ta, tb, m, n, k, scalars, A, lda, B, ldb, C, ldc);
   return run_call(ctx, variant, args, options, on_device);
 }
 
-GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha, const float* A,
-                      int lda, const float* B, int ldb, float beta, float* C, int ldc, const Batch& batch,
-                      const GemmOptions& options, const DeviceAuto* on_device) {
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, float alpha,
+                      const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+                      const Batch& batch, const GemmOptions& options, const DeviceAuto* on_device) {
   check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
   detail::GemmArgs args{ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc};
   return run_batched(ctx, variant, args, batch, options, on_device);
 }
 
-GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k, const DeviceScalars& scalars,
-                      const float* A, int lda, const float* B, int ldb, float* C, int ldc, const Batch& batch,
-                      const GemmOptions& options, const DeviceAuto* on_device) {
-  check_gemm_arguments(ta, tb, m, n, k, lda, ldb, ldc);
-  check_device_scalars(variant, scalars);
-  detail::GemmArgs args{ta, tb, m, n, k, 1.0f, A, lda, B, ldb, 1.0f, C, ldc};
-  args.alpha_device = scalars.alpha;
-  args.beta_device = scalars.beta;
+GemmInfo gemm_batched(Context& ctx, Variant variant, Op ta, Op tb, int m, int n, int k,
+                      const DeviceScalars& scalars, const float* A, int lda, const float* B, int ldb,
+                      float* C, int ldc, const Batch& batch, const GemmOptions& options,
+                      const DeviceAuto* on_device) {
+  detail::GemmArgs args = device_scalar_args(variant, ta, tb, m, n, k, scalars, A, lda, B, ldb, C, ldc);
   return run_batched(ctx, variant, args, batch, options, on_device);
 }
 
@@ -237,21 +253,30 @@ GemmInfo run(Variant variant, const detail::GemmArgs& args, const GemmOptions& o
     case Variant::fp64:
     case Variant::fp32_simt:
     case Variant::cublas_tf32:
-    case Variant::cublas_fp16: return detail::cublas_gemm(variant, args);
-    case Variant::fp16_simt: return detail::half_gemm(args);
-    case Variant::fp16_tc: return tensor_cores(variant, args, WgmmaScheme::single, false, MmaKernel::fp16_single);
-    case Variant::tf32_tc: return tensor_cores(variant, args, WgmmaScheme::single, true, MmaKernel::tf32_single);
-    case Variant::fp16_fp16acc: return mma_only(variant, args, MmaKernel::fp16_accumulate);
-    case Variant::fp16_twostage: return mma_only(variant, args, MmaKernel::fp16_two_stage);
-    case Variant::markidis: return tensor_cores(variant, args, WgmmaScheme::markidis, false, MmaKernel::markidis);
+    case Variant::cublas_fp16:
+      return detail::cublas_gemm(variant, args);
+    case Variant::fp16_simt:
+      return detail::half_gemm(args);
+    case Variant::fp16_tc:
+      return tensor_cores(variant, args, WgmmaScheme::single, false, MmaKernel::fp16_single);
+    case Variant::tf32_tc:
+      return tensor_cores(variant, args, WgmmaScheme::single, true, MmaKernel::tf32_single);
+    case Variant::fp16_fp16acc:
+      return mma_only(variant, args, MmaKernel::fp16_accumulate);
+    case Variant::fp16_twostage:
+      return mma_only(variant, args, MmaKernel::fp16_two_stage);
+    case Variant::markidis:
+      return tensor_cores(variant, args, WgmmaScheme::markidis, false, MmaKernel::markidis);
     case Variant::ootomo_fp16:
       return tensor_cores(variant, args, WgmmaScheme::halfhalf, false, MmaKernel::halfhalf_fp16);
     case Variant::ootomo_tf32:
       return tensor_cores(variant, args, WgmmaScheme::halfhalf, true, MmaKernel::halfhalf_tf32);
-    case Variant::legemm: return tensor_cores(variant, args, WgmmaScheme::legemm, false, MmaKernel::legemm);
+    case Variant::legemm:
+      return tensor_cores(variant, args, WgmmaScheme::legemm, false, MmaKernel::legemm);
     case Variant::ec_fp16:
     case Variant::ec_tf32:
-    case Variant::auto_: return detail::ec_gemm(variant, args, options);
+    case Variant::auto_:
+      return detail::ec_gemm(variant, args, options);
   }
   throw Error("cuda::gemm: unknown variant");
 }
