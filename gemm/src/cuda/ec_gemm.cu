@@ -14,6 +14,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "exponent_range.cuh"
 #include "mma_gemm.hpp"
 #include "tcsolve/gemm/scaling.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -27,22 +28,7 @@ constexpr int kFp16Steps = 16, kTf32Steps = 8;  ///< k of one mma k-step: FP16, 
 
 /// exponent_of(x) of the nonzero finite elements into emax[v] / emin[v] (atomics; initialised
 /// to INT_MIN / INT_MAX). Threads map to consecutive v when estride != 1 (coalesced when the
-/// vectors interleave) and the length is split over gridDim.y.
-/// Elements q0, q0 + step, ... < q1 of X + base (stride estride) folded into [lo, hi], eight
-/// loads in flight per thread (the loop is latency-bound otherwise).
-__device__ __forceinline__ void fold_range(const float* X, std::size_t base, std::size_t estride, int q0,
-                                           int q1, int step, int& hi, int& lo) {
-  int q = q0;
-  for (; q + 7 * step < q1; q += 8 * step) {
-    float x[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) x[u] = X[base + static_cast<std::size_t>(q + u * step) * estride];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) fold_exponent(x[u], hi, lo);
-  }
-  for (; q < q1; q += step) fold_exponent(X[base + static_cast<std::size_t>(q) * estride], hi, lo);
-}
-
+/// vectors interleave) and the length is split over gridDim.y (fold_range: exponent_range.cuh).
 __global__ void exponent_range_kernel(const float* X, std::size_t vstride, std::size_t estride, int count,
                                       int len, int* emax, int* emin) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;

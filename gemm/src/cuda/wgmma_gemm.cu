@@ -43,6 +43,7 @@
 #include <utility>
 
 #include "backend.hpp"
+#include "exponent_range.cuh"
 #include "tc_split.cuh"
 #include "tcsolve/gemm/scaling.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -367,22 +368,33 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
   const float* X = op.layout.member(op.X, member);
   int* shift = op.shift + static_cast<std::size_t>(member) * rows;
   const int out_r0 = member * op.layout.rows_p + r0;  // the member's rows in hi and lo
-  const int fr = threadIdx.x / 8, fq = threadIdx.x % 8;  // pass 1: row fr, elements 8 fq .. 8 fq + 7
-  int emax = INT_MIN, emin = INT_MAX;
-  for (int k0 = 0; k0 < kp; k0 += kSplitK) {
-    load_split_tile(tile, X, ld, k_inner, rows, k, r0, k0);
-    __syncthreads();
-#pragma unroll
-    for (int u = 0; u < 8; ++u) fold_exponent(tile[fr][8 * fq + u], emax, emin);
-    __syncthreads();
-  }
-#pragma unroll
-  for (int off = 4; off > 0; off /= 2) {  // the 8 threads of a row are adjacent lanes
-    emax = max(emax, __shfl_xor_sync(0xffffffffu, emax, off));
-    emin = min(emin, __shfl_xor_sync(0xffffffffu, emin, off));
-  }
-  if (fq == 0) {
+  // Pass 1 straight from global memory (a range is order-free: no shared tile, no barrier per
+  // k-step, so the loads of successive steps overlap): eight threads a row, each folding every
+  // eighth element (fold_range, eight loads in flight); k_inner rows are contiguous (a row's
+  // eight threads are adjacent lanes reading adjacent elements), else thread r of each warp
+  // takes row r, so a warp reads 32 adjacent rows of one column. The eight partial ranges of a
+  // row meet in shared memory.
+  __shared__ int row_hi[kSplitRows], row_lo[kSplitRows];
+  if (threadIdx.x < kSplitRows) row_hi[threadIdx.x] = INT_MIN, row_lo[threadIdx.x] = INT_MAX;
+  __syncthreads();
+  {
+    const int fr = k_inner ? threadIdx.x / 8 : threadIdx.x % kSplitRows;
+    const int fq = k_inner ? threadIdx.x % 8 : threadIdx.x / kSplitRows;
     const int gr = r0 + fr;
+    int emax = INT_MIN, emin = INT_MAX;
+    if (gr < rows) {
+      if (k_inner) fold_range(X, static_cast<std::size_t>(gr) * ld, 1, fq, k, 8, emax, emin);
+      else fold_range(X, static_cast<std::size_t>(gr), static_cast<std::size_t>(ld), fq, k, 8, emax, emin);
+    }
+    if (emax != INT_MIN) {
+      atomicMax(row_hi + fr, emax);
+      atomicMin(row_lo + fr, emin);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < kSplitRows) {
+    const int fr = threadIdx.x, gr = r0 + fr;
+    const int emax = row_hi[fr], emin = row_lo[fr];
     const bool any = emax != INT_MIN;
     const int s = scale_exponent(any, emax);
     factor[fr] = scale_factor(s);
