@@ -254,6 +254,7 @@ void write_json(const BenchOptions& o, const std::string& backend, const std::st
         .field("relative_residual", r.relative_residual)
         .field("max_relative_error", r.max_relative_error)
         .field("speedup_vs_fp32_simt", r.speedup)
+        .field("split_k", r.split_k)
         .field("note", r.note)
         .end_object();
   }

@@ -205,8 +205,9 @@ TEST_CASE("gemm-bench --variants all --json prints one object with a result per 
     CHECK(res.find("variant")->string == tcsolve::kVariants[i].name);
     for (const char* key : {"resolved_variant", "available", "time_s", "tflops",
                             "relative_residual", "max_relative_error", "speedup_vs_fp32_simt",
-                            "note"})
+                            "split_k", "note"})
       CHECK(res.find(key) != nullptr);
+    CHECK(res.find("split_k")->number >= 1);  // the ec path's k ranges that ran (1: not split)
     const bool available = res.find("available")->boolean;
     CHECK(available == tcsolve::available(tcsolve::kVariants[i].variant, tcsolve::Backend::cpu));
     if (!available) CHECK(res.find("time_s")->type == Json::Type::null);

@@ -25,6 +25,7 @@ std::vector<GemmRow> gemm_rows(GemmBench& bench, const GemmProblem& p, const std
       [&](GemmRow& r, const GemmMeasurement& m) {
         r.resolved = std::string(to_string(m.info.resolved));
         r.note = m.info.note;
+        r.split_k = m.info.split_k;
         r.phases = m.info.phases;
         r.time_s = m.median_s;
         r.tflops = flops / m.median_s / 1e12;

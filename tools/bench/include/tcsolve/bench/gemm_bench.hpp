@@ -39,6 +39,7 @@ std::unique_ptr<GemmBench> make_gemm_bench(Backend backend, const GemmProblem& p
 /// One row of gemm-bench's output.
 struct GemmRow : VariantRow {
   double relative_residual = kNaN, max_relative_error = kNaN;
+  int split_k = 1;  ///< GemmInfo::split_k: the ec path's k ranges that ran (1: k not split)
   /// GemmSetup::time_phases: the last timed call's phases (name, device seconds).
   std::vector<std::pair<std::string, double>> phases;
 };
