@@ -2,7 +2,9 @@
 // exact power-of-two scaling of rows of op(A) and columns of op(B) (scaling.hpp) computed on the
 // device, auto's FP16/TF32 choice (kept on the device with DeviceAuto), and the kernels that
 // run the scaled products:
-//   Hopper, ec_chunk_k 32   wgmma_production (wgmma_gemm.cu): the scaling fused into the split;
+//   Hopper, ec_chunk_k 32   wgmma_production (wgmma_gemm.cu): the scaling fused into the split,
+//                           or (GemmOptions::ec_scaling) found first by the scaling kernels
+//                           below; batches in one launch, k split into ranges (batch.hpp);
 //   otherwise               the scaling kernels below, then the FP16 path (the wgmma ec scheme
 //                           for chunks of 2 k-steps, else mma.sync halfhalf_fp16_shared) and/or
 //                           the TF32 path (the wgmma halfhalf_tiles scheme for whole k-tiles,

@@ -23,7 +23,11 @@
 //      then the epilogue unscales (ec) and writes alpha * v + beta * C (FP32, no contraction),
 //      reading and writing each element of C once, straight from the accumulator registers.
 // The grid is persistent (one block per SM, tiles in groups of 8 columns for L2 reuse), so the
-// producer loads the next tile's operands while the consumers run the epilogue.
+// producer loads the next tile's operands while the consumers run the epilogue. A unit of work
+// is a tile of one member of a batch (cuda::gemm_batched: the members' split operands stacked
+// in the same matrices) over one range of k (GemmOptions::split_k, batch.hpp): a split call's
+// units store their raw sums (Epilogue::partial) and split_reduce_kernel adds the ranges in
+// FP32 in order, unscales and applies alpha and beta.
 // The epilogue is a template parameter (Epilogue): the stores of C in pairs (the common case)
 // or element by element, or (cuda::nearest_columns) the nearest-column epilogue of
 // wgmma_nearest.cuh, whose ec consumer overlaps it with the next tile's products. One epilogue
