@@ -428,8 +428,8 @@ int run_compare(int argc, char** argv) {
   options.add_options()
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
        "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
-       "n x nrhs), and optionally the true solution x; or a Matrix Market matrix (solved with x = "
-       "ones, b = A x)")
+       "n x nrhs), and optionally the true solution x; or a Matrix Market matrix, .mtx or .mtx.gz "
+       "(solved with x = ones, b = A x)")
       ("synthetic", po::value(&synthetic)->value_name("N"),
        "instead of --input: the system `tcsolve generate --n N --seed S` writes, made on the GPUs "
        "(no file); the variants run the one-GPU solver, or with --gpus the distributed one, beside "

@@ -25,8 +25,8 @@ int run_import(int argc, char** argv) {
   // clang-format off
   options.add_options()
       ("mtx", po::value(&mtx)->value_name("M.mtx"),
-       "Matrix Market file (required): square; coordinate or array; real or integer; general, "
-       "symmetric or skew-symmetric")
+       "Matrix Market file (required; .mtx, or gzip-compressed .mtx.gz): square; coordinate or "
+       "array; real or integer; general, symmetric or skew-symmetric")
       ("rhs", po::value(&rhs_name)->default_value("ones")->value_name("KIND"),
        "true solution x: ones | random (U(-1,1)); b = A x in FP64")
       ("seed", po::value(&seed)->default_value(1)->value_name("S"), "seed of x for --rhs random")

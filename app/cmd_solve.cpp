@@ -56,7 +56,7 @@ int run_solve(int argc, char** argv) {
       ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
        "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
        "n x nrhs: one LU shared by the nrhs columns, each refined on its own), and optionally the "
-       "true solution x; or a Matrix Market matrix (solved with x = ones, b = A x)")
+       "true solution x; or a Matrix Market matrix, .mtx or .mtx.gz (solved with x = ones, b = A x)")
       ("synthetic", po::value(&synthetic)->value_name("N"),
        "instead of --input: the system `tcsolve generate --n N --seed S` writes (A, x ~ U(-1,1), "
        "b = A x, the same bits), made on the GPUs themselves, each its columns (no file, no host "

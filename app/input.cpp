@@ -14,9 +14,10 @@
 namespace tcsolve::app {
 
 void add_layout_option(po::options_description& options) {
-  options.add_options()("layout", po::value<std::string>()->default_value("row-major")->value_name("row-major|column-major"),
-                        "row-major (h5py, NumPy: the default) | column-major (MATLAB, Fortran, Julia, R: "
-                        "their HDF5 datasets are the matrices transposed)");
+  options.add_options()(
+      "layout", po::value<std::string>()->default_value("row-major")->value_name("row-major|column-major"),
+      "row-major (h5py, NumPy: the default) | column-major (MATLAB, Fortran, Julia, R: "
+      "their HDF5 datasets are the matrices transposed)");
 }
 
 Layout layout_option(const po::variables_map& vm) {
@@ -84,19 +85,6 @@ SolveMemory solve_memory(std::int64_t n, std::int64_t nrhs, Backend backend, boo
   return m;
 }
 
-std::int64_t matrix_market_order(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '%') continue;
-    std::istringstream size(line);
-    long long rows = 0, cols = 0;
-    if (size >> rows >> cols && rows > 0) return rows;
-    return 0;
-  }
-  return 0;
-}
-
 bool is_matrix_market_input(const std::string& path) {
   return is_matrix_market_file(path) || (has_matrix_market_extension(path) && !is_hdf5_file(path));
 }
@@ -111,7 +99,8 @@ LinearSystem load_system(const std::string& path, Layout layout, Backend backend
     const std::int64_t n = matrix_market_order(path);
     if (n > 0) {
       const SolveMemory need = solve_memory(n, 1, backend, fallback);
-      const std::string what = path + ": n = " + std::to_string(n) + " (Matrix Market, held dense): the solve";
+      const std::string what =
+          path + ": n = " + std::to_string(n) + " (Matrix Market, held dense): the solve";
       require_host_memory(what, need.host);
       if (backend == Backend::cuda) require_device_memory(what, need.device);
     }

@@ -32,10 +32,6 @@ void require_host_memory(const std::string& what, double needed);
 /// The same for the GPU's free memory (cudaMemGetInfo); nothing is checked without a device.
 void require_device_memory(const std::string& what, double needed);
 
-/// n of a Matrix Market file from its size line (banner and % comments skipped); 0 when the
-/// header cannot be read (the import then reports the problem with its line number).
-std::int64_t matrix_market_order(const std::string& path);
-
 /// Bytes a solve of an n x n system with nrhs right-hand sides needs at its peak, on the host
 /// and, for cuda, on the device (A in FP64, its FP32 LU, the FP64 fallback's LU, the vectors).
 struct SolveMemory {

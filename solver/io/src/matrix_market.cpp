@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@
 
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/sampling.hpp"
+#include "text_input.hpp"
 
 namespace tcsolve {
 namespace {
@@ -33,18 +35,24 @@ namespace {
 /// Lines of one file, numbered from 1, with the file name for messages.
 class LineReader {
  public:
-  explicit LineReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+  /// A gzip file (.mtx.gz) is decompressed as it is read (text_input.hpp).
+  explicit LineReader(const std::string& path) : path_(path) {
     std::error_code ec;
     const auto st = std::filesystem::status(path, ec);
     if (!std::filesystem::exists(st)) throw InvalidInput(path + ": no such file");
     if (std::filesystem::is_directory(st)) throw InvalidInput(path + ": is a directory");
+    in_ = io_detail::open_text(path);
     if (!in_) throw InvalidInput(path + ": cannot be read (permission denied?)");
   }
 
   /// The next line (without its '\n' or "\r\n"); false at the end of the file.
   bool next(std::string& line) {
-    if (!std::getline(in_, line)) {
-      if (in_.bad()) throw InvalidInput(path_ + ": read error after line " + std::to_string(number_));
+    if (!std::getline(*in_, line)) {
+      if (in_->bad()) {
+        const std::string gzip = io_detail::gzip_error(*in_);
+        throw InvalidInput(path_ + ": read error after line " + std::to_string(number_) +
+                           (gzip.empty() ? "" : " (gzip: " + gzip + ")"));
+      }
       return false;
     }
     ++number_;
@@ -70,7 +78,7 @@ class LineReader {
 
  private:
   std::string path_;
-  std::ifstream in_;
+  std::unique_ptr<std::istream> in_;
   int number_ = 0;
 };
 
@@ -120,8 +128,8 @@ bool is_overflow(std::string_view token) {
   const std::size_t point = std::min(mantissa.find('.'), mantissa.size());
   const std::size_t first = mantissa.find_first_of("123456789");
   if (first == std::string_view::npos) return false;  // zero: never out of range
-  const long long lead = first < point ? static_cast<long long>(point - first) - 1
-                                       : -static_cast<long long>(first - point);
+  const long long lead =
+      first < point ? static_cast<long long>(point - first) - 1 : -static_cast<long long>(first - point);
   long long exponent = 0;
   std::string_view digits = e < token.size() ? token.substr(e + 1) : std::string_view();
   const bool negative = !digits.empty() && digits[0] == '-';
@@ -160,16 +168,41 @@ RhsKind parse_rhs_kind(std::string_view name) {
 std::string_view to_string(RhsKind kind) { return kind == RhsKind::ones ? "ones" : "random"; }
 
 bool is_matrix_market_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  const std::unique_ptr<std::istream> in = io_detail::open_text(path);  // .mtx.gz: its text
   std::string head(14, '\0');
-  if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) return false;
+  try {
+    if (!in || !in->read(head.data(), static_cast<std::streamsize>(head.size()))) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
   return lowercase(head) == "%%matrixmarket";
 }
 
 bool has_matrix_market_extension(const std::string& path) {
   const std::string name = lowercase(std::filesystem::path(path).filename().string());
-  const std::string_view tail = ".mtx";
-  return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  for (const std::string_view tail : {std::string_view(".mtx"), std::string_view(".mtx.gz")})
+    if (name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0)
+      return true;
+  return false;
+}
+
+std::int64_t matrix_market_order(const std::string& path) {
+  const std::unique_ptr<std::istream> in = io_detail::open_text(path);
+  if (!in) return 0;
+  std::string line;
+  try {
+    while (std::getline(*in, line)) {
+      if (line.empty() || line[0] == '%') continue;
+      const std::vector<std::string_view> size = split(line);
+      long long rows = 0;
+      if (size.size() >= 2 && parse_integer(size[0], rows) == Parsed::ok && rows > 0) return rows;
+      return 0;
+    }
+  } catch (const std::exception&) {
+  }
+  return 0;
 }
 
 MatrixMarketMatrix read_matrix_market(const std::string& path) {
@@ -222,7 +255,8 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
   for (std::size_t k = 0; k < size.size(); ++k) {
     const Parsed parsed = parse_integer(size[k], *size_values[k]);
     if (parsed == Parsed::out_of_range)
-      in.fail(std::string(size_names[k]) + " " + in_quotes(size[k]) + " out of range (beyond 64-bit integers)");
+      in.fail(std::string(size_names[k]) + " " + in_quotes(size[k]) +
+              " out of range (beyond 64-bit integers)");
     if (parsed != Parsed::ok) in.fail("malformed size line " + in_quotes(line) + ", expected " + size_form);
   }
   if (rows < 1 || cols < 1)
@@ -336,11 +370,12 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
                          " is below the smallest float64 subnormal (4.9e-324) and reads as 0" +
                          more(underflow_count - 1, "such values"));
   if (upper_count > 0)
-    m.warnings.push_back(at(first_upper_line) + "entry " + first_upper + " is in the upper triangle, but a " + m.symmetry +
-                         " file lists the lower one; mirrored all the same" +
+    m.warnings.push_back(at(first_upper_line) + "entry " + first_upper + " is in the upper triangle, but a " +
+                         m.symmetry + " file lists the lower one; mirrored all the same" +
                          more(upper_count - 1, "upper-triangle entries"));
   if (!listed.empty()) {
-    std::stable_sort(listed.begin(), listed.end(), [](const Listed& a, const Listed& b) { return a.key < b.key; });
+    std::stable_sort(listed.begin(), listed.end(),
+                     [](const Listed& a, const Listed& b) { return a.key < b.key; });
     long long repeats = 0, mirrored = 0;
     const Listed* first_repeat[2] = {nullptr, nullptr};  // the earlier and the later listing
     const Listed* first_mirror[2] = {nullptr, nullptr};
@@ -359,8 +394,8 @@ MatrixMarketMatrix read_matrix_market(const std::string& path) {
     };
     if (repeats > 0)
       m.warnings.push_back(at(first_repeat[1]->line) + "entry " + listing(*first_repeat[1]) +
-                           " repeats the entry " + listing(*first_repeat[0]) + "; repeated entries are summed" +
-                           more(repeats - 1, "repeats"));
+                           " repeats the entry " + listing(*first_repeat[0]) +
+                           "; repeated entries are summed" + more(repeats - 1, "repeats"));
     if (mirrored > 0)
       m.warnings.push_back(at(first_mirror[1]->line) + "entry " + listing(*first_mirror[1]) + " and entry " +
                            listing(*first_mirror[0]) + " are one entry of a " + m.symmetry +

@@ -42,9 +42,15 @@ constexpr int kMaxMatrixMarketOrder = 131072;
 /// files name such a file as what it is, and solve/compare import it.
 bool is_matrix_market_file(const std::string& path);
 
-/// Whether the file name ends in ".mtx" (case-insensitive): such a file is read as Matrix
-/// Market whatever its content (an empty one is named empty, not "not HDF5").
+/// Whether the file name ends in ".mtx" or ".mtx.gz" (case-insensitive): such a file is read as
+/// Matrix Market whatever its content (an empty one is named empty, not "not HDF5"). A gzip
+/// file (gzip's magic bytes, whatever its name) is decompressed as it is read, by every
+/// function here.
 bool has_matrix_market_extension(const std::string& path);
+
+/// The order (rows) on the size line of a Matrix Market file, 0 when it cannot be read or has
+/// none: a cheap look before the memory checks (reads up to the size line only).
+std::int64_t matrix_market_order(const std::string& path);
 
 /// Parses a Matrix Market file: the %%MatrixMarket banner (object matrix; coordinate or array;
 /// real or integer; general, symmetric or skew-symmetric; pattern, complex and hermitian are
