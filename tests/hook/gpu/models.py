@@ -115,35 +115,10 @@ REQUIRED = [
 # Parent helpers (standard library only)
 # ---------------------------------------------------------------------------------------------
 
-def read_log(path, start=0, end=None):
-    """The hook's JSON-lines log from byte `start` to `end` (whole file by default) as
-    (records, malformed_line_count); a missing file is an empty log."""
-    if not path or not os.path.exists(path):
-        return [], 0
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read() if end is None else f.read(max(0, end - start))
-    records, bad = [], 0
-    for line in data.decode("utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-        else:
-            bad += 1
-    return records, bad
-
-
-def record_flops(r):
-    """A log line's flops: its `flops` key, else 2 m n k batch."""
-    if r.get("flops") is not None:
-        return float(r["flops"])
-    return 2.0 * r.get("m", 0) * r.get("n", 0) * r.get("k", 0) * max(r.get("batch", 1), 1)
+# The hook log's reader and a line's flops: hook_checks.py's, beside this file (it imports
+# nothing but the standard library and runs nothing on import).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hook_checks import read_log, record_flops  # noqa: E402
 
 
 def is_intercept(r):
