@@ -175,7 +175,6 @@ int main(int argc, char** argv) {
     cuda::DeviceBuffer<float> A(hA), B(hB), C(nc);
     cuda::device_synchronize();  // the uploads (default stream) before ctx's stream reads them
     const double gflop = 2.0 * s.m * s.n * static_cast<double>(s.k) * s.batch / 1e9;
-    if (reps <= 0) reps = 0;
     const int r =
         reps > 0 ? reps : std::max(3, std::min(200, static_cast<int>(200.0 / std::max(gflop, 1e-3))));
     // FP64 reference

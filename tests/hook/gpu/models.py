@@ -115,10 +115,11 @@ REQUIRED = [
 # Parent helpers (standard library only)
 # ---------------------------------------------------------------------------------------------
 
-# The hook log's reader and a line's flops: hook_checks.py's, beside this file (it imports
-# nothing but the standard library and runs nothing on import).
+# The hook log's reader, a line's flops, the preload probe and the log's position:
+# hook_checks.py's, beside this file (it imports nothing but the standard library and runs
+# nothing on import).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hook_checks import read_log, record_flops  # noqa: E402
+from hook_checks import hook_loaded, log_size, read_log, record_flops  # noqa: E402
 
 
 def is_intercept(r):
@@ -514,18 +515,6 @@ def parent_main(args):
 # Children (GPU; torch, transformers, cupy, numpy are imported here only)
 # ---------------------------------------------------------------------------------------------
 
-def hook_loaded():
-    import ctypes
-    try:
-        return ctypes.CDLL(None).tcsolve_hook_is_loaded() == 1
-    except AttributeError:
-        return False
-
-
-def log_size():
-    """The hook log's current size (0 when absent or not preloaded): a position for read_log."""
-    path = os.environ.get("TCSOLVE_HOOK_LOG")
-    return os.path.getsize(path) if path and os.path.exists(path) else 0
 
 
 def say(message):
