@@ -608,7 +608,9 @@ int run_compare(int argc, char** argv) {
     progress.step("[" + std::to_string(rows.size() + 1) + "/" + std::to_string(total) + "] " + name);
     SolveOptions o = so;
     o.variant = v;
-    o.fp64_below = 0;  // every variant's own mixed path (solve may choose an FP64 LU for small n)
+    // every variant's own mixed path, but auto's: it is what `solve` runs by default (the FP64 LU
+    // below fp64_below; the JSON's fp64_lu says so)
+    if (v != Variant::auto_) o.fp64_below = 0;
     rows.push_back({name, false, o, solve_system(input, sys, o)});
     rows.back().result.x = Eigen::MatrixXd();  // never reported (above)
   }

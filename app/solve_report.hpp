@@ -14,7 +14,8 @@
 
 namespace tcsolve::app {
 
-/// Adds --backend, --block-size, --refine, --max-iter, --no-fallback, --no-condition-estimate,
+/// Adds --backend, --block-size, --refine, --max-iter, --no-fallback, --condition-estimate (and
+/// its older spelling --no-condition-estimate),
 /// --cuda-plan and --gemm-kernels to `options`.
 void add_solver_options(po::options_description& options);
 
@@ -42,9 +43,12 @@ struct SolveReport {
 /// resolved_variant (null for a baseline), backend, device, refinement, block_size, converged,
 /// iterations, fallback, backward_error, forward_error (null without x), condition_estimate
 /// (null when not computed), condition_estimate_equilibrated (cond_1 of R A C; null unless
-/// cond_1(A) reached the warning on a non-uniformly scaled A: SolveResult's field), history: [{iteration, backward_error}], time_s: {factorization,
-/// refinement, total, phases: {the backend's finer phases, snake_case (SolveTimes.phases: cuda
-/// "transfer", "panel", "trsm", "update", ...); empty on the cpu}}, warnings: [...], note.
+/// cond_1(A) reached the warning on a non-uniformly scaled A: SolveResult's field),
+/// condition_estimate_mode ("auto", "always", "never"; null for a baseline),
+/// condition_estimate_reason (why it ran or not; null for a baseline), history: [{iteration,
+/// backward_error}], time_s: {factorization, refinement, total, phases: {the backend's finer phases,
+/// snake_case (SolveTimes.phases: cuda "transfer", "panel", "trsm", "update", ...); empty on the cpu}},
+/// warnings: [...], note.
 void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string& device);
 
 /// "input_warnings": [...], what reading the input said (a Matrix Market file's repeated or

@@ -37,8 +37,10 @@ struct Solved {
 /// `solve` of `input` with --json and --output, alone (ranks = 0) or as ranks.
 Solved run_solve(int ranks, const std::string& input, const std::string& extra, const TempDir& dir) {
   const std::string out = dir.path("x_np" + std::to_string(ranks) + ".h5");
-  const std::string line = "solve --input '" + input + "' --backend cpu --variant fp32-simt --block-size 16 --json "
-                           "--force --output '" + out + "'" + extra;
+  const std::string line = "solve --input '" + input +
+                           "' --backend cpu --variant fp32-simt --block-size 16 --json "
+                           "--force --condition-estimate always --output '" +
+                           out + "'" + extra;
   const CommandResult r = ranks == 0 ? run_tcsolve(line) : run_ranks(ranks, line);
   INFO(r);
   REQUIRE(r.exit_code == 0);

@@ -53,6 +53,8 @@ SolveOptions gpu_options(Variant v, int nb) {
   o.backend = Backend::cuda;
   o.variant = v;
   o.block_size = nb;
+  o.condition_estimate = ConditionEstimate::always;  // checked against the cpu's below
+  o.fp64_below = 0;  // the mixed path (fp64_below has its own case below)
   return o;
 }
 
@@ -71,6 +73,7 @@ void check_system(const LinearSystem& sys, const std::string& name, runtime::Dev
   const double eps = 0x1p-53, cond = cond_inf(sys.A);
   SolveOptions cpu;
   cpu.backend = Backend::cpu;
+  cpu.condition_estimate = ConditionEstimate::always;
   const SolveResult ref = solve(sys, cpu);
   REQUIRE(ref.converged);
   for (const Variant v : variants()) {
@@ -90,7 +93,7 @@ void check_system(const LinearSystem& sys, const std::string& name, runtime::Dev
     const SolveResult again = solve_on_ranks(sys, o, group);
     CHECK((again.x.array() == r.x.array()).all());
     CHECK(again.iterations == r.iterations);
-    if (o.estimate_condition) {
+    if (o.condition_estimate != ConditionEstimate::never) {
       REQUIRE(r.condition_estimate.has_value());
       CHECK(*r.condition_estimate <= 1.01 * cond_inf(sys.A.transpose()) * 1.0 + 1);
       CHECK(*r.condition_estimate >= ref.condition_estimate.value_or(0) / 10);

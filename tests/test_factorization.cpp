@@ -132,7 +132,7 @@ TEST_CASE(
     CHECK(dsgesv_criterion(t, rt.x));
   }
   SolveOptions no_estimate = cpu_options(Variant::fp32_simt);
-  no_estimate.estimate_condition = false;
+  no_estimate.condition_estimate = ConditionEstimate::never;
   check_same_as_solve(sys, no_estimate);
 
   // ill-conditioned (cond 1e12): classical refinement with FP32 factors fails, the FP64
@@ -185,6 +185,7 @@ TEST_CASE("a transposed solve meets dsgesv's criterion on A^T and solve()'s x of
       A.col(9) *= 0x1p-30;
       SolveOptions o = cpu_options(v);
       o.refinement = r;
+      o.condition_estimate = ConditionEstimate::always;
       const Factorization f = factorize(A, o);
       LinearSystem t;
       t.A = A.transpose();
@@ -272,11 +273,12 @@ TEST_CASE("a system near FP64's underflow is solved whole, bitwise as solve()", 
 
 TEST_CASE("factorize on cuda keeps the factors on the device; each solve is solve()'s x bitwise", "[gpu][factor]") {
   TCSOLVE_SKIP_WITHOUT_GPU("factorize on cuda");
-  const int n = 700;  // above fp64_below's 224: the FP32 LU, kept
+  const int n = 700;
   const Eigen::MatrixXd A = uniform(n, n, 31);
   SolveOptions o;
   o.backend = Backend::cuda;
   o.block_size = 128;
+  o.fp64_below = 0;  // the FP32 LU, kept
   const Factorization f = factorize(A, o);
   CHECK(f.n() == n);
   CHECK_FALSE(f.fp64_lu());
@@ -346,7 +348,7 @@ TEST_CASE("factorize on cuda: the fallback's FP64 LU is kept; an FP32-singular A
     SolveOptions a = o;
     a.variant = Variant::auto_;
     a.block_size = 0;
-    const Eigen::MatrixXd A = uniform(100, 100, 12);  // below fp64_below (224 on cuda)
+    const Eigen::MatrixXd A = uniform(100, 100, 12);  // below fp64_below (2560 on cuda)
     const Factorization f = factorize(A, a);
     CHECK(f.fp64_lu());
     LinearSystem sys;

@@ -570,8 +570,9 @@ TEST_CASE("fp64_below: auto solves small systems by an FP64 LU refined to dsgesv
   const SolveResult mixed = solve(small, o);
   CHECK_FALSE(mixed.fp64_lu);
   CHECK(mixed.resolved_variant == Variant::ec_fp16);
-  // n = 96 < 100: the FP64 LU, refined in FP64
+  // n = 96 < 100: the FP64 LU, refined in FP64 (and the estimate through it)
   o.fp64_below = 100;
+  o.condition_estimate = ConditionEstimate::always;
   CHECK(uses_fp64_lu(o, Backend::cpu, 96));
   const SolveResult r = solve(small, o);
   INFO(r.note);
@@ -610,6 +611,7 @@ TEST_CASE("cuda fp64_below: the FP64 LU path on the device converges like the cp
   SolveOptions o = cpu_options(Variant::auto_);
   o.fallback = true;
   o.fp64_below = 1000;
+  o.condition_estimate = ConditionEstimate::always;  // compared below
   for (const double cond : {1e2, 1e8}) {
     const LinearSystem sys = randsvd(300, cond, 31, 2);
     INFO("cond " << cond);

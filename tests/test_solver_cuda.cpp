@@ -46,6 +46,8 @@ SolveOptions options(Backend backend, Variant v, int block_size) {
   o.backend = backend;
   o.block_size = block_size;
   o.fallback = false;  // what the refinement itself achieves
+  o.condition_estimate = ConditionEstimate::always;  // the checks below include the estimate's
+  o.fp64_below = 0;                                  // and the mixed path's phases
   return o;
 }
 
@@ -426,6 +428,37 @@ TEST_CASE("an exactly singular matrix throws InvalidInput naming the column on t
   }
 }
 
+TEST_CASE("cuda condition estimate auto: skipped where the solve shows the conditioning, equal rows refused",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the condition estimate's automatic mode on the cuda backend");
+  const LinearSystem sys = generate_system(600, 1e3, SpectrumMode::geometric, 4);
+  for (const int fp64_below : {0, 1000}) {  // the mixed path and the FP64 LU path
+    INFO("fp64_below " << fp64_below);
+    SolveOptions o = options(Backend::cuda, Variant::auto_, 64);
+    o.fp64_below = fp64_below;
+    o.condition_estimate = ConditionEstimate::automatic;
+    const SolveResult automatic = solve(sys, o);
+    o.condition_estimate = ConditionEstimate::always;
+    const SolveResult always = solve(sys, o);
+    INFO(automatic.condition_estimate_reason << " / " << automatic.note);
+    CHECK(automatic.fp64_lu == (fp64_below > 0));
+    CHECK(automatic.converged);
+    CHECK_FALSE(automatic.condition_estimate.has_value());
+    CHECK(phase(automatic, "condition") < 0);
+    CHECK(automatic.condition_estimate_reason.rfind("automatic: not needed", 0) == 0);
+    REQUIRE(always.condition_estimate.has_value());
+    CHECK(phase(always, "condition") >= 0);
+    CHECK((automatic.x.array() == always.x.array()).all());  // nothing else changes
+    // two rows equal up to a power of two, b consistent: refused without the estimate
+    LinearSystem singular = sys;
+    singular.A.row(400) = 0.5 * singular.A.row(7);
+    singular.b = singular.A * *singular.x_true;
+    o.condition_estimate = ConditionEstimate::automatic;
+    CHECK_THROWS_WITH(solve(singular, o),
+                      Catch::Matchers::Contains("exactly singular") && Catch::Matchers::Contains("rows 8 and 401"));
+  }
+}
+
 TEST_CASE("each cuSOLVER baseline reaches dsgesv's criterion on randsvd n = 512 cond 1e4", "[gpu]") {
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuSOLVER baselines");
   const LinearSystem sys = generate_system(512, 1e4, SpectrumMode::geometric, 5);
@@ -453,7 +486,7 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
   const std::string input = dir.path("sys.h5");
   write_system(input, generate_system(300, 1e4, SpectrumMode::geometric, 8), false);
   const CommandResult r = run_tcsolve("compare --input '" + input + "' --backend cuda --block-size 64 " +
-                                      "--variants fp32-simt,ec-fp16,auto --json");
+                                      "--variants fp32-simt,ec-fp16,auto --condition-estimate always --json");
   INFO(r);
   REQUIRE(r.exit_code == 0);
   const Json doc = require_one_object(r);
@@ -482,8 +515,10 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
     const Json* phases = t->find("phases");  // ARCHITECTURE.md: phase times under time_s.phases
     REQUIRE(phases != nullptr);
     CHECK(phases->find("transfer") != nullptr);
-    if (i < 3) {
-      CHECK(phases->find("update") != nullptr);
+    if (i < 3) {  // auto at n = 300 takes the FP64 LU (fp64_below's default), as solve does
+      const bool fp64 = o.find("fp64_lu") != nullptr && o.find("fp64_lu")->boolean;
+      CHECK(fp64 == (i == 2));
+      CHECK(phases->find(fp64 ? "fp64_lu" : "update") != nullptr);
       CHECK(phases->find("condition") != nullptr);
     }
   }

@@ -118,6 +118,7 @@ void check_badly_scaled(Backend backend) {
     o.backend = backend;
     o.variant = Variant::fp32_simt;
     o.block_size = 16;
+    o.condition_estimate = ConditionEstimate::always;
     const SolveResult r = solve(s, o);
     INFO(to_string(backend) << (singular ? ", singular" : "") << ": " << r.note);
     for (const std::string& w : r.warnings) INFO("warning: " << w);
@@ -309,8 +310,8 @@ TEST_CASE("cli: solve --json of a badly scaled system gives condition_estimate_e
   test::TempDir dir("badly_scaled");
   const std::string mtx = dir.path("scaled.mtx");
   write_mtx(mtx, s.A);
-  const test::CommandResult r =
-      test::run_tcsolve("solve --input " + mtx + " --backend cpu --variant fp32-simt --json");
+  const test::CommandResult r = test::run_tcsolve(
+      "solve --input " + mtx + " --backend cpu --variant fp32-simt --json --condition-estimate always");
   INFO(r);
   CHECK(r.exit_code == 0);
   const test::Json j = test::require_one_object(r);

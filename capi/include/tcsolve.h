@@ -144,11 +144,14 @@ typedef struct {
   int block_size;     /* LU block size nb; 0: the backend's default (128 cpu; 512 cuda, 1024 from
                          n = 24576) */
   int row_major;      /* 1: A, B, X row-major (C order), ld* their row strides */
-  int estimate_condition; /* 1 (default): estimate cond_1(A) (info->condition_estimate, the
-                             warnings, the exact-singularity checks that go with it; about 10 of
-                             77 ms at n = 16384 on an H100); 0: none (condition_estimate -1) */
+  int estimate_condition; /* when cond_1(A) is estimated (info->condition_estimate, the warning
+                             and the exact-singularity checks that go with it; 10.7 of 77 ms at
+                             n = 16384 on an H200): 2 auto (default: only where the solve's own
+                             figures leave the conditioning in doubt, as `tcsolve solve
+                             --condition-estimate auto`), 1 always, 0 never (condition_estimate
+                             -1 when it did not run) */
   int fp64_below;     /* variant auto solves n < fp64_below by an FP64 LU refined in FP64; -1
-                         (default): the backend's (cpu 0, cuda 224); 0: never */
+                         (default): the backend's (cpu 0, cuda 2560); 0: never */
   int rbt_window;     /* pivoting rbt: rows searched for each pivot, 64..256; 0 none; default 128 */
   uint64_t rbt_seed;  /* pivoting rbt: the butterflies' seed; default 1 */
   const char* cuda_plan; /* cuda: the LU's code path as `tcsolve solve --cuda-plan` takes it,
@@ -163,7 +166,7 @@ typedef struct {
 
 /* The defaults, written into the first `size` bytes of *params only: size sizeof(*params) of the
  * caller's header, variant auto, classical, partial pivoting, max_iterations 30, fallback 1,
- * block_size 0, row_major 0, estimate_condition 1, fp64_below -1, rbt_window 128, rbt_seed 1,
+ * block_size 0, row_major 0, estimate_condition 2, fp64_below -1, rbt_window 128, rbt_seed 1,
  * cuda_plan NULL, gemm_kernels 0 (NULL: nothing). Call it through tcsolveSolveParamsDefault. */
 void tcsolveSolveParamsInit(tcsolveSolveParams_t* params, size_t size);
 

@@ -227,9 +227,12 @@ SolveOptions solve_options(const tcsolveSolveParams_t& p, Backend backend) {
   o.block_size = p.block_size;
   if (p.row_major != 0 && p.row_major != 1)
     throw InvalidInput("params->row_major: " + std::to_string(p.row_major) + " is not 0 or 1");
-  if (p.estimate_condition != 0 && p.estimate_condition != 1)
-    throw InvalidInput("params->estimate_condition: " + std::to_string(p.estimate_condition) + " is not 0 or 1");
-  o.estimate_condition = p.estimate_condition == 1;
+  if (p.estimate_condition < 0 || p.estimate_condition > 2)
+    throw InvalidInput("params->estimate_condition: " + std::to_string(p.estimate_condition) +
+                       " is not 0 (never), 1 (always) or 2 (auto)");
+  o.condition_estimate = p.estimate_condition == 0   ? ConditionEstimate::never
+                         : p.estimate_condition == 1 ? ConditionEstimate::always
+                                                     : ConditionEstimate::automatic;
   if (p.fp64_below < kFp64BelowDefault)
     throw InvalidInput("params->fp64_below: " + std::to_string(p.fp64_below) +
                        " is not -1 (the backend's default), 0 (never) or an order n");
@@ -473,7 +476,9 @@ void tcsolveSolveParamsInit(tcsolveSolveParams_t* params, size_t size) {
   p.fallback = 1;
   p.block_size = 0;
   p.row_major = 0;
-  p.estimate_condition = defaults.estimate_condition ? 1 : 0;
+  p.estimate_condition = defaults.condition_estimate == ConditionEstimate::never    ? 0
+                         : defaults.condition_estimate == ConditionEstimate::always ? 1
+                                                                                    : 2;
   p.fp64_below = defaults.fp64_below;
   p.rbt_window = defaults.rbt_window;
   p.rbt_seed = defaults.rbt_seed;

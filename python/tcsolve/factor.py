@@ -49,7 +49,7 @@ def _float64(x, name):
 
 
 def lu_factor(A, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
-              backend="auto", pivoting="partial", estimate_condition=True, fp64_below=None, rbt_window=None,
+              backend="auto", pivoting="partial", estimate_condition="auto", fp64_below=None, rbt_window=None,
               rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     """Factors A (n x n, float64 or float32) for later ``lu_solve`` calls.
 

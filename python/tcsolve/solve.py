@@ -75,7 +75,7 @@ def _int_option(name, value, least):
 _GEMM_KERNELS = {"automatic": 0, "wgmma": 1, "mma": 2}
 
 
-def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial", estimate_condition=True,
+def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial", estimate_condition="auto",
             fp64_below=None, rbt_window=None, rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     p = _lib.SolveParams()
     _lib.lib.tcsolveSolveParamsInit(ctypes.byref(p), ctypes.sizeof(p))  # tcsolveSolveParamsDefault's macro
@@ -89,10 +89,13 @@ def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial",
         if gemm_kernels not in _GEMM_KERNELS:
             raise InvalidInputError(f"gemm_kernels must be one of {', '.join(_GEMM_KERNELS)}, got {gemm_kernels!r}")
         p.gemm_kernels = _GEMM_KERNELS[gemm_kernels]
-    if not isinstance(estimate_condition, bool):
-        raise InvalidInputError(f"estimate_condition must be True or False, got {estimate_condition!r}")
-    p.estimate_condition = int(estimate_condition)
-    if fp64_below is not None:  # None: the library's default (224 on cuda, 0 on the cpu)
+    if isinstance(estimate_condition, bool):  # True: always, False: never (tcsolveSolveParams_t's 1, 0)
+        p.estimate_condition = int(estimate_condition)
+    elif estimate_condition == "auto":
+        p.estimate_condition = 2
+    else:
+        raise InvalidInputError(f"estimate_condition must be 'auto', True or False, got {estimate_condition!r}")
+    if fp64_below is not None:  # None: the library's default (2560 on cuda, 0 on the cpu)
         p.fp64_below = _int_option("fp64_below", fp64_below, 0)
     if rbt_window is not None:
         p.rbt_window = _int_option("rbt_window", rbt_window, 0)
@@ -175,7 +178,7 @@ def _system(A, b):
 
 
 def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, block_size=None, *,
-          backend="auto", pivoting="partial", estimate_condition=True, fp64_below=None, rbt_window=None,
+          backend="auto", pivoting="partial", estimate_condition="auto", fp64_below=None, rbt_window=None,
           rbt_seed=None, cuda_plan=None, gemm_kernels=None):
     """Solves A x = b to FP64 accuracy; returns ``(x, info)``.
 
@@ -211,12 +214,15 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
         says so); auto: the faster by measurement (partial for now); beam (cpu only for now):
         each pivot searched in its diagonal block, tiny pivots modified (``info.note`` counts
         them), GMRES-IR against A, partial pivoting again when it fails.
-    estimate_condition : bool, default True
-        Estimate cond_1(A) from the LU (info.condition_estimate and the ill-conditioning
-        warning); False saves its time (about 10 of 77 ms at n = 16384 on an H200).
+    estimate_condition : {"auto", True, False}, default "auto"
+        When cond_1(A) is estimated from the LU (info.condition_estimate and the
+        ill-conditioning warning; 10.7 of 77 ms at n = 16384 on an H200): "auto" only where the
+        solve's own figures leave the conditioning in doubt (no convergence, the FP64 fallback,
+        GMRES-IR, a refinement step that contracted less than 10x; ``info.note`` is unchanged,
+        the CLI's JSON names the rule), True always, False never.
     fp64_below : int or None, default None
         Variant auto: systems with n below it are solved by an FP64 LU refined in FP64; 0 never;
-        None the library's default (224 on cuda, 0 on the cpu), as the CLI's --fp64-below.
+        None the library's default (2560 on cuda, 0 on the cpu), as the CLI's --fp64-below.
     rbt_window, rbt_seed : int or None, default None
         pivoting rbt: the LU's pivot window (0: no pivoting) and the butterflies' seed; None the
         library's defaults (the CLI's --rbt-window; seed 1).

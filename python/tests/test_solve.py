@@ -79,7 +79,7 @@ def test_info_carries_the_record_of_the_solve():
     rng = np.random.default_rng(3)
     n = 64
     A = rng.uniform(-1, 1, (n, n)) + n * np.eye(n)
-    x, info = tcsolve.solve(A, rng.uniform(-1, 1, n), variant="ec-fp16", block_size=16)
+    x, info = tcsolve.solve(A, rng.uniform(-1, 1, n), variant="ec-fp16", block_size=16, estimate_condition=True)
     assert info.converged and not info.fallback_used and info.backend in ("cpu", "cuda")
     assert info.variant == "ec-fp16" and info.resolved_variant == "ec-fp16" and info.block_size == 16
     assert [i for i, _ in info.history] == list(range(info.iterations + 1))
@@ -209,15 +209,17 @@ def test_every_solver_option_reaches_the_library():
     n = 60
     A = rng.uniform(-1, 1, (n, n)) + 6 * np.eye(n)
     b = rng.uniform(-1, 1, n)
-    _, on = tcsolve.solve(A, b, backend="cpu")
+    _, on = tcsolve.solve(A, b, backend="cpu", estimate_condition=True)
     _, off = tcsolve.solve(A, b, backend="cpu", estimate_condition=False)
+    _, auto = tcsolve.solve(A, b, backend="cpu")  # well conditioned, classical: auto skips it
     assert on.condition_estimate is not None and off.condition_estimate is None
+    assert auto.condition_estimate is None
     _, fp64 = tcsolve.solve(A, b, backend="cpu", fp64_below=n + 1)
     assert fp64.converged and fp64.resolved_variant == "fp64" and "fp64_below" in fp64.note
     x1, r1 = tcsolve.solve(A, b, backend="cpu", pivoting="rbt", rbt_seed=5, rbt_window=0)
     x2, r2 = tcsolve.solve(A, b, backend="cpu", pivoting="rbt", rbt_seed=5, rbt_window=0)
     assert r1.converged and np.array_equal(x1, x2)
-    for bad in (dict(estimate_condition=1), dict(fp64_below=-1), dict(rbt_window=-2), dict(rbt_seed=-1)):
+    for bad in (dict(estimate_condition=1), dict(estimate_condition="sometimes"), dict(fp64_below=-1), dict(rbt_window=-2), dict(rbt_seed=-1)):
         with pytest.raises(tcsolve.InvalidInputError):
             tcsolve.solve(A, b, backend="cpu", **bad)
     lu = tcsolve.lu_factor(A, estimate_condition=False)

@@ -181,7 +181,8 @@ void solve_partial(const Factorization::State& st, const LinearSystem& sys, bool
       detail::take_fallback(checker.assess(x, r), res, [&] { res.x = std::move(x); });
     }
   }
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(), detail::pivot_span(f.lu.diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); })) {
     const EquilibratedInverse fp32 = trans ? transposed(cpu::fp32_inverse(f), f) : cpu::fp32_inverse(f);
     estimate_condition(sys, fp32, fp64_made, fp64, res);
   }
@@ -212,7 +213,8 @@ bool solve_rbt(const Factorization::State& st, const LinearSystem& sys, bool tra
     return false;
   }
   res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
-  if (options.estimate_condition)
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(), detail::pivot_span(f.f.lu.diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); }))
     estimate_condition(
         sys, inverse, false,
         [&] {
@@ -238,7 +240,9 @@ void solve_fp64(const Factorization::State& st, const LinearSystem& sys, bool tr
   res.note = "n = " + std::to_string(sys.A.rows()) +
              " below fp64_below = " + std::to_string(options.fp64_below) + ": FP64 LU, refined in FP64; " +
              res.note;
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(),
+                                        detail::pivot_span(st.fp64_lu().matrixLU().diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); })) {
     res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), inverse).estimate;
     if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(sys.A, inverse).estimate;

@@ -105,8 +105,20 @@ struct LineHash {
 
   void absorb(int pos, double value) {
     if (value == 0) return;
+    // frexp's m and e from the bits (normal numbers: m's bits are the mantissa with the exponent
+    // field of [1/2, 1)); frexp itself for subnormals
+    std::uint64_t raw = 0;
+    std::memcpy(&raw, &value, sizeof raw);
+    const int field = static_cast<int>((raw >> 52) & 0x7ff);
     int e = 0;
-    const double m = std::frexp(value, &e);
+    double m = 0;
+    if (field != 0 && field != 0x7ff) {
+      e = field - 1022;
+      const std::uint64_t m_bits = (raw & 0x800fffffffffffffULL) | (std::uint64_t{1022} << 52);
+      std::memcpy(&m, &m_bits, sizeof m);
+    } else {
+      m = std::frexp(value, &e);
+    }
     const bool negative = m < 0;
     if (!started) {
       started = true;

@@ -1,7 +1,10 @@
 // The end of every solve (refinement_rules.hpp): the forward error, a non-finite x, the warnings.
 #include "refinement_rules.hpp"
 
+#include <cmath>
 #include <cstdio>
+
+#include "input_checks.hpp"
 
 namespace tcsolve::detail {
 
@@ -9,6 +12,41 @@ std::string brief(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2g", v);
   return text;
+}
+
+bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n, double span,
+                               const SingularitySearch& search) {
+  const auto decide = [&res](bool run, const std::string& why) {
+    res.condition_estimate_reason = why;
+    return run;
+  };
+  if (options.condition_estimate == ConditionEstimate::never) return decide(false, "never");
+  if (search)
+    if (const std::optional<std::string> why = search()) throw InvalidInput(*why);
+  if (options.condition_estimate == ConditionEstimate::always) return decide(true, "always");
+  if (!res.converged) return decide(true, "automatic: the refinement did not converge");
+  if (res.fallback_used) return decide(true, "automatic: the FP64 fallback ran");
+  if (res.gmres_from >= 0 || options.refinement == Refinement::gmres || res.modifications > 0)
+    return decide(true,
+                  "automatic: GMRES-IR made the corrections (its convergence does not bound cond_1(A))");
+  if (std::isnan(span)) return decide(true, "automatic: the LU's pivots are not gathered on this path");
+  if (!(span <= kDoubtPivotSpan))
+    return decide(true, "automatic: U's diagonal spans " + brief(span) + " (more than 2^20)");
+  const std::string pivots = "U's diagonal spans " + brief(span) + ", at most 2^20";
+  const double level = kDoubtLevel * std::sqrt(static_cast<double>(n)) * kEps64;
+  for (std::size_t k = 1; k < res.history.size(); ++k) {
+    const double before = res.history[k - 1], after = res.history[k];
+    if (before > level && !(after <= kDoubtContraction * before))
+      return decide(true, "automatic: refinement step " + std::to_string(k) +
+                              " contracted the backward error by " + brief(before / after) +
+                              "x only (less than 10x)");
+  }
+  if (!search)
+    return decide(true,
+                  "automatic: A is in device memory only (the estimate's FP64 LU looks for equal rows)");
+  const char* refinement = res.fp64_lu ? "the FP64 LU's refinement" : "classical refinement";
+  return decide(false, std::string("automatic: not needed (") + refinement +
+                           " converged, every step contracting at least 10x; " + pivots + ")");
 }
 
 std::optional<double> forward_error(const LinearSystem& sys, const Eigen::MatrixXd& x) {
@@ -54,8 +92,9 @@ void finish_result(const LinearSystem& sys, SolveResult& res) {
       w += ": ill-conditioning does not explain it (cond_1(A) estimate " + brief(*cond) + " bounds it by about " +
            brief(bound) + "); likely " + transposed + ", or an x that does not solve the system";
     else
-      w += ": likely causes: ill-conditioning (cond_1(A) estimate " + (cond ? brief(*cond) : "not computed") +
-           "), or " + transposed;
+      w += ": likely causes: ill-conditioning (cond_1(A) estimate " +
+           (cond ? brief(*cond) : "not computed: ask for the estimate to tell them apart") + "), or " +
+           transposed;
     res.warnings.push_back(w);
   }
 }

@@ -91,6 +91,53 @@ inline std::function<void(int)> refinement_step_hook(const SolveOptions& options
 /// in the frexp form of ScaledNorm: no underflow to 0/0 for a tiny x_true).
 std::optional<double> forward_error(const LinearSystem& sys, const Eigen::MatrixXd& x);
 
+/// SolveOptions::condition_estimate's automatic rule: a classical step that contracts the
+/// backward error by less than this factor (from an iterate above kDoubtLevel sqrt(n) eps64, so
+/// that the last steps near dsgesv's level do not count) leaves the conditioning in doubt.
+inline constexpr double kDoubtContraction = 0.1;
+inline constexpr double kDoubtLevel = 16;
+/// The automatic rule on every path: U's diagonal spanning more than this (max |u_ii| / min
+/// |u_ii|, a lower bound on cond(U)) leaves the conditioning in doubt. Partial pivoting's U of a
+/// U(-1,1) matrix spans 36-86 at n = 1024..4096 (LAPACK sgetrf, four seeds each); two rows equal
+/// up to a power of two leave a pivot at FP32's roundoff (or exactly zero), which spans 1e6 and
+/// more, and which only the estimate's FP64 LU and its search for equal rows then report as
+/// exactly singular.
+inline constexpr double kDoubtPivotSpan = 0x1p20;
+
+/// max |d_i| / min |d_i| of an LU's diagonal d (pivot_span of decide_condition_estimate): inf when
+/// a pivot is zero or not finite, 1 for an empty one.
+template <class Diagonal>
+double pivot_span(const Diagonal& d) {
+  double low = std::numeric_limits<double>::infinity(), high = 0;
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    const double v = std::abs(static_cast<double>(d[i]));
+    if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+    low = std::min(low, v);
+    high = std::max(high, v);
+  }
+  if (d.size() == 0) return 1;
+  return low > 0 ? high / low : std::numeric_limits<double>::infinity();
+}
+
+/// detail::exact_singularity of the system's host A (input_checks.hpp), or empty where A is in
+/// device memory only.
+using SingularitySearch = std::function<std::optional<std::string>()>;
+
+/// Whether the condition estimate runs after a solve's refinement (SolveOptions::
+/// condition_estimate; solver.hpp's ConditionEstimate gives the rules), with why written to
+/// res.condition_estimate_reason. Reads res's converged, fallback_used, gmres_from,
+/// modifications, fp64_lu and history; n is the order; span the LU's pivot_span (of the FP64 LU
+/// on its path; NaN where the diagonal is not gathered: the distributed solve, which then
+/// estimates). Unless the mode is never, `search` runs first (when given) and an exactly singular
+/// A throws InvalidInput with its message: two rows or columns equal up to sign and a power of
+/// two, which the blocked LUs meet as a tiny pivot, not a zero, and which refinement of a
+/// consistent b then "solves" (input_checks.hpp); the estimate's FP64 LU used to be the only
+/// place that looked. Without a search (A in device memory only) automatic estimates, as its FP64
+/// LU then searches. Every path (cpu, cuda, distributed, the factorization's solves) asks this
+/// one function.
+bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n, double span,
+                               const SingularitySearch& search);
+
 /// The end of every solve on both paths: the forward error (when x_true is known); a result
 /// whose x is not finite is not converged (the note says so, backward_error = inf); and the
 /// warnings (this file's opening comment, kConditionWarning, kForwardWarning).

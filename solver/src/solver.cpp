@@ -77,6 +77,25 @@ std::string_view to_string(Pivoting p) {
   return "partial";
 }
 
+ConditionEstimate parse_condition_estimate(std::string_view name) {
+  if (name == "auto") return ConditionEstimate::automatic;
+  if (name == "always") return ConditionEstimate::always;
+  if (name == "never") return ConditionEstimate::never;
+  throw InvalidInput("unknown condition estimate '" + std::string(name) + "' (valid: auto, always, never)");
+}
+
+std::string_view to_string(ConditionEstimate c) {
+  switch (c) {
+    case ConditionEstimate::always:
+      return "always";
+    case ConditionEstimate::never:
+      return "never";
+    case ConditionEstimate::automatic:
+      break;
+  }
+  return "auto";
+}
+
 Pivoting resolve_pivoting(Pivoting requested, Backend, int) {
   // rbt was slower than partial pivoting on every size measured (Pivoting's comment): auto is
   // partial pivoting until a measured case says otherwise.

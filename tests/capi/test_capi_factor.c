@@ -60,7 +60,8 @@ static void test_factor_and_solve(tcsolveHandle_t h) {
   tcsolveSolveParams_t p;
   tcsolveSolveParamsDefault(&p);
   CHECK(p.size == sizeof(tcsolveSolveParams_t));
-  CHECK(p.estimate_condition == 1 && p.fp64_below == -1 && p.rbt_window == 128 && p.rbt_seed == 1);
+  CHECK(p.estimate_condition == 2 && p.fp64_below == -1 && p.rbt_window == 128 && p.rbt_seed == 1);
+  p.estimate_condition = 1; /* always: its value is checked below */
   p.variant = variant("ec-fp16");
   p.block_size = 16;
 
@@ -181,6 +182,7 @@ static void test_params_size(tcsolveHandle_t h) {
   tcsolveSolveParamsDefault(&p);
   p.variant = variant("fp32-simt");
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, Xd, N, NULL), TCSOLVE_STATUS_SUCCESS, NULL);
+  p.estimate_condition = 1; /* the layouts below that hold the field pass it on */
 
   tcsolveSolveParams_t old = p; /* as a caller of the first layout would pass it */
   old.size = offsetof(tcsolveSolveParams_t, row_major) + sizeof(int);
@@ -189,7 +191,8 @@ static void test_params_size(tcsolveHandle_t h) {
   tcsolveSolveInfo_t info;
   CHECK_STATUS(h, tcsolveDgesv(h, &old, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(memcmp(X, Xd, N * sizeof(double)) == 0);
-  CHECK(info.condition_estimate > 1); /* estimate_condition took its default, 1 */
+  CHECK(info.condition_estimate == -1); /* estimate_condition took its default, 2 (auto): not
+                                         needed on this well-conditioned system */
   tcsolveFactorization_t f = NULL;
   CHECK_STATUS(h, tcsolveDgetrf(h, &old, N, A, N, &f), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK_STATUS(h, tcsolveDgetrs(h, f, TCSOLVE_OP_N, 1, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
@@ -218,7 +221,10 @@ static void test_params_size(tcsolveHandle_t h) {
   p.estimate_condition = 0;
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK(info.condition_estimate == -1);
-  p.estimate_condition = 2;
+  p.estimate_condition = 1;
+  CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(info.condition_estimate > 1);
+  p.estimate_condition = 3;
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
                "params->estimate_condition");
   tcsolveSolveParamsDefault(&p);

@@ -256,6 +256,7 @@ TEST_CASE("the distributed condition estimate is the single process' and near co
     const double cond1 = one_norm(sys.A) * one_norm(sys.A.inverse());
     SolveOptions options;
     options.variant = Variant::fp32_simt;
+    options.condition_estimate = ConditionEstimate::always;  // compared below
     const SolveResult single = solve_single(sys, nb, options);
     REQUIRE(single.condition_estimate);
     for (const Grid& g : grids_for(comm.size())) {
@@ -302,6 +303,7 @@ TEST_CASE(
   const LuFactorization single_lu = lu_factorize(sys.A, Variant::fp32_simt, nb);
   SolveOptions options;
   options.variant = Variant::fp32_simt;
+  options.condition_estimate = ConditionEstimate::always;  // the estimates are compared below
   const SolveResult single = solve_single(sys, nb, options);
   REQUIRE(single.converged);
   for (const Grid& g : grids_for(comm.size())) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../condition.hpp"
+#include "../input_checks.hpp"
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
 #include "beam.hpp"
@@ -58,7 +59,8 @@ std::optional<SolveResult> refine_attempt(const LinearSystem& sys, const SolveOp
     return std::nullopt;
   }
   res.note = description + "; " + res.note;
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(), detail::pivot_span(scales.lu.diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); })) {
     std::optional<Fp64Lu> lu64;
     estimate_condition(sys, inverse, false, [&] {
       lu64 = fp64_equilibrated_lu(sys.A, scales.row_scale, scales.col_scale);
@@ -167,7 +169,8 @@ SolveResult solve_partial(const LinearSystem& sys, const SolveOptions& options, 
     }
   }
 
-  if (options.estimate_condition)
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(), detail::pivot_span(f.lu.diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); }))
     estimate_condition(sys, fp32_inverse(f), lu64.has_value(), [&] { return fp64_inverse(fp64(), f); }, res);
   detail::finish_result(sys, res);
   const auto t_end = Clock::now();
@@ -197,7 +200,9 @@ SolveResult solve_fp64(const LinearSystem& sys, const SolveOptions& options, Clo
   refine_with(classical, sys, checker, [&](const Eigen::MatrixXd& r) { return solve_with(inverse, r); }, res);
   res.note = "n = " + std::to_string(sys.A.rows()) + " below fp64_below = " + std::to_string(options.fp64_below) +
              ": FP64 LU, refined in FP64; " + res.note;
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, sys.A.rows(),
+                                        detail::pivot_span(lu.matrixLU().diagonal()),
+                                        [&] { return detail::exact_singularity(sys.A); })) {
     res.condition_estimate = detail::estimate_condition(detail::norm_1(sys.A), inverse).estimate;
     if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(sys.A, inverse).estimate;

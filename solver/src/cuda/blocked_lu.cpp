@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "../refinement_rules.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "lookahead.hpp"
@@ -638,6 +639,15 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
       return f;
     }
   }
+}
+
+double pivot_span(const DeviceRun& run, const DeviceLu& f) {
+  const int m = f.order;
+  if (m == 0) return 1;
+  DeviceBuffer<float> diagonal(static_cast<std::size_t>(m));
+  TCSOLVE_CUBLAS_CHECK(cublasScopy(run.blas(), m, f.lu.data(), m + 1, diagonal.data(), 1));
+  const std::vector<float> d = diagonal.download(run.stream);
+  return detail::pivot_span(Eigen::Map<const Eigen::VectorXf>(d.data(), m));
 }
 
 DeviceLu equilibrate(DeviceRun& run, const DeviceSystem& s, PhaseClock& clock) {

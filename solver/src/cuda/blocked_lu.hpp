@@ -75,6 +75,11 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
                        int window, PhaseClock& clock);
 
+/// max |u_ii| / min |u_ii| of the FP32 factors' U (detail::pivot_span: inf for a zero pivot),
+/// read back through one strided copy of the diagonal (SolveOptions::condition_estimate's
+/// automatic rule).
+double pivot_span(const DeviceRun& run, const DeviceLu& f);
+
 /// R, C, the column sums and ||A||_inf of the device A, and no LU (lu empty, order n, perm the
 /// identity): the FP64 solve of small systems (fp64_solve.hpp). Phase "equilibrate".
 DeviceLu equilibrate(DeviceRun& run, const DeviceSystem& s, PhaseClock& clock);

@@ -2,12 +2,13 @@
 #include "device_system.hpp"
 
 #include <cublas_v2.h>
-
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <future>
 #include <string>
 
+#include "../input_checks.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -24,6 +25,8 @@ DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys) {
   copy_to_device(d.a.data(), sys.A.data(), d.a.size() * sizeof(double), run.stream);  // Eigen: column-major
   copy_to_device(d.b.data(), sys.b.data(), d.b.size() * sizeof(double), run.stream);
   for (Eigen::Index j = 0; j < sys.b.cols(); ++j) d.b_norm.push_back(sys.b.col(j).lpNorm<Eigen::Infinity>());
+  const Eigen::MatrixXd* a = &sys.A;  // the caller's: it outlives the solve
+  d.singular = std::async(std::launch::async, [a] { return detail::exact_singularity(*a); }).share();
   return d;
 }
 

@@ -8,6 +8,9 @@
 #include <Eigen/Dense>
 #include <cstddef>
 #include <functional>
+#include <future>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "../refinement_rules.hpp"
@@ -28,7 +31,18 @@ struct DeviceSystem {
   DeviceBuffer<double> a;      ///< FP64 A, n x n, leading dimension n
   DeviceBuffer<double> b;      ///< n x nrhs
   std::vector<double> b_norm;  ///< ||b_j||_inf (host)
+  /// The search for rows and columns of the caller's host A equal up to sign and a power of two
+  /// (detail::exact_singularity), started on a host thread by upload(run, sys) so that it runs
+  /// beside the device's work; not valid for a system given on the device.
+  std::shared_future<std::optional<std::string>> singular;
 };
+
+/// The system's detail::SingularitySearch (refinement_rules.hpp): the upload's search, or empty
+/// for a system given on the device.
+inline detail::SingularitySearch singularity_search(const DeviceSystem& s) {
+  if (!s.singular.valid()) return {};
+  return [f = s.singular] { return f.get(); };
+}
 
 /// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
 DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys);

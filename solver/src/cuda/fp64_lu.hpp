@@ -27,15 +27,32 @@ struct Fp64Solve {
 /// are made before the timed part).
 Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, bool timed = false);
 
-/// The FP64 LU of the equilibrated A_s = R A C on the device (cuSOLVER dgetrf), for the fallback
-/// and the condition estimate. The constructor throws InvalidInput for an exactly singular A:
-/// rows or columns equal up to sign and a power of two (detail::exact_singularity, on the
-/// host's A, before the LU), then dgetrf's info or a non-finite diagonal entry of U.
+/// The FP64 LU of the equilibrated A_s = R A C on the device (cuSOLVER dgetrf), for the fallback,
+/// the condition estimate and the FP64 LU path of small systems. The constructor throws
+/// InvalidInput for an exactly singular A: rows or columns equal up to sign and a power of two
+/// (detail::exact_singularity, on the host's A), dgetrf's info or a non-finite diagonal entry of U.
 class DeviceFp64Lu {
  public:
-  /// A: the host A for the search for equal rows and columns before the LU (downloaded there
-  /// for a system given on the device).
-  DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, const DeviceLu& f);
+  /// When the host A is searched for equal rows and columns (an O(n^2) pass on the host, and a
+  /// download of a device-made A).
+  enum class Search {
+    first,      ///< before the LU (the fallback and the condition estimate)
+    on_failure  ///< only after an LU that met a zero or non-finite pivot, to name the equal rows
+                ///< in its message; the caller searches otherwise (the small systems' path: on
+                ///< the upload's thread, asked by detail::decide_condition_estimate)
+  };
+  /// A: the host A for the search (downloaded there for a system given on the device).
+  DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, const DeviceLu& f,
+               Search search = Search::first);
+
+  /// max |u_ii| / min |u_ii| of U (SolveOptions::condition_estimate's automatic rule).
+  double pivot_span() const { return pivot_span_; }
+
+  /// out = C A_s^-1 R rhs = A^-1 rhs for `cols` device columns (leading dimension n; out may be
+  /// rhs) on the device: the scalings of EquilibratedInverse::apply (column by column to
+  /// ||R rhs||_inf in [1/2, 1), in exponent arithmetic: bitwise its result) around dgetrs.
+  /// f: the R and C of the constructor's.
+  void apply(const DeviceLu& f, const double* rhs, double* out, int cols);
 
   /// W := A_s^-1 W (transpose: A_s^-T W) by dgetrs, through the device.
   void solve(Eigen::MatrixXd& w, bool transpose);
@@ -47,11 +64,21 @@ class DeviceFp64Lu {
   }
 
  private:
+  /// The right-hand sides of solve() and apply(): the store's for up to store_cols_ columns,
+  /// else extra_ (grown to the widest call).
+  double* rhs(int cols);
+
   const DeviceRun& run_;
   int n_;
-  DeviceBuffer<double> lu_;
-  DeviceBuffer<int> ipiv_, info_;
-  DeviceBuffer<double> rhs_;  ///< the right-hand sides of solve(), grown to the widest call
+  /// One allocation for the LU, dgetrf's workspace, the diagonal and info read back, the
+  /// pivots, apply()'s exponents and norms and the right-hand sides of up to store_cols_
+  /// columns (a cudaMalloc costs microseconds and a cudaFree waits for the device: the small
+  /// systems' path counts them).
+  DeviceBuffer<double> store_, extra_;
+  int store_cols_ = 0;
+  double *lu_ = nullptr, *work_ = nullptr, *diagonal_ = nullptr, *rhs_ = nullptr, *norms_ = nullptr;
+  int *ipiv_ = nullptr, *info_ = nullptr, *exponents_ = nullptr;
+  double pivot_span_ = 1;
 };
 
 }  // namespace tcsolve::cuda

@@ -1,10 +1,13 @@
 // The cuda path's FP64 solve of small systems (fp64_solve.hpp): the cpu path's solve_fp64 with
-// A on the device. The LU is cuSOLVER's dgetrf of A_s (DeviceFp64Lu); its solves go through the
-// host (dgetrs on a copy of the right-hand sides: n x nrhs doubles each way, small for the
-// sizes this path serves); the residuals stay on the device.
+// A on the device. The LU is cuSOLVER's dgetrf of A_s (DeviceFp64Lu, the search for equal rows
+// only after a zero pivot); every solve is dgetrs on the device between the equilibration's
+// power-of-two scalings (DeviceFp64Lu::apply); the residuals stay on the device. What reaches
+// the host per step: the norms of r, x and d (a few doubles per right-hand side). The condition
+// estimate (SolveOptions::condition_estimate) goes through the host.
 #include "fp64_solve.hpp"
 
 #include <Eigen/Dense>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,74 +16,82 @@
 #include "../refinement_rules.hpp"
 #include "blocked_lu.hpp"
 #include "fp64_lu.hpp"
-#include "refinement_cuda.hpp"
 #include "kernels.hpp"
+#include "refinement_cuda.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 
 namespace tcsolve::cuda {
 namespace {
 
-/// The operations of detail::refinement_loop with the FP64 LU: x and d on the device, the
-/// residual by DeviceChecker, d = C A_s^-1 R r through the host.
+/// The operations of detail::refinement_loop with the FP64 LU: x, r and d on the device, the
+/// residual by DeviceChecker, d = A^-1 r by DeviceFp64Lu::apply.
 class Fp64Refinement {
  public:
-  Fp64Refinement(const DeviceRun& run, const DeviceSystem& s, detail::ScaledNorm norm_a,
-                 const detail::EquilibratedInverse& inverse, PhaseClock& clock)
-      : run_(run), s_(s), inverse_(inverse), clock_(clock), checker_(run, s, norm_a),
-        x_(elements(s.n, s.nrhs)), best_(elements(s.n, s.nrhs)), d_(elements(s.n, s.nrhs)),
-        norms_(static_cast<std::size_t>(s.nrhs)), mask_(static_cast<std::size_t>(s.nrhs)) {}
+  Fp64Refinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, DeviceFp64Lu& lu,
+                 detail::ScaledNorm norm_a, PhaseClock& clock)
+      : run_(run),
+        s_(s),
+        f_(f),
+        lu_(lu),
+        clock_(clock),
+        checker_(run, s, norm_a),
+        count_(elements(s.n, s.nrhs)),
+        store_(3 * count_ + static_cast<std::size_t>(2 * s.nrhs)) {}  // one allocation: x, best, d, norms, mask
 
   /// x = A^-1 b.
-  void initial_solve(const Eigen::MatrixXd& b) {
+  void initial_solve() {
     clock_.mark("correction");
-    Eigen::MatrixXd x = b;
-    inverse_.apply(x);
-    copy_to_device(x_.data(), x.data(), x_.size() * sizeof(double), run_.stream);
+    lu_.apply(f_, s_.b.data(), x(), s_.nrhs);
     clock_.mark(nullptr);
   }
 
   detail::Assessment assess() {
     clock_.mark("residual");
-    const detail::Assessment a = checker_.assess(x_.data());
+    const detail::Assessment a = checker_.assess(x());
     clock_.mark(nullptr);
     return a;
   }
 
   std::vector<double> correct(const std::vector<bool>&) {
     clock_.mark("correction");
-    Eigen::MatrixXd r(s_.n, s_.nrhs);
-    copy_to_host(r.data(), checker_.r(), d_.size() * sizeof(double), run_.stream);
-    inverse_.apply(r);
-    copy_to_device(d_.data(), r.data(), d_.size() * sizeof(double), run_.stream);
-    kernels::column_max_abs(run_.stream, d_.data(), s_.n, s_.n, s_.nrhs, nullptr, norms_.data(), nullptr);
+    lu_.apply(f_, checker_.r(), d(), s_.nrhs);
+    kernels::column_max_abs(run_.stream, d(), s_.n, s_.n, s_.nrhs, nullptr, norms(), nullptr);
     clock_.mark(nullptr);
-    return norms_.download(run_.stream);
+    std::vector<double> out(static_cast<std::size_t>(s_.nrhs));
+    copy_to_host(out.data(), norms(), out.size() * sizeof(double), run_.stream);
+    return out;
   }
 
   void apply(const std::vector<bool>& done) {
     std::vector<int> mask(done.size());
     for (std::size_t j = 0; j < done.size(); ++j) mask[j] = done[j] ? 0 : 1;
-    mask_.upload(mask, run_.stream);
-    kernels::masked_add(run_.stream, x_.data(), d_.data(), s_.n, s_.nrhs, mask_.data());
+    int* device_mask = reinterpret_cast<int*>(norms() + s_.nrhs);
+    copy_to_device(device_mask, mask.data(), mask.size() * sizeof(int), run_.stream);
+    kernels::masked_add(run_.stream, x(), d(), s_.n, s_.nrhs, device_mask);
   }
 
-  void keep_best() { copy_device_to_device(best_.data(), x_.data(), x_.size() * sizeof(double), run_.stream); }
+  void keep_best() { copy_device_to_device(best_x(), x(), count_ * sizeof(double), run_.stream); }
   void switch_to_gmres() {}  // never asked: the loop runs without refine auto's switch
 
   Eigen::MatrixXd best() const {
     Eigen::MatrixXd x(s_.n, s_.nrhs);
-    copy_to_host(x.data(), best_.data(), best_.size() * sizeof(double), run_.stream);
+    copy_to_host(x.data(), store_.data() + count_, count_ * sizeof(double), run_.stream);
     return x;
   }
 
  private:
   const DeviceRun& run_;
   const DeviceSystem& s_;
-  const detail::EquilibratedInverse& inverse_;
+  const DeviceLu& f_;
+  DeviceFp64Lu& lu_;
   PhaseClock& clock_;
   DeviceChecker checker_;
-  DeviceBuffer<double> x_, best_, d_, norms_;
-  DeviceBuffer<int> mask_;
+  std::size_t count_;            ///< n nrhs
+  DeviceBuffer<double> store_;   ///< x, the best x, d (count_ each), the norms, the mask (ints)
+  double* x() { return store_.data(); }
+  double* best_x() { return store_.data() + count_; }
+  double* d() { return store_.data() + 2 * count_; }
+  double* norms() { return store_.data() + 3 * count_; }
 };
 
 }  // namespace
@@ -97,19 +108,25 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const auto t_start = Clock::now();
   const DeviceLu f = equilibrate(run, s, clock);
   clock.mark("fp64_lu");
-  DeviceFp64Lu lu(run, host_a, s, f);  // InvalidInput for an exactly singular A
+  // A host A is searched for equal rows on the upload's thread beside the LU (and asked below);
+  // a device A's search needs its download, before the LU as the fallback's
+  const bool host = s.singular.valid();
+  DeviceFp64Lu lu(run, host_a, s, f, host ? DeviceFp64Lu::Search::on_failure : DeviceFp64Lu::Search::first);
   clock.mark(nullptr);
-  run.synchronize();
   const auto t_factored = Clock::now();
-  const HostScales scales(run, f);
-  const detail::EquilibratedInverse inverse = lu.inverse(scales);
-  Fp64Refinement refinement(run, s, safe_norm(f.norm_a, host_a, true), inverse, clock);
-  refinement.initial_solve(host_b());
+  Fp64Refinement refinement(run, s, f, lu, safe_norm(f.norm_a, host_a, true), clock);
+  refinement.initial_solve();
   detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
   res.note = "n = " + std::to_string(s.n) + " below fp64_below = " + std::to_string(options.fp64_below) +
              ": FP64 LU (cuSOLVER dgetrf), refined in FP64; " + res.note;
-  if (options.estimate_condition) {
+  const detail::SingularitySearch searched = [] {
+    return std::optional<std::string>();
+  };  // done before the LU
+  if (detail::decide_condition_estimate(options, res, s.n, lu.pivot_span(),
+                                        host ? singularity_search(s) : searched)) {
     clock.mark("condition");
+    const HostScales scales(run, f);
+    const detail::EquilibratedInverse inverse = lu.inverse(scales);
     res.condition_estimate = detail::estimate_condition(norm_1(run, f.col_sum, host_a), inverse).estimate;
     if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(host_a(), inverse).estimate;

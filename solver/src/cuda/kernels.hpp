@@ -230,6 +230,12 @@ void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, 
 void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const double* col_scale, const int* exponent,
                      double* d);
 
+/// out(i, c) = ldexp(v(i, c), log2(scale[i]) + sign k[c]) for the n x cols v (leading dimension
+/// n; scale: powers of two; out may be v): EquilibratedInverse's scalings (condition.hpp) on the
+/// device, bitwise its times_pow2.
+void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
+                int sign, double* out);
+
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
 void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask);
 

@@ -8,6 +8,8 @@
 //   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
 //   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
 //   divide_kernel      y = x / s (GMRES: the normalization of a Krylov basis vector).
+//   scale_pow2_kernel  v scaled by R or C and a power of two per column (the FP64 LU path's
+//                      solves on the device, as EquilibratedInverse scales them on the host).
 // and one of the FP64 fallback:
 //   scale_copy_kernel  a_s(i, j) = (R_i a_ij) C_j in FP64 (exact: powers of two), the matrix the
 //                      FP64 LU factors.
@@ -113,6 +115,20 @@ __global__ void __launch_bounds__(kThreads)
   if (i < n) y[i] = __ddiv_rn(x[i], s);
 }
 
+/// out(i, c) = v(i, c) 2^(log2(scale[i]) + sign k[c]) in one rounding (ldexp: no intermediate
+/// overflow or underflow), the scalings of condition.hpp's EquilibratedInverse.
+__global__ void __launch_bounds__(kThreads)
+    scale_pow2_kernel(const double* v, int n, int cols, const double* __restrict__ scale,
+                      const int* __restrict__ k, int sign, double* out) {  // out may alias v
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  const int e = ilogb(scale[i]);
+  for (int c = blockIdx.y; c < cols; c += gridDim.y) {
+    const std::size_t at = i + static_cast<std::size_t>(c) * n;
+    out[at] = ldexp(v[at], e + sign * k[c]);
+  }
+}
+
 /// row_nonzero[i] = 1 when row i of the n x n a (leading dimension lda) has a nonzero entry in
 /// this block's slice of columns (blockIdx.y); untouched otherwise (every writer writes 1).
 __global__ void __launch_bounds__(kThreads)
@@ -162,6 +178,12 @@ void scale_permute_to_fp32(CUstream_st* stream, const double* r, int ld, int n, 
 void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const double* col_scale, const int* exponent,
                      double* d) {
   to_fp64_kernel<<<grid(n, cols), kThreads, 0, stream>>>(y, n, cols, col_scale, exponent, d);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
+                int sign, double* out) {
+  scale_pow2_kernel<<<grid(n, cols), kThreads, 0, stream>>>(v, n, cols, scale, k, sign, out);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -84,7 +84,7 @@ void check_device_memory(int n, int nrhs, const SolveOptions& options) {
 
 namespace {
 
-/// cond_1(A) into res (SolveOptions::estimate_condition; phase "condition"): through the FP32
+/// cond_1(A) into res (SolveOptions::condition_estimate; phase "condition"): through the FP32
 /// factors f where they resolve A^-1 and no FP64 LU exists yet (`fp64_made`), else through
 /// the FP64 LU `fp64` (made for it when needed).
 void estimate_condition(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, const HostMatrix& host_a,
@@ -190,7 +190,7 @@ SolveResult refine_partial(DeviceRun& run, const DeviceSystem& s, const DeviceLu
       detail::take_fallback(refinement.assess(), res, [&] { refinement.keep_best(); });
     }
   }
-  if (options.estimate_condition)
+  if (detail::decide_condition_estimate(options, res, s.n, pivot_span(run, f), singularity_search(s)))
     estimate_condition(run, s, f, host_a, scales(), lu64.has_value(), fp64, clock, res);
   finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
@@ -238,7 +238,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
     return std::nullopt;
   }
   res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, s.n, pivot_span(run, f), singularity_search(s))) {
     const HostScales scales(run, f);
     std::optional<DeviceFp64Lu> lu64;
     estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,8 +31,8 @@
 #include "../input_checks.hpp"
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
-#include "lu_steps.hpp"
 #include "device_piece.hpp"
+#include "lu_steps.hpp"
 #include "refine_ops.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
@@ -268,7 +269,7 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
     }
   }
 
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, n, std::numeric_limits<double>::quiet_NaN(), {})) {
     if (fp64_path)
       estimate_condition(g, A, s, inverse(g, *lu64, s), true, [&] { return inverse(g, *lu64, s); }, res);
     else
@@ -428,7 +429,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     partial_story(zero_pivot, res);
   }
   if (!beam_why.empty()) res.note = beam_why + "; partial pivoting used: " + res.note;
-  if (options.estimate_condition) {
+  if (detail::decide_condition_estimate(options, res, n, std::numeric_limits<double>::quiet_NaN(), {})) {
     try {
       estimate_condition(
           piece->norm_1(), [&](Eigen::MatrixXd& y) { y = piece->product(y); }, [&] { return piece->norm_1_s(); },

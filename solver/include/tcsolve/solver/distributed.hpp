@@ -1,8 +1,8 @@
 // The distributed solver (issue 33): A x = b with A and b in ScaLAPACK's 2D block-cyclic layout
 // (block_cyclic.hpp) on a P x Q grid of the ranks of an mpi() DeviceGroup of host members
 // (group.hpp), or on a 1 x Q grid of GPU members (a gpus() group in one process, or an
-// mpi(Memory::device) group: "GPU members" below). Every rank calls with its local pieces. It tells the single-process
-// solve's story (solver.cpp) with the same shared rules, and reports the same way:
+// mpi(Memory::device) group: "GPU members" below). Every rank calls with its local pieces. It tells the
+// single-process solve's story (solver.cpp) with the same shared rules, and reports the same way:
 //
 //   1. equilibration: R and C of the exact power-of-two equilibration A_s = R A C from the
 //      distributed A (row maxima, then the column maxima of R A, each a maximum over the ranks:
@@ -30,7 +30,7 @@
 //      update an FP64 product; A_s's FP64 piece, kept for it, and its factors each take as much
 //      memory as A's piece), x the better of its solution and the best iterate
 //      (detail::take_fallback), SolveResult::fallback_used;
-//   5. the condition estimate (SolveOptions::estimate_condition): condition.hpp's Hager/Higham
+//   5. the condition estimate (SolveOptions::condition_estimate): condition.hpp's Hager/Higham
 //      estimator of cond_1(A) with solves by the distributed factors, (L U)^-1 P and
 //      P^T (L U)^-T, and its resolution check by the distributed product; where the FP32
 //      factors do not resolve A^-1, from the FP64 LU; cond_1(A_s) where the single process

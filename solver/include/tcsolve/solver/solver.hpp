@@ -102,6 +102,36 @@ std::string_view to_string(Pivoting p);
 /// (see Pivoting); any other request is returned as it is.
 Pivoting resolve_pivoting(Pivoting requested, Backend backend, int n);
 
+/// When the solve estimates cond_1(A) (SolveOptions::condition_estimate). The estimate is a
+/// handful of triangular solves with the LU and one or two FP64 products with A (O(n^2) each; on
+/// cuda the phase "condition": 10.7 ms of a 77 ms solve at n = 16384 on an H200, issue 35).
+/// Where the FP32 factors do not resolve A^-1 (cond_1(A)
+/// near 1/u32 or beyond: condition.hpp) it comes from an FP64 LU of the equilibrated A (the
+/// fallback's, or one made for it: O(n^3)), and before that FP64 LU rows and columns equal up to
+/// sign and a power of two are looked for (exact singularity: InvalidInput). It feeds the
+/// warning that the forward error cannot be trusted (cond_1(A) eps64 >= 1e-3,
+/// refinement_rules.hpp).
+///   always     after every solve.
+///   never      not at all: no such warning, and a consistent system with two equal rows may
+///              "converge" with an arbitrary null-space component in x.
+///   automatic  (the default) when the refinement's own figures leave the conditioning in doubt
+///              (detail::decide_condition_estimate; SolveResult::condition_estimate_reason says
+///              which rule decided): the refinement did not converge, the FP64 fallback ran,
+///              GMRES-IR made corrections, a classical step contracted the backward error by
+///              less than 10x (well above dsgesv's level), U's diagonal spans more than 2^20
+///              (max |u_ii| / min |u_ii|, a lower bound on cond(U)), or A is in device memory
+///              only. A classical refinement with FP32 factors converges only for cond_1(A) up
+///              to about 1/u32 = 1.7e7, far below the warning's 4.5e12, so skipping the
+///              estimate there loses no warning. Without the estimate, two rows or columns equal
+///              up to sign and a power of two (which the estimate's FP64 LU used to find) are
+///              looked for on a host thread beside the device's work (input_checks.hpp). What
+///              automatic can miss: on the FP64 LU path (fp64_below), an ill-conditioned A whose
+///              LU is backward stable and whose U has a narrow diagonal (a Kahan-like triangular
+///              matrix); ask for always where that matters.
+enum class ConditionEstimate { automatic, always, never };
+ConditionEstimate parse_condition_estimate(std::string_view name);  ///< "auto" | "always" | "never"
+std::string_view to_string(ConditionEstimate c);                    ///< "auto", "always", "never"
+
 /// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; on cuda 512, where
 /// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
 /// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/BENCHMARKS.md, session 2), and 1024 from
@@ -115,11 +145,13 @@ inline constexpr int kLargeBlockFromCuda = 24576;
 /// resolves first).
 int default_block_size(Backend backend, std::int64_t n = 0);
 
-/// The cuda default of SolveOptions::fp64_below: auto solves n < 224 by the FP64 LU. Measured
-/// on an H100 (docs/BENCHMARKS.md, session 13; `tcsolve solve --warmup`, U(-1,1), three runs
-/// each): the FP64 path takes 0.84-0.91x the mixed path's time from n = 96 to 192, 1.02-1.03x at
-/// 224 and 256, 1.14x at 320 and 1.23x at 384, both to dsgesv's criterion.
-inline constexpr int kFp64BelowCuda = 224;
+/// The cuda default of SolveOptions::fp64_below: auto solves n < 2560 by the FP64 LU. Measured
+/// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23; `tcsolve solve --warmup`, U(-1,1)
+/// seed 1, the FP64 LU path with its solves on the device and no condition estimate): the FP64
+/// path takes 0.62x the mixed path's time at n = 200, 0.79x at 1024, 0.89x at 1536, 0.95x at
+/// 2048, 1.03x at 2560 and 1.39x at 3072 (where its first solve needs a correction). Session
+/// 13's 224 was measured with the FP64 path's solves through the host.
+inline constexpr int kFp64BelowCuda = 2560;
 
 /// SolveOptions::fp64_below when it is kFp64BelowDefault.
 /// cpu: 0 (never): its variants are emulations, the reference of the mixed path, not there for
@@ -217,15 +249,10 @@ struct SolveOptions {
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
   bool fallback = true;              ///< FP64 LU when refinement fails
-  /// Estimate cond_1(A) from the LU (SolveResult::condition_estimate): a handful of triangular
-  /// solves with the FP32 factors and one or two FP64 products with A (O(n^2) each; on cuda the
-  /// phase "condition"). Where the FP32 factors do not resolve A^-1 (cond_1(A) near 1/u32 or
-  /// beyond: condition.hpp) the estimate comes from an FP64 LU of the equilibrated A (the
-  /// fallback's, or one made for it: O(n^3)), and before that FP64 LU rows and columns equal up
-  /// to sign and a power of two are looked for (exact singularity: InvalidInput). false: none
-  /// of this, and a consistent system with two equal rows may then "converge" with an arbitrary
-  /// null-space component in x.
-  bool estimate_condition = true;
+  /// When cond_1(A) is estimated from the LU (SolveResult::condition_estimate; ConditionEstimate
+  /// says what each value does and what the estimate costs). The default, automatic, runs it only
+  /// where the solve's own figures leave the conditioning in doubt.
+  ConditionEstimate condition_estimate = ConditionEstimate::automatic;
   /// variant auto: a system with n < fp64_below is solved by an FP64 LU (partial pivoting) of the
   /// equilibrated A, refined in FP64 to the same criterion (LAPACK dsgesv's), instead of the
   /// mixed path: below some n the FP32 path's fixed costs (panels, launches, residuals) make it
@@ -330,7 +357,7 @@ struct SolveResult {
                                                   ///< resolved); the requested one when n <= nb
   Backend backend = Backend::cpu;
   std::string note;                    ///< why it stopped, fallback reason
-  /// cond_1(A) = ||A||_1 ||A^-1||_1, estimated (SolveOptions::estimate_condition; nullopt when
+  /// cond_1(A) = ||A||_1 ||A^-1||_1, estimated (SolveOptions::condition_estimate; nullopt when
   /// not computed): a lower bound in exact arithmetic, usually within a factor 3 of the true
   /// value; from the FP32 factors where they resolve A^-1, else from an FP64 LU (then about
   /// 1/eps64 or more for a numerically singular A); inf when it overflows.
@@ -341,6 +368,10 @@ struct SolveResult {
   /// cuda: the GEMM kernel family of the trailing updates (GemmInfo::kernels of the first).
   std::optional<CudaKernels> gemm_kernels;
   std::optional<double> condition_estimate;
+  /// Why the condition estimate ran or did not (SolveOptions::condition_estimate: "always",
+  /// "never", or automatic's rule, e.g. "automatic: the FP64 fallback ran" or "automatic: not
+  /// needed (classical refinement converged, every step contracting at least 10x)").
+  std::string condition_estimate_reason;
   /// cond_1(A_s) of the equilibrated A_s = R A C (the matrix the LU factors; LAPACK's xGESVX
   /// reports this one), estimated the same way, only when condition_estimate is at the warning's
   /// level (cond_1(A) eps64 >= 1e-3) and R or C is not uniform: a badly scaled A (rows from 1e-300
