@@ -117,7 +117,8 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   Fp64Refinement refinement(run, s, f, lu, safe_norm(f.norm_a, host_a, true), clock);
   refinement.initial_solve();
   detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
-  res.note = "n = " + std::to_string(s.n) + " below fp64_below = " + std::to_string(options.fp64_below) +
+  const int below = options.fp64_below == kFp64BelowDefault ? fp64_below_default(Backend::cuda) : options.fp64_below;
+  res.note = "n = " + std::to_string(s.n) + " below fp64_below = " + std::to_string(below) +
              ": FP64 LU (cuSOLVER dgetrf), refined in FP64; " + res.note;
   const detail::SingularitySearch searched = [] {
     return std::optional<std::string>();

@@ -145,13 +145,14 @@ inline constexpr int kLargeBlockFromCuda = 24576;
 /// resolves first).
 int default_block_size(Backend backend, std::int64_t n = 0);
 
-/// The cuda default of SolveOptions::fp64_below: auto solves n < 2560 by the FP64 LU. Measured
-/// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23; `tcsolve solve --warmup`, U(-1,1)
-/// seed 1, the FP64 LU path with its solves on the device and no condition estimate): the FP64
-/// path takes 0.62x the mixed path's time at n = 200, 0.79x at 1024, 0.89x at 1536, 0.95x at
-/// 2048, 1.03x at 2560 and 1.39x at 3072 (where its first solve needs a correction). Session
-/// 13's 224 was measured with the FP64 path's solves through the host.
-inline constexpr int kFp64BelowCuda = 2560;
+/// The cuda default of SolveOptions::fp64_below: auto solves n < 2048 by the FP64 LU. Measured
+/// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23, calls b and c; `tcsolve solve
+/// --warmup`, U(-1,1) seed 1, the FP64 LU path with its solves on the device, no condition
+/// estimate): the FP64 path takes 0.37-0.62x the mixed path's time at n = 200, 0.73-0.79x at
+/// 1024, 0.89-0.95x at 1536, 0.95-1.08x at 2048 and 1.03-1.35x at 2560 (from there its first
+/// solve needs a correction). Session 13's 224 was measured with the FP64 path's solves through
+/// the host and its search for equal rows before the LU.
+inline constexpr int kFp64BelowCuda = 2048;
 
 /// SolveOptions::fp64_below when it is kFp64BelowDefault.
 /// cpu: 0 (never): its variants are emulations, the reference of the mixed path, not there for
