@@ -341,7 +341,9 @@ struct Outputs {
 };
 
 void prepare_outputs(Outputs& out, const po::variables_map& vm, const std::string& input) {
-  const OutputOptions output_rule = output_options(vm.count("force") > 0, {input});
+  std::vector<std::string> inputs{input};
+  if (!rhs_option(vm).empty()) inputs.push_back(rhs_option(vm));  // never overwritten either
+  const OutputOptions output_rule = output_options(vm.count("force") > 0, inputs);
   const std::string csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : "";
   out.plot = vm.count("plot") ? vm["plot"].as<std::string>() : "";
   if (vm.count("csv") && csv_path.empty()) throw InvalidInput("--csv needs a file name");
@@ -426,10 +428,11 @@ int run_compare(int argc, char** argv) {
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
-      ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
+      ("input", po::value(&input)->value_name("SYS.h5|M.mtx|A.npy|S.npz"),
        "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
        "n x nrhs), and optionally the true solution x; or a Matrix Market matrix, .mtx or .mtx.gz "
-       "(solved with x = ones, b = A x)")
+       "(solved with x = ones, b = A x); or NumPy: a .npz with arrays A, b and optionally x, or a "
+       ".npy matrix A with b from --rhs (alone: x = ones, b = A x)")
       ("synthetic", po::value(&synthetic)->value_name("N"),
        "instead of --input: the system `tcsolve generate --n N --seed S` writes, made on the GPUs "
        "(no file); the variants run the one-GPU solver, or with --gpus the distributed one, beside "
@@ -452,6 +455,7 @@ int run_compare(int argc, char** argv) {
       ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
   // clang-format on
+  add_rhs_option(options);
   add_layout_option(options);
   add_progress_option(options);
   po::variables_map vm;
@@ -508,6 +512,9 @@ int run_compare(int argc, char** argv) {
     if (vm.count("seed") && seed < 0) throw InvalidInput("--seed must be >= 0");
     if (!vm.count("synthetic") && (!vm.count("input") || input.empty()))
       throw InvalidInput("--input is required (the system file), or --synthetic N");
+    if (vm.count("rhs") && (vm.count("synthetic") || job.size > 1))
+      throw InvalidInput(
+          "--rhs goes with an --input .npy matrix in one process (not with --synthetic or mpirun)");
     so = solver_options(vm);
     selected = parse_variant_list(variants);
     progress_wanted = progress_mode(vm);
@@ -574,8 +581,8 @@ int run_compare(int argc, char** argv) {
 
   Progress progress("compare", progress_wanted);
   // the Matrix Market reader's warnings (printed by load_system)
-  const LinearSystem sys =
-      load_system(input, layout_option(vm), so.backend, so.fallback, progress, &outcome.input_warnings);
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress,
+                                       &outcome.input_warnings, rhs_option(vm));
   outcome.n = sys.n();
   outcome.nrhs = sys.nrhs();
   const std::vector<std::string> baselines = baseline_methods(so.backend);

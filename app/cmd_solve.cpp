@@ -53,10 +53,13 @@ int run_solve(int argc, char** argv) {
   po::options_description options("Options", 100, 50);
   // clang-format off
   options.add_options()
-      ("input", po::value(&input)->value_name("SYS.h5|M.mtx"),
+      ("input", po::value(&input)->value_name("SYS.h5|M.mtx|A.npy|S.npz"),
        "the system (required unless --synthetic): an HDF5 file with datasets A (n x n) and b (n or "
        "n x nrhs: one LU shared by the nrhs columns, each refined on its own), and optionally the "
-       "true solution x; or a Matrix Market matrix, .mtx or .mtx.gz (solved with x = ones, b = A x)")
+       "true solution x; or a Matrix Market matrix, .mtx or .mtx.gz (solved with x = ones, b = A x); "
+       "or NumPy: a .npz with arrays A, b and optionally x (np.savez, np.savez_compressed), or a "
+       ".npy matrix A with b from --rhs (alone: x = ones, b = A x); float64, float32 or integer, C "
+       "or Fortran order (--layout does not apply)")
       ("synthetic", po::value(&synthetic)->value_name("N"),
        "instead of --input: the system `tcsolve generate --n N --seed S` writes (A, x ~ U(-1,1), "
        "b = A x, the same bits), made on the GPUs themselves, each its columns (no file, no host "
@@ -85,6 +88,7 @@ int run_solve(int argc, char** argv) {
       ("json", "print one JSON object on stdout (also on errors)")
       ("help", "print this help");
   // clang-format on
+  add_rhs_option(options);
   add_layout_option(options);
   add_progress_option(options);
   po::variables_map vm;
@@ -125,6 +129,10 @@ int run_solve(int argc, char** argv) {
     if (vm.count("gpus") && job.size > 1) throw InvalidInput("--gpus runs in one process: under mpirun each rank takes its GPU");
     if (!vm.count("synthetic") && (!vm.count("input") || input.empty()))
       throw InvalidInput("--input is required (the system file), or --synthetic N");
+    if (vm.count("rhs") && (vm.count("synthetic") || vm.count("gpus") || job.size > 1))
+      throw InvalidInput(
+          "--rhs goes with an --input .npy matrix solved in one process on one device "
+          "(not with --synthetic, --gpus or mpirun)");
     so = solver_options(vm);
     so.variant = parse_variant(variant);
     if (vm.count("fp64-below")) {
@@ -136,7 +144,10 @@ int run_solve(int argc, char** argv) {
     if (vm.count("output") && output.empty()) throw InvalidInput("--output needs a file name");
     if (job.size == 1 && vm.count("grid") && grid != "1x1")
       throw InvalidInput("--grid " + grid + " needs as many ranks: run under mpirun -np P*Q (one process: 1x1)");
-    output_rule = output_options(vm.count("force") > 0, input.empty() ? std::vector<std::string>{} : std::vector<std::string>{input});
+    std::vector<std::string> inputs;
+    for (const std::string& file : {input, rhs_option(vm)})
+      if (!file.empty()) inputs.push_back(file);
+    output_rule = output_options(vm.count("force") > 0, inputs);
   });
   if (job.size == 1 && (vm.count("gpus") || synthetic > 0)) {
     SolveDevicesArgs d;
@@ -172,7 +183,8 @@ int run_solve(int argc, char** argv) {
 
   Progress progress("solve", progress_mode(vm));
   std::vector<std::string> input_warnings;  // the Matrix Market reader's (printed by load_system)
-  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress, &input_warnings);
+  const LinearSystem sys = load_system(input, layout_option(vm), so.backend, so.fallback, progress,
+                                       &input_warnings, rhs_option(vm));
   progress.step("n = " + std::to_string(sys.n()) + ", LU with " + variant + " trailing updates on " +
                 std::string(to_string(so.backend)));
   const bool warmup = vm.count("warmup") > 0 && so.backend == Backend::cuda;

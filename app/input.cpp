@@ -8,6 +8,7 @@
 
 #include "tcsolve/gemm/gemm.hpp"
 #include "tcsolve/io/matrix_market.hpp"
+#include "tcsolve/io/numpy_system.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/solver.hpp"
 
@@ -26,6 +27,20 @@ Layout layout_option(const po::variables_map& vm) {
   if (name != "row-major" && name != "column-major")
     throw InvalidInput("--layout must be row-major or column-major, got '" + name + "'");
   return parse_layout(name);
+}
+
+void add_rhs_option(po::options_description& options) {
+  options.add_options()(
+      "rhs", po::value<std::string>()->value_name("B.npy"),
+      "with an --input .npy matrix A: b from this .npy file, shape (n,) or (n, nrhs) (without it, "
+      "x = ones and b = A x)");
+}
+
+std::string rhs_option(const po::variables_map& vm) {
+  if (!vm.count("rhs")) return {};
+  const std::string& rhs = vm["rhs"].as<std::string>();
+  if (rhs.empty()) throw InvalidInput("--rhs needs a file name (a .npy b)");
+  return rhs;
 }
 
 std::uint64_t host_memory_available() {
@@ -94,7 +109,21 @@ void print_warnings(const std::vector<std::string>& warnings) {
 }
 
 LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
-                         Progress& progress, std::vector<std::string>* warnings) {
+                         Progress& progress, std::vector<std::string>* warnings, const std::string& rhs) {
+  if (is_numpy_file(path)) {
+    const SystemShape shape = inspect_numpy_system(path, rhs);
+    const SolveMemory need = solve_memory(shape.n, shape.nrhs, backend, fallback);
+    const std::string what = path + ": A: " + std::to_string(shape.n) + " x " + std::to_string(shape.n) +
+                             " (NumPy): the solve on " + std::string(to_string(backend));
+    require_host_memory(what, need.host);
+    if (backend == Backend::cuda) require_device_memory(what, need.device);
+    progress.step("reading " + path + (rhs.empty() ? "" : " and " + rhs));
+    return read_numpy_system(path, rhs);
+  }
+  if (!rhs.empty())
+    throw InvalidInput(
+        "--rhs " + rhs + ": b from its own file goes with an --input .npy matrix; " + path +
+        (is_matrix_market_input(path) ? " is Matrix Market (b = A x with x = ones)" : " holds its own b"));
   if (is_matrix_market_input(path)) {
     const std::int64_t n = matrix_market_order(path);
     if (n > 0) {

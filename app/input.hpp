@@ -1,6 +1,7 @@
-// What `solve` and `compare` read, and whether it fits: --layout, a system file (HDF5) or a
-// Matrix Market file (imported in memory), and the host and device memory a command needs,
-// checked against what is available before anything is allocated (exit 2 naming both).
+// What `solve` and `compare` read, and whether it fits: --layout, a system file (HDF5), a Matrix
+// Market file (imported in memory) or NumPy files (--rhs), and the host and device memory a
+// command needs, checked against what is available before anything is allocated (exit 2 naming
+// both).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,12 @@ namespace tcsolve::app {
 void add_layout_option(po::options_description& options);
 /// The layout from the parsed options; throws InvalidInput naming a bad value.
 Layout layout_option(const po::variables_map& vm);
+
+/// Adds `--rhs B.npy`: b of an --input .npy matrix.
+void add_rhs_option(po::options_description& options);
+/// The --rhs file from the parsed options ("" when not given); throws InvalidInput for an empty
+/// name.
+std::string rhs_option(const po::variables_map& vm);
 
 /// MemAvailable of /proc/meminfo in bytes (what can be allocated without swapping); 0 when it
 /// cannot be read.
@@ -47,12 +54,16 @@ bool is_matrix_market_input(const std::string& path);
 /// "tcsolve: warning: <warning>" on stderr, one line each (the readers' warnings).
 void print_warnings(const std::vector<std::string>& warnings);
 
-/// The system of `solve` / `compare`: an HDF5 system file read with `layout`, or a Matrix
-/// Market file (is_matrix_market_input) imported in memory (x = ones, b = A x, as `tcsolve
-/// import` does), after checking that the solve fits in memory (solve_memory). The Matrix
-/// Market reader's warnings are printed (print_warnings) and, when `warnings` is given,
-/// appended to it (for --json). Throws InvalidInput naming the file.
+/// The system of `solve` / `compare`: an HDF5 system file read with `layout`, a Matrix Market
+/// file (is_matrix_market_input) imported in memory (x = ones, b = A x, as `tcsolve import`
+/// does), or NumPy files (tcsolve/io/numpy_system.hpp: a .npz with A and b, a .npy A with b
+/// from `rhs`, or a .npy A alone with x = ones, b = A x; they carry their own order, so
+/// `layout` does not apply), after checking that the solve fits in memory (solve_memory). The
+/// Matrix Market reader's warnings are printed (print_warnings) and, when `warnings` is given,
+/// appended to it (for --json). Throws InvalidInput naming the file; `rhs` with an input that
+/// is not a .npy matrix is refused.
 LinearSystem load_system(const std::string& path, Layout layout, Backend backend, bool fallback,
-                         Progress& progress, std::vector<std::string>* warnings = nullptr);
+                         Progress& progress, std::vector<std::string>* warnings = nullptr,
+                         const std::string& rhs = {});
 
 }  // namespace tcsolve::app

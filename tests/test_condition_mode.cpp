@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "input_checks.hpp"
 #include "refinement_rules.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/solver/generate.hpp"
@@ -102,6 +103,38 @@ TEST_CASE("condition estimate: auto refuses two equal rows of a consistent syste
     CHECK_THROWS_WITH(
         solve(sys, cpu_options(v, ConditionEstimate::automatic)),
         Catch::Matchers::Contains("exactly singular") && Catch::Matchers::Contains("rows 6 and 71"));
+}
+
+TEST_CASE("exact singularity from sampled entries (the device's search) answers as from the host A",
+          "[solver]") {
+  const LinearSystem base = generate_system(150, 1e2, SpectrumMode::geometric, 3);
+  for (int which = 0; which < 4; ++which) {
+    Eigen::MatrixXd A = base.A;
+    if (which == 1) A.row(120) = -4.0 * A.row(9);
+    if (which == 2) A.col(77) = 0.5 * A.col(76);
+    if (which == 3) A.row(3) = A.row(140);  // an equal pair with the sampled entries of others too
+    const int n = static_cast<int>(A.rows());
+    const std::vector<int> p = detail::sample_positions(n);
+    CHECK(p.size() == 64);
+    std::vector<double> rows(p.size() * n), columns(p.size() * n);
+    for (std::size_t k = 0; k < p.size(); ++k)
+      for (int i = 0; i < n; ++i) {
+        rows[k * n + i] = A(i, p[k]);
+        columns[k * n + i] = A(p[k], i);
+      }
+    int fetched = 0;
+    const auto sampled =
+        detail::exact_singularity(n, rows, columns, [&](bool row, int line, std::vector<double>& out) {
+          ++fetched;
+          out.resize(n);
+          for (int k = 0; k < n; ++k) out[k] = row ? A(line, k) : A(k, line);
+        });
+    const auto host = detail::exact_singularity(A);
+    INFO("case " << which << ": " << host.value_or("none"));
+    CHECK(sampled == host);
+    CHECK(host.has_value() == (which > 0));
+    if (which == 0) CHECK(fetched == 0);  // whole lines only for samples that agree
+  }
 }
 
 TEST_CASE("condition estimate: auto's rule, trigger by trigger", "[solver]") {

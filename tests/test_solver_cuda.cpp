@@ -456,6 +456,33 @@ TEST_CASE("cuda condition estimate auto: skipped where the solve shows the condi
     o.condition_estimate = ConditionEstimate::automatic;
     CHECK_THROWS_WITH(solve(singular, o),
                       Catch::Matchers::Contains("exactly singular") && Catch::Matchers::Contains("rows 8 and 401"));
+    // the same from device memory (solve_device: the samples gathered on the device)
+    cuda::Context ctx;
+    o.cuda_context = &ctx;
+    const int n = sys.n();
+    for (const LinearSystem* s : {&sys, static_cast<const LinearSystem*>(&singular)}) {
+      cuda::DeviceBuffer<double> a(static_cast<std::size_t>(n) * n), b(static_cast<std::size_t>(n)),
+          x(static_cast<std::size_t>(n));
+      a.upload(std::vector<double>(s->A.data(), s->A.data() + s->A.size()), ctx.stream());
+      b.upload(std::vector<double>(s->b.data(), s->b.data() + n), ctx.stream());
+      DeviceSystemView view;
+      view.n = n;
+      view.A = a.data();
+      view.lda = n;
+      view.B = b.data();
+      view.ldb = n;
+      if (s == &singular) {
+        CHECK_THROWS_WITH(
+            solve_device(view, x.data(), n, o),
+            Catch::Matchers::Contains("exactly singular") && Catch::Matchers::Contains("rows 8 and 401"));
+      } else {
+        const SolveResult d = solve_device(view, x.data(), n, o);
+        INFO("device: " << d.condition_estimate_reason);
+        CHECK_FALSE(d.condition_estimate.has_value());
+        CHECK(d.condition_estimate_reason.rfind("automatic: not needed", 0) == 0);
+        CHECK((d.x.array() == automatic.x.array()).all());
+      }
+    }
   }
 }
 

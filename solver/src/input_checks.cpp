@@ -138,12 +138,11 @@ struct LineHash {
 };
 
 /// Two lines equal up to sign and a power of two, and neither zero, compared entry by entry.
-template <typename At>
-bool proportional(const At& at, int n, int a, int b) {
+bool proportional(const std::vector<double>& a, const std::vector<double>& b) {
   bool started = false, flip = false;
   int shift = 0;
-  for (int pos = 0; pos < n; ++pos) {
-    const double u = at(a, pos), v = at(b, pos);
+  for (std::size_t pos = 0; pos < a.size(); ++pos) {
+    const double u = a[pos], v = b[pos];
     if ((u == 0) != (v == 0)) return false;
     if (u == 0) continue;
     int eu = 0, ev = 0;
@@ -161,53 +160,47 @@ bool proportional(const At& at, int n, int a, int b) {
   return started;
 }
 
-/// The first pair (in a deterministic order) of lines of A equal up to sign and a power of two.
-std::optional<std::pair<int, int>> proportional_lines(const Eigen::MatrixXd& A, bool rows) {
-  const int n = static_cast<int>(A.rows());
-  auto at = [&](int line, int pos) { return rows ? A(line, pos) : A(pos, line); };
-  constexpr int kSample = 64;
-  std::vector<int> sample;
-  for (int k = 0; k < std::min(n, kSample); ++k) {
-    const int pos = static_cast<int>(static_cast<long long>(k) * n / std::min(n, kSample));
-    if (sample.empty() || sample.back() != pos) sample.push_back(pos);
-  }
-  // Hashes of every line over the sampled positions, each loop in the matrix's storage order.
+/// The first pair (in a deterministic order) of rows (or columns) equal up to sign and a power
+/// of two: `hash_samples(h, p)` hashes every line's entries at the positions p =
+/// sample_positions(n) into h; the groups whose hashes agree are fetched whole (`fetch`) and
+/// compared.
+template <class HashSamples>
+std::optional<std::pair<int, int>> proportional_lines(int n, bool rows, HashSamples&& hash_samples,
+                                                      const LineFetch& fetch) {
   std::vector<LineHash> h(static_cast<std::size_t>(n));
-  if (rows) {
-    for (int pos : sample)
-      for (int line = 0; line < n; ++line) h[static_cast<std::size_t>(line)].absorb(pos, A(line, pos));
-  } else {
-    for (int line = 0; line < n; ++line)
-      for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
-  }
+  hash_samples(h, sample_positions(n));
   std::vector<int> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&h](int a, int b) {
     const LineHash &x = h[static_cast<std::size_t>(a)], &y = h[static_cast<std::size_t>(b)];
     return x == y ? a < b : x < y;
   });
+  std::vector<double> values;
   for (std::size_t g0 = 0; g0 < order.size();) {
     std::size_t g1 = g0 + 1;
     while (g1 < order.size() && h[static_cast<std::size_t>(order[g1])] == h[static_cast<std::size_t>(order[g0])]) ++g1;
     if (g1 - g0 >= 2) {
       // Full hashes of the group's lines, then entry by entry where they agree.
-      std::vector<std::pair<LineHash, int>> full;
-      for (std::size_t g = g0; g < g1; ++g) full.emplace_back(LineHash{}, order[g]);
-      if (rows) {
-        for (int pos = 0; pos < n; ++pos)
-          for (auto& [hash, line] : full) hash.absorb(pos, A(line, pos));
-      } else {
-        for (auto& [hash, line] : full)
-          for (int pos = 0; pos < n; ++pos) hash.absorb(pos, A(pos, line));
+      struct Full {
+        LineHash hash;
+        int line;
+        std::vector<double> values;
+      };
+      std::vector<Full> full;
+      for (std::size_t g = g0; g < g1; ++g) {
+        Full f{LineHash{}, order[g], {}};
+        fetch(rows, f.line, f.values);
+        for (int pos = 0; pos < n; ++pos) f.hash.absorb(pos, f.values[static_cast<std::size_t>(pos)]);
+        full.push_back(std::move(f));
       }
-      std::sort(full.begin(), full.end(), [](const auto& x, const auto& y) {
-        return x.first == y.first ? x.second < y.second : x.first < y.first;
+      std::sort(full.begin(), full.end(), [](const Full& x, const Full& y) {
+        return x.hash == y.hash ? x.line < y.line : x.hash < y.hash;
       });
       for (std::size_t a = 0; a < full.size(); ++a) {
-        if (full[a].first.count == 0) continue;  // a zero line: the LU's zero pivot reports it
-        for (std::size_t b = a + 1; b < full.size() && full[b].first == full[a].first; ++b)
-          if (proportional(at, n, full[a].second, full[b].second))
-            return std::make_pair(std::min(full[a].second, full[b].second), std::max(full[a].second, full[b].second));
+        if (full[a].hash.count == 0) continue;  // a zero line: the LU's zero pivot reports it
+        for (std::size_t b = a + 1; b < full.size() && full[b].hash == full[a].hash; ++b)
+          if (proportional(full[a].values, full[b].values))
+            return std::make_pair(std::min(full[a].line, full[b].line), std::max(full[a].line, full[b].line));
       }
     }
     g0 = g1;
@@ -217,13 +210,65 @@ std::optional<std::pair<int, int>> proportional_lines(const Eigen::MatrixXd& A, 
 
 }  // namespace
 
-std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
+std::vector<int> sample_positions(int n) {
+  constexpr int kSample = 64;
+  std::vector<int> sample;
+  for (int k = 0; k < std::min(n, kSample); ++k) {
+    const int pos = static_cast<int>(static_cast<long long>(k) * n / std::min(n, kSample));
+    if (sample.empty() || sample.back() != pos) sample.push_back(pos);
+  }
+  return sample;
+}
+
+/// The message for the first pair `proportional_lines` finds in the rows, then the columns.
+template <class Find>
+std::optional<std::string> singularity_message(Find&& find) {
   for (const bool rows : {true, false})
-    if (const auto pair = proportional_lines(A, rows))
+    if (const auto pair = find(rows))
       return "matrix is exactly singular: " + std::string(rows ? "rows " : "columns ") +
              std::to_string(pair->first + 1) + " and " + std::to_string(pair->second + 1) +
              " (1-based) are equal up to sign and a power of two";
   return std::nullopt;
+}
+
+std::optional<std::string> exact_singularity(int n, const std::vector<double>& row_samples,
+                                             const std::vector<double>& column_samples,
+                                             const LineFetch& fetch) {
+  return singularity_message([&](bool rows) {
+    const std::vector<double>& samples = rows ? row_samples : column_samples;
+    return proportional_lines(
+        n, rows,
+        [&](std::vector<LineHash>& h, const std::vector<int>& sample) {
+          const std::size_t count = sample.size(), m = static_cast<std::size_t>(n);
+          for (std::size_t k = 0; k < count; ++k)
+            for (std::size_t line = 0; line < m; ++line) h[line].absorb(sample[k], samples[k * m + line]);
+        },
+        fetch);
+  });
+}
+
+std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
+  const int n = static_cast<int>(A.rows());
+  const LineFetch fetch = [&A](bool rows, int line, std::vector<double>& out) {
+    out.resize(static_cast<std::size_t>(A.rows()));
+    for (Eigen::Index pos = 0; pos < A.rows(); ++pos)
+      out[static_cast<std::size_t>(pos)] = rows ? A(line, pos) : A(pos, line);
+  };
+  return singularity_message([&](bool rows) {
+    return proportional_lines(
+        n, rows,
+        [&](std::vector<LineHash>& h, const std::vector<int>& sample) {  // in the storage order of A
+          if (rows) {
+            for (int pos : sample)
+              for (int line = 0; line < n; ++line)
+                h[static_cast<std::size_t>(line)].absorb(pos, A(line, pos));
+          } else {
+            for (int line = 0; line < n; ++line)
+              for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
+          }
+        },
+        fetch);
+  });
 }
 
 }  // namespace tcsolve::detail

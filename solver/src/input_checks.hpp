@@ -10,8 +10,10 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tcsolve/solver/solver.hpp"
 #include "tcsolve/solver/system.hpp"
@@ -52,5 +54,18 @@ void check_lu_input(const Eigen::MatrixXd& A, int block_size);
 /// component of x is invisible to the residual) and the forward error is O(1). Equal columns
 /// do not cancel exactly even unblocked ((a / p) p != a in floating point).
 std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A);
+
+/// The positions exact_singularity samples in every row and column of an order-n matrix: 64
+/// spread over [0, n) (all of them below n = 64).
+std::vector<int> sample_positions(int n);
+/// Fills `out` with row `line` (rows) or column `line` of the matrix, n values.
+using LineFetch = std::function<void(bool rows, int line, std::vector<double>& out)>;
+/// exact_singularity of a matrix given by its samples (row_samples[k n + i] = A(i, p_k),
+/// column_samples[k n + j] = A(p_k, j), p = sample_positions(n)) and whole lines fetched on
+/// demand: a matrix in device memory, whose samples are gathered there and read back at once.
+/// The same answer as the host overload on the same matrix.
+std::optional<std::string> exact_singularity(int n, const std::vector<double>& row_samples,
+                                             const std::vector<double>& column_samples,
+                                             const LineFetch& fetch);
 
 }  // namespace tcsolve::detail

@@ -30,6 +30,72 @@ DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys) {
   return d;
 }
 
+namespace {
+
+/// The search for rows and columns of the device A equal up to sign and a power of two, on a
+/// host thread: the sampled entries gathered on run's stream (after A's copy and checks), then
+/// read back by the thread on a stream of its own once they are there, and whole lines fetched
+/// the same way for the groups whose samples agree (rare). The thread holds the gathered
+/// samples; A outlives it (DeviceSystem::singular is destroyed first and waits for it).
+std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun& run, const DeviceSystem& d) {
+  const int n = d.n;
+  const std::vector<int> positions = detail::sample_positions(n);
+  const int c = static_cast<int>(positions.size());
+  struct Gathered {
+    DeviceBuffer<int> positions;
+    DeviceBuffer<double> samples;  ///< rows (c n), then columns (c n)
+    cudaEvent_t ready = nullptr;
+    ~Gathered() {
+      if (ready) cudaEventDestroy(ready);
+    }
+  };
+  auto g = std::make_shared<Gathered>();
+  g->positions = DeviceBuffer<int>(positions.size());
+  g->positions.upload(positions, run.stream);
+  g->samples = DeviceBuffer<double>(2 * elements(n, c));
+  kernels::gather_samples(run.stream, d.a.data(), n, g->positions.data(), c, g->samples.data(),
+                          g->samples.data() + elements(n, c));
+  TCSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&g->ready, cudaEventDisableTiming));
+  TCSOLVE_CUDA_CHECK(cudaEventRecord(g->ready, run.stream));
+  const double* a = d.a.data();
+  const int device = run.ctx.device();
+  return std::async(
+             std::launch::async,
+             [g, a, n, c, device]() -> std::optional<std::string> {
+               TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
+               cudaStream_t own = nullptr;
+               TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+               struct Close {
+                 cudaStream_t s;
+                 ~Close() { cudaStreamDestroy(s); }
+               } close{own};
+               TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(own, g->ready, 0));
+               const std::size_t count = elements(n, c);
+               std::vector<double> rows(count), columns(count);
+               TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(rows.data(), g->samples.data(), count * sizeof(double),
+                                                  cudaMemcpyDeviceToHost, own));
+               TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(columns.data(), g->samples.data() + count,
+                                                  count * sizeof(double), cudaMemcpyDeviceToHost, own));
+               TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
+               const std::size_t ld = static_cast<std::size_t>(n) * sizeof(double);
+               return detail::exact_singularity(
+                   n, rows, columns, [&](bool row, int line, std::vector<double>& out) {
+                     out.resize(static_cast<std::size_t>(n));
+                     if (row)  // a(line, :): one double every n
+                       TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(out.data(), sizeof(double), a + line, ld,
+                                                            sizeof(double), static_cast<std::size_t>(n),
+                                                            cudaMemcpyDeviceToHost, own));
+                     else
+                       TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.data(), a + static_cast<std::size_t>(line) * n,
+                                                          ld, cudaMemcpyDeviceToHost, own));
+                     TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
+                   });
+             })
+      .share();
+}
+
+}  // namespace
+
 DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v) {
   DeviceSystem d;
   d.n = v.n;
@@ -72,6 +138,7 @@ DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v) {
   for (int i = 0; i < n; ++i)
     if (rows[static_cast<std::size_t>(i)] == 0)
       throw InvalidInput("matrix is exactly singular: row " + std::to_string(i + 1) + " (1-based) is zero");
+  d.singular = search_on_device(run, d);
   return d;
 }
 

@@ -31,14 +31,16 @@ struct DeviceSystem {
   DeviceBuffer<double> a;      ///< FP64 A, n x n, leading dimension n
   DeviceBuffer<double> b;      ///< n x nrhs
   std::vector<double> b_norm;  ///< ||b_j||_inf (host)
-  /// The search for rows and columns of the caller's host A equal up to sign and a power of two
-  /// (detail::exact_singularity), started on a host thread by upload(run, sys) so that it runs
-  /// beside the device's work; not valid for a system given on the device.
+  /// The search for rows and columns of A equal up to sign and a power of two
+  /// (detail::exact_singularity), started on a host thread by upload() so that it runs beside
+  /// the device's work: on the caller's host A, or (a system given on the device) on its sampled
+  /// entries gathered on the device and read back by the thread. Not valid where no upload made
+  /// the system (the kept factors start their own).
   std::shared_future<std::optional<std::string>> singular;
 };
 
 /// The system's detail::SingularitySearch (refinement_rules.hpp): the upload's search, or empty
-/// for a system given on the device.
+/// where none was started.
 inline detail::SingularitySearch singularity_search(const DeviceSystem& s) {
   if (!s.singular.valid()) return {};
   return [f = s.singular] { return f.get(); };

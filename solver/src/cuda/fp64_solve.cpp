@@ -108,8 +108,8 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const auto t_start = Clock::now();
   const DeviceLu f = equilibrate(run, s, clock);
   clock.mark("fp64_lu");
-  // A host A is searched for equal rows on the upload's thread beside the LU (and asked below);
-  // a device A's search needs its download, before the LU as the fallback's
+  // The upload's thread searches A for equal rows beside the LU (asked below); without it, the
+  // search needs the host A (a download of a device A), before the LU as the fallback's
   const bool host = s.singular.valid();
   DeviceFp64Lu lu(run, host_a, s, f, host ? DeviceFp64Lu::Search::on_failure : DeviceFp64Lu::Search::first);
   clock.mark(nullptr);

@@ -236,6 +236,11 @@ void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const
 void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
                 int sign, double* out);
 
+/// rows[k n + i] = a(i, positions[k]) and columns[k n + j] = a(positions[k], j) for k < c: the
+/// sampled entries of the n x n a (leading dimension n) that detail::exact_singularity hashes.
+void gather_samples(CUstream_st* stream, const double* a, int n, const int* positions, int c, double* rows,
+                    double* columns);
+
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
 void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask);
 

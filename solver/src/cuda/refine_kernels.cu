@@ -8,6 +8,7 @@
 //   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
 //   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
 //   divide_kernel      y = x / s (GMRES: the normalization of a Krylov basis vector).
+//   gather_samples_kernel  the sampled rows and columns of A for the search for equal lines.
 //   scale_pow2_kernel  v scaled by R or C and a power of two per column (the FP64 LU path's
 //                      solves on the device, as EquilibratedInverse scales them on the host).
 // and one of the FP64 fallback:
@@ -129,6 +130,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// rows[k n + i] = a(i, p_k), columns[k n + j] = a(p_k, j) for the c positions p (the sampled
+/// entries of detail::exact_singularity); blockIdx.y picks k.
+__global__ void __launch_bounds__(kThreads)
+    gather_samples_kernel(const double* __restrict__ a, int n, const int* __restrict__ positions, int c,
+                          double* __restrict__ rows, double* __restrict__ columns) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  for (int k = blockIdx.y; k < c; k += gridDim.y) {
+    const std::size_t p = static_cast<std::size_t>(positions[k]);
+    rows[static_cast<std::size_t>(k) * n + i] = a[i + p * n];
+    columns[static_cast<std::size_t>(k) * n + i] = a[p + static_cast<std::size_t>(i) * n];
+  }
+}
+
 /// row_nonzero[i] = 1 when row i of the n x n a (leading dimension lda) has a nonzero entry in
 /// this block's slice of columns (blockIdx.y); untouched otherwise (every writer writes 1).
 __global__ void __launch_bounds__(kThreads)
@@ -184,6 +199,12 @@ void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const
 void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
                 int sign, double* out) {
   scale_pow2_kernel<<<grid(n, cols), kThreads, 0, stream>>>(v, n, cols, scale, k, sign, out);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void gather_samples(CUstream_st* stream, const double* a, int n, const int* positions, int c, double* rows,
+                    double* columns) {
+  gather_samples_kernel<<<grid(n, c), kThreads, 0, stream>>>(a, n, positions, c, rows, columns);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

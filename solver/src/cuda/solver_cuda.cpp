@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -368,6 +369,8 @@ std::shared_ptr<KeptFactors> factorize_kept(const Eigen::MatrixXd& A, const Solv
   s.b = DeviceBuffer<double>(elements(s.n, 1));
   copy_to_device(s.a.data(), A.data(), s.a.size() * sizeof(double), k->run.stream);
   device_memset(s.b.data(), 0, s.b.size() * sizeof(double), k->run.stream);
+  const Eigen::MatrixXd* host = &k->host;  // the Factorization's: it outlives the kept factors
+  s.singular = std::async(std::launch::async, [host] { return detail::exact_singularity(*host); }).share();
   s.b_norm = {0.0};
   PhaseClock clock(k->run.plan.phases != CudaLuPlan::Phases::off, k->run.stream);
   clock.reserve(4 * (static_cast<std::size_t>(k->s.n) / 16 + 64));
