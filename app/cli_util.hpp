@@ -54,7 +54,7 @@ void print_usage(std::ostream& out, std::string_view usage, std::string_view sum
                  const po::options_description& options);
 
 /// `tcsolve help-synopsis`: from now on print_usage prints the synopsis alone, in the layout of
-/// README's "Command line" section ("tcsolve <command>" padded to `head_width`).
+/// the synopsis block of docs/guide/cli.md ("tcsolve <command>" padded to `head_width`).
 void set_synopsis_only(std::size_t head_width);
 
 /// `value` of option `--name` as an int in [1, INT_MAX]; throws InvalidInput

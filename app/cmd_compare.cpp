@@ -1,5 +1,5 @@
 // `tcsolve compare`: solves one system with every selected GEMM variant and the baseline
-// methods, and prints one table (ARCHITECTURE.md, "Solver", "JSON": compare). --csv writes the
+// methods, and prints one table (docs/architecture.md, "Solver", "JSON": compare). --csv writes the
 // rows, --plot a PNG of backward error against iteration (through gnuplot), both by the output
 // rule (tcsolve/io/output_file.hpp), both written before the table is printed.
 // Exit 0 whether or not each method converged: non-convergence is a row of the table.

@@ -1,5 +1,5 @@
 // `tcsolve ffn`: a BERT-base feed-forward block Y = GELU(X W1 + b1) W2 + b2 with both GEMMs
-// through each GEMM variant, against the block in FP64 on the same inputs (ARCHITECTURE.md,
+// through each GEMM variant, against the block in FP64 on the same inputs (docs/architecture.md,
 // "ffn"; the data, layout and timing are documented in tcsolve/demos/ffn.hpp).
 //
 // Per variant: relative error ||Y - Y64||_F / ||Y64||_F, the median time of the whole block and

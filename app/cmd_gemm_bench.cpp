@@ -1,5 +1,5 @@
 // `tcsolve gemm-bench`: times GEMM variants on random FP32 matrices and measures their accuracy
-// against an FP64 product of the same inputs (ARCHITECTURE.md, "gemm-bench").
+// against an FP64 product of the same inputs (docs/architecture.md, "gemm-bench").
 //
 // This file holds the options and the output (table, JSON, CSV); the harness -- inputs, timing,
 // the FP64 reference and the metrics, the rows -- is tcsolve::bench (tools/bench:

@@ -1,5 +1,5 @@
 // `tcsolve generate`: writes a randsvd (or U(-1,1)) test system to an HDF5 file
-// (ARCHITECTURE.md, "Test inputs"; definitions in tcsolve/solver/generate.hpp). --backend picks
+// (docs/architecture.md, "Test inputs"; definitions in tcsolve/solver/generate.hpp). --backend picks
 // where randsvd's U diag(sigma) V^T is formed (cpu: Eigen; cuda: cuSOLVER/cuBLAS on the GPU).
 // Random mode above kWholeMatrixRandomOrder (or with --block-rows) is made and written by blocks
 // of rows (generate_random_blocks, SystemWriter): host memory for one block, never the whole A.

@@ -1,7 +1,7 @@
 // `tcsolve kmeans`: Lloyd's algorithm with the distance step on a GEMM variant (the algorithm,
 // its precision choices and the data layout are documented in tcsolve/cluster/kmeans.hpp), on a
 // data file (X, optional init) or on synthetic blobs; optionally writes labels and centroids
-// (ARCHITECTURE.md, "HDF5 files", "JSON": kmeans). It runs on the host, one GPU, several GPUs of
+// (docs/architecture.md, "HDF5 files", "JSON": kmeans). It runs on the host, one GPU, several GPUs of
 // this process (--gpus) or as P ranks under mpirun -np P (kmeans_place.hpp says where the points
 // live in each case; ranks.hpp how the ranks fail together). Under mpirun only rank 0 prints and
 // writes the output file.

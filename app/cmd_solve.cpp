@@ -1,6 +1,6 @@
 // `tcsolve solve`: reads a system, solves it with the mixed-precision LU solver (FP32 LU whose
 // trailing updates run on the chosen GEMM variant, FP64 refinement) and reports the outcome;
-// --output writes the solution (ARCHITECTURE.md, "Solver", "Command line", "JSON": solve).
+// --output writes the solution (docs/architecture.md, "Solver", "Command line", "JSON": solve).
 // Exit 3 when the solve did not converge (the result is still printed and written, flagged).
 // Under mpirun -np P it runs the distributed solver as P ranks (solve_ranks.hpp).
 #include <filesystem>

@@ -21,7 +21,8 @@ int run_variants(int argc, char** argv) {
   po::options_description options("Options");
   options.add_options()
       ("json", "print one JSON object on stdout")
-      ("markdown", "print the README's variant table (name, input, unit roundoff, description)")
+      ("markdown",
+       "print the variant table of docs/guide/variants.md (name, input, unit roundoff, description)")
       ("help", "print this help");
   add_progress_option(options);
   const auto vm = parse_options(argc, argv, options);
@@ -35,7 +36,7 @@ int run_variants(int argc, char** argv) {
 
   if (vm.count("json") && vm.count("markdown"))  // as every command refuses contradictory options
     throw InvalidInput("--json and --markdown exclude each other: give one of them");
-  if (vm.count("markdown")) {  // machine-independent: the README embeds it verbatim
+  if (vm.count("markdown")) {  // machine-independent: docs/guide/variants.md embeds it verbatim
     std::cout << "| variant | input | unit roundoff | what it computes |\n| --- | --- | --- | --- |\n";
     for (const VariantInfo& v : kVariants) {
       std::cout << "| `" << v.name << "` | " << v.input_format << " | 2^" << std::ilogb(v.unit_roundoff) << " | "

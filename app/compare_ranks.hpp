@@ -1,4 +1,4 @@
-// `tcsolve compare` as the P ranks of an mpirun job (ARCHITECTURE.md, "Command line", "Solver":
+// `tcsolve compare` as the P ranks of an mpirun job (docs/architecture.md, "Command line", "Solver":
 // baselines; issue 33): on cpu ranks, each rank reads only its 2D block-cyclic piece of A once
 // (io read_system_piece; b and x whole), on a P x Q grid (--grid; default 1 x P); then every
 // selected variant's distributed solve (tcsolve/solver/distributed.hpp) runs on those pieces, and

@@ -1,5 +1,5 @@
 // The TCSOLVE_* environment switches: an app-level convenience that maps onto the libraries'
-// typed options (the libraries read no environment). README, "Code paths", lists them.
+// typed options (the libraries read no environment). docs/guide/solver.md, "Code paths", lists them.
 #pragma once
 
 #include <string>

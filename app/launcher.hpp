@@ -1,4 +1,4 @@
-// MPI launchers (ARCHITECTURE.md: only app/ reads their environment): how many ranks `mpirun
+// MPI launchers (docs/architecture.md: only app/ reads their environment): how many ranks `mpirun
 // -np P tcsolve ...` (or another launcher) started, and which one this process is, known before
 // MPI is initialized. main.cpp reads it once: a launch of P > 1 ranks starts an MPI session for a
 // subcommand that runs as ranks (kmeans; ranks.hpp) and is refused up front for the others (exit

@@ -1,5 +1,5 @@
 // `tcsolve <subcommand> [options]`: dispatch through one table, and the one place where errors
-// become messages and exit codes (ARCHITECTURE.md, "Command line"):
+// become messages and exit codes (docs/architecture.md, "Command line"):
 //   0 success, 1 internal error, 2 bad arguments or invalid input,
 //   3 a solve that did not converge (returned by `solve`, not thrown),
 //   4 the requested variant or backend is unavailable here.
@@ -139,8 +139,8 @@ bool has_argument(int argc, char** argv, std::string_view flag) {
 bool wants_json(int argc, char** argv) { return has_argument(argc, argv, "--json"); }
 
 /// `tcsolve help-synopsis` (not listed): every subcommand's synopsis, generated from its option
-/// table as its --help prints it, in the layout of README's "Command line" section; a test keeps
-/// README's copy equal to it (scripts/readme-examples rewrites it).
+/// table as its --help prints it, in the layout of the synopsis block of docs/guide/cli.md; tests
+/// keep that copy equal to it and to each --help (scripts/readme-examples rewrites it).
 int print_synopses() {
   std::size_t width = std::string_view("--version").size();
   for (const Subcommand& s : kSubcommands) width = std::max(width, s.name.size());

@@ -1,4 +1,4 @@
-// Runs of several processes under an MPI launcher (ARCHITECTURE.md, "Command line": under
+// Runs of several processes under an MPI launcher (docs/architecture.md, "Command line": under
 // `mpirun -np P` the commands that support it run as P ranks; only rank 0 prints and writes; an
 // error on any rank ends all ranks with one message and the documented exit code):
 //

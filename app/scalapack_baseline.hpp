@@ -1,6 +1,6 @@
 // ScaLAPACK's pdgesv (FP64 LU with partial pivoting and the two triangular solves; Debian's
 // libscalapack-openmpi) called from `compare` on cpu ranks, as the baseline of the distributed
-// solver (issue 33; ARCHITECTURE.md, "Solver": baselines). Only the app calls ScaLAPACK and BLACS:
+// solver (issue 33; docs/architecture.md, "Solver": baselines). Only the app calls ScaLAPACK and BLACS:
 // the libraries stay free of them. scalapack_baseline.cpp is built with the library and
 // TCSOLVE_HAVE_SCALAPACK where CMake found it (app/CMakeLists.txt); else
 // scalapack_baseline_stub.cpp says why the baseline is absent.

@@ -1,4 +1,4 @@
-// `tcsolve solve` as the P ranks of an mpirun job (ARCHITECTURE.md, "Several GPUs and nodes";
+// `tcsolve solve` as the P ranks of an mpirun job (docs/architecture.md, "Several GPUs and nodes";
 // issue 33): the distributed solver on cpu ranks over MPI (tcsolve/solver/distributed.hpp).
 // Each rank reads only its 2D block-cyclic piece of A from the HDF5 file (io read_system_piece;
 // b and x whole), on a P x Q grid (--grid; default 1 x P), after checking its memory; the ranks

@@ -1,5 +1,5 @@
 // What `solve` and `compare` share: the solver options on the command line, and one solve
-// result as JSON members, a summary line and CSV (ARCHITECTURE.md, "JSON": solve, compare).
+// result as JSON members, a summary line and CSV (docs/architecture.md, "JSON": solve, compare).
 #pragma once
 
 #include <cstdint>

@@ -33,7 +33,7 @@ void write_versions(JsonWriter& w);
 void print_versions(std::ostream& out);
 
 /// Ends a command's top-level JSON object: writes "versions", closes the object, finishes the
-/// document. Every command's JSON ends through it (ARCHITECTURE.md: every object carries
+/// document. Every command's JSON ends through it (docs/architecture.md: every object carries
 /// versions).
 void finish_command_json(JsonWriter& w);
 

@@ -1,4 +1,4 @@
-# The installed package (ARCHITECTURE.md, "Installed package"): `cmake --install build --prefix P`.
+# The installed package (docs/architecture.md, "Installed package"): `cmake --install build --prefix P`.
 #   P/include/tcsolve/...        public headers (no HDF5, CUDA or cuBLAS header among them), tcsolve.h
 #   P/<libdir>/libtcsolve_{runtime,gemm,solver,io}.so.*, libtcsolve.so.*    shared libraries with SOVERSION
 #   P/bin/tcsolve                the executable

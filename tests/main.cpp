@@ -1,5 +1,5 @@
 // Catch2 v2 entry point for tcsolve_tests: Catch's own command line plus
-//   --data-dir DIR   the folder holding the test data (inputs/, tests/data/, README.md; the
+//   --data-dir DIR   the folder holding the test data (inputs/, tests/data/, README.md, docs/guide/; the
 //                    repository root will do); default: testdata/ beside the binary
 //                    (test_data.hpp says where the tests look)
 //   --devices LIST   CUDA builds: run the selected tests once per listed device ("0,1"), that
@@ -24,7 +24,7 @@ int main(int argc, char* argv[]) {
   using Catch::clara::Opt;
   session.cli(session.cli() |
               Opt(data_dir, "dir")["--data-dir"](
-                  "folder holding inputs/, tests/data/ and README.md (default: testdata/ beside "
+                  "folder holding inputs/, tests/data/, README.md and docs/guide/ (default: testdata/ beside "
                   "this binary)") |
               Opt(devices, "list")["--devices"]("run the tests once per CUDA device of the list (e.g. 0,1)"));
   if (const int rc = session.applyCommandLine(argc, argv); rc != 0) return rc;

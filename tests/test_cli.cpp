@@ -1,4 +1,4 @@
-// The command line as a contract (ARCHITECTURE.md, "Command line"): exit codes, error messages,
+// The command line as a contract (docs/architecture.md, "Command line"): exit codes, error messages,
 // --help, and --json printing exactly one JSON object on stdout. Runs the built executable
 // (TCSOLVE_EXE) through popen.
 #include <sys/wait.h>
@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -283,13 +284,14 @@ TEST_CASE("variants --json lists every variant of the table", "[cli]") {
   }
 }
 
-TEST_CASE("README's variant table is the output of variants --markdown (one table)", "[cli]") {
+TEST_CASE("the guide's variant table is the output of variants --markdown (one table)", "[docs]") {
   const CommandResult r = run_tcsolve("variants --markdown");
   INFO(r);
   REQUIRE(r.exit_code == 0);
   REQUIRE(count_lines(r.out) == tcsolve::kVariants.size() + 2);
-  const std::string readme = read_file(tcsolve::test::test_data_path("README.md"));
-  CHECK(contains(readme, r.out));
+  const std::string page = read_file(tcsolve::test::test_data_path("docs/guide/variants.md"));
+  INFO("docs/guide/variants.md's table differs: paste `tcsolve variants --markdown` there, then rebuild");
+  CHECK(contains(page, r.out));
 }
 
 TEST_CASE("an explicit --backend cuda without a usable GPU exits 4", "[cli]") {
@@ -348,15 +350,18 @@ TEST_CASE("tcsolve solve --fp64-below: auto below N solves with an FP64 LU (fp64
 
 namespace {
 
-/// The block of README.md between `<!-- synopsis: tcsolve help-synopsis -->` and
+/// The CLI manual (docs/guide/cli.md, copied beside the test binary), which holds the synopses.
+constexpr const char* kCliManual = "docs/guide/cli.md";
+
+/// The block of a document between `<!-- synopsis: tcsolve help-synopsis -->` and
 /// `<!-- /synopsis -->`, without its ``` fence lines; empty when the markers are missing.
-std::string readme_synopsis(const std::string& readme) {
+std::string document_synopsis(const std::string& document) {
   const std::string begin = "<!-- synopsis: tcsolve help-synopsis -->\n", end = "<!-- /synopsis -->";
-  const std::size_t b = readme.find(begin);
+  const std::size_t b = document.find(begin);
   if (b == std::string::npos) return "";
-  const std::size_t e = readme.find(end, b);
+  const std::size_t e = document.find(end, b);
   if (e == std::string::npos) return "";
-  std::istringstream in(readme.substr(b + begin.size(), e - b - begin.size()));
+  std::istringstream in(document.substr(b + begin.size(), e - b - begin.size()));
   std::string body;
   for (std::string line; std::getline(in, line);)
     if (line.rfind("```", 0) != 0) body += line + "\n";
@@ -377,17 +382,83 @@ std::vector<std::string> option_words(const std::string& text) {
   return names;
 }
 
+/// The whitespace-separated words of `text`.
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+/// Each subcommand's entry of a synopsis block ("tcsolve NAME ..." and the indented lines that
+/// continue it), as words, by NAME.
+std::map<std::string, std::vector<std::string>> synopsis_entries(const std::string& block) {
+  std::map<std::string, std::vector<std::string>> entries;
+  std::istringstream in(block);
+  std::string name;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("tcsolve ", 0) == 0) {
+      const std::vector<std::string> w = words(line);
+      name = w.size() > 1 ? w[1] : "";
+      entries[name] = w;
+    } else if (!name.empty() && !line.empty() && line[0] == ' ') {
+      for (const std::string& w : words(line)) entries[name].push_back(w);
+    }
+  }
+  return entries;
+}
+
+/// The usage that `tcsolve NAME --help` prints: the words of its "Usage: tcsolve NAME ..." lines,
+/// up to the first blank line, without "Usage:".
+std::vector<std::string> help_usage(const std::string& help) {
+  std::istringstream in(help);
+  std::string usage;
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("Usage: ", 0) != 0) return {};
+  usage = line.substr(std::string("Usage: ").size());
+  while (std::getline(in, line) && !line.empty()) usage += " " + line;
+  return words(usage);
+}
+
+std::string joined(const std::vector<std::string>& w) {
+  std::string s;
+  for (const std::string& x : w) s += (s.empty() ? "" : " ") + x;
+  return s;
+}
+
 }  // namespace
 
-TEST_CASE("README's synopses are what tcsolve help-synopsis prints (generated from the option tables)", "[cli]") {
+TEST_CASE("the CLI manual's synopses are what tcsolve help-synopsis prints (generated from the option "
+          "tables)",
+          "[docs]") {
   const CommandResult r = run_tcsolve("help-synopsis");
   INFO(r);
   REQUIRE(r.exit_code == 0);
   const std::vector<std::string> names = listed_subcommands(run_tcsolve("--help").out);
   for (const std::string& name : names) CHECK(contains(r.out, "tcsolve " + name + " "));
-  const std::string readme = read_file(tcsolve::test::test_data_path("README.md"));
-  INFO("README's copy differs: run scripts/readme-examples (it rewrites the synopsis block), then rebuild");
-  CHECK(readme_synopsis(readme) == r.out);
+  const std::string manual = read_file(tcsolve::test::test_data_path(kCliManual));
+  INFO(kCliManual << "'s copy differs: run scripts/readme-examples (it rewrites the synopsis block), "
+                    "then rebuild");
+  CHECK(document_synopsis(manual) == r.out);
+}
+
+TEST_CASE("every subcommand's synopsis in the CLI manual equals the usage its --help prints", "[docs]") {
+  const std::vector<std::string> names = listed_subcommands(run_tcsolve("--help").out);
+  REQUIRE(names.size() >= 9);
+  const std::string manual = read_file(tcsolve::test::test_data_path(kCliManual));
+  const std::map<std::string, std::vector<std::string>> entries = synopsis_entries(document_synopsis(manual));
+  CHECK(entries.size() == names.size() + 1);  // and `tcsolve --version`
+  for (const std::string& name : names) {
+    INFO("subcommand " << name << " (an intended change: run scripts/readme-examples, then rebuild)");
+    const CommandResult r = run_tcsolve(name + " --help");
+    REQUIRE(r.exit_code == 0);
+    const std::vector<std::string> usage = help_usage(r.out);
+    REQUIRE(usage.size() >= 2);
+    REQUIRE(entries.count(name) == 1);
+    CHECK(joined(entries.at(name)) == joined(usage));  // the same words; only the line breaks differ
+  }
+  REQUIRE(entries.count("--version") == 1);
+  CHECK(joined(entries.at("--version")) == "tcsolve --version [--json]");
 }
 
 TEST_CASE("every subcommand's --help names its value placeholders and lists every option in its usage", "[cli]") {

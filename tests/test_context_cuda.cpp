@@ -254,7 +254,7 @@ int device_count() {
   return count;
 }
 
-// [multi_gpu]: on a 2-GPU H200 machine (2026-11-27, BENCHMARKS session 17) the solves with
+// [multi_gpu]: on a 2-GPU H200 machine (2026-11-27, docs/benchmark-history.md, session 17) the solves with
 // look-ahead threw on device 1 (cudaMemsetAsync: invalid argument; cuBLAS internal error): the
 // LU's update thread started on device 0, the runtime's default for a new thread, and made its
 // workspaces and handles there (fixed: it takes the caller's device). Device 0 runs first, so

@@ -1,8 +1,9 @@
-// Where the tests find their data files (inputs/, tests/data/, README.md): never through the
-// source tree's path on the build machine, so that a copied test binary (a GPU bundle) passes.
+// Where the tests find their data files (inputs/, tests/data/, README.md, docs/guide/): never
+// through the source tree's path on the build machine, so that a copied test binary (a GPU
+// bundle) passes.
 //
 // The build copies them next to the test binary (tests/CMakeLists.txt, target
-// tcsolve_testdata): build/tests/testdata/{inputs,tests/data,README.md}; scripts/bundle-gpu puts
+// tcsolve_testdata): build/tests/testdata/{inputs,tests/data,README.md,docs/guide}; scripts/bundle-gpu puts
 // the same folder beside the bundled binary (bundle/bin/testdata). test_data_path looks
 //   1. in the folder given by the test binary's option --data-dir DIR (tests/main.cpp), then
 //   2. in <folder of /proc/self/exe>/testdata,
@@ -30,7 +31,8 @@ inline std::filesystem::path data_dir_beside_binary() {
 
 /// The path of a data file or folder named relative to the repository root, e.g.
 /// test_data_path("inputs/iris.h5"), test_data_path("tests/data/rowmajor_3x3.h5"),
-/// test_data_path("README.md"). Throws std::runtime_error when it is found nowhere.
+/// test_data_path("README.md"), test_data_path("docs/guide/cli.md"). Throws std::runtime_error
+/// when it is found nowhere.
 inline std::string test_data_path(const std::string& relative) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -49,7 +51,7 @@ inline std::string test_data_path(const std::string& relative) {
   throw std::runtime_error(
       "test data '" + relative + "' not found; looked in " + (looked.empty() ? "nowhere" : looked) +
       ". Build the target tcsolve_testdata (it fills <build>/tests/testdata), or pass "
-      "--data-dir DIR with DIR holding inputs/, tests/data/ and README.md (the repository root "
+      "--data-dir DIR with DIR holding inputs/, tests/data/, README.md and docs/guide/ (the repository root "
       "will do)");
 }
 

@@ -519,18 +519,18 @@ TEST_CASE("the epilogues' ReLU and tanh GELU are cuBLASLt's formulas in FP32", "
   CHECK(activate(Activation::none, -2.5f) == -2.5f);
 }
 
-TEST_CASE("README's table of the drop-in's variables names every one the hook reads, with its true default",
+TEST_CASE("the drop-in guide's table of variables names every one the hook reads, with its true default",
           "[hook]") {
-  std::ifstream in(tcsolve::test::test_data_path("README.md"));
+  std::ifstream in(tcsolve::test::test_data_path("docs/guide/drop-in.md"));
   REQUIRE(in);
   std::stringstream text;
   text << in.rdbuf();
-  const std::string readme = text.str();
+  const std::string page = text.str();
   // rows "| `TCSOLVE_HOOK_X` | default | meaning |"
   const std::regex row(R"(\| `(TCSOLVE_HOOK_[A-Z_0-9]+)` \| ([^|]+?) \|)");
   std::set<std::string> documented;
   const Config defaults = from({});
-  for (auto it = std::sregex_iterator(readme.begin(), readme.end(), row); it != std::sregex_iterator();
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), row); it != std::sregex_iterator();
        ++it) {
     const std::string name = (*it)[1], value = (*it)[2];
     INFO(name << " = " << value);

@@ -531,7 +531,7 @@ TEST_CASE("a set interrupt flag stops k-means++ and kmeans (Interrupted), whatev
 
 // --- the command --------------------------------------------------------------------------------
 
-TEST_CASE("tcsolve kmeans --json: the ARCHITECTURE.md fields; --output writes labels, centroids and inertia",
+TEST_CASE("tcsolve kmeans --json: the docs/architecture.md fields; --output writes labels, centroids and inertia",
           "[kmeans][cli]") {
   TempDir dir;
   const std::string out = dir.path("iris_labels.h5");

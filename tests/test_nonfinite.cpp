@@ -3,8 +3,8 @@
 // (fp64, fp32-simt, fp16-simt, fp16-tc, tf32-tc, fp16-fp16acc, fp16-twostage) give BLAS's +-inf.
 // The split variants (input format fp16x2 / tf32x2, and auto) give NaN there instead: the
 // residual of inf is inf - inf = NaN, and even with a residual of 0 the cross products
-// lo(a) hi(b) of a finite a against hi(b) = inf would be 0 * inf = NaN (README, "GEMM
-// variants", says so). NaN inputs give NaN in every variant. Every other entry of C is exact.
+// lo(a) hi(b) of a finite a against hi(b) = inf would be 0 * inf = NaN (docs/guide/variants.md,
+// "Non-finite inputs", says so). NaN inputs give NaN in every variant. Every other entry of C is exact.
 // [exact]: the cpu emulation; [gpu]: the cuda kernels, with the same results.
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -1,10 +1,11 @@
-// The README's example outputs are what the executable prints today. scripts/readme-examples
-// writes every block between `<!-- example: NAME -->` and `<!-- /example -->` from real runs;
-// this test reads those blocks back (from the README copied beside the test binary, see
-// test_data.hpp), runs their `$ tcsolve ...` lines again the same way (in order, in one empty
-// working folder in which `inputs` leads to the bundled inputs/, through the shell), and checks
-// that each command's stdout equals the README's lines below it, up to what depends on the
-// machine or on time. The masking rules, applied alike to both sides, line by line:
+// The example outputs of README.md and of the CLI manual, docs/guide/cli.md, are what the
+// executable prints today. scripts/readme-examples writes every block between
+// `<!-- example: NAME -->` and `<!-- /example -->` of both documents from real runs; this test reads
+// those blocks back (from the copies beside the test binary, see test_data.hpp), runs their
+// `$ tcsolve ...` lines again the same way (in document order, in one empty working folder per
+// document in which `inputs` leads to the bundled inputs/, through the shell), and checks that
+// each command's stdout equals the document's lines below it, up to what depends on the machine
+// or on time. The masking rules, applied alike to both sides, line by line:
 //   - device names: `cpu (NAME)` / `cuda (NAME)` (NAME may hold parentheses one deep: "Intel(R)
 //     Xeon(R) Processor") and `backend cpu on NAME` (up to a comma or a semicolon) become
 //     `<device>`: compare, solve, generate, kmeans, gemm-bench, ffn;
@@ -20,7 +21,7 @@
 // Everything else -- the accuracy columns, iteration counts, labels, inertia -- must match to the
 // last printed digit: the examples use the cpu backend and fixed seeds.
 // When it fails after an intended change of the output: scripts/readme-examples, then rebuild
-// (the build copies README.md next to the test binary).
+// (the build copies README.md and docs/guide/ next to the test binary).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -40,9 +41,15 @@ namespace fs = std::filesystem;
 using tcsolve::test::CommandResult;
 using tcsolve::test::run_tcsolve;
 
-/// The fewest example blocks the README holds (gemm-bench, solving systems, demos): a README
-/// that lost its markers fails here instead of passing with nothing checked.
-constexpr std::size_t kMinExamples = 3;
+/// A document with example blocks, and the fewest blocks it holds: a document that lost its
+/// markers fails here instead of passing with nothing checked.
+struct ExampleDocument {
+  const char* path;  ///< relative to the repository root (test_data_path)
+  std::size_t min_blocks;
+};
+
+/// README keeps one short example; the CLI manual has gemm-bench, solving systems and the demos.
+constexpr ExampleDocument kExampleDocuments[] = {{"README.md", 1}, {"docs/guide/cli.md", 3}};
 
 /// One `$ tcsolve ARGS` line of an example block and the lines printed below it.
 struct ExampleCommand {
@@ -67,8 +74,8 @@ void drop_trailing_blank_lines(std::vector<std::string>& lines) {
   while (!lines.empty() && rtrim(lines.back()).empty()) lines.pop_back();
 }
 
-/// Every `$ tcsolve` line of every example block, in README order; `blocks` counts the blocks.
-std::vector<ExampleCommand> parse_examples(const std::string& readme, std::size_t& blocks) {
+/// Every `$ tcsolve` line of every example block, in document order; `blocks` counts the blocks.
+std::vector<ExampleCommand> parse_examples(const std::string& document, std::size_t& blocks) {
   static const std::regex begin(R"(^<!-- example: *([A-Za-z0-9_.-]+) *-->\s*$)");
   static const std::regex end(R"(^<!-- /example -->\s*$)");
   const std::string prompt = "$ tcsolve ";
@@ -76,7 +83,7 @@ std::vector<ExampleCommand> parse_examples(const std::string& readme, std::size_
   std::string name;
   bool inside = false, fence = false;
   blocks = 0;
-  for (const std::string& line : split_lines(readme)) {
+  for (const std::string& line : split_lines(document)) {
     std::smatch m;
     if (!inside) {
       if (std::regex_match(line, m, begin)) {
@@ -188,7 +195,7 @@ class ExampleFolder {
 
 }  // namespace
 
-TEST_CASE("the masking rules hide times and device names, nothing else", "[cli]") {
+TEST_CASE("the masking rules hide times and device names, nothing else", "[docs]") {
   const std::vector<std::string> a = mask({
       "backend cpu on AMD EPYC, median of 3 runs",
       "",
@@ -219,28 +226,30 @@ TEST_CASE("the masking rules hide times and device names, nothing else", "[cli]"
   CHECK(mask({"median of 3 runs"}) != mask({"median of 5 runs"}));
 }
 
-TEST_CASE("README's example outputs are what tcsolve prints now (up to times and device names)",
-          "[cli]") {
-  const std::string readme_path = tcsolve::test::test_data_path("README.md");
-  std::size_t blocks = 0;
-  const std::vector<ExampleCommand> commands =
-      parse_examples(tcsolve::test::read_file(readme_path), blocks);
-  INFO("README: " << readme_path);
-  REQUIRE(blocks >= kMinExamples);
-  REQUIRE(commands.size() >= blocks);
+TEST_CASE("README's and the CLI manual's example outputs are what tcsolve prints now (up to times and "
+          "device names)",
+          "[docs]") {
+  for (const ExampleDocument& document : kExampleDocuments) {
+    const std::string path = tcsolve::test::test_data_path(document.path);
+    std::size_t blocks = 0;
+    const std::vector<ExampleCommand> commands = parse_examples(tcsolve::test::read_file(path), blocks);
+    INFO("document: " << path);
+    REQUIRE(blocks >= document.min_blocks);
+    REQUIRE(commands.size() >= blocks);
 
-  const ExampleFolder folder;
-  for (const ExampleCommand& c : commands) {
-    const CommandResult r = run_tcsolve(c.args);
-    INFO("example '" << c.example << "': " << r);
-    REQUIRE(r.exit_code == 0);
-    std::vector<std::string> fresh = split_lines(r.out);
-    drop_trailing_blank_lines(fresh);
-    const std::vector<std::string> want = mask(c.expected), got = mask(fresh);
-    std::size_t line = 0;
-    while (line < want.size() && line < got.size() && want[line] == got[line]) ++line;
-    INFO("README (first) and fresh output (second), masked; first difference in line "
-         << line + 1 << " (an intended change: run scripts/readme-examples and rebuild)");
-    CHECK(numbered(got) == numbered(want));
+    const ExampleFolder folder;  // one fresh folder per document: its examples build on each other
+    for (const ExampleCommand& c : commands) {
+      const CommandResult r = run_tcsolve(c.args);
+      INFO("example '" << c.example << "': " << r);
+      REQUIRE(r.exit_code == 0);
+      std::vector<std::string> fresh = split_lines(r.out);
+      drop_trailing_blank_lines(fresh);
+      const std::vector<std::string> want = mask(c.expected), got = mask(fresh);
+      std::size_t line = 0;
+      while (line < want.size() && line < got.size() && want[line] == got[line]) ++line;
+      INFO("document (first) and fresh output (second), masked; first difference in line "
+           << line + 1 << " (an intended change: run scripts/readme-examples and rebuild)");
+      CHECK(numbered(got) == numbered(want));
+    }
   }
 }

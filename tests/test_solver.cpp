@@ -1,4 +1,4 @@
-// The solver (solver.hpp, ARCHITECTURE.md "Solver"): P (R A C) = L U within a derived bound,
+// The solver (solver.hpp, docs/architecture.md "Solver"): P (R A C) = L U within a derived bound,
 // refinement to LAPACK dsgesv's criterion per variant, GMRES-IR beyond classical refinement,
 // singular and badly scaled systems, the fallback, and the solve / compare command lines.
 // Sizes stay small (n <= 128): the tensor-core variants are emulated on the cpu.
@@ -95,7 +95,7 @@ const Json& member(const Json& object, const char* key) {
   return *v;
 }
 
-/// Every member of a solve object (ARCHITECTURE.md, JSON: solve) with its type.
+/// Every member of a solve object (docs/architecture.md, JSON: solve) with its type.
 void check_solve_members(const Json& o, bool baseline) {
   CHECK(member(o, baseline ? "method" : "variant").type == Json::Type::string);
   for (const char* key : {"resolved_variant", "backend", "device", "converged", "iterations", "fallback",
@@ -441,7 +441,7 @@ TEST_CASE("tcsolve solve exits 2 for a singular matrix and 4 for an unavailable 
   CommandResult r = run_tcsolve("solve --input '" + input + "' --backend cpu --json");
   INFO(r);
   CHECK(r.exit_code == 2);
-  // --json: one error object on stdout (ARCHITECTURE.md, JSON), one line on stderr.
+  // --json: one error object on stdout (docs/architecture.md, JSON), one line on stderr.
   const Json doc = require_one_object(r);
   const Json& error = member(doc, "error");
   CHECK(member(error, "exit_code").number == 2);

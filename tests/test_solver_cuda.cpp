@@ -539,7 +539,7 @@ TEST_CASE("tcsolve compare --backend cuda runs the variants and the five cuSOLVE
     if (std::string(expected[i]) != "cusolver-dbgesv") CHECK(converged->boolean);
     const Json* t = o.find("time_s");
     REQUIRE(t != nullptr);
-    const Json* phases = t->find("phases");  // ARCHITECTURE.md: phase times under time_s.phases
+    const Json* phases = t->find("phases");  // docs/architecture.md: phase times under time_s.phases
     REQUIRE(phases != nullptr);
     CHECK(phases->find("transfer") != nullptr);
     if (i < 3) {  // auto at n = 300 takes the FP64 LU (fp64_below's default), as solve does

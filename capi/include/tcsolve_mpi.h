@@ -1,14 +1,17 @@
-/* tcsolve's distributed C API (ARCHITECTURE.md, "C API"; issue 33): the solve of tcsolveDgesv
+/** \file tcsolve_mpi.h
+ * tcsolve's distributed C API (docs/architecture.md, "C API"; issue 33): the solve of tcsolveDgesv
  * on the ranks of an MPI communicator, with ScaLAPACK pdgesv's arguments, so that a ScaLAPACK
  * program switches by changing one call. tcsolve.h itself stays MPI-free; this header is
  * installed, and implemented in libtcsolve, only in a build with MPI.
  *
+ * \code{.c}
  *   MPI_Init(&argc, &argv);                       the caller's; tcsolve never finalizes MPI
  *   tcsolveHandle_t h;
  *   tcsolveCreateDistributed(&h, TCSOLVE_BACKEND_CPU, MPI_COMM_WORLD, 2, 2);
  *   int desca[9] = {1, ctxt, n, n, nb, nb, 0, 0, lld_a}, descb[9] = {1, ctxt, n, 1, nb, nb, 0, 0, lld_b};
  *   tcsolvePdgesv(h, NULL, n, 1, A_local, 1, 1, desca, B_local, 1, 1, descb, &info);
  *   tcsolveDestroy(h);                            before MPI_Finalize
+ * \endcode
  *
  * cpu ranks (host pointers) or GPU ranks (TCSOLVE_BACKEND_CUDA: one GPU per rank, the node-local
  * rank's, NCCL between them; A and B host or device pointers; 1 x Q grids only for now, and no
@@ -26,7 +29,7 @@
 extern "C" {
 #endif
 
-/* A handle over comm's ranks as an nprow x npcol grid, row-major rank order (BLACS's default:
+/** A handle over comm's ranks as an nprow x npcol grid, row-major rank order (BLACS's default:
  * rank r is process (r / npcol, r mod npcol)). A collective over comm: every rank calls it.
  * MPI must be initialized by the caller (MPI_Initialized); the handle works on a duplicate of
  * comm (MPI_Comm_dup), freed by tcsolveDestroy (call it before MPI_Finalize). backend: CPU
@@ -38,7 +41,7 @@ extern "C" {
 tcsolveStatus_t tcsolveCreateDistributed(tcsolveHandle_t* handle, tcsolveBackend_t backend, MPI_Comm comm,
                                          int nprow, int npcol);
 
-/* ScaLAPACK pdgesv's arguments: desc = {DTYPE_ = 1, CTXT_ (carried, ignored), M_, N_, MB_, NB_,
+/** ScaLAPACK pdgesv's arguments: desc = {DTYPE_ = 1, CTXT_ (carried, ignored), M_, N_, MB_, NB_,
  * RSRC_, CSRC_, LLD_}; A (LLD_A x local columns) and B (LLD_B x local columns) this rank's
  * local column-major pieces in the 2D block-cyclic layout of the handle's grid (host memory; on
  * a CUDA handle host or the rank's device memory).

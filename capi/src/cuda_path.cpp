@@ -61,7 +61,7 @@ double largest(const double* p, Strided s) {
 
 /// Host A (and host B, X) staged on the device, then solved as a device system (solve_device):
 /// the host path's copies into FP64 matrices, its checks and its pageable upload of A cost
-/// seconds at n = 16384 (5.4 s around an 81 ms solve, docs/BENCHMARKS.md session 21). Only
+/// seconds at n = 16384 (5.4 s around an 81 ms solve, docs/benchmark-history.md, session 21). Only
 /// where the device holds the staged copies beside the solve, and where the solve would not
 /// prescale (A and every column of b at or above 2^-511, solver.hpp: solve_device takes its
 /// system as given): the same device computations as the host path, so the same X bitwise.

@@ -1,4 +1,4 @@
-// The C API (tcsolve.h, ARCHITECTURE.md "C API") over tcsolve::gemm and tcsolve::solver: the
+// The C API (tcsolve.h, docs/architecture.md "C API") over tcsolve::gemm and tcsolve::solver: the
 // handle and the registry of live handles, tcsolveInterrupt, status strings, variant names,
 // tcsolveSgemm, tcsolveDgesv, and factor once / solve many (tcsolveDgetrf, tcsolveDgetrs: cpu
 // handles for now); argument checks in BLAS's manner (arguments.hpp: the message names the

@@ -22,7 +22,7 @@
 
 namespace tcsolve::hook {
 
-/// Every variable parse_config reads (README.md's table of them is tested against this list).
+/// Every variable parse_config reads (docs/guide/drop-in.md's table of them is tested against this list).
 inline constexpr std::array<const char*, 8> kVariables = {
     "TCSOLVE_HOOK_VARIANT",     "TCSOLVE_HOOK_TF32",    "TCSOLVE_HOOK_MIN_FLOPS", "TCSOLVE_HOOK_MIN_TILES",
     "TCSOLVE_HOOK_MIN_SPEEDUP", "TCSOLVE_HOOK_MIN_DIM", "TCSOLVE_HOOK_LOG",       "TCSOLVE_HOOK_REPORT"};

@@ -97,7 +97,7 @@ def matmul(a, b, variant="auto", out=None):
 
     Non-finite inputs: a row of a or a column of b holding +-inf gives NaN in that row or column
     with the split variants (ec-fp16, ec-tf32, auto, markidis, ootomo-*, legemm), where
-    ``numpy.matmul`` and fp32-simt give +-inf (README, "GEMM variants").
+    ``numpy.matmul`` and fp32-simt give +-inf (docs/guide/variants.md, "Non-finite inputs").
     """
     if _autograd.requires_grad(a, b):  # recorded for torch's autograd; backward: corrected products
         return _autograd.matmul(a, b, variant, out)

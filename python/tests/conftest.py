@@ -4,7 +4,7 @@ repository root after a build:
 
     PYTHONPATH=build/python python3 -m pytest python/tests
 
-(the defaults then find build/app/tcsolve and inputs/ and README.md in the source tree). Tests of
+(the defaults then find build/app/tcsolve, inputs/ and docs/guide/ in the source tree). Tests of
 torch and CuPy arrays skip when those are not installed or no GPU is present; numpy, scipy and
 scikit-learn are required (scripts/bootstrap installs them).
 """
@@ -22,7 +22,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 def pytest_addoption(parser):
     parser.addoption("--tcsolve-cli", default=str(REPO / "build" / "app" / "tcsolve"), help="the tcsolve executable")
     parser.addoption("--testdata", default=str(REPO),
-                     help="a folder holding inputs/ and README.md (the build's tests/testdata)")
+                     help="a folder holding inputs/ and docs/guide/ (the build's tests/testdata)")
     parser.addoption("--hdf5-library", default="", help="libhdf5 (default: found by name)")
 
 

@@ -1,6 +1,6 @@
 """A minimal HDF5 reader for the tests, over the libhdf5 C library that tcsolve itself links
 (ctypes: H5Fopen, H5Dopen2, H5Dread, H5Aread): reads whole datasets and scalar attributes of the
-files the CLI reads and writes (ARCHITECTURE.md, "HDF5 files") as NumPy arrays, exactly (the
+files the CLI reads and writes (docs/architecture.md, "HDF5 files") as NumPy arrays, exactly (the
 library converts to the native type asked for; float64 and float32 data come back bit for bit).
 h5py is not needed, and nothing of HDF5 is vendored.
 """

@@ -1,6 +1,6 @@
 """tcsolve.KMeans: scikit-learn's labels on iris and wine with the fp64 variant (and at least 99.5%
-of them with ec-fp16), the loss of clustering README.md shows for fp16-tc on iris_shifted, the
-CLI's own results (``tcsolve kmeans``) bit for bit, scikit-learn's estimator protocol, weighted
+of them with ec-fp16), the loss of clustering the CLI manual (docs/guide/cli.md) shows for fp16-tc
+on iris_shifted, the CLI's own results (``tcsolve kmeans``) bit for bit, scikit-learn's estimator protocol, weighted
 fits (sample_weight) against scikit-learn's and against repeated points, and scikit-learn's
 check_estimator: every check passes but the two it skips (listed in test_check_estimator)."""
 
@@ -42,10 +42,10 @@ def test_fp64_labels_equal_sklearn_lloyd_and_ec_fp16_nearly(hdf5, inputs, name, 
     assert np.mean(ec.labels_ == sk.labels_) >= 0.995
 
 
-def readme_example(testdata, variant):
-    """The README's `tcsolve kmeans --input inputs/iris_shifted.h5 --k 3 --variant V --backend cpu`
-    output: {"inertia", "iterations", "agreement", "inertia_fp64"}."""
-    text = (testdata / "README.md").read_text()
+def manual_example(testdata, variant):
+    """The CLI manual's (docs/guide/cli.md) `tcsolve kmeans --input inputs/iris_shifted.h5 --k 3
+    --variant V --backend cpu` output: {"inertia", "iterations", "agreement", "inertia_fp64"}."""
+    text = (testdata / "docs" / "guide" / "cli.md").read_text()
     start = text.index(f"$ tcsolve kmeans --input inputs/iris_shifted.h5 --k 3 --variant {variant} --backend cpu")
     block = text[start:text.index("\n$ ", start + 1)]
     return {
@@ -57,10 +57,10 @@ def readme_example(testdata, variant):
 
 
 @pytest.mark.parametrize("variant", ["fp16-tc", "ec-fp16"])
-def test_iris_shifted_reproduces_the_readme(hdf5, inputs, testdata, variant):
-    # README: fp16-tc loses the clustering of iris moved far from the origin (26% of the labels
+def test_iris_shifted_reproduces_the_cli_manual(hdf5, inputs, testdata, variant):
+    # The CLI manual: fp16-tc loses the clustering of iris moved far from the origin (26% of the labels
     # agree with FP64), ec-fp16 keeps all of it. The CLI's run: k-means++ with seed 1, tol 0.
-    shown = readme_example(testdata, variant)
+    shown = manual_example(testdata, variant)
     X = hdf5.read(inputs / "iris_shifted.h5", "X")
     km = tcsolve.KMeans(3, variant=variant, random_state=1, tol=0, backend="cpu").fit(X)
     ref = tcsolve.KMeans(3, variant="fp64", random_state=1, tol=0, backend="cpu").fit(X)

@@ -1,4 +1,4 @@
-// Generated test systems (ARCHITECTURE.md, "Test inputs"): randsvd matrices with a prescribed
+// Generated test systems (docs/architecture.md, "Test inputs"): randsvd matrices with a prescribed
 // 2-norm condition number and U(-1, 1) matrices; see generate.hpp for the definitions.
 //
 // randsvd (Higham's gallery('randsvd'), LAPACK xLATMS modes): A = U diag(sigma) V^T. U and V

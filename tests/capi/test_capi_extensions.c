@@ -32,7 +32,7 @@ static double urand(void) {
 
 static void test_variant_table(void) {
   const int count = tcsolveVariantCount();
-  CHECK(count == 16); /* ARCHITECTURE.md's table: 13 variants, auto and two vendor baselines */
+  CHECK(count == 16); /* docs/architecture.md's table: 13 variants, auto and two vendor baselines */
   for (int v = 0; v < count; ++v) {
     const char* name = tcsolveVariantName(v);
     CHECK(name != NULL && variant(name) == v);

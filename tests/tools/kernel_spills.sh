@@ -11,7 +11,7 @@
 # thread). One more live value (a device scalar, a second epilogue in the same instance) made
 # ptxas spill 120-152 bytes in the wgmma kernels, and ec-tf32 ran 9%, ec-fp16 4% and
 # ootomo-fp16 26% slower from session 9 to 15 before a benchmark against an old build showed it
-# (docs/BENCHMARKS.md session 16). The budgets are the spills measured when they were set.
+# (docs/benchmark-history.md, session 16). The budgets are the spills measured when they were set.
 set -euo pipefail
 nvcc=${1:?NVCC}; src=${2:?SOURCE}; budgets=${3:?BUDGETS (PATTERN=BYTES,... or -)}; shift 3
 log=$(mktemp); trap 'rm -f "$log"' EXIT

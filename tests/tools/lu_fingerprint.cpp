@@ -4,7 +4,7 @@
 // PLAN ("field=value,...", set_plan_field's names) and the GEMM kernel family. The same
 // program built against the commit before the plans existed (with the TCSOLVE_* variables in
 // place of PLAN) prints the fingerprints the redesign must reproduce bit for bit
-// (docs/BENCHMARKS.md, issue 15). Not a test: a tool for the GPU runs.
+// (docs/benchmark-history.md, session 8: issue 15). Not a test: a tool for the GPU runs.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 //      the mma.sync kernels (fp16_split.cuh) and written as FP16 hi / lo matrices, K contiguous,
 //      zero-padded to whole tiles: Ah, Al (Mp x Kp) and Bh, Bl (Np x Kp). Cost: 4 bytes read
 //      and 4 written per element of A and B, against the GEMM's reading every element Kp/128
-//      times more; measured in docs/BENCHMARKS.md. The padding removes every bound check from
+//      times more; measured in docs/benchmark-history.md. The padding removes every bound check from
 //      the main kernel but the epilogue's.
 //   2. main kernel: 3 warpgroups. Warpgroup 0 (one thread) is the producer: for each output tile
 //      and k-tile it waits for a free shared-memory stage and issues TMA loads of the 128 x 64
@@ -32,7 +32,7 @@
 // or element by element, or (cuda::nearest_columns) the nearest-column epilogue of
 // wgmma_nearest.cuh, whose ec consumer overlaps it with the next tile's products. One epilogue
 // per instance: with both stores in one kernel, ptxas spilled 128-152 bytes of the consumers'
-// registers (ec-tf32 9% slower on the LU shape, docs/BENCHMARKS.md session 16).
+// registers (ec-tf32 9% slower on the LU shape, docs/benchmark-history.md, session 16).
 #include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
 #include <cuda_fp16.h>
 #include <cudaTypedefs.h>
@@ -498,7 +498,7 @@ enum class Epilogue { store, store_pairs, nearest, partial };
 /// halfhalf scheme (ootomo-*: an outside add every k-step) takes batches of 16: with 32, ptxas
 /// spilled 8-48 bytes of its registers and ootomo-fp16 ran 36% slower at the H100's own clocks.
 /// halfhalf_tiles (ec-tf32) keeps 32: with 16 it is spill-free too, but the two more round
-/// trips to C measured 3% slower than its 24 spilled bytes (docs/BENCHMARKS.md session 16).
+/// trips to C measured 3% slower than its 24 spilled bytes (docs/benchmark-history.md, session 16).
 template <WgmmaScheme S>
 constexpr int kStoreBatch = S == WgmmaScheme::halfhalf ? 16 : 32;
 

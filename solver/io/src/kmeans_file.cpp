@@ -1,4 +1,4 @@
-// K-means data and output files (ARCHITECTURE.md, "HDF5 files": X, optional init; labels,
+// K-means data and output files (docs/architecture.md, "HDF5 files": X, optional init; labels,
 // centroids, attribute inertia) through the HDF5 C API, with the conventions of
 // system_file.cpp, whose helpers it shares (hdf5_file.hpp):
 //   - row-major datasets as h5py writes them: a points x dim dataset has the bytes of the

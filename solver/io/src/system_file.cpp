@@ -1,4 +1,4 @@
-// System and solution files (ARCHITECTURE.md, "HDF5 files") through the HDF5 C API.
+// System and solution files (docs/architecture.md, "HDF5 files") through the HDF5 C API.
 //
 // Layout. h5py/NumPy write row-major (C order) arrays: element (i, j) of a dataset of dims
 // (rows, cols) lies at offset i * cols + j. Eigen matrices here are column-major. Every 2-D
@@ -48,7 +48,7 @@ using hdf5::write_string_attribute;
 using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 
-/// No HDF5 error stack on stderr: the library never prints (STYLE.md, "Errors").
+/// No HDF5 error stack on stderr: the library never prints (docs/architecture.md, "Layout").
 void silence_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 

@@ -429,7 +429,7 @@ class BlockedLu {
   /// upper unit triangular (w x w) and X = T(x0.., j..) (rows x rows, w columns), recursively:
   /// halves of U, the off-diagonal part by SGEMM, so that most flops run in SGEMM rather than
   /// in cublasStrsm (about 10 TFLOP/s on these shapes). (An inverse of L11 times an SGEMM, as
-  /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/BENCHMARKS.md.)
+  /// MAGMA does, measured no faster here and left a 5x larger LU residual: docs/benchmark-history.md.)
   ///
   /// `plain` (U12 of the next block's columns, on the panel's path): one call of trsm.cu's kernel
   /// (in A_s's terms L11^-1 A12, row-major), 44 us where cublasStrsm took 150 (launches and

@@ -16,13 +16,13 @@
 //      reciprocal, a(r, c) -= l u(i, c) with fmaf, step after step), so a pivot row's columns
 //      from its step on are bitwise its row of U.
 // Why: partial pivoting's leaf (panel.cu) makes one cluster-wide exchange per column, a chain
-// of about 3000 cycles each (docs/BENCHMARKS.md), 36 ms of the 16384 columns at n = 16384. Here
+// of about 3000 cycles each (docs/benchmark-history.md), 36 ms of the 16384 columns at n = 16384. Here
 // the steps inside a CTA need no exchange between CTAs (one __syncthreads a step), and the
 // cluster exchanges once per leaf. CALU's worst-case growth factor is larger than partial
 // pivoting's, and in practice alike (the paper's experiments); the refinement corrects the LU's
 // error in any case. Measured (H100, session 15): 0.7-0.9 us a step, 96 steps a leaf, so the
 // panel takes 56.5 ms against the cluster kernel's 50.7 at n = 16384: a step is a chain of
-// 130-195 dependent instructions per warp with or without an exchange (docs/BENCHMARKS.md has
+// 130-195 dependent instructions per warp with or without an exchange (docs/benchmark-history.md has
 // the ncu stall breakdown). An option to compare, not the default. 512 threads x 2 rows: 256 x
 // 4 took 55.6 ms (fewer warps to hide the chain), 1024 x 1 the same as 512 x 2.
 //

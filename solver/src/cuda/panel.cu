@@ -4,10 +4,10 @@
 // values per thread at n = 16384).
 //
 // Why: cuSOLVER's sgetrf costs about 4 us per column whatever the panel width (measured on the
-// H100, docs/BENCHMARKS.md), 55-65 ms for the 16384 columns of n = 16384: several kernel
+// H100, docs/benchmark-history.md), 55-65 ms for the 16384 columns of n = 16384: several kernel
 // launches and grid-wide reductions per column. Here a column costs 1.3-1.8 us (measured: one
 // CTA to 16), bound by the latency of the chain below, not by the
-// arithmetic (docs/BENCHMARKS.md has the cycle counts per part). Rows come in and go out by one
+// arithmetic (docs/benchmark-history.md has the cycle counts per part). Rows come in and go out by one
 // bulk copy each (cp.async.bulk), which keeps the whole 128 KB per CTA in flight.
 //
 // Per column i:

@@ -5,7 +5,7 @@
 //
 // Why: cublasStrsm took about 150 us for the 512 x 512 case (4.9 ms over the 32 blocks of
 // n = 16384, with the whole GPU to itself: 0.9 TFLOP/s), i.e. its launches and internal steps,
-// not its 134 MFLOP, set its time (docs/BENCHMARKS.md, session 5). This kernel: 44 us there
+// not its 134 MFLOP, set its time (docs/benchmark-history.md, session 5). This kernel: 44 us there
 // (H100), the chain of 8 diagonal solves and 8 rounds of L2 latency.
 //
 // One CTA of 256 threads per kCols = 8 columns of B, which it keeps in shared memory (w x 8) for

@@ -7,7 +7,8 @@ own process; prints Markdown tables and writes JSON.
     python3 tests/hook/gpu/crossover.py HOOK_SO OUT.json [--variant auto]
 
 The defaults of TCSOLVE_HOOK_MIN_FLOPS and TCSOLVE_HOOK_MIN_TILES in hook/src/policy.hpp come
-from these tables (docs/BENCHMARKS.md)."""
+from these tables (docs/benchmark-history.md, session 9; the policy now also predicts each call's
+ratio from a cost model fitted to the per-shape table of docs/BENCHMARKS.md)."""
 import json
 import os
 import subprocess

@@ -40,8 +40,7 @@ Measures:
     pass-through table lists, per row, the biggest passed-through shapes of the timed steps
     (reason, function, m x n x k, batch, calls and GFLOP per step). Writing the log costs a
     write() per GEMM call on the host, hidden while the GPU is the bottleneck.
-The hook's settings are its defaults (README.md, "Use it from PyTorch/CuPy without changing
-code") unless --hook-env gives TCSOLVE_HOOK_* values for the preloaded children.
+The hook's settings are its defaults (docs/guide/drop-in.md, "Settings") unless --hook-env gives TCSOLVE_HOOK_* values for the preloaded children.
 
 Output: the Markdown tables on stdout and in OUTDIR/results.md, everything in OUTDIR/results.json
 (times, errors, shares, pass-through shapes, versions, GPU, the exact commands), each child's

@@ -4,7 +4,7 @@
 //
 // Layout. Points and centroids are stored one per column, column-major:
 //   X  (dim x N)   column i is point i: the same bytes as the row-major N x dim dataset `X` of
-//                  a K-means file (ARCHITECTURE.md, "HDF5 files"), so nothing is transposed
+//                  a K-means file (docs/architecture.md, "HDF5 files"), so nothing is transposed
 //   C  (dim x k)   column j is centroid j (the row-major k x dim `init` / `centroids` datasets)
 //   G  (N x k)     G(i, j) = x_i . c_j = (X^T C)(i, j): tcsolve::gemm with op(A) = T, op(B) = N,
 //                  both operands contiguous along the inner dimension dim. Points are processed

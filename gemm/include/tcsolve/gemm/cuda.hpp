@@ -150,7 +150,7 @@ class EventTimer {
 
 /// d_C64 (m x n, column-major, leading dimension m, FP64 device array) = op(A) * op(B) computed
 /// in FP64 (cuBLAS DGEMM on FP64 copies of the FP32 inputs): the reference C64 of
-/// ARCHITECTURE.md on the device. d_A, d_B: device FP32, stored column-major with lda, ldb
+/// docs/architecture.md on the device. d_A, d_B: device FP32, stored column-major with lda, ldb
 /// (op(A) is m x k, op(B) is k x n). Enqueued on ctx's stream with its cuBLAS handle and FP64
 /// workspace; returns once enqueued.
 /// With d_C0 (m x n FP32, leading dimension m): d_C64 = alpha op(A) op(B) + beta C0 in FP64.

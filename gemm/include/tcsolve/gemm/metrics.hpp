@@ -8,7 +8,7 @@
 namespace tcsolve {
 
 /// op(A) * op(B) (m x n, column-major, leading dimension m) in double from the FP32 inputs:
-/// the reference C64 of ARCHITECTURE.md (Eigen double on the host).
+/// the reference C64 of docs/architecture.md (Eigen double on the host).
 std::vector<double> reference_product(Op ta, Op tb, int m, int n, int k, const float* A, int lda,
                                       const float* B, int ldb);
 

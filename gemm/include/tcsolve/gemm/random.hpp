@@ -1,4 +1,4 @@
-// Test inputs shared by tests, benchmarks and the generator (ARCHITECTURE.md, "Test inputs").
+// Test inputs shared by tests, benchmarks and the generator (docs/architecture.md, "Test inputs").
 //   urand        U(-1, 1);  urand:A:B  U(A, B)
 //   exp_rand:a:b Ootomo Eq. (25): sign uniform, exponent uniform integer in [a, b], significand
 //                uniform in [1, 2) (all 23 mantissa bits random).

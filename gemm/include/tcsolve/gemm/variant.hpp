@@ -1,4 +1,4 @@
-// The one table of GEMM variants. Parsing, --help, `tcsolve variants`, the README table and
+// The one table of GEMM variants. Parsing, --help, `tcsolve variants`, docs/guide/variants.md's table and
 // the test loops all read kVariants; adding a variant starts with one row here.
 #pragma once
 

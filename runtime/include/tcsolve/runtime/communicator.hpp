@@ -107,7 +107,7 @@ class Agreed final : public E, public AgreedFailure {
   using E::E;
 };
 
-/// The exit code an error stands for (ARCHITECTURE.md): 2 InvalidInput, 4 Unavailable,
+/// The exit code an error stands for (docs/architecture.md): 2 InvalidInput, 4 Unavailable,
 /// 7 Interrupted (the C API's), 1 any other.
 int error_code(const std::exception& e);
 /// Throws a.code's error type with a.message, marked Agreed.

@@ -1,4 +1,4 @@
-// ScaLAPACK's 2D block-cyclic layout (ARCHITECTURE.md, "Several GPUs and nodes"): a P x Q process
+// ScaLAPACK's 2D block-cyclic layout (docs/architecture.md, "Several GPUs and nodes"): a P x Q process
 // grid in row-major rank order (BLACS's default: rank r is process (r / Q, r mod Q)), square or
 // rectangular mb x nb blocks dealt round the grid, source process (0, 0). Global block (I, J)
 // lives on process (I mod P, J mod Q); a process holds its blocks packed column-major in a local

@@ -1,4 +1,4 @@
-// tcsolve::solver: mixed-precision LU solver with iterative refinement (ARCHITECTURE.md, Solver).
+// tcsolve::solver: mixed-precision LU solver with iterative refinement (docs/architecture.md, Solver).
 //
 //   1. exact power-of-two equilibration: A_s = R A C with R, C diagonal powers of two;
 //   2. blocked right-looking LU with partial pivoting of A_s in FP32, block size nb: panel
@@ -66,7 +66,7 @@ std::string_view to_string(Refinement r);
 /// the device; a failed attempt's time is in the total and the phase "rbt_attempt").
 ///
 /// auto: the fastest that never gives a worse answer than partial pivoting, by what was
-/// measured (resolve_pivoting). On the H100 (docs/BENCHMARKS.md, session 10) rbt with windowed
+/// measured (resolve_pivoting). On the H100 (docs/benchmark-history.md, session 10) rbt with windowed
 /// pivoting converged where partial pivoting did, in 0-2 more iterations, but took 93-98 ms
 /// against partial pivoting's 79-80 at n = 16384 (its one-CTA leaves and the panels' SGEMM
 /// joins still set the pace), so auto resolves to partial on both backends for now.
@@ -93,7 +93,7 @@ inline constexpr double kBeamThreshold = 0x1p-12;
 /// beam's growth bound max|U| / max|A_s| (as rbt's, kRbtGrowth in butterfly.hpp: 2^20).
 inline constexpr double kBeamGrowth = 0x1p20;
 /// The default SolveOptions::rbt_window. Without pivoting, the LU of U^T A V of an n = 16384
-/// U(-1,1) system grew its factors 8e6-fold (H100, docs/BENCHMARKS.md): beyond what FP32
+/// U(-1,1) system grew its factors 8e6-fold (H100, docs/benchmark-history.md, session 10): beyond what FP32
 /// factors refine. With the pivot the largest of >= 96 candidates, |l_ij| stays near 1.
 inline constexpr int kRbtWindow = 128;
 Pivoting parse_pivoting(std::string_view name);  ///< "partial" | "rbt" | "auto" | "beam"
@@ -134,10 +134,10 @@ std::string_view to_string(ConditionEstimate c);                    ///< "auto",
 
 /// The LU's block size when SolveOptions::block_size is 0: 128 on the cpu; on cuda 512, where
 /// the 2n/nb panel factorizations and row swaps are launch-bound (n = 16384 random, ec-fp16 on an
-/// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/BENCHMARKS.md, session 2), and 1024 from
+/// H100: 150 ms at nb 128, 131 at 256, 120 at 512; docs/benchmark-history.md, session 2), and 1024 from
 /// n = kLargeBlockFromCuda on, where the trailing updates' corrected GEMMs set the pace and run
 /// faster with k = 1024 (n = 32768: auto 320 ms against 336 at 512, the update 135 ms against
-/// 183; at n = 16384 1024 is 5% slower: docs/BENCHMARKS.md, session 15).
+/// 183; at n = 16384 1024 is 5% slower: docs/benchmark-history.md, session 15).
 inline constexpr int kDefaultBlockSizeCpu = 128, kDefaultBlockSizeCuda = 512, kLargeBlockSizeCuda = 1024;
 inline constexpr int kLargeBlockFromCuda = 24576;
 /// The default block size for order n: kDefaultBlockSizeCpu on the cpu; on cuda
@@ -161,7 +161,7 @@ int fp64_below_default(Backend backend);
 
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
-/// production path; the other values exist to compare (README, "Code paths"). Every field
+/// production path; the other values exist to compare (docs/guide/solver.md, "Code paths"). Every field
 /// except `leaf = tournament`, `phases` and `host_times` gives bitwise the same factors.
 /// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
 /// replaced it).
@@ -258,7 +258,7 @@ struct SolveOptions {
   /// equilibrated A, refined in FP64 to the same criterion (LAPACK dsgesv's), instead of the
   /// mixed path: below some n the FP32 path's fixed costs (panels, launches, residuals) make it
   /// slower than an FP64 LU (measured on an H100: auto 4.4x cuSOLVER dgetrf+getrs at n = 128,
-  /// 1.4x at 2048, 1.08x at 4096, 0.93x at 6144; docs/BENCHMARKS.md, session 9; the FP64 path
+  /// 1.4x at 2048, 1.08x at 4096, 0.93x at 6144; docs/benchmark-history.md, session 9; the FP64 path
   /// is the faster one below kFp64BelowCuda, session 13). The result
   /// says so (SolveResult::fp64_lu, resolved_variant fp64). kFp64BelowDefault: the backend's
   /// default (fp64_below_default); 0: never. Other variants always run the mixed path.

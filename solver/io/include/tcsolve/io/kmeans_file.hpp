@@ -1,4 +1,4 @@
-// K-means data and output files (ARCHITECTURE.md, "HDF5 files"): X (points x dim) and optional
+// K-means data and output files (docs/architecture.md, "HDF5 files"): X (points x dim) and optional
 // init (k x dim) in; labels, centroids and the attribute inertia out. The demos' computation is
 // tcsolve::cluster (cluster/); its files are read and written here.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace tcsolve {
 
-/// A K-means data file (ARCHITECTURE.md, "HDF5 files"): X (points x dim) and optional init
+/// A K-means data file (docs/architecture.md, "HDF5 files"): X (points x dim) and optional init
 /// (k x dim), float64 or float32, row-major as h5py writes; held here in FP32, column-major
 /// (so X is dim x points, init dim x k: the same element order as the file).
 struct KmeansData {

@@ -1,4 +1,4 @@
-// The one rule for every file tcsolve writes (ARCHITECTURE.md, "HDF5 files"): solution and system
+// The one rule for every file tcsolve writes (docs/architecture.md, "HDF5 files"): solution and system
 // files, K-means results, CSV tables and plots.
 //   - never an input of the same command: the same file by device and inode (stat(2), so hard
 //     links and symbolic links to an input count), or, when one of them does not exist, the same

@@ -1,4 +1,4 @@
-// Linear systems and their HDF5 files (ARCHITECTURE.md, "HDF5 files"): datasets A (n x n), b (n
+// Linear systems and their HDF5 files (docs/architecture.md, "HDF5 files"): datasets A (n x n), b (n
 // or n x nrhs) and optional x (true solution), float64 or float32, row-major as h5py writes.
 #pragma once
 
@@ -80,7 +80,7 @@ inline void write_system(const std::string& path, const LinearSystem& system, bo
   write_system(path, system, options);
 }
 
-/// What a solve writes beside the solution (ARCHITECTURE.md: attributes of the output file).
+/// What a solve writes beside the solution (docs/architecture.md: attributes of the output file).
 struct SolutionAttributes {
   std::string variant, backend;
   int iterations = 0;
