@@ -119,6 +119,52 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's panel joins on the tensor cores (joins=variant): the factors within the LU bound, "
+    "bitwise alike on one stream and two, auto's FP16-only joins bitwise its gated both paths', solves "
+    "to the dsgesv criterion",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's joins through the variant");
+  // n = 2500, nb = 256: every block's top join (k = 128) goes through the variant when asked
+  // (joins=variant; automatic would keep these SGEMM: fewer than kJoinVariantMinRows rows).
+  // The joins' GEMM context differs between one stream (the solve's, all SMs) and two (the
+  // panel's SM budget): the same products per element, so the same bits.
+  const int n = 2500;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 5) % 23 - 11);
+  for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
+    INFO(to_string(v));
+    CudaLuPlan variant_joins, one_stream, sgemm_joins;
+    variant_joins.joins = CudaLuPlan::Joins::variant;
+    one_stream = variant_joins;
+    one_stream.lookahead = false;
+    sgemm_joins.joins = CudaLuPlan::Joins::sgemm;
+    const LuFactorization two = lu_factorize(Backend::cuda, A, v, 256, {}, variant_joins);
+    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 256, {}, one_stream);
+    const LuFactorization plain = lu_factorize(Backend::cuda, A, v, 256, {}, sgemm_joins);
+    CHECK(one.perm == two.perm);
+    CHECK((one.lu.array() != two.lu.array()).count() == 0);
+    // the variant ran: its products differ from SGEMM's in the last bits somewhere
+    CHECK((plain.lu.array() != two.lu.array()).count() > 0);
+    const auto [residual, bound] = lu_reconstruction(two, A);
+    CHECK(residual <= bound);
+    if (v == Variant::auto_) {
+      CudaLuPlan both_paths = variant_joins;
+      both_paths.auto_paths = CudaLuPlan::AutoPaths::both;
+      const LuFactorization both = lu_factorize(Backend::cuda, A, v, 256, {}, both_paths);
+      CHECK(both.perm == two.perm);
+      CHECK((both.lu.array() != two.lu.array()).count() == 0);
+    }
+    SolveOptions o = options(Backend::cuda, v, 256);
+    o.cuda_plan = variant_joins;
+    const SolveResult r = solve(with_ones(A), o);
+    INFO(r.note);
+    CHECK(r.converged);
+    REQUIRE(r.cuda_plan);
+    CHECK(r.cuda_plan->joins == CudaLuPlan::Joins::variant);
+  }
+}
+
+TEST_CASE(
     "the cuda LU's leaf kernel variants (look-ahead posting or not, registers rotated every 1, 2, 4 "
     "or 8 steps) give bitwise the same factors",
     "[gpu]") {

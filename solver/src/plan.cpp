@@ -59,6 +59,15 @@ std::string_view to_string(CudaLuPlan::Trsm v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::Joins v) {
+  switch (v) {
+    case CudaLuPlan::Joins::automatic: return "automatic";
+    case CudaLuPlan::Joins::sgemm: return "sgemm";
+    case CudaLuPlan::Joins::variant: return "variant";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::Trsv v) {
   switch (v) {
     case CudaLuPlan::Trsv::lu_solve: return "lu_solve";
@@ -93,6 +102,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"lookahead", on_off(p.lookahead)},
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"trsm", std::string(to_string(p.trsm))},
+          {"joins", std::string(to_string(p.joins))},
           {"trsv", std::string(to_string(p.trsv))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
@@ -107,6 +117,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 32, 48, 64});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
+  else if (name == "joins")
+    p.joins = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
@@ -114,8 +126,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, lookahead, panel_sms, trsm, trsv, auto_paths, phases, "
-                       "host_times)");
+                       "' (leaf, leaf_chunk, leaf_ahead, lookahead, panel_sms, trsm, joins, trsv, auto_paths, "
+                       "phases, host_times)");
 }
 
 void set_plan_fields(CudaLuPlan& plan, std::string_view text) {

@@ -161,6 +161,7 @@ class BlockedLu {
   /// only the FP16 path (DeviceAuto::tf32_needed); tf32_skipped() then says whether one of them
   /// chose TF32, i.e. the factors are wrong and the LU must be done again without.
   void run(int nb, Variant variant, bool fp16_only = false) {
+    join_variant_ = variant;
     const bool ahead = lookahead_ != nullptr;
     const cudaStream_t panel = ahead ? lookahead_->streams.panel : run_.stream;
     const cudaStream_t update = ahead ? lookahead_->streams.update : run_.stream;
@@ -371,6 +372,9 @@ class BlockedLu {
   /// The distributed LU's panel (BlockPanel): the block of w columns at c0 (rows c0..n-1) of the
   /// row-major a with leading dimension ld (a + r ld + c: A(r, c) for the block's columns c; a may
   /// point before the caller's allocation), on `stream`; origin_ then holds its permutation.
+  /// The variant of the joins of factor_external's blocks (CudaLuPlan::joins; fp32_simt, the
+  /// default: SGEMM).
+  void set_join_variant(Variant v) { join_variant_ = v; }
   void factor_external(cudaStream_t stream, float* a, int ld, int c0, int w) {
     a_ = a;
     ld_ = ld;
@@ -401,6 +405,18 @@ class BlockedLu {
     factor_columns(c0, w);
   }
 
+  /// CudaLuPlan::joins: whether the join whose left half has w1 columns, with `rows` rows below
+  /// it, goes through join_variant_ (else cublasSgemm).
+  bool join_by_variant(int w1, int rows) const {
+    if (join_variant_ == Variant::fp32_simt || w1 < kJoinVariantMinK) return false;
+    switch (run_.plan.joins) {
+      case CudaLuPlan::Joins::sgemm: return false;
+      case CudaLuPlan::Joins::variant: return true;
+      case CudaLuPlan::Joins::automatic: return rows >= kJoinVariantMinRows;
+    }
+    return false;
+  }
+
   /// Columns c0..c0+w-1 (rows c0..n-1) recursively.
   void factor_columns(int c0, int w) {
     const int leaf = leaf_width();
@@ -418,9 +434,20 @@ class BlockedLu {
       if (plain_trsm_ || !kernels::trsm_lower_unit(panel_, t(c0, c0), t(c0 + w1, c0), ld_, w1, w2))
         TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                          CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), ld_, t(c0 + w1, c0), ld_));
-      TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, n_ - c0 - w1, w1, &minus_one,
-                                       t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, &one, t(c0 + w1, c0 + w1),
-                                       ld_));
+      const int rows = n_ - c0 - w1;
+      if (join_by_variant(w1, rows)) {
+        // on the tensor cores (CudaLuPlan::joins), auto's choice gated on the device as the
+        // trailing updates' (fp16_only_: the FP16 path alone, a TF32 choice flagged for the redo)
+        DeviceAuto on_device;
+        if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
+        Context& ctx = lookahead_ != nullptr && panel_ == lookahead_->streams.panel ? *lookahead_->join_gemm : run_.ctx;
+        cuda::gemm(ctx, join_variant_, Op::n, Op::n, w2, rows, w1, -1.0f, t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_,
+                   1.0f, t(c0 + w1, c0 + w1), ld_, run_.gemm, &on_device);
+      } else {
+        TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, rows, w1, &minus_one,
+                                         t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, &one, t(c0 + w1, c0 + w1),
+                                         ld_));
+      }
     }
     factor_columns(c0 + w1, w2);
   }
@@ -559,6 +586,7 @@ class BlockedLu {
   /// CudaLuPlan::Trsm::kernel: the rest of U12 by trsm.cu's kernel too.
   bool kernel_trsm_;
   bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
+  Variant join_variant_ = Variant::fp32_simt;  ///< the joins' variant (CudaLuPlan::joins): run()'s
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
   const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
   int convert_c0_ = 0;
@@ -588,6 +616,7 @@ struct BlockPanel::Impl {
 };
 BlockPanel::BlockPanel(DeviceRun& run, int n, PhaseClock& clock) : impl_(std::make_unique<Impl>(run, n, clock)) {}
 BlockPanel::~BlockPanel() = default;
+void BlockPanel::set_join_variant(Variant v) { impl_->lu.set_join_variant(v); }
 void BlockPanel::factor(cudaStream_t stream, float* a, int ld, int c0, int w) {
   impl_->lu.factor_external(stream, a, ld, c0, w);
 }

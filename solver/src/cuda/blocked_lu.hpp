@@ -99,6 +99,8 @@ class BlockPanel {
   /// the block only. origin() (device, n ints) then holds origin[i] = the row (at the block's
   /// start) that row i holds now, for i in [c0, n).
   void factor(cudaStream_t stream, float* a, int ld, int c0, int w);
+  /// The joins' variant (CudaLuPlan::joins; by default fp32_simt: cublasSgemm).
+  void set_join_variant(Variant v);
   const int* origin() const;
   /// The first exactly zero pivot's 0-based column over the blocks factored so far, or -1
   /// (reads the leaves' reports back: a synchronization).

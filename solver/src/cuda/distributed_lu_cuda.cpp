@@ -28,6 +28,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   // CudaLuPlan::panel_sms auto on GPU members: 32 (each updates its share of the columns only)
   if (run.plan.panel_sms == 0) run.plan.panel_sms = 32;
   BlockPanel panel(run, n, clock);
+  panel.set_join_variant(variant);
   f.note = panel.note();
   const SolverLibraries::Lookahead* ahead = nullptr;
   if (run.plan.lookahead && n > nb) {

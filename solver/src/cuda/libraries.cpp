@@ -114,6 +114,8 @@ const SolverLibraries::Lookahead& SolverLibraries::lookahead(int panel_sms) {
     l.panel_gemm = std::make_unique<Context>(l.streams.panel);
     l.update_gemm = std::make_unique<Context>(l.streams.update);
     l.update_gemm->set_max_blocks(l.streams.update_sms);
+    l.join_gemm = std::make_unique<Context>(l.streams.panel);
+    l.join_gemm->set_max_blocks(l.streams.panel_sms);
   }
   return l;
 }

@@ -48,6 +48,9 @@ class SolverLibraries : public Context::Attachment {
   struct Lookahead {
     LookaheadStreams streams;
     std::unique_ptr<Context> panel_gemm, update_gemm;
+    /// The panel stream's GEMM context for the panels' joins through the variant
+    /// (CudaLuPlan::joins): its persistent kernels sized to the panel's SMs.
+    std::unique_ptr<Context> join_gemm;
   };
   const Lookahead& lookahead(int panel_sms);
 

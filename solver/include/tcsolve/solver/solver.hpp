@@ -153,6 +153,10 @@ int default_block_size(Backend backend, std::int64_t n = 0);
 /// solve needs a correction). Session 13's 224 was measured with the FP64 path's solves through
 /// the host and its search for equal rows before the LU.
 inline constexpr int kFp64BelowCuda = 2048;
+/// CudaLuPlan::joins: the narrowest join (columns of its left half, the product's k) that the
+/// variant takes, and (automatic) the fewest rows below it.
+inline constexpr int kJoinVariantMinK = 128;
+inline constexpr int kJoinVariantMinRows = 16384;
 
 /// SolveOptions::fp64_below when it is kFp64BelowDefault.
 /// cpu: 0 (never): its variants are emulations, the reference of the mixed path, not there for
@@ -162,7 +166,7 @@ int fp64_below_default(Backend backend);
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (docs/guide/solver.md, "Code paths"). Every field
-/// except `leaf = tournament`, `phases` and `host_times` gives bitwise the same factors.
+/// except `leaf = tournament` and `joins` gives bitwise the same factors.
 /// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
 /// replaced it).
 struct CudaLuPlan {
@@ -194,6 +198,13 @@ struct CudaLuPlan {
   /// (trsm.cu's kernel for all of U12), cublas (one cublasStrsm per part).
   enum class Trsm { mixed, kernel, cublas };
   Trsm trsm = Trsm::mixed;
+  /// The products of the panels' joins (A22 -= L21 U12 inside a panel, on the panel's SMs):
+  /// sgemm (cublasSgemm, FP32 SIMT), variant (the LU's variant, on the tensor cores, for the
+  /// joins of at least kJoinVariantMinK columns; narrower ones stay SGEMM), or automatic (the
+  /// default: variant where the panel has at least kJoinVariantMinRows rows below the join,
+  /// else sgemm). The factors differ from sgemm's in the last bits where the variant ran.
+  enum class Joins { automatic, sgemm, variant };
+  Joins joins = Joins::automatic;
   /// The refinement's and the condition estimate's triangular solves: lu_solve (triangular.cu's
   /// sync-free row-block solve, its 64 x 64 diagonal blocks by substitution), inverse (the same
   /// solve with the diagonal blocks applied through their inverses, computed once after the
@@ -218,6 +229,7 @@ struct CudaLuPlan {
 
 std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver", "tournament"
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
+std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm", "variant"
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"

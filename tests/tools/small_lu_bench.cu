@@ -1,0 +1,249 @@
+// A tool for the GPU runs, not a test: the candidates for the small systems' FP64 LU path
+// (issue 35 item 3, docs/BENCHMARKS.md "Small systems"). Per n it times, on one stream with data
+// already on the device, each way the CUDA libraries offer to factor and solve A x = b in FP64:
+//   getrf:   cusolverDnDgetrf (the compare baseline's), cusolverDnXgetrf with CUSOLVER_ALG_0 and
+//            CUSOLVER_ALG_1, cublasDgetrfBatched with a batch of one
+//   getrs:   cusolverDnDgetrs (the baseline's), cusolverDnXgetrs, cublasDgetrsBatched (batch 1)
+//   also:    one FP64 residual (cublasDgemv), cudaMalloc + cudaFree of n^2 doubles, and the
+//            sequence copy A, Dgetrf, copy b, Dgetrs launched call by call and replayed from a
+//            CUDA graph captured once
+// Each figure is the median of `reps` timings (CUDA events around one call) after 3 warm-ups; each
+// getrf works on a fresh copy of A (the copy is outside the timing). Every factorization's x is
+// checked: its backward error ||b - A x||_inf / (||A||_inf ||x||_inf) is printed beside the time.
+//
+//   tcsolve_small_lu_bench [--reps N] [N ...]      (default n: 200 256 384 512 768 1024 1536 2048
+//                                                   3072 4096; default reps 21)
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+void check(cusolverStatus_t s, const char* what) {
+  if (s != CUSOLVER_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cuSOLVER status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+struct Timer {
+  cudaStream_t stream;
+  cudaEvent_t a, b;
+  explicit Timer(cudaStream_t s) : stream(s) {
+    check(cudaEventCreate(&a), "event");
+    check(cudaEventCreate(&b), "event");
+  }
+  template <class F>
+  double median_ms(int reps, F&& f, const std::function<void()>& before = {}) {
+    std::vector<float> t;
+    for (int r = 0; r < reps + 3; ++r) {
+      if (before) before();
+      check(cudaEventRecord(a, stream), "record");
+      f();
+      check(cudaEventRecord(b, stream), "record");
+      check(cudaEventSynchronize(b), "sync");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+      if (r >= 3) t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 21;
+  std::vector<int> sizes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: tcsolve_small_lu_bench [--reps N] [N ...]\n");
+      return 0;
+    }
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+      continue;
+    }
+    sizes.push_back(std::atoi(a.c_str()));
+  }
+  if (sizes.empty()) sizes = {200, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096};
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  cusolverDnHandle_t dn;
+  check(cusolverDnCreate(&dn), "cusolverDnCreate");
+  check(cusolverDnSetStream(dn, stream), "cusolverDnSetStream");
+  cublasHandle_t blas;
+  check(cublasCreate(&blas), "cublasCreate");
+  check(cublasSetStream(blas, stream), "cublasSetStream");
+  cusolverDnParams_t params[2];
+  for (int k = 0; k < 2; ++k) {
+    check(cusolverDnCreateParams(&params[k]), "params");
+    check(cusolverDnSetAdvOptions(params[k], CUSOLVERDN_GETRF, k == 0 ? CUSOLVER_ALG_0 : CUSOLVER_ALG_1), "adv");
+  }
+  Timer timer(stream);
+  std::printf("%6s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s  %s\n", "n", "Dgetrf", "Xgetrf0", "Xgetrf1",
+              "batched", "Dgetrs", "Xgetrs", "batchrs", "gemv", "malloc", "sequence", "graph",
+              "backward errors (D X0 X1 batched graph)");
+  for (int n : sizes) {
+    const std::size_t nn = static_cast<std::size_t>(n) * n;
+    std::mt19937_64 gen(1);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> ha(nn), hb(n);
+    for (double& v : ha) v = u(gen);
+    for (double& v : hb) v = u(gen);
+    double *a0, *a, *b, *x, *r, *work;
+    int *ipiv, *info;
+    int64_t* ipiv64;
+    check(cudaMalloc(&a0, nn * 8), "malloc");
+    check(cudaMalloc(&a, nn * 8), "malloc");
+    check(cudaMalloc(&b, n * 8), "malloc");
+    check(cudaMalloc(&x, n * 8), "malloc");
+    check(cudaMalloc(&r, n * 8), "malloc");
+    check(cudaMalloc(&ipiv, n * 4), "malloc");
+    check(cudaMalloc(&ipiv64, n * 8), "malloc");
+    check(cudaMalloc(&info, 16), "malloc");
+    check(cudaMemcpy(a0, ha.data(), nn * 8, cudaMemcpyHostToDevice), "copy");
+    check(cudaMemcpy(b, hb.data(), n * 8, cudaMemcpyHostToDevice), "copy");
+    int lwork = 0;
+    check(cusolverDnDgetrf_bufferSize(dn, n, n, a, n, &lwork), "bufferSize");
+    std::size_t dev_bytes = 0, host_bytes = 0, dev1 = 0, host1 = 0;
+    check(cusolverDnXgetrf_bufferSize(dn, params[0], n, n, CUDA_R_64F, a, n, CUDA_R_64F, &dev_bytes, &host_bytes),
+          "Xbuf");
+    check(cusolverDnXgetrf_bufferSize(dn, params[1], n, n, CUDA_R_64F, a, n, CUDA_R_64F, &dev1, &host1), "Xbuf");
+    dev_bytes = std::max({dev_bytes, dev1, static_cast<std::size_t>(lwork) * 8});
+    host_bytes = std::max(host_bytes, host1);
+    check(cudaMalloc(&work, std::max<std::size_t>(dev_bytes, 8)), "malloc");
+    std::vector<char> host_work(std::max<std::size_t>(host_bytes, 1));
+    double** aptr;
+    double** bptr;
+    check(cudaMalloc(&aptr, sizeof(double*)), "malloc");
+    check(cudaMalloc(&bptr, sizeof(double*)), "malloc");
+    check(cudaMemcpy(aptr, &a, sizeof(double*), cudaMemcpyHostToDevice), "copy");
+    check(cudaMemcpy(bptr, &x, sizeof(double*), cudaMemcpyHostToDevice), "copy");
+    auto fresh = [&] { check(cudaMemcpyAsync(a, a0, nn * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
+    auto rhs = [&] { check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
+    // backward error of x against a0, b (host)
+    auto backward = [&]() {
+      std::vector<double> hx(n);
+      check(cudaMemcpy(hx.data(), x, n * 8, cudaMemcpyDeviceToHost), "copy");
+      double rmax = 0, amax = 0, xmax = 0;
+      for (int i = 0; i < n; ++i) {
+        double s = hb[i], row = 0;
+        for (int j = 0; j < n; ++j) {
+          s -= ha[static_cast<std::size_t>(j) * n + i] * hx[j];
+          row += std::abs(ha[static_cast<std::size_t>(j) * n + i]);
+        }
+        rmax = std::max(rmax, std::abs(s));
+        amax = std::max(amax, row);
+        xmax = std::max(xmax, std::abs(hx[i]));
+      }
+      return rmax / (amax * xmax);
+    };
+    const double t_d = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrf(dn, n, n, a, n, work, ipiv, info), "Dgetrf");
+    }, fresh);
+    const double t_drs = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, a, n, ipiv, x, n, info + 1), "Dgetrs");
+    }, rhs);
+    const double be_d = backward();
+    double t_x[2], be_x[2], t_xrs = 0;
+    for (int k = 0; k < 2; ++k) {
+      t_x[k] = timer.median_ms(reps, [&] {
+        check(cusolverDnXgetrf(dn, params[k], n, n, CUDA_R_64F, a, n, ipiv64, CUDA_R_64F, work, dev_bytes,
+                               host_work.data(), host_bytes, info),
+              "Xgetrf");
+      }, fresh);
+      const double t = timer.median_ms(reps, [&] {
+        check(cusolverDnXgetrs(dn, params[k], CUBLAS_OP_N, n, 1, CUDA_R_64F, a, n, ipiv64, CUDA_R_64F, x, n, info + 1),
+              "Xgetrs");
+      }, rhs);
+      if (k == 0) t_xrs = t;
+      be_x[k] = backward();
+    }
+    const double t_bf = timer.median_ms(reps, [&] {
+      check(cublasDgetrfBatched(blas, n, aptr, n, ipiv, info, 1), "DgetrfBatched");
+    }, fresh);
+    int binfo = 0;
+    const double t_brs = timer.median_ms(reps, [&] {
+      check(cublasDgetrsBatched(blas, CUBLAS_OP_N, n, 1, aptr, n, ipiv, bptr, n, &binfo, 1), "DgetrsBatched");
+    }, rhs);
+    const double be_b = backward();
+    const double one = 1, minus_one = -1;
+    const double t_gemv = timer.median_ms(reps, [&] {
+      check(cublasDgemv(blas, CUBLAS_OP_N, n, n, &minus_one, a0, n, x, 1, &one, r, 1), "gemv");
+    });
+    // The same work replayed from a CUDA graph: the copy of A, dgetrf, the copy of b, dgetrs
+    // (captured once; the times are of cudaGraphLaunch to the end of its work), against the same
+    // sequence launched call by call.
+    auto sequence = [&] {
+      check(cudaMemcpyAsync(a, a0, nn * 8, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cusolverDnDgetrf(dn, n, n, a, n, work, ipiv, info), "Dgetrf");
+      check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, a, n, ipiv, x, n, info + 1), "Dgetrs");
+    };
+    const double t_seq = timer.median_ms(reps, sequence);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    double t_graph = -1, be_g = -1;
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+      sequence();
+      if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+        check(cudaMemsetAsync(x, 0, n * 8, stream), "memset");
+        t_graph = timer.median_ms(reps, [&] { check(cudaGraphLaunch(exec, stream), "graph launch"); });
+        be_g = backward();
+      } else {
+        std::fprintf(stderr, "n = %d: capture failed: %s\n", n, cudaGetErrorString(cudaGetLastError()));
+      }
+    } else {
+      std::fprintf(stderr, "n = %d: capture refused\n", n);
+    }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    // cudaMalloc + cudaFree of n^2 doubles (host clock through events on the legacy stream is
+    // not what we want: time them on the host)
+    std::vector<double> mt;
+    for (int k = 0; k < 11; ++k) {
+      check(cudaStreamSynchronize(stream), "sync");
+      const auto t0 = std::chrono::steady_clock::now();
+      double* p = nullptr;
+      check(cudaMalloc(&p, nn * 8), "malloc");
+      check(cudaFree(p), "free");
+      mt.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(mt.begin(), mt.end());
+    std::printf("%6d %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f  %.1e %.1e %.1e %.1e %.1e\n",
+                n, t_d, t_x[0], t_x[1], t_bf, t_drs, t_xrs, t_brs, t_gemv, mt[mt.size() / 2], t_seq, t_graph, be_d,
+                be_x[0], be_x[1], be_b, be_g);
+    std::fflush(stdout);
+    for (void* p : {static_cast<void*>(a0), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(x),
+                    static_cast<void*>(r), static_cast<void*>(ipiv), static_cast<void*>(ipiv64),
+                    static_cast<void*>(info), static_cast<void*>(work), static_cast<void*>(aptr),
+                    static_cast<void*>(bptr)})
+      check(cudaFree(p), "free");
+  }
+  return 0;
+}
