@@ -64,7 +64,7 @@ TEST_CASE("compare under mpirun: each variant converges, scalapack-pdgesv within
       const std::string input = test_data_path("inputs/" + name);
       const CommandResult r = run_ranks(run.ranks, "compare --input '" + input +
                                                        "' --backend cpu --block-size 64 --variants "
-                                                       "fp32-simt,ec-fp16 --json" +
+                                                       "fp32-simt,ec-fp16 --condition-estimate always --json" +
                                                        (run.ranks == 4 ? " --grid 2x2" : ""));
       INFO(name << " on " << run.grid << ": " << r);
       REQUIRE(r.exit_code == 0);

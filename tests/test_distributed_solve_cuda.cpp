@@ -16,7 +16,9 @@
 //     (forward error within the cpu's plus 2 cond eta; the estimate within 3x the cpu's), a
 //     matrix singular only in FP32, fp64_below;
 //   - beam on the members: converged by GMRES-IR with pivoting beam on U(-1,1), x bitwise again;
-//     a zero diagonal block pivots partially from a fresh LU, the note naming the zero pivot.
+//     a zero diagonal block pivots partially from a fresh LU, the note naming the zero pivot;
+//   - the condition estimate on auto: skipped or made by the single process' rules (U's diagonal
+//     span over the members, the sampled search for equal rows), equal rows refused by name.
 #include <catch2/catch.hpp>
 
 #if defined(TCSOLVE_HAVE_CUDA)
@@ -250,6 +252,48 @@ TEST_CASE("beam on GPU members: in-block pivoting refined by GMRES-IR, partial p
     CHECK(r.pivoting == Pivoting::partial);
     CHECK(r.note.find("beam: an exactly zero pivot in column 1 ") != std::string::npos);
     CHECK(test::dsgesv_criterion(sys, r.x));
+  }
+}
+
+TEST_CASE(
+    "the condition estimate on auto on GPU members: skipped and made as by the cpu's distributed solve, "
+    "U's diagonal span gathered from the members, equal rows refused by name",
+    "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the automatic condition estimate on GPU members");
+  if (!runtime::have_nccl()) {
+    WARN("no NCCL in this build: skipping the GPU members' solve");
+    return;
+  }
+  std::vector<runtime::DeviceGroup> groups;
+  groups.push_back(runtime::DeviceGroup::gpus({cuda::current_device()}));
+  if (runtime::device_count() >= 2) groups.push_back(runtime::DeviceGroup::gpus({0, 1}));
+  for (runtime::DeviceGroup& group : groups) {
+    // cond 1e2: classical refinement contracts fast and U's diagonal spans little (skipped);
+    // cond 1e12: the FP32 refinement cannot converge, the fallback runs (made)
+    for (const double cond : {1e2, 1e12}) {
+      const LinearSystem sys = generate_system(900, cond, SpectrumMode::geometric, 23);
+      SolveOptions o = gpu_options(Variant::fp32_simt, 128);
+      o.condition_estimate = ConditionEstimate::automatic;
+      const SolveResult r = solve_on_ranks(sys, o, group);
+      INFO(group.describe() << " cond " << cond << ": " << r.condition_estimate_reason << " | " << r.note);
+      CHECK(r.condition_estimate_reason.rfind("automatic", 0) == 0);
+      CHECK(r.condition_estimate.has_value() == (cond > 1e6));
+      if (cond < 1e6) CHECK(r.condition_estimate_reason.find("not needed") != std::string::npos);
+    }
+    // rows 101 and 700 (1-based) equal up to -2^-5: the cpu's message, every member alike
+    LinearSystem sys = generate_system(900, 1e2, SpectrumMode::geometric, 29);
+    sys.A.row(699) = -0x1p-5 * sys.A.row(100);
+    sys.b = sys.A * Eigen::VectorXd::Ones(900);
+    SolveOptions o = gpu_options(Variant::fp32_simt, 128);
+    o.condition_estimate = ConditionEstimate::automatic;
+    std::string message;
+    try {
+      solve_on_ranks(sys, o, group);
+    } catch (const InvalidInput& e) {
+      message = e.what();
+    }
+    INFO(group.describe());
+    CHECK(message.find("rows 101 and 700 (1-based) are equal up to sign and a power of two") != std::string::npos);
   }
 }
 

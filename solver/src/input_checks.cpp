@@ -160,13 +160,11 @@ bool proportional(const std::vector<double>& a, const std::vector<double>& b) {
   return started;
 }
 
-/// The first pair (in a deterministic order) of rows (or columns) equal up to sign and a power
-/// of two: `hash_samples(h, p)` hashes every line's entries at the positions p =
-/// sample_positions(n) into h; the groups whose hashes agree are fetched whole (`fetch`) and
-/// compared.
+/// The groups of rows (or columns) whose hashes of the sampled entries agree, each group's lines
+/// in ascending hash-then-line order, the groups in hash order: `hash_samples(h, p)` hashes every
+/// line's entries at the positions p = sample_positions(n) into h.
 template <class HashSamples>
-std::optional<std::pair<int, int>> proportional_lines(int n, bool rows, HashSamples&& hash_samples,
-                                                      const LineFetch& fetch) {
+std::vector<std::vector<int>> sampled_groups(int n, HashSamples&& hash_samples) {
   std::vector<LineHash> h(static_cast<std::size_t>(n));
   hash_samples(h, sample_positions(n));
   std::vector<int> order(static_cast<std::size_t>(n));
@@ -175,37 +173,53 @@ std::optional<std::pair<int, int>> proportional_lines(int n, bool rows, HashSamp
     const LineHash &x = h[static_cast<std::size_t>(a)], &y = h[static_cast<std::size_t>(b)];
     return x == y ? a < b : x < y;
   });
-  std::vector<double> values;
+  std::vector<std::vector<int>> groups;
   for (std::size_t g0 = 0; g0 < order.size();) {
     std::size_t g1 = g0 + 1;
     while (g1 < order.size() && h[static_cast<std::size_t>(order[g1])] == h[static_cast<std::size_t>(order[g0])]) ++g1;
-    if (g1 - g0 >= 2) {
-      // Full hashes of the group's lines, then entry by entry where they agree.
-      struct Full {
-        LineHash hash;
-        int line;
-        std::vector<double> values;
-      };
-      std::vector<Full> full;
-      for (std::size_t g = g0; g < g1; ++g) {
-        Full f{LineHash{}, order[g], {}};
-        fetch(rows, f.line, f.values);
-        for (int pos = 0; pos < n; ++pos) f.hash.absorb(pos, f.values[static_cast<std::size_t>(pos)]);
-        full.push_back(std::move(f));
-      }
-      std::sort(full.begin(), full.end(), [](const Full& x, const Full& y) {
-        return x.hash == y.hash ? x.line < y.line : x.hash < y.hash;
-      });
-      for (std::size_t a = 0; a < full.size(); ++a) {
-        if (full[a].hash.count == 0) continue;  // a zero line: the LU's zero pivot reports it
-        for (std::size_t b = a + 1; b < full.size() && full[b].hash == full[a].hash; ++b)
-          if (proportional(full[a].values, full[b].values))
-            return std::make_pair(std::min(full[a].line, full[b].line), std::max(full[a].line, full[b].line));
-      }
-    }
+    if (g1 - g0 >= 2) groups.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(g0), order.begin() + static_cast<std::ptrdiff_t>(g1));
     g0 = g1;
   }
+  return groups;
+}
+
+/// The first pair (in the groups' order) of lines equal up to sign and a power of two: each
+/// group's lines fetched whole (`fetch`), hashed whole, and compared entry by entry where those
+/// hashes agree.
+std::optional<std::pair<int, int>> proportional_pair(int n, bool rows, const std::vector<std::vector<int>>& groups,
+                                                     const LineFetch& fetch) {
+  for (const std::vector<int>& group : groups) {
+    struct Full {
+      LineHash hash;
+      int line;
+      std::vector<double> values;
+    };
+    std::vector<Full> full;
+    for (const int line : group) {
+      Full f{LineHash{}, line, {}};
+      fetch(rows, f.line, f.values);
+      for (int pos = 0; pos < n; ++pos) f.hash.absorb(pos, f.values[static_cast<std::size_t>(pos)]);
+      full.push_back(std::move(f));
+    }
+    std::sort(full.begin(), full.end(), [](const Full& x, const Full& y) {
+      return x.hash == y.hash ? x.line < y.line : x.hash < y.hash;
+    });
+    for (std::size_t a = 0; a < full.size(); ++a) {
+      if (full[a].hash.count == 0) continue;  // a zero line: the LU's zero pivot reports it
+      for (std::size_t b = a + 1; b < full.size() && full[b].hash == full[a].hash; ++b)
+        if (proportional(full[a].values, full[b].values))
+          return std::make_pair(std::min(full[a].line, full[b].line), std::max(full[a].line, full[b].line));
+    }
+  }
   return std::nullopt;
+}
+
+/// The first pair of lines equal up to sign and a power of two, from `hash_samples` (as
+/// sampled_groups) and `fetch` (as proportional_pair).
+template <class HashSamples>
+std::optional<std::pair<int, int>> proportional_lines(int n, bool rows, HashSamples&& hash_samples,
+                                                      const LineFetch& fetch) {
+  return proportional_pair(n, rows, sampled_groups(n, hash_samples), fetch);
 }
 
 }  // namespace
@@ -231,20 +245,30 @@ std::optional<std::string> singularity_message(Find&& find) {
   return std::nullopt;
 }
 
+SampledCandidates sampled_candidates(int n, const std::vector<double>& row_samples,
+                                     const std::vector<double>& column_samples) {
+  SampledCandidates c;
+  c.n = n;
+  for (const bool rows : {true, false}) {
+    const std::vector<double>& samples = rows ? row_samples : column_samples;
+    (rows ? c.rows : c.columns) = sampled_groups(n, [&](std::vector<LineHash>& h, const std::vector<int>& sample) {
+      const std::size_t count = sample.size(), m = static_cast<std::size_t>(n);
+      for (std::size_t k = 0; k < count; ++k)
+        for (std::size_t line = 0; line < m; ++line) h[line].absorb(sample[k], samples[k * m + line]);
+    });
+  }
+  return c;
+}
+
+std::optional<std::string> verify_candidates(const SampledCandidates& c, const LineFetch& fetch) {
+  return singularity_message(
+      [&](bool rows) { return proportional_pair(c.n, rows, rows ? c.rows : c.columns, fetch); });
+}
+
 std::optional<std::string> exact_singularity(int n, const std::vector<double>& row_samples,
                                              const std::vector<double>& column_samples,
                                              const LineFetch& fetch) {
-  return singularity_message([&](bool rows) {
-    const std::vector<double>& samples = rows ? row_samples : column_samples;
-    return proportional_lines(
-        n, rows,
-        [&](std::vector<LineHash>& h, const std::vector<int>& sample) {
-          const std::size_t count = sample.size(), m = static_cast<std::size_t>(n);
-          for (std::size_t k = 0; k < count; ++k)
-            for (std::size_t line = 0; line < m; ++line) h[line].absorb(sample[k], samples[k * m + line]);
-        },
-        fetch);
-  });
+  return verify_candidates(sampled_candidates(n, row_samples, column_samples), fetch);
 }
 
 std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {

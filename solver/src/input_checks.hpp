@@ -68,4 +68,17 @@ std::optional<std::string> exact_singularity(int n, const std::vector<double>& r
                                              const std::vector<double>& column_samples,
                                              const LineFetch& fetch);
 
+/// That search in two halves, for a matrix spread over ranks (distributed_search.cpp): the
+/// groups of rows and of columns whose sampled entries hash alike (pure host work, for a thread
+/// beside the LU), then their verification on whole lines (`fetch`, a collective there: every
+/// rank calls it for the same lines in the same order, as the groups are the same everywhere).
+/// verify_candidates(sampled_candidates(...), fetch) is exact_singularity(...).
+struct SampledCandidates {
+  int n = 0;
+  std::vector<std::vector<int>> rows, columns;  ///< groups of two or more lines each
+};
+SampledCandidates sampled_candidates(int n, const std::vector<double>& row_samples,
+                                     const std::vector<double>& column_samples);
+std::optional<std::string> verify_candidates(const SampledCandidates& candidates, const LineFetch& fetch);
+
 }  // namespace tcsolve::detail

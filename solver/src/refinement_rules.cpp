@@ -16,6 +16,11 @@ std::string brief(double v) {
 
 bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n, double span,
                                const SingularitySearch& search) {
+  return decide_condition_estimate(options, res, n, [span] { return span; }, search);
+}
+
+bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n,
+                               const std::function<double()>& pivot_span, const SingularitySearch& search) {
   const auto decide = [&res](bool run, const std::string& why) {
     res.condition_estimate_reason = why;
     return run;
@@ -29,6 +34,7 @@ bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, st
   if (res.gmres_from >= 0 || options.refinement == Refinement::gmres || res.modifications > 0)
     return decide(true,
                   "automatic: GMRES-IR made the corrections (its convergence does not bound cond_1(A))");
+  const double span = pivot_span();
   if (std::isnan(span)) return decide(true, "automatic: the LU's pivots are not gathered on this path");
   if (!(span <= kDoubtPivotSpan))
     return decide(true, "automatic: U's diagonal spans " + brief(span) + " (more than 2^20)");

@@ -127,8 +127,9 @@ using SingularitySearch = std::function<std::optional<std::string>()>;
 /// condition_estimate; solver.hpp's ConditionEstimate gives the rules), with why written to
 /// res.condition_estimate_reason. Reads res's converged, fallback_used, gmres_from,
 /// modifications, fp64_lu and history; n is the order; span the LU's pivot_span (of the FP64 LU
-/// on its path; NaN where the diagonal is not gathered: the distributed solve, which then
-/// estimates). Unless the mode is never, `search` runs first (when given) and an exactly singular
+/// on its path; NaN where the diagonal is not gathered: then it estimates), asked for only when
+/// the automatic rule gets that far (the overload with a function: a device read, a collective
+/// of the distributed solve). Unless the mode is never, `search` runs first (when given) and an exactly singular
 /// A throws InvalidInput with its message: two rows or columns equal up to sign and a power of
 /// two, which the blocked LUs meet as a tiny pivot, not a zero, and which refinement of a
 /// consistent b then "solves" (input_checks.hpp); the estimate's FP64 LU used to be the only
@@ -137,6 +138,8 @@ using SingularitySearch = std::function<std::optional<std::string>()>;
 /// one function.
 bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n, double span,
                                const SingularitySearch& search);
+bool decide_condition_estimate(const SolveOptions& options, SolveResult& res, std::int64_t n,
+                               const std::function<double()>& span, const SingularitySearch& search);
 
 /// The end of every solve on both paths: the forward error (when x_true is known); a result
 /// whose x is not finite is not converged (the note says so, backward_error = inf); and the

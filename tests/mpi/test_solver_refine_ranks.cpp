@@ -288,6 +288,65 @@ TEST_CASE("the distributed condition estimate is the single process' and near co
 }
 
 TEST_CASE(
+    "the distributed condition estimate on auto decides as the single process does: skipped where the "
+    "refinement and U's diagonal leave no doubt, made where they do, equal rows refused",
+    "[mpi][distributed]") {
+  runtime::DeviceGroup group = runtime::DeviceGroup::mpi(runtime::Memory::host);
+  runtime::Communicator& comm = *group.host_communicator();
+  const int nb = 16;
+  SolveOptions options;  // condition_estimate automatic, the default
+  options.variant = Variant::fp32_simt;
+  REQUIRE(options.condition_estimate == ConditionEstimate::automatic);
+  // cond 1e2 (classical refinement contracts fast, U's diagonal spans little: skipped), 1e7
+  // (contraction near 10x per step or slower: estimated) and 1e12 (the fallback: estimated),
+  // n = 100 (not a multiple of nb). The pivots are the single process' (no near-ties), so the
+  // diagonal span is the same number; the refinement's history may differ in the last bits,
+  // so the reason is compared where it does not depend on them.
+  for (const double cond : {1e2, 1e7, 1e12}) {
+    const LinearSystem sys = generate_system(100, cond, SpectrumMode::geometric, 23);
+    const SolveResult single = solve_single(sys, nb, options);
+    for (const Grid& g : grids_for(comm.size())) {
+      const SolveResult dist = solve_pieces(sys, g, nb, options, group);
+      INFO("grid " << name(g) << ", cond " << cond << ": " << dist.condition_estimate_reason << " | single: "
+                   << single.condition_estimate_reason);
+      CHECK(dist.condition_estimate.has_value() == single.condition_estimate.has_value());
+      CHECK(dist.condition_estimate_reason.rfind("automatic", 0) == 0);
+      if (cond == 1e2) {
+        CHECK_FALSE(dist.condition_estimate);
+        CHECK(dist.condition_estimate_reason.find("not needed") != std::string::npos);
+      }
+      if (cond == 1e12) CHECK(dist.condition_estimate);
+      CHECK(same_on_every_rank(comm, bits_of(dist)));
+    }
+  }
+  // Two rows equal up to sign and a power of two (rows 17 and 61: -2^3 times): refused on every
+  // rank with the single process' message (an agreed InvalidInput), before any estimate.
+  LinearSystem sys = generate_system(100, 1e2, SpectrumMode::geometric, 29);
+  sys.A.row(61) = -8.0 * sys.A.row(17);
+  sys.b = sys.A * Eigen::VectorXd::Ones(100);
+  std::string single_message;
+  try {
+    solve_single(sys, nb, options);
+  } catch (const InvalidInput& e) {
+    single_message = e.what();
+  }
+  REQUIRE(single_message.find("rows 18 and 62") != std::string::npos);
+  for (const Grid& g : grids_for(comm.size())) {
+    INFO("grid " << name(g));
+    std::string message;
+    bool agreed = false;
+    try {
+      solve_pieces(sys, g, nb, options, group);
+    } catch (const InvalidInput& e) {
+      message = e.what();
+      agreed = dynamic_cast<const runtime::AgreedFailure*>(&e) != nullptr;
+    }
+    CHECK(message == single_message);
+    CHECK(agreed);
+  }
+}
+
+TEST_CASE(
     "distributed equilibration: R and C and the pivots are the single process', a badly scaled system "
     "converges",
     "[mpi][distributed]") {

@@ -157,7 +157,33 @@ __global__ void swap_rows_kernel(double* a, int lda, int cols, int skip_lo, int 
 
 int blocks_for(int count) { return std::max(1, (count + kThreads - 1) / kThreads); }
 
+/// blockIdx.y = k: the member's entries of A's row p_k (its local columns j, to out_rows[k n +
+/// global(j)]) and, on p_k's owner, column p_k (whole, to out_columns[k n + i]).
+__global__ void piece_samples_kernel(const double* __restrict__ a, int lda, int n, int cols, int nb, int member,
+                                     int members, const int* __restrict__ positions, double* out_columns,
+                                     double* out_rows) {
+  const int k = blockIdx.y, p = positions[k];
+  const std::size_t base = static_cast<std::size_t>(k) * n;
+  for (int j = blockIdx.x * kThreads + threadIdx.x; j < cols; j += gridDim.x * kThreads) {
+    const int g = ((j / nb) * members + member) * nb + j % nb;
+    out_rows[base + g] = a[p + static_cast<std::size_t>(j) * lda];
+  }
+  if ((p / nb) % members != member) return;
+  const int l = (p / (nb * members)) * nb + p % nb;
+  for (int i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
+    out_columns[base + i] = a[i + static_cast<std::size_t>(l) * lda];
+}
+
 }  // namespace
+
+void piece_samples(CUstream_st* stream, const double* a, int lda, int n, int cols, int nb, int member, int members,
+                   const int* positions, int c, double* out_columns, double* out_rows) {
+  if (c < 1) return;
+  const dim3 grid(std::min(64, blocks_for(std::max(n, cols))), c);
+  piece_samples_kernel<<<grid, kThreads, 0, stream>>>(a, lda, n, cols, nb, member, members, positions, out_columns,
+                                                      out_rows);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
 
 void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
                        double* row_sum) {

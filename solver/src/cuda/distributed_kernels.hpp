@@ -53,6 +53,14 @@ void move_rows(CUstream_st* stream, float* t, int ldt, Columns in, Columns skip,
 void scaled_piece(CUstream_st* stream, const double* a, int lda, int n, int cols, const double* row_scale,
                   const double* col_scale, double* s, int lds);
 
+/// The search for equal lines' samples (input_checks.hpp, sample_positions p_0..p_{c-1}) from
+/// the member's FP64 piece (n rows, `cols` local columns of the 1 x members block-cyclic map with
+/// blocks of nb, leading dimension lda): out_rows[k n + g] = A(p_k, g) for its columns g,
+/// out_columns[k n + i] = A(i, p_k) where it owns column p_k. The rest of both (c n each) is left
+/// as it is: zero it first, so that a sum over the members gives every entry.
+void piece_samples(CUstream_st* stream, const double* a, int lda, int n, int cols, int nb, int member, int members,
+                   const int* positions, int c, double* out_columns, double* out_rows);
+
 /// LAPACK dlaswp on the column-major FP64 factors: for i = 0 .. w - 1 in order, rows j + i and
 /// ipiv[i] - 1 (ipiv 1-based over the whole matrix, as the panel's dgetrf gives them shifted by
 /// j) swap in the local columns [0, cols) outside `skip` (leading dimension lda).

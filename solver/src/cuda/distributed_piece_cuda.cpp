@@ -8,9 +8,13 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../distributed/device_piece.hpp"
@@ -198,6 +202,120 @@ class CudaPiece final : public DevicePiece {
   }
 
   Eigen::MatrixXd generated_rhs() override { return rhs_; }
+
+  double pivot_span(bool fp64) override {
+    // this member's diagonal entries (a strided cuBLAS copy per owned block into one buffer, read
+    // back at once), then the span over the members
+    const std::size_t n = static_cast<std::size_t>(n_);
+    const std::size_t count = static_cast<std::size_t>(std::max(f_.local, 1));
+    DeviceBuffer<double> d64(fp64 ? count : 1);
+    DeviceBuffer<float> d32(fp64 ? 1 : count);
+    for (int l0 = 0; l0 < f_.local; l0 += f_.nb) {
+      const int w = std::min(f_.nb, f_.local - l0), g0 = f_.cols.global(l0, f_.member);
+      if (fp64)
+        TCSOLVE_CUBLAS_CHECK(cublasDcopy(run_.blas(), w, f64_->a.data() + static_cast<std::size_t>(l0) * n + g0,
+                                         n_ + 1, d64.data() + l0, 1));
+      else
+        TCSOLVE_CUBLAS_CHECK(cublasScopy(run_.blas(), w, f_.t.data() + static_cast<std::size_t>(g0) * f_.ldt + l0,
+                                         f_.ldt + 1, d32.data() + l0, 1));
+    }
+    std::vector<double> d(static_cast<std::size_t>(f_.local));
+    if (fp64) {
+      copy_to_host(d.data(), d64.data(), d.size() * sizeof(double), run_.stream);
+    } else {
+      std::vector<float> s(d.size());
+      copy_to_host(s.data(), d32.data(), s.size() * sizeof(float), run_.stream);
+      for (std::size_t i = 0; i < s.size(); ++i) d[i] = s[i];
+    }
+    double low = std::numeric_limits<double>::infinity(), high = 0;
+    for (const double v : d) {
+      low = std::min(low, std::abs(v));
+      high = std::max(high, std::abs(v));
+    }
+    high = comm_.max(high, run_.stream);
+    low = -comm_.max(-low, run_.stream);
+    return high / low;
+  }
+
+  void local_lines(bool rows, const std::vector<int>& lines, std::vector<double>& out) override {
+    // rows: this member's columns of each (a strided cuBLAS copy each); columns: whole on their
+    // owner; gathered in one device buffer and read back at once
+    const std::size_t n = static_cast<std::size_t>(n_), lc = static_cast<std::size_t>(f_.local);
+    out.assign(lines.size() * n, 0.0);
+    const std::size_t width = rows ? lc : n;
+    if (width == 0 || lines.empty()) return;
+    DeviceBuffer<double> gathered(lines.size() * width);
+    std::vector<bool> held(lines.size(), rows);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      const int line = lines[k];
+      if (rows) {
+        TCSOLVE_CUBLAS_CHECK(cublasDcopy(run_.blas(), f_.local, a_.data() + line, n_, gathered.data() + k * width, 1));
+      } else if (f_.cols.owner(line) == f_.member) {
+        held[k] = true;
+        copy_device_to_device(gathered.data() + k * width, a_.data() + static_cast<std::size_t>(f_.cols.local(line)) * n,
+                              n * sizeof(double), run_.stream);
+      }
+    }
+    std::vector<double> host(lines.size() * width);
+    copy_to_host(host.data(), gathered.data(), host.size() * sizeof(double), run_.stream);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      if (!held[k]) continue;
+      if (rows)
+        for (std::size_t l = 0; l < lc; ++l)
+          out[k * n + static_cast<std::size_t>(f_.cols.global(static_cast<int>(l), f_.member))] = host[k * width + l];
+      else
+        std::copy(host.begin() + static_cast<std::ptrdiff_t>(k * width),
+                  host.begin() + static_cast<std::ptrdiff_t>((k + 1) * width), out.begin() + static_cast<std::ptrdiff_t>(k * n));
+    }
+  }
+
+  std::function<std::pair<std::vector<double>, std::vector<double>>()> sampled_lines(
+      const std::vector<int>& positions) override {
+    struct Gathered {
+      DeviceBuffer<int> positions;
+      DeviceBuffer<double> samples;  ///< the columns p_k (c n), then the rows p_k (c n)
+      cudaEvent_t ready = nullptr;
+      ~Gathered() {
+        if (ready) cudaEventDestroy(ready);
+      }
+    };
+    const std::size_t n = static_cast<std::size_t>(n_), count = positions.size() * n;
+    auto g = std::make_shared<Gathered>();
+    g->positions = DeviceBuffer<int>(std::max<std::size_t>(positions.size(), 1));
+    copy_to_device(g->positions.data(), positions.data(), positions.size() * sizeof(int), run_.stream);
+    g->samples = DeviceBuffer<double>(std::max<std::size_t>(2 * count, 1));
+    device_memset(g->samples.data(), 0, 2 * count * sizeof(double), run_.stream);
+    kernels::piece_samples(run_.stream, a_.data(), n_, n_, f_.local, f_.nb, f_.member, comm_.size(), g->positions.data(),
+                           static_cast<int>(positions.size()), g->samples.data(), g->samples.data() + count);
+    comm_.allreduce_sum(g->samples.data(), 2 * count, runtime::Element::f64, run_.stream);
+    TCSOLVE_CUDA_CHECK(cudaEventCreateWithFlags(&g->ready, cudaEventDisableTiming));
+    TCSOLVE_CUDA_CHECK(cudaEventRecord(g->ready, run_.stream));
+    const int device = run_.ctx.device();
+    return [g, count, device] {
+      TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
+      cudaStream_t own = nullptr;
+      TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+      struct Close {
+        cudaStream_t s;
+        ~Close() { cudaStreamDestroy(s); }
+      } close{own};
+      TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(own, g->ready, 0));
+      std::pair<std::vector<double>, std::vector<double>> out{std::vector<double>(count), std::vector<double>(count)};
+      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.first.data(), g->samples.data(), count * sizeof(double),
+                                         cudaMemcpyDeviceToHost, own));
+      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.second.data(), g->samples.data() + count, count * sizeof(double),
+                                         cudaMemcpyDeviceToHost, own));
+      TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
+      return out;
+    };
+  }
+
+  void sum_over_members(std::vector<double>& v) override {
+    DeviceBuffer<double> d(std::max<std::size_t>(v.size(), 1));
+    copy_to_device(d.data(), v.data(), v.size() * sizeof(double), run_.stream);
+    comm_.allreduce_sum(d.data(), v.size(), runtime::Element::f64, run_.stream);
+    copy_to_host(v.data(), d.data(), v.size() * sizeof(double), run_.stream);
+  }
 
   Eigen::MatrixXd product(const Eigen::MatrixXd& x) override {
     const auto t0 = Clock::now();

@@ -123,7 +123,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const detail::SingularitySearch searched = [] {
     return std::optional<std::string>();
   };  // done before the LU
-  if (detail::decide_condition_estimate(options, res, s.n, lu.pivot_span(),
+  if (detail::decide_condition_estimate(options, res, s.n, [&] { return lu.pivot_span(); },
                                         host ? singularity_search(s) : searched)) {
     clock.mark("condition");
     const HostScales scales(run, f);

@@ -191,7 +191,7 @@ SolveResult refine_partial(DeviceRun& run, const DeviceSystem& s, const DeviceLu
       detail::take_fallback(refinement.assess(), res, [&] { refinement.keep_best(); });
     }
   }
-  if (detail::decide_condition_estimate(options, res, s.n, pivot_span(run, f), singularity_search(s)))
+  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s)))
     estimate_condition(run, s, f, host_a, scales(), lu64.has_value(), fp64, clock, res);
   finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
   return res;
@@ -239,7 +239,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
     return std::nullopt;
   }
   res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
-  if (detail::decide_condition_estimate(options, res, s.n, pivot_span(run, f), singularity_search(s))) {
+  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s))) {
     const HostScales scales(run, f);
     std::optional<DeviceFp64Lu> lu64;
     estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {

@@ -8,6 +8,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -58,6 +59,21 @@ class DevicePiece {
   virtual void solve64(Eigen::MatrixXd& w, bool transpose) = 0;
   /// PieceSource::generated: b (n x 1) as the device made it; else empty.
   virtual Eigen::MatrixXd generated_rhs() = 0;
+  /// max |u_ii| / min |u_ii| of U over every member (a collective): the FP64 factors' (fp64)
+  /// or the FP32 factors'.
+  virtual double pivot_span(bool fp64) = 0;
+  /// This member's entries of lines of the original A (distributed_search.hpp's LocalLines):
+  /// out[k n + i] = A(lines[k], i) (rows) or A(i, lines[k]) (columns) where it holds them, 0
+  /// elsewhere.
+  virtual void local_lines(bool rows, const std::vector<int>& lines, std::vector<double>& out) = 0;
+  /// v := the sum of every member's v (a collective: NCCL, staged through the device).
+  virtual void sum_over_members(std::vector<double>& v) = 0;
+  /// The search's samples at `positions` (row_samples: A's columns p_k; column_samples: its rows
+  /// p_k; k n + i each), gathered on the device and summed over the members (a collective,
+  /// enqueued here); the function returned reads them back, on any thread (the search's), once
+  /// the device has them. It owns what it reads.
+  virtual std::function<std::pair<std::vector<double>, std::vector<double>>()> sampled_lines(
+      const std::vector<int>& positions) = 0;
 };
 
 /// The memory check before anything is allocated, on the calling thread's device: throws

@@ -160,6 +160,21 @@ void finish(int n, const std::optional<Eigen::MatrixXd>& x_true, SolveResult& re
   detail::finish_result(shell, res);
 }
 
+/// detail::decide_condition_estimate for a distributed solve: U's diagonal span (asked for by
+/// the automatic rule only, on every rank alike: a collective) and the search, whose exact singularity every rank
+/// meets alike (so the error is marked agreed).
+bool decide_estimate(const SolveOptions& options, SolveResult& res, int n, const std::function<double()>& span,
+                     std::optional<DistributedSingularitySearch>& search) {
+  detail::SingularitySearch searched;
+  if (search) searched = [&search]() -> std::optional<std::string> { return search->result(); };
+  try {
+    return detail::decide_condition_estimate(options, res, n, span, searched);
+  } catch (const InvalidInput& e) {
+    if (dynamic_cast<const runtime::AgreedFailure*>(&e) != nullptr) throw;
+    throw runtime::Agreed<InvalidInput>(e.what());
+  }
+}
+
 runtime::Communicator& rank_communicator(runtime::DeviceGroup& group, const char* what) {
   runtime::Communicator* comm = group.host_communicator();
   if (!group.spans_processes() || group.memory() != runtime::Memory::host || comm == nullptr)
@@ -205,6 +220,11 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
   const int n = da.n;
   const PieceA A{sys.A, da.lld, da.local_rows(g.grid, g.prow), da.local_cols(g.grid, g.pcol), da.rows(g.grid),
                  da.cols(g.grid), g.prow, g.pcol};
+
+  // The search for equal rows or columns, its hashing beside the LU (condition estimate's rule)
+  std::optional<DistributedSingularitySearch> search;
+  if (options.condition_estimate != ConditionEstimate::never)
+    search.emplace(n, local_lines(A), [&world](std::vector<double>& v) { world.allreduce_sum(v.data(), v.size(), nullptr); });
 
   SolveResult res;
   res.backend = Backend::cpu;
@@ -269,7 +289,8 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
     }
   }
 
-  if (detail::decide_condition_estimate(options, res, n, std::numeric_limits<double>::quiet_NaN(), {})) {
+  const auto span = [&] { return lu64 ? pivot_span(g, *lu64) : pivot_span(g, f); };
+  if (decide_estimate(options, res, n, span, search)) {
     if (fp64_path)
       estimate_condition(g, A, s, inverse(g, *lu64, s), true, [&] { return inverse(g, *lu64, s); }, res);
     else
@@ -312,6 +333,12 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   double upload_s = 0;
   std::unique_ptr<DevicePiece> piece =
       make_device_piece(*me.context, world, grid, da, A, source, seed, options, upload_s);
+  std::optional<DistributedSingularitySearch> search;
+  if (options.condition_estimate != ConditionEstimate::never)
+    search.emplace(
+        n, piece->sampled_lines(detail::sample_positions(n)),
+        [&piece](bool rows, const std::vector<int>& lines, std::vector<double>& out) { piece->local_lines(rows, lines, out); },
+        [&piece](std::vector<double>& v) { piece->sum_over_members(v); });
   const Eigen::MatrixXd generated_b = b_given == nullptr ? piece->generated_rhs() : Eigen::MatrixXd();
   const Eigen::MatrixXd& b = b_given != nullptr ? *b_given : generated_b;
   SolveResult res;
@@ -429,7 +456,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     partial_story(zero_pivot, res);
   }
   if (!beam_why.empty()) res.note = beam_why + "; partial pivoting used: " + res.note;
-  if (detail::decide_condition_estimate(options, res, n, std::numeric_limits<double>::quiet_NaN(), {})) {
+  if (decide_estimate(options, res, n, [&] { return piece->pivot_span(lu64_made); }, search)) {
     try {
       estimate_condition(
           piece->norm_1(), [&](Eigen::MatrixXd& y) { y = piece->product(y); }, [&] { return piece->norm_1_s(); },

@@ -12,11 +12,20 @@
 //                                A, the local piece of A_s = R A C, ||A_s||_1.
 //   distributed_gmres.cpp        one GMRES cycle of GMRES-IR on M^-1 A d = M^-1 r.
 //   distributed_condition.cpp    cond_1(A) and cond_1(A_s) from the distributed factors.
+//   distributed_search.cpp       what the condition estimate's automatic rule asks of the
+//                                distributed factors and A: U's diagonal span, the search for
+//                                rows or columns equal up to sign and a power of two.
 #pragma once
 
 #include <Eigen/Dense>
 #include <functional>
+#include <future>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../input_checks.hpp"
 
 #include "../condition.hpp"
 #include "../scaled_norm.hpp"
@@ -114,6 +123,49 @@ void estimate_condition(const detail::ScaledNorm& norm1, const detail::VectorMap
                         const std::function<detail::ScaledNorm()>& norm1_s,
                         const detail::EquilibratedInverse& fp32, bool fp64_made,
                         const std::function<detail::EquilibratedInverse()>& fp64, SolveResult& res);
+
+// distributed_search.cpp
+
+/// max |u_ii| / min |u_ii| over U's diagonal, held by the ranks that own diagonal blocks (a
+/// collective over g.world; the same on every rank).
+template <class T>
+double pivot_span(GridComms& g, const DistributedFactors<T>& f);
+
+/// This rank's entries of lines of the original A: out[k n + i] = A(lines[k], i) (rows) or
+/// A(i, lines[k]) (columns) where the rank holds them, 0 elsewhere (out resized to lines.size() n).
+using LocalLines = std::function<void(bool rows, const std::vector<int>& lines, std::vector<double>& out)>;
+/// v := the element-wise sum of every rank's v (a collective). Exact here: one rank holds each
+/// entry, the others add zeros.
+using RankSum = std::function<void(std::vector<double>& v)>;
+/// A cpu rank's LocalLines for its host piece.
+LocalLines local_lines(const PieceA& A);
+
+/// detail::exact_singularity of the distributed A, as the single process searches (the same
+/// sampled positions, groups and verification, so the same answer): the constructor, a
+/// collective, sums the sampled lines over the ranks and starts the hashing on a host thread
+/// beside the LU; result(), also a collective, waits for it and fetches the lines of any group
+/// whose samples agree (none for most matrices), the same calls on every rank.
+class DistributedSingularitySearch {
+ public:
+  /// The samples (row_samples, column_samples: exact_singularity's), summed over the ranks, as a
+  /// function the hashing thread calls first (GPU members: their read-back from the device).
+  using Samples = std::function<std::pair<std::vector<double>, std::vector<double>>()>;
+  DistributedSingularitySearch(int n, LocalLines local, RankSum sum);
+  /// With the samples' sum already enqueued (a collective made by the caller before this).
+  DistributedSingularitySearch(int n, Samples samples, LocalLines local, RankSum sum);
+  ~DistributedSingularitySearch();
+  DistributedSingularitySearch(const DistributedSingularitySearch&) = delete;
+  DistributedSingularitySearch& operator=(const DistributedSingularitySearch&) = delete;
+  /// The message for the first pair of equal lines, or none; the same on every rank.
+  std::optional<std::string> result();
+
+ private:
+  int n_;
+  LocalLines local_;
+  RankSum sum_;
+  std::future<detail::SampledCandidates> candidates_;
+  std::optional<std::optional<std::string>> answer_;  ///< result(), once verified
+};
 
 /// d = C (L U)^-1 P R r (apply_lu's scaling) through `solve` (W := (L U)^-1 P W in FP32).
 Eigen::MatrixXd apply_lu_with(const std::function<void(Eigen::MatrixXd&)>& solve, const Scales& s,

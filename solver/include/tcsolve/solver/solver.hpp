@@ -124,7 +124,9 @@ Pivoting resolve_pivoting(Pivoting requested, Backend backend, int n);
 ///              to about 1/u32 = 1.7e7, far below the warning's 4.5e12, so skipping the
 ///              estimate there loses no warning. Without the estimate, two rows or columns equal
 ///              up to sign and a power of two (which the estimate's FP64 LU used to find) are
-///              looked for on a host thread beside the device's work (input_checks.hpp). What
+///              looked for on a host thread beside the device's work (input_checks.hpp); the
+///              distributed solve does the same on every rank (the samples summed over the
+///              ranks, U's diagonal span reduced over them: distributed_search.cpp). What
 ///              automatic can miss: on the FP64 LU path (fp64_below), an ill-conditioned A whose
 ///              LU is backward stable and whose U has a narrow diagonal (a Kahan-like triangular
 ///              matrix); ask for always where that matters.
