@@ -60,9 +60,14 @@ int run_solve_ranks(const JobRanks& job, SolveRanksArgs a) {
       if (speaks && !a.output.empty()) prepare_output(a.output, a.output_rule);
       return;
     }
-    if (!is_hdf5_file(a.input) && std::filesystem::exists(a.input))
-      throw InvalidInput(a.input + ": under mpirun, solve reads an HDF5 system file, each rank its blocks; make one "
-                                   "with `tcsolve import --mtx " + a.input + " --output SYS.h5`");
+    if (!is_hdf5_file(a.input) && std::filesystem::exists(a.input)) {
+      const std::string ext = std::filesystem::path(a.input).extension().string();
+      const bool numpy = ext == ".npy" || ext == ".npz";
+      throw InvalidInput(a.input + ": under mpirun, solve reads an HDF5 system file, each rank its blocks; " +
+                         (numpy ? std::string("write A and b as HDF5 datasets A and b (h5py), or solve the NumPy "
+                                              "file in one process (tcsolve solve --input " + a.input + ")")
+                                : "make one with `tcsolve import --mtx " + a.input + " --output SYS.h5`"));
+    }
     shape = inspect_system(a.input, a.layout);
     if (shape.n > std::numeric_limits<int>::max() || shape.nrhs > std::numeric_limits<int>::max())
       throw InvalidInput(a.input + ": A: order " + std::to_string(shape.n) + " exceeds 2^31 - 1");

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -121,7 +122,10 @@ TEST_CASE("solve under mpirun: an error on one rank or on all ends every rank wi
           ? Case{2, "--input '" + dir.path("nan.h5") + "' --backend cuda", "no usable CUDA device", 4}
           : Case{2, "--input '" + dir.path("nan.h5") + "' --backend cuda", "nan.h5: A: contains NaN at (37, 5)", 2},
       {2, "--input '" + dir.path("nan.h5") + "' --synthetic 100", "--synthetic and --input exclude each other", 2},
+      // a NumPy file (refused before it is read): the hint is h5py or one process, not import --mtx
+      {2, "--input '" + dir.path("a.npy") + "'", "write A and b as HDF5 datasets A and b (h5py)", 2},
   };
+  { std::ofstream(dir.path("a.npy")) << "not read"; }
   for (const Case& c : cases)
     for (bool json : {false, true}) {
       std::string args = "solve " + c.args + " --variant fp32-simt --output '" + out + "'" + (json ? " --json" : "");
@@ -140,7 +144,7 @@ TEST_CASE("solve under mpirun: an error on one rank or on all ends every rank wi
         CHECK(r.out.empty());
       }
     }
-  CHECK(dir.entries() == std::vector<std::string>{"nan.h5", "singular.h5"});
+  CHECK(dir.entries() == std::vector<std::string>{"a.npy", "nan.h5", "singular.h5"});
 }
 
 TEST_CASE("solve alone: --grid other than 1x1 needs mpirun", "[cli]") {

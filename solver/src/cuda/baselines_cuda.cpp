@@ -132,7 +132,7 @@ SolveResult solve_baseline(const LinearSystem& sys, std::string_view method, Con
   const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
   const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
   const auto t = Clock::now();
-  const DeviceSystem s = upload(run, sys);
+  const DeviceSystem s = upload(run, sys, EqualRows::skip);
   SolveResult res = baseline_on(run, s, method, [&sys]() -> const Eigen::MatrixXd& { return sys.A; },
                                 seconds(t, Clock::now()));
   res.forward_error = detail::forward_error(sys, res.x);
@@ -145,7 +145,7 @@ SolveResult solve_baseline_device(const DeviceSystemView& view, std::string_view
   const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
   const DeviceRun run(ctx.get(), CudaLuPlan{}, GemmOptions{});
   const auto t = Clock::now();
-  const DeviceSystem s = upload(run, view);  // device copies and the input checks
+  const DeviceSystem s = upload(run, view, EqualRows::skip);  // device copies and the input checks
   std::optional<Eigen::MatrixXd> host;  // A on the host only where a rare norm path asks for it
   const HostMatrix host_a = [&]() -> const Eigen::MatrixXd& {
     if (!host) {

@@ -16,7 +16,7 @@
 
 namespace tcsolve::cuda {
 
-DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys) {
+DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys, EqualRows rows) {
   DeviceSystem d;
   d.n = sys.n();
   d.nrhs = sys.nrhs();
@@ -26,7 +26,8 @@ DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys) {
   copy_to_device(d.b.data(), sys.b.data(), d.b.size() * sizeof(double), run.stream);
   for (Eigen::Index j = 0; j < sys.b.cols(); ++j) d.b_norm.push_back(sys.b.col(j).lpNorm<Eigen::Infinity>());
   const Eigen::MatrixXd* a = &sys.A;  // the caller's: it outlives the solve
-  d.singular = std::async(std::launch::async, [a] { return detail::exact_singularity(*a); }).share();
+  if (rows == EqualRows::search)
+    d.singular = std::async(std::launch::async, [a] { return detail::exact_singularity(*a); }).share();
   return d;
 }
 
@@ -96,7 +97,7 @@ std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun&
 
 }  // namespace
 
-DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v) {
+DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v, EqualRows search) {
   DeviceSystem d;
   d.n = v.n;
   d.nrhs = v.nrhs;
@@ -138,7 +139,7 @@ DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& v) {
   for (int i = 0; i < n; ++i)
     if (rows[static_cast<std::size_t>(i)] == 0)
       throw InvalidInput("matrix is exactly singular: row " + std::to_string(i + 1) + " (1-based) is zero");
-  d.singular = search_on_device(run, d);
+  if (search == EqualRows::search) d.singular = search_on_device(run, d);
   return d;
 }
 

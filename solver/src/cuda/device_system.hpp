@@ -46,14 +46,18 @@ inline detail::SingularitySearch singularity_search(const DeviceSystem& s) {
   return [f = s.singular] { return f.get(); };
 }
 
+/// Whether upload() starts DeviceSystem::singular's search: the solves do; the baselines and
+/// the plain factorization, which never ask for it, do not.
+enum class EqualRows { search, skip };
+
 /// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
-DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys);
+DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys, EqualRows rows = EqualRows::search);
 
 /// A system already on the device, packed into a DeviceSystem by device copies (row-major: a
 /// cuBLAS transposition) and checked as detail::check_system checks a host system (non-finite
 /// entries, zero columns, zero rows: the same messages) from column maxima and row flags read
 /// back, never a host copy of A.
-DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& view);
+DeviceSystem upload(const DeviceRun& run, const DeviceSystemView& view, EqualRows rows = EqualRows::search);
 
 /// The host A (or b) for the rare paths that need it (norms beyond 2^+-900, the search for rows
 /// equal up to a power of two before an FP64 LU, the fallback's b): the caller's matrix, or a

@@ -416,7 +416,7 @@ LuFactorization lu_factorize(const Eigen::MatrixXd& A, Variant variant, int bloc
   ContextFor ctx(context);
   const tcsolve::detail::DeviceGuard on_device(ctx.get().device());
   DeviceRun run(ctx.get(), plan, gemm);
-  const DeviceSystem s = upload(run, sys);
+  const DeviceSystem s = upload(run, sys, EqualRows::skip);
   PhaseClock clock(run.plan.phases != CudaLuPlan::Phases::off, run.stream);
   const DeviceLu f = factorize(run, s, variant, block_size, clock);
   if (f.zero_pivot >= 0) throw InvalidInput(detail::zero_pivot_message(f.zero_pivot));
