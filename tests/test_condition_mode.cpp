@@ -108,11 +108,20 @@ TEST_CASE("condition estimate: auto refuses two equal rows of a consistent syste
 TEST_CASE("exact singularity from sampled entries (the device's search) answers as from the host A",
           "[solver]") {
   const LinearSystem base = generate_system(150, 1e2, SpectrumMode::geometric, 3);
-  for (int which = 0; which < 4; ++which) {
-    Eigen::MatrixXd A = base.A;
+  // cases 4 and 5: sparse (a tridiagonal matrix: many lines' samples are all zero, so those
+  // lines fall into one group), without and with a pair of equal rows
+  Eigen::MatrixXd sparse = Eigen::MatrixXd::Zero(150, 150);
+  for (int i = 0; i < 150; ++i) {
+    sparse(i, i) = 4.0 + i % 7;
+    if (i > 0) sparse(i, i - 1) = -1.0 - i % 3;
+    if (i + 1 < 150) sparse(i, i + 1) = -0.5;
+  }
+  for (int which = 0; which < 6; ++which) {
+    Eigen::MatrixXd A = which >= 4 ? sparse : base.A;
     if (which == 1) A.row(120) = -4.0 * A.row(9);
     if (which == 2) A.col(77) = 0.5 * A.col(76);
     if (which == 3) A.row(3) = A.row(140);  // an equal pair with the sampled entries of others too
+    if (which == 5) A.row(101) = 2.0 * A.row(100);
     const int n = static_cast<int>(A.rows());
     const std::vector<int> p = detail::sample_positions(n);
     CHECK(p.size() == 64);
@@ -129,11 +138,20 @@ TEST_CASE("exact singularity from sampled entries (the device's search) answers 
           out.resize(n);
           for (int k = 0; k < n; ++k) out[k] = row ? A(line, k) : A(k, line);
         });
+    // the same with the whole matrix on the host (the device's search where A is small enough):
+    // no line fetched
+    int fetched_whole = 0;
+    const auto whole = detail::exact_singularity(
+        n, rows, columns, [&](bool, int, std::vector<double>&) { ++fetched_whole; },
+        [&]() -> const double* { return A.data(); });
     const auto host = detail::exact_singularity(A);
     INFO("case " << which << ": " << host.value_or("none"));
     CHECK(sampled == host);
-    CHECK(host.has_value() == (which > 0));
+    CHECK(whole == host);
+    CHECK(fetched_whole == 0);
+    CHECK(host.has_value() == (which != 0 && which != 4));
     if (which == 0) CHECK(fetched == 0);  // whole lines only for samples that agree
+    if (which == 4) CHECK(fetched > 50);  // many of the sparse matrix's lines fall into groups (78 of 300)
   }
 }
 

@@ -183,43 +183,99 @@ std::vector<std::vector<int>> sampled_groups(int n, HashSamples&& hash_samples) 
   return groups;
 }
 
-/// The first pair (in the groups' order) of lines equal up to sign and a power of two: each
-/// group's lines fetched whole (`fetch`), hashed whole, and compared entry by entry where those
-/// hashes agree.
+/// The whole-line hashes of `lines` (in their order): fetch() and absorb each line (the
+/// default), or one pass over the matrix in its storage order (the host's, whose rows a fetch
+/// per row would read with a stride of n).
+using LinesHashes = std::function<std::vector<LineHash>(bool rows, const std::vector<int>& lines)>;
+
+/// The first pair (in the groups' order) of lines equal up to sign and a power of two: every
+/// group's lines hashed whole at once (`hashes`, or fetched and hashed), and where two whole
+/// hashes of a group agree the lines fetched (`fetch`) and compared entry by entry.
 std::optional<std::pair<int, int>> proportional_pair(int n, bool rows, const std::vector<std::vector<int>>& groups,
-                                                     const LineFetch& fetch) {
-  for (const std::vector<int>& group : groups) {
-    struct Full {
-      LineHash hash;
-      int line;
-      std::vector<double> values;
-    };
-    std::vector<Full> full;
-    for (const int line : group) {
-      Full f{LineHash{}, line, {}};
-      fetch(rows, f.line, f.values);
-      for (int pos = 0; pos < n; ++pos) f.hash.absorb(pos, f.values[static_cast<std::size_t>(pos)]);
-      full.push_back(std::move(f));
-    }
-    std::sort(full.begin(), full.end(), [](const Full& x, const Full& y) {
-      return x.hash == y.hash ? x.line < y.line : x.hash < y.hash;
-    });
-    for (std::size_t a = 0; a < full.size(); ++a) {
-      if (full[a].hash.count == 0) continue;  // a zero line: the LU's zero pivot reports it
-      for (std::size_t b = a + 1; b < full.size() && full[b].hash == full[a].hash; ++b)
-        if (proportional(full[a].values, full[b].values))
-          return std::make_pair(std::min(full[a].line, full[b].line), std::max(full[a].line, full[b].line));
+                                                     const LineFetch& fetch, const LinesHashes& hashes = {}) {
+  if (groups.empty()) return std::nullopt;
+  std::vector<int> lines;
+  for (const std::vector<int>& group : groups) lines.insert(lines.end(), group.begin(), group.end());
+  std::vector<LineHash> whole;
+  if (hashes) {
+    whole = hashes(rows, lines);
+  } else {
+    std::vector<double> values;
+    for (const int line : lines) {
+      fetch(rows, line, values);
+      LineHash h;
+      for (int pos = 0; pos < n; ++pos) h.absorb(pos, values[static_cast<std::size_t>(pos)]);
+      whole.push_back(h);
     }
   }
+  std::size_t first = 0;  // the group's first line in `lines` and `whole`
+  std::vector<double> a, b;
+  for (const std::vector<int>& group : groups) {
+    std::vector<std::size_t> order(group.size());
+    std::iota(order.begin(), order.end(), first);
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return whole[x] == whole[y] ? lines[x] < lines[y] : whole[x] < whole[y];
+    });
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const LineHash& hi = whole[order[i]];
+      if (hi.count == 0) continue;  // a zero line: the LU's zero pivot reports it
+      for (std::size_t j = i + 1; j < order.size() && whole[order[j]] == hi; ++j) {
+        fetch(rows, lines[order[i]], a);
+        fetch(rows, lines[order[j]], b);
+        if (proportional(a, b)) {
+          const int x = lines[order[i]], y = lines[order[j]];
+          return std::make_pair(std::min(x, y), std::max(x, y));
+        }
+      }
+    }
+    first += group.size();
+  }
   return std::nullopt;
+}
+
+/// Row or column `line` of the column-major n x n matrix a (leading dimension n).
+LineFetch column_major_fetch(const double* a, int n) {
+  return [a, n](bool rows, int line, std::vector<double>& out) {
+    const std::size_t m = static_cast<std::size_t>(n);
+    out.resize(m);
+    for (std::size_t pos = 0; pos < m; ++pos)
+      out[pos] = rows ? a[pos * m + static_cast<std::size_t>(line)] : a[static_cast<std::size_t>(line) * m + pos];
+  };
+}
+
+/// Whole-line hashes of the column-major n x n matrix a, in one pass in its storage order (the
+/// rows sorted, so that each column is read forward; zeros, most of a sparse matrix's, skipped
+/// before the hash).
+LinesHashes column_major_hashes(const double* a, int n) {
+  return [a, n](bool rows, const std::vector<int>& lines) {
+    const std::size_t m = static_cast<std::size_t>(n);
+    std::vector<LineHash> h(lines.size());
+    if (rows) {
+      std::vector<std::size_t> order(lines.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return lines[x] < lines[y]; });
+      for (std::size_t pos = 0; pos < m; ++pos) {
+        const double* column = a + pos * m;
+        for (const std::size_t k : order)
+          if (const double v = column[lines[k]]; v != 0) h[k].absorb(static_cast<int>(pos), v);
+      }
+    } else {
+      for (std::size_t k = 0; k < lines.size(); ++k) {
+        const double* column = a + static_cast<std::size_t>(lines[k]) * m;
+        for (std::size_t pos = 0; pos < m; ++pos)
+          if (const double v = column[pos]; v != 0) h[k].absorb(static_cast<int>(pos), v);
+      }
+    }
+    return h;
+  };
 }
 
 /// The first pair of lines equal up to sign and a power of two, from `hash_samples` (as
 /// sampled_groups) and `fetch` (as proportional_pair).
 template <class HashSamples>
 std::optional<std::pair<int, int>> proportional_lines(int n, bool rows, HashSamples&& hash_samples,
-                                                      const LineFetch& fetch) {
-  return proportional_pair(n, rows, sampled_groups(n, hash_samples), fetch);
+                                                      const LineFetch& fetch, const LinesHashes& hashes = {}) {
+  return proportional_pair(n, rows, sampled_groups(n, hash_samples), fetch, hashes);
 }
 
 }  // namespace
@@ -260,24 +316,29 @@ SampledCandidates sampled_candidates(int n, const std::vector<double>& row_sampl
   return c;
 }
 
-std::optional<std::string> verify_candidates(const SampledCandidates& c, const LineFetch& fetch) {
+std::optional<std::string> verify_candidates(const SampledCandidates& c, const LineFetch& fetch,
+                                             const WholeMatrix& whole) {
+  if (c.rows.empty() && c.columns.empty()) return std::nullopt;
+  if (whole)
+    if (const double* a = whole()) {
+      const LineFetch from_copy = column_major_fetch(a, c.n);
+      const LinesHashes hashes = column_major_hashes(a, c.n);
+      return singularity_message(
+          [&](bool rows) { return proportional_pair(c.n, rows, rows ? c.rows : c.columns, from_copy, hashes); });
+    }
   return singularity_message(
       [&](bool rows) { return proportional_pair(c.n, rows, rows ? c.rows : c.columns, fetch); });
 }
 
 std::optional<std::string> exact_singularity(int n, const std::vector<double>& row_samples,
                                              const std::vector<double>& column_samples,
-                                             const LineFetch& fetch) {
-  return verify_candidates(sampled_candidates(n, row_samples, column_samples), fetch);
+                                             const LineFetch& fetch, const WholeMatrix& whole) {
+  return verify_candidates(sampled_candidates(n, row_samples, column_samples), fetch, whole);
 }
 
 std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
   const int n = static_cast<int>(A.rows());
-  const LineFetch fetch = [&A](bool rows, int line, std::vector<double>& out) {
-    out.resize(static_cast<std::size_t>(A.rows()));
-    for (Eigen::Index pos = 0; pos < A.rows(); ++pos)
-      out[static_cast<std::size_t>(pos)] = rows ? A(line, pos) : A(pos, line);
-  };
+  const LineFetch fetch = column_major_fetch(A.data(), n);
   return singularity_message([&](bool rows) {
     return proportional_lines(
         n, rows,
@@ -291,7 +352,8 @@ std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
               for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
           }
         },
-        fetch);
+        fetch,
+        column_major_hashes(A.data(), n));
   });
 }
 

@@ -64,9 +64,14 @@ using LineFetch = std::function<void(bool rows, int line, std::vector<double>& o
 /// column_samples[k n + j] = A(p_k, j), p = sample_positions(n)) and whole lines fetched on
 /// demand: a matrix in device memory, whose samples are gathered there and read back at once.
 /// The same answer as the host overload on the same matrix.
+/// `whole`, when given, may return the whole matrix on the host (column-major, leading dimension
+/// n; null: not affordable): the groups whose samples agree are then hashed in one pass over it
+/// in its storage order instead of one fetch per line (a sparse matrix, whose samples are mostly
+/// zero, puts most lines in such groups).
+using WholeMatrix = std::function<const double*()>;
 std::optional<std::string> exact_singularity(int n, const std::vector<double>& row_samples,
                                              const std::vector<double>& column_samples,
-                                             const LineFetch& fetch);
+                                             const LineFetch& fetch, const WholeMatrix& whole = {});
 
 /// That search in two halves, for a matrix spread over ranks (distributed_search.cpp): the
 /// groups of rows and of columns whose sampled entries hash alike (pure host work, for a thread
@@ -79,6 +84,7 @@ struct SampledCandidates {
 };
 SampledCandidates sampled_candidates(int n, const std::vector<double>& row_samples,
                                      const std::vector<double>& column_samples);
-std::optional<std::string> verify_candidates(const SampledCandidates& candidates, const LineFetch& fetch);
+std::optional<std::string> verify_candidates(const SampledCandidates& candidates, const LineFetch& fetch,
+                                             const WholeMatrix& whole = {});
 
 }  // namespace tcsolve::detail

@@ -38,6 +38,9 @@ namespace {
 /// read back by the thread on a stream of its own once they are there, and whole lines fetched
 /// the same way for the groups whose samples agree (rare). The thread holds the gathered
 /// samples; A outlives it (DeviceSystem::singular is destroyed first and waits for it).
+/// The most bytes of A the search reads back whole for its groups (see search_on_device).
+constexpr double kWholeSearchBytes = 256.0 * 1024 * 1024;
+
 std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun& run, const DeviceSystem& d) {
   const int n = d.n;
   const std::vector<int> positions = detail::sample_positions(n);
@@ -79,6 +82,17 @@ std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun&
                                                   count * sizeof(double), cudaMemcpyDeviceToHost, own));
                TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
                const std::size_t ld = static_cast<std::size_t>(n) * sizeof(double);
+               // groups whose samples agree (a sparse A's, mostly): A read back whole when it is
+               // at most kWholeSearchBytes, else line by line
+               std::vector<double> copy;
+               const detail::WholeMatrix whole = [&]() -> const double* {
+                 if (static_cast<double>(ld) * n > kWholeSearchBytes) return nullptr;
+                 copy.resize(elements(n, n));
+                 TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(copy.data(), a, ld * static_cast<std::size_t>(n),
+                                                    cudaMemcpyDeviceToHost, own));
+                 TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
+                 return copy.data();
+               };
                return detail::exact_singularity(
                    n, rows, columns, [&](bool row, int line, std::vector<double>& out) {
                      out.resize(static_cast<std::size_t>(n));
@@ -90,7 +104,8 @@ std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun&
                        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.data(), a + static_cast<std::size_t>(line) * n,
                                                           ld, cudaMemcpyDeviceToHost, own));
                      TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
-                   });
+                   },
+                   whole);
              })
       .share();
 }
