@@ -47,14 +47,18 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   cublasHandle_t update_blas = ahead ? run.libs.blas_second(us) : panel_blas;
   PhaseClock update_clock(clock.enabled(), us);
 
-  // The panels and their interchanges, two of each (the update of block k reads panel k while
-  // block k + 1's arrives); the row moves' scratch and rows.
+  // The panels and their interchanges, three of each (panel k in slot k % 3: the update stream
+  // may still read panel k - 1 while panel k + 1 is written, see the loop), the moves of two
+  // blocks (k % 2), the row moves' scratch and rows.
   const int w_max = std::min(nb, n);
-  DeviceBuffer<float> panels[2] = {DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max),
+  DeviceBuffer<float> panels[3] = {DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max),
+                                   DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max),
                                    DeviceBuffer<float>(static_cast<std::size_t>(n) * w_max)};
-  DeviceBuffer<int> origins[2] = {DeviceBuffer<int>(static_cast<std::size_t>(n)),
+  DeviceBuffer<int> origins[3] = {DeviceBuffer<int>(static_cast<std::size_t>(n)),
+                                  DeviceBuffer<int>(static_cast<std::size_t>(n)),
                                   DeviceBuffer<int>(static_cast<std::size_t>(n))};
-  DeviceBuffer<int> moves(kernels::block_moves_ints(w_max));
+  DeviceBuffer<int> moves[2] = {DeviceBuffer<int>(kernels::block_moves_ints(w_max)),
+                                DeviceBuffer<int>(kernels::block_moves_ints(w_max))};
   DeviceBuffer<float> moved(static_cast<std::size_t>(2) * w_max * std::max(lc, 1)),
       moved_next(static_cast<std::size_t>(2) * w_max * w_max);
   {
@@ -63,7 +67,11 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     f.perm = DeviceBuffer<int>(identity.size());
     f.perm.upload(identity, run.stream);
   }
-  StreamEvent started, moved_event, update_done, panel_done;
+  // update_done[k % 3]: the update stream's work of block k done; ahead_ready: the columns of
+  // block k + 2 updated with panel k (the first thing the update stream does for block k after
+  // its row moves), which is all the panel stream needs before block k + 1's step.
+  StreamEvent started, moved_event, panel_done, ahead_ready;
+  StreamEvent update_done[3];
   // The diagonal blocks' inverses (DeviceFactors::inverses), from the identity by cublasStrsm.
   {
     std::size_t mine = 0;
@@ -178,22 +186,33 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     factor_and_copy(0, std::min(nb, n), 0);
     invert(0, std::min(nb, n));
   }
+  // With look-ahead the panel stream runs up to a block ahead of the update stream: before block
+  // k's broadcast it waits for block k - 2's update (panel k + 1 is written to the slot panel
+  // k - 2 had, moves[k % 2] was block k - 2's), and before block k + 1's rows move for block
+  // k's updates only for ahead_ready of block k - 1 (those columns updated with panel k - 1), not
+  // for the rest of block k - 1's update.
   for (int j = 0, k = 0; j < n; j += nb, ++k) {
-    const int w = std::min(nb, n - j), slot = k % 2, owner = cols.owner(j);
+    const int w = std::min(nb, n - j), slot = k % 3, owner = cols.owner(j);
     const bool mine = owner == q;
+    int* block_moves_scratch = moves[k % 2].data();
+    if (ahead && k >= 2) {
+      clock.mark("update_wait");
+      update_done[(k - 2) % 3].wait(ps);
+    }
     clock.mark("bcast");
     comm.broadcast(panels[slot].data(), static_cast<std::size_t>(n - j) * w * sizeof(float), owner, ps);
     comm.broadcast(origins[slot].data(), static_cast<std::size_t>(n - j) * sizeof(int), owner, ps);
-    if (ahead && k > 0) {
-      clock.mark("update_wait");
-      update_done.wait(ps);
-    }
     clock.mark("swap");
-    kernels::block_moves(ps, origins[slot].data() - j, j, n, w, f.perm.data(), moves.data());
+    kernels::block_moves(ps, origins[slot].data() - j, j, n, w, f.perm.data(), block_moves_scratch);
     const int l0 = mine ? cols.local(j) : 0;
     const kernels::Columns panel_cols = mine ? kernels::Columns{l0, l0 + w} : kernels::Columns{};
     if (j + w >= n) {
-      kernels::move_rows(ps, t, ldt, {0, lc}, panel_cols, moves.data(), w, moved.data());
+      if (ahead && k >= 1) {  // `moved` is the update stream's scratch: its last block done first
+        clock.mark("update_wait");
+        update_done[(k - 1) % 3].wait(ps);
+        clock.mark("swap");
+      }
+      kernels::move_rows(ps, t, ldt, {0, lc}, panel_cols, block_moves_scratch, w, moved.data());
       break;
     }
     // The trailing columns of this member; the next block's first when it owns it.
@@ -201,10 +220,16 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     const bool owns_next = cols.owner(next) == q;
     const int c0 = cols.first_at_or_after(next, q);
     const float* p = panels[slot].data();
-    // The rows move in the next block's columns here, on the panel's path; in the others (L's
-    // columns, the rest of the trailing ones) on the update stream, before the rest of the update.
+    // The rows move in the next block's columns here, on the panel's path (after block k - 1's
+    // update of those columns: ahead_ready); in the others (L's columns, the rest of the trailing
+    // ones) on the update stream, before the rest of the update.
+    if (ahead && k >= 1 && owns_next) {
+      clock.mark("update_wait");
+      ahead_ready.wait(ps);
+      clock.mark("swap");
+    }
     const kernels::Columns next_cols = owns_next ? kernels::Columns{c0, c0 + next_w} : kernels::Columns{};
-    kernels::move_rows(ps, t, ldt, next_cols, {}, moves.data(), w, moved_next.data());
+    kernels::move_rows(ps, t, ldt, next_cols, {}, block_moves_scratch, w, moved_next.data());
     if (ahead) {  // the rest of the swap and of the update may start
       moved_event.record(ps);
       moved_event.wait(us);
@@ -212,7 +237,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     if (owns_next) {
       clock.mark("update_next");
       update(panel_gemm, panel_blas, p, j, w, c0, next_w);
-      factor_and_copy(next, next_w, 1 - slot);
+      factor_and_copy(next, next_w, (k + 1) % 3);
     }
     clock.mark(nullptr);
     const int r0 = c0 + (owns_next ? next_w : 0);
@@ -222,13 +247,18 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                   : mine            ? panel_cols
                                                     : next_cols;
     if (ahead) update_clock.mark("swap_rest");
-    kernels::move_rows(us, t, ldt, {0, lc}, skip, moves.data(), w, moved.data());
-    update(update_gemm, update_blas, p, j, w, r0, lc - r0);
+    kernels::move_rows(us, t, ldt, {0, lc}, skip, block_moves_scratch, w, moved.data());
+    // block k + 2's columns first (the panel stream's next wait), then the rest
+    const int after = next + next_w;
+    const int first_w = after < n && cols.owner(after) == q ? std::min(nb, n - after) : 0;
+    update(update_gemm, update_blas, p, j, w, r0, std::min(first_w, lc - r0));
+    if (ahead) ahead_ready.record(us);
+    update(update_gemm, update_blas, p, j, w, r0 + first_w, lc - r0 - first_w);
     if (ahead) {
       update_clock.mark(nullptr);
-      update_done.record(us);
+      update_done[slot].record(us);
     }
-    if (owns_next) invert(next, next_w);  // after update_done: the next swap does not wait for it
+    if (owns_next) invert(next, next_w);  // after the update: the next swap does not wait for it
   }
   clock.mark(nullptr);
   if (ahead) {

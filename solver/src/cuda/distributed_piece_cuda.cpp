@@ -502,7 +502,7 @@ std::size_t device_piece_bytes(const Grid& grid, const Descriptor& desc_a, int m
   const std::size_t n = static_cast<std::size_t>(desc_a.n), lc = static_cast<std::size_t>(desc_a.local_cols(grid, member));
   const std::size_t nb = static_cast<std::size_t>(std::min(desc_a.nb, desc_a.n));
   const std::size_t ldt = static_cast<std::size_t>(cuda::factors_ld(static_cast<int>(lc)));
-  return n * std::max<std::size_t>(lc, 1) * sizeof(double) + n * ldt * sizeof(float) + 2 * n * nb * sizeof(float) +
+  return n * std::max<std::size_t>(lc, 1) * sizeof(double) + n * ldt * sizeof(float) + 3 * n * nb * sizeof(float) +
          2 * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double) +
          2 * (std::max<std::size_t>(lc, 1) + nb) * nb * sizeof(float);  // the diagonal blocks' inverses
 }
