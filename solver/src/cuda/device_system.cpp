@@ -38,6 +38,26 @@ namespace {
 /// read back by the thread on a stream of its own once they are there, and whole lines fetched
 /// the same way for the groups whose samples agree (rare). The thread holds the gathered
 /// samples; A outlives it (DeviceSystem::singular is destroyed first and waits for it).
+ThreadStream::ThreadStream(int device) {
+  TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
+  TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+ThreadStream::~ThreadStream() {
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void ThreadStream::after(CUevent_st* event) { TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(stream_, event, 0)); }
+
+std::pair<std::vector<double>, std::vector<double>> ThreadStream::halves(const double* first, std::size_t count) {
+  std::pair<std::vector<double>, std::vector<double>> out{std::vector<double>(count), std::vector<double>(count)};
+  TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.first.data(), first, count * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  TCSOLVE_CUDA_CHECK(
+      cudaMemcpyAsync(out.second.data(), first + count, count * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return out;
+}
+
 /// The most bytes of A the search reads back whole for its groups (see search_on_device).
 constexpr double kWholeSearchBytes = 256.0 * 1024 * 1024;
 
@@ -66,21 +86,10 @@ std::shared_future<std::optional<std::string>> search_on_device(const DeviceRun&
   return std::async(
              std::launch::async,
              [g, a, n, c, device]() -> std::optional<std::string> {
-               TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
-               cudaStream_t own = nullptr;
-               TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
-               struct Close {
-                 cudaStream_t s;
-                 ~Close() { cudaStreamDestroy(s); }
-               } close{own};
-               TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(own, g->ready, 0));
-               const std::size_t count = elements(n, c);
-               std::vector<double> rows(count), columns(count);
-               TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(rows.data(), g->samples.data(), count * sizeof(double),
-                                                  cudaMemcpyDeviceToHost, own));
-               TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(columns.data(), g->samples.data() + count,
-                                                  count * sizeof(double), cudaMemcpyDeviceToHost, own));
-               TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
+               ThreadStream thread_stream(device);
+               thread_stream.after(g->ready);
+               cudaStream_t own = thread_stream.get();
+               const auto [rows, columns] = thread_stream.halves(g->samples.data(), elements(n, c));
                const std::size_t ld = static_cast<std::size_t>(n) * sizeof(double);
                // groups whose samples agree (a sparse A's, mostly): A read back whole when it is
                // at most kWholeSearchBytes, else line by line

@@ -11,6 +11,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../refinement_rules.hpp"
@@ -49,6 +50,25 @@ inline detail::SingularitySearch singularity_search(const DeviceSystem& s) {
 /// Whether upload() starts DeviceSystem::singular's search: the solves do; the baselines and
 /// the plain factorization, which never ask for it, do not.
 enum class EqualRows { search, skip };
+
+/// A stream of the calling thread's own on `device` (made the thread's current device),
+/// destroyed with it: a helper thread's read-backs beside the solve's stream (the searches for
+/// equal rows).
+class ThreadStream {
+ public:
+  explicit ThreadStream(int device);
+  ~ThreadStream();
+  ThreadStream(const ThreadStream&) = delete;
+  ThreadStream& operator=(const ThreadStream&) = delete;
+  CUstream_st* get() const { return stream_; }
+  /// Its later work waits for `event` (recorded on another stream).
+  void after(CUevent_st* event);
+  /// The `count` doubles at `first` and the `count` after them, copied to the host (waits).
+  std::pair<std::vector<double>, std::vector<double>> halves(const double* first, std::size_t count);
+
+ private:
+  CUstream_st* stream_ = nullptr;
+};
 
 /// A and b copied to the device (Eigen's column-major layout), ||b_j||_inf on the host.
 DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys, EqualRows rows = EqualRows::search);

@@ -19,6 +19,7 @@
 
 #include "../distributed/device_piece.hpp"
 #include "device_run.hpp"
+#include "device_system.hpp"
 #include "distributed_kernels.hpp"
 #include "distributed_lu64_cuda.hpp"
 #include "distributed_lu_cuda.hpp"
@@ -292,21 +293,9 @@ class CudaPiece final : public DevicePiece {
     TCSOLVE_CUDA_CHECK(cudaEventRecord(g->ready, run_.stream));
     const int device = run_.ctx.device();
     return [g, count, device] {
-      TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
-      cudaStream_t own = nullptr;
-      TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
-      struct Close {
-        cudaStream_t s;
-        ~Close() { cudaStreamDestroy(s); }
-      } close{own};
-      TCSOLVE_CUDA_CHECK(cudaStreamWaitEvent(own, g->ready, 0));
-      std::pair<std::vector<double>, std::vector<double>> out{std::vector<double>(count), std::vector<double>(count)};
-      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.first.data(), g->samples.data(), count * sizeof(double),
-                                         cudaMemcpyDeviceToHost, own));
-      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(out.second.data(), g->samples.data() + count, count * sizeof(double),
-                                         cudaMemcpyDeviceToHost, own));
-      TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(own));
-      return out;
+      cuda::ThreadStream own(device);
+      own.after(g->ready);
+      return own.halves(g->samples.data(), count);
     };
   }
 
