@@ -31,13 +31,6 @@ DeviceSystem upload(const DeviceRun& run, const LinearSystem& sys, EqualRows row
   return d;
 }
 
-namespace {
-
-/// The search for rows and columns of the device A equal up to sign and a power of two, on a
-/// host thread: the sampled entries gathered on run's stream (after A's copy and checks), then
-/// read back by the thread on a stream of its own once they are there, and whole lines fetched
-/// the same way for the groups whose samples agree (rare). The thread holds the gathered
-/// samples; A outlives it (DeviceSystem::singular is destroyed first and waits for it).
 ThreadStream::ThreadStream(int device) {
   TCSOLVE_CUDA_CHECK(cudaSetDevice(device));
   TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -58,6 +51,13 @@ std::pair<std::vector<double>, std::vector<double>> ThreadStream::halves(const d
   return out;
 }
 
+namespace {
+
+/// The search for rows and columns of the device A equal up to sign and a power of two, on a
+/// host thread: the sampled entries gathered on run's stream (after A's copy and checks), then
+/// read back by the thread on a stream of its own once they are there, and whole lines fetched
+/// the same way for the groups whose samples agree (rare). The thread holds the gathered
+/// samples; A outlives it (DeviceSystem::singular is destroyed first and waits for it).
 /// The most bytes of A the search reads back whole for its groups (see search_on_device).
 constexpr double kWholeSearchBytes = 256.0 * 1024 * 1024;
 
