@@ -60,6 +60,14 @@ SolveOptions gpu_options(Variant v, int nb) {
   return o;
 }
 
+/// One GPU member on the current device, and two (devices 0 and 1) where the machine has them.
+std::vector<runtime::DeviceGroup> member_groups() {
+  std::vector<runtime::DeviceGroup> groups;
+  groups.push_back(runtime::DeviceGroup::gpus({cuda::current_device()}));
+  if (runtime::device_count() >= 2) groups.push_back(runtime::DeviceGroup::gpus({0, 1}));
+  return groups;
+}
+
 std::vector<Variant> variants() {
   std::vector<Variant> v = {Variant::fp32_simt};
   if (cuda::compute_capability() >= 90) {
@@ -217,9 +225,7 @@ TEST_CASE("beam on GPU members: in-block pivoting refined by GMRES-IR, partial p
     WARN("no NCCL in this build: skipping the GPU members' solve");
     return;
   }
-  std::vector<runtime::DeviceGroup> groups;
-  groups.push_back(runtime::DeviceGroup::gpus({cuda::current_device()}));
-  if (runtime::device_count() >= 2) groups.push_back(runtime::DeviceGroup::gpus({0, 1}));
+  std::vector<runtime::DeviceGroup> groups = member_groups();
   const double eps = 0x1p-53;
   for (runtime::DeviceGroup& group : groups) {
     for (const Variant v : variants()) {
@@ -264,9 +270,7 @@ TEST_CASE(
     WARN("no NCCL in this build: skipping the GPU members' solve");
     return;
   }
-  std::vector<runtime::DeviceGroup> groups;
-  groups.push_back(runtime::DeviceGroup::gpus({cuda::current_device()}));
-  if (runtime::device_count() >= 2) groups.push_back(runtime::DeviceGroup::gpus({0, 1}));
+  std::vector<runtime::DeviceGroup> groups = member_groups();
   for (runtime::DeviceGroup& group : groups) {
     // cond 1e2: classical refinement contracts fast and U's diagonal spans little (skipped);
     // cond 1e12: the FP32 refinement cannot converge, the fallback runs (made)
