@@ -165,6 +165,35 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's leaves widen per block as its rows shrink (leaf_width block), and both widths' "
+    "factors satisfy the LU's elementwise bound",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the leaf width per block");
+  // n = 16640 > 16384: chosen from the order, 16-column leaves throughout; per block (nb = 256),
+  // 16 columns in the first block (16640 rows) and 32 from the second on (16384 rows and fewer,
+  // what a 16-CTA cluster of the 32-column kernel holds). Other leaves, other joins: other last
+  // bits on Hopper, where the cluster kernel runs.
+  const int n = 16640;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  CudaLuPlan by_order;
+  by_order.leaf_width = CudaLuPlan::LeafWidth::order;
+  const LuFactorization block = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256);
+  const LuFactorization order = lu_factorize(Backend::cuda, A, Variant::ec_fp16, 256, {}, by_order);
+  CHECK(lu_probe_ratio(block, A, 2) <= 1.0);
+  CHECK(lu_probe_ratio(order, A, 2) <= 1.0);
+  SolveOptions o = options(Backend::cuda, Variant::ec_fp16, 256);
+  const SolveResult r = solve(with_ones(A), o);
+  INFO(r.note);
+  CHECK(r.converged);
+  REQUIRE(r.cuda_plan);
+  CHECK(r.cuda_plan->leaf_width == CudaLuPlan::LeafWidth::block);
+  if (r.cuda_plan->leaf == CudaLuPlan::Leaf::cluster)
+    CHECK((block.lu.array() != order.lu.array()).count() > 0);
+  else  // cuSOLVER's leaves of 32 columns either way
+    CHECK((block.lu.array() != order.lu.array()).count() == 0);
+}
+
+TEST_CASE(
     "the cuda LU's leaf kernel variants (look-ahead posting or not, registers rotated every 1, 2, 4 "
     "or 8 steps) give bitwise the same factors",
     "[gpu]") {

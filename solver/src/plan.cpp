@@ -86,6 +86,14 @@ std::string_view to_string(CudaLuPlan::AutoPaths v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::LeafWidth v) {
+  switch (v) {
+    case CudaLuPlan::LeafWidth::block: return "block";
+    case CudaLuPlan::LeafWidth::order: return "order";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::Phases v) {
   switch (v) {
     case CudaLuPlan::Phases::blocks: return "blocks";
@@ -99,6 +107,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
   return {{"leaf", std::string(to_string(p.leaf))},
           {"leaf_chunk", std::to_string(p.leaf_chunk)},
           {"leaf_ahead", on_off(p.leaf_ahead)},
+          {"leaf_width", std::string(to_string(p.leaf_width))},
           {"lookahead", on_off(p.lookahead)},
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"trsm", std::string(to_string(p.trsm))},
@@ -114,6 +123,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   if (name == "leaf") p.leaf = parse_value(name, value, {P::Leaf::cluster, P::Leaf::cusolver, P::Leaf::tournament});
   else if (name == "leaf_chunk") p.leaf_chunk = parse_choice(name, value, {2, 8, 4, 1});
   else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
+  else if (name == "leaf_width") p.leaf_width = parse_value(name, value, {P::LeafWidth::block, P::LeafWidth::order});
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 32, 48, 64});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
@@ -126,7 +136,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, lookahead, panel_sms, trsm, joins, trsv, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, trsm, joins, trsv, auto_paths, "
                        "phases, host_times)");
 }
 

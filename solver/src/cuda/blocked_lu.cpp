@@ -121,6 +121,10 @@ class BlockedLu {
     f_.perm.upload(identity, run_.stream);
     if (run_.plan.leaf == CudaLuPlan::Leaf::tournament && !tournament_ && leaf_ > 0)
       run_.plan.leaf = CudaLuPlan::Leaf::cluster;  // reported: the tournament kernel cannot run for this n
+    // leaf_width block: the cluster kernel for the blocks whose rows it holds, even where the
+    // first blocks have too many (below: cuSOLVER's buffers for those)
+    by_block_ = !tournament_ && window_ < 0 && run.plan.leaf == CudaLuPlan::Leaf::cluster &&
+                run.plan.leaf_width == CudaLuPlan::LeafWidth::block;
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
       leaf_copy_ = DeviceBuffer<float>(elements(n_, w));
@@ -128,8 +132,13 @@ class BlockedLu {
       TCSOLVE_CUSOLVER_CHECK(cusolverDnSgetrf_bufferSize(run_.dense(), n_, w, leaf_copy_.data(), n_, &lwork));
       work_ = DeviceBuffer<float>(static_cast<std::size_t>(std::max(lwork, 1)));
       ipiv_ = DeviceBuffer<int>(static_cast<std::size_t>(w));
-      f_.note = "panel leaves by cuSOLVER sgetrf";
-      run_.plan.leaf = CudaLuPlan::Leaf::cusolver;
+      if (by_block_ && kernels::leaf_width(std::min(n_, 16384), leaf_variant_) > 0) {
+        f_.note = "panel leaves by cuSOLVER sgetrf in the blocks with more rows than the cluster kernel holds";
+      } else {
+        f_.note = "panel leaves by cuSOLVER sgetrf";
+        run_.plan.leaf = CudaLuPlan::Leaf::cusolver;
+        by_block_ = false;
+      }
     }
     if (run_.plan.panel_sms == 0) run_.plan.panel_sms = kPanelSmsOneGpu;  // auto (reported)
     // CudaLuPlan::lookahead false: everything on the solve's stream, one step after the other
@@ -391,13 +400,22 @@ class BlockedLu {
   }
 
  private:
-  int leaf_width() const { return leaf_ > 0 ? leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
+  int leaf_width() const { return block_leaf_ > 0 ? block_leaf_ : std::min(kernels::kMaxLeafWidth, n_); }
+
+  /// The cluster kernel's leaf width for the block at c0 (CudaLuPlan::leaf_width), 0: cuSOLVER's
+  /// leaves; the rbt and tournament leaves keep theirs.
+  int block_leaf(int c0) const {
+    if (!by_block_) return leaf_;
+    const int w = kernels::leaf_width(n_ - c0, leaf_variant_);
+    return w == 0 ? leaf_ : w;  // fewer rows than n: never narrower than leaf_ (cuSOLVER's need leaf_ 0)
+  }
 
   /// The block of w columns at c0 (rows c0..n-1), its interchanges inside it only.
   void factor_block(int c0, int w) {
     mark("panel");  // leaves and joins; CudaLuPlan::Phases::detail tells them apart
     block_lo_ = c0;
     block_hi_ = c0 + w;
+    block_leaf_ = block_leaf(c0);
     if (pivot_) {
       const auto timed = host_.time(HostTimes::swap);
       kernels::reset_origin(panel_, origin_.data(), c0, n_);
@@ -520,9 +538,9 @@ class BlockedLu {
                                       origin_.data());
       return;
     }
-    if (leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
+    if (block_leaf_ > 0) {  // the cluster kernel, which also moves the rows in the block's other columns
       const auto timed = host_.time(HostTimes::leaf);
-      kernels::factor_leaf(panel_, leaf_variant_, a_, ld_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
+      kernels::factor_leaf(panel_, leaf_variant_, block_leaf_, a_, ld_, n_, c0, w, pairs_.data(), infos_.data(), block_lo_,
                            block_hi_, origin_.data());
       return;
     }
@@ -564,7 +582,9 @@ class BlockedLu {
   float tiny_ = 0;  ///< rbt: a pivot not above this in magnitude is reported
   kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
   bool tournament_;  ///< the leaves by leaf_tournament.cu (CudaLuPlan::Leaf::tournament, where it runs)
-  int leaf_;  ///< the cluster kernel's leaf width, 0: cuSOLVER leaves of kMaxLeafWidth
+  int leaf_;  ///< the cluster kernel's leaf width for n rows, 0: cuSOLVER leaves of kMaxLeafWidth
+  int block_leaf_ = 0;  ///< the current block's (block_leaf())
+  bool by_block_ = false;  ///< CudaLuPlan::LeafWidth::block with the cluster kernel
   DeviceBuffer<int> pairs_;
   DeviceBuffer<int> infos_;          ///< [0]: the cluster kernel's zero pivot; [1 + c0 / 32]: sgetrf's info
   DeviceBuffer<int> origin_;         ///< the block's composed interchanges (row_swap.cu)

@@ -54,20 +54,21 @@ struct LeafVariant {
   bool ahead = true;
 };
 
-/// Width of the leaves factor_leaf() takes for order n on this device (32, 16 or 8: the cluster
-/// holds 16 * 256 * 128 / width rows), or 0 when it cannot run here (compute capability other
-/// than 9.0, n too large, or the cluster not schedulable). Throws InvalidInput for a chunk other
-/// than 1, 2, 4, 8.
-int leaf_width(int n, LeafVariant leaf = {});
+/// Width of the widest leaves factor_leaf() takes on this device for a leaf of `rows` rows (32,
+/// 16 or 8: the cluster holds 16 * 256 * 128 / width rows), or 0 when it cannot run here
+/// (compute capability other than 9.0, rows too many, or the cluster not schedulable). Throws
+/// InvalidInput for a chunk other than 1, 2, 4, 8.
+int leaf_width(int rows, LeafVariant leaf = {});
 
-/// LU with partial pivoting of the leaf: rows c0..n-1, columns c0..c0+w-1 (w <= leaf_width(n))
+/// LU with partial pivoting of the leaf by the kernel of leaf width `width` (one that
+/// leaf_width(rows) gave for rows >= n - c0): rows c0..n-1, columns c0..c0+w-1 (w <= width)
 /// of the row-major a (row r at a + r ld), in place, its rows permuted (L below, U on top);
 /// the permutation as (dst, src) pairs to `pairs` (interchange_scratch_ints(w) ints; for
 /// apply_row_pairs); an exactly zero pivot sets *info = its 1-based global column when *info is 0.
 /// With `origin` (not null), the kernel also does apply_row_pairs_in_block's work: the same rows
 /// move in the columns [block_lo, block_hi) outside the leaf, and origin[dst] = old origin[src]
 /// (one launch per leaf instead of two).
-void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
+void factor_leaf(CUstream_st* stream, LeafVariant leaf, int width, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo = 0,
                  int block_hi = 0, int* origin = nullptr);
 
 // --- leaf_tournament.cu ------------------------------------------------------------------------

@@ -386,11 +386,8 @@ bool schedulable(const LeafKernel& k, int clusters) {
   return active >= 1;
 }
 
-/// The first kernel, widest leaf first, whose cluster for m = n rows the device can run; null
-/// when none can (not compute capability 9.0, or n beyond 16 * 256 * 16 rows). Remembered per
-/// (device, n, variant) (a property of the device, whose kernel attributes are set on the first
-/// ask; guarded by a mutex): the LU asks once per leaf, and two GPUs used in turn keep theirs.
-const LeafKernel* kernel_for(int n, LeafVariant leaf) {
+/// The kernels of one LeafVariant, widest leaf first (32, 16, 8 columns).
+const LeafKernel* kernels_of(LeafVariant leaf) {
   // The 32-column leaf rotates its registers every 2 steps and posts column i + 1's candidate
   // before the rest of step i's update (session 6: leaves 37.7 -> 35.8-36.1 ms at n = 16384).
   // To compare (LeafVariant, the plan's leaf_chunk and leaf_ahead): 8, 4 or 1 steps per
@@ -409,45 +406,57 @@ const LeafKernel* kernel_for(int n, LeafVariant leaf) {
   const int c = leaf.chunk;
   if (c != 2 && c != 8 && c != 4 && c != 1)
     throw InvalidInput("leaf kernel: registers rotate every 1, 2, 4 or 8 steps, got " + std::to_string(c));
-  const int variant = (c == 8 ? 1 : c == 4 ? 2 : c == 1 ? 3 : 0) + (leaf.ahead ? 0 : 4);
-  const LeafKernel* kernels = variants[variant];
+  return variants[(c == 8 ? 1 : c == 4 ? 2 : c == 1 ? 3 : 0) + (leaf.ahead ? 0 : 4)];
+}
+
+/// Whether the calling thread's device runs kernel k as a cluster of `clusters` CTAs (compute
+/// capability 9.0, the cluster schedulable). Remembered per (device, kernel, clusters) (a
+/// property of the device, whose kernel attributes are set on the first ask; guarded by a
+/// mutex): the LU asks once per leaf, and GPUs used in turn keep theirs.
+bool runs_here(const LeafKernel& k, int clusters) {
+  if (clusters < 1 || clusters > kMaxCluster) return false;
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, int>, const LeafKernel*> found;  // (device, n, variant)
+  static std::map<std::tuple<int, const void*, int>, bool> found;  // (device, kernel, clusters)
   int device = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
-    return nullptr;
+    return false;
   }
   const std::lock_guard<std::mutex> lock(mutex);
-  const auto [it, first] = found.try_emplace({device, n, variant}, nullptr);
-  const LeafKernel*& cached = it->second;
-  if (!first) return cached;
+  const auto [it, first] = found.try_emplace({device, reinterpret_cast<const void*>(k.kernel), clusters}, false);
+  if (!first) return it->second;
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
     cudaGetLastError();
-    return nullptr;
+    return false;
   }
-  if (major != 9) return nullptr;
-  for (int i = 0; i < 3; ++i) {
-    const LeafKernel& k = kernels[i];
-    const int clusters = cluster_size(k, n);
-    if (clusters <= kMaxCluster && schedulable(k, clusters)) return cached = &k;
-  }
+  return it->second = major == 9 && schedulable(k, clusters);
+}
+
+/// The widest kernel whose cluster holds `rows` rows on this device, or null.
+const LeafKernel* kernel_for(int rows, LeafVariant leaf) {
+  const LeafKernel* kernels = kernels_of(leaf);
+  for (int i = 0; i < 3; ++i)
+    if (runs_here(kernels[i], cluster_size(kernels[i], rows))) return &kernels[i];
   return nullptr;
 }
 
 }  // namespace
 
-int leaf_width(int n, LeafVariant leaf) {
-  const LeafKernel* k = kernel_for(n, leaf);
+int leaf_width(int rows, LeafVariant leaf) {
+  const LeafKernel* k = kernel_for(rows, leaf);
   return k ? k->width : 0;
 }
 
-void factor_leaf(CUstream_st* stream, LeafVariant leaf, float* a, int ld, int n, int c0, int w, int* pairs, int* info, int block_lo, int block_hi,
-                 int* origin) {
-  const LeafKernel* k = kernel_for(n, leaf);
-  if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
+void factor_leaf(CUstream_st* stream, LeafVariant leaf, int width, float* a, int ld, int n, int c0, int w, int* pairs,
+                 int* info, int block_lo, int block_hi, int* origin) {
+  const LeafKernel* kernels = kernels_of(leaf);
+  const LeafKernel* k = nullptr;
+  for (int i = 0; i < 3; ++i)
+    if (kernels[i].width == width) k = &kernels[i];
+  if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n || !runs_here(*k, cluster_size(*k, n - c0)))
     throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
-                       " of n = " + std::to_string(n) + " is not a leaf this device can factor");
+                       " of n = " + std::to_string(n) + " is not a leaf of width " + std::to_string(width) +
+                       " this device can factor");
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = cluster_launch(stream, *k, cluster_size(*k, n - c0), attribute);
   if (origin != nullptr && (block_lo < 0 || block_lo > c0 || c0 + w > block_hi || block_hi > n))

@@ -168,7 +168,7 @@ int fp64_below_default(Backend backend);
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (docs/guide/solver.md, "Code paths"). Every field
-/// except `leaf = tournament` and `joins` gives bitwise the same factors.
+/// except `leaf = tournament`, `leaf_width` and `joins` gives bitwise the same factors.
 /// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
 /// replaced it).
 struct CudaLuPlan {
@@ -184,6 +184,14 @@ struct CudaLuPlan {
   /// The cluster leaf kernel posts the next column's pivot candidate before the rest of a step's
   /// update (false: after it).
   bool leaf_ahead = true;
+  /// How wide the cluster kernel's leaves are (32, 16 or 8 columns: the cluster holds 16384,
+  /// 32768 or 65536 rows): block (the default) chooses per block of nb columns, the widest whose
+  /// cluster holds the block's rows, so that the panels of a large n get wider leaves (fewer
+  /// joins) as their rows shrink; order chooses once from the matrix's order (every leaf of n =
+  /// 65536 then 8 columns wide; beyond 65536 rows, cuSOLVER's leaves for every block). Other
+  /// leaves, other joins: the factors differ in the last bits where the two choose differently.
+  enum class LeafWidth { block, order };
+  LeafWidth leaf_width = LeafWidth::block;
   /// The next block's panel factored beside the rest of the trailing update, on two streams (a
   /// green context holding all SMs but panel_sms for the update); false: one stream, one step
   /// after the other. Needs compute capability 9.0 and the driver's green contexts.
@@ -230,6 +238,7 @@ struct CudaLuPlan {
 };
 
 std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver", "tournament"
+std::string_view to_string(CudaLuPlan::LeafWidth v);  ///< "block", "order"
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm", "variant"
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
