@@ -358,6 +358,36 @@ TEST_CASE("the distributed solver on one GPU member (1 x 1) converges as the cpu
   check_group(group);
 }
 
+TEST_CASE("U12's TRSM on GPU members: its products through the variant (trsm_products=variant) or SGEMM, "
+          "and the one-call cublasStrsm (trsm=cublas): each converges, the x within the bound of the others",
+          "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the members' TRSM products");
+  if (!runtime::have_nccl()) {
+    WARN("no NCCL in this build: skipping the GPU members' TRSM products");
+    return;
+  }
+  // nb = 512: halves of 256 and 128 columns, so that forced variant products run (the automatic
+  // choice takes them from 16384 columns only)
+  const LinearSystem sys = generate_random_system(2600, 5);
+  for (runtime::DeviceGroup& group : member_groups()) {
+    std::vector<SolveResult> results;
+    for (const char* plan : {"trsm_products=variant", "trsm_products=sgemm", "trsm=cublas"}) {
+      SolveOptions o = gpu_options(Variant::ec_fp16, 512);
+      set_plan_fields(o.cuda_plan, plan);
+      results.push_back(solve_on_ranks(sys, o, group));
+      INFO(plan << ": " << results.back().note);
+      REQUIRE(results.back().converged);
+      REQUIRE(results.back().cuda_plan);
+    }
+    CHECK(results[0].cuda_plan->trsm_products == CudaLuPlan::Joins::variant);
+    const double bound = 4 * cond_inf(sys.A) * std::sqrt(2600.0) * 0x1p-53;
+    for (std::size_t i = 1; i < results.size(); ++i) {
+      const double dx = (results[i].x - results[0].x).cwiseAbs().maxCoeff() / results[0].x.cwiseAbs().maxCoeff();
+      CHECK(dx <= bound);
+    }
+  }
+}
+
 TEST_CASE("the distributed solver on two GPUs (1 x 2) converges as the cpu oracle and one GPU member",
           "[multi_gpu][distributed]") {
   if (runtime::device_count() < 2 || !runtime::have_nccl()) {

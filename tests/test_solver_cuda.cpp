@@ -165,6 +165,41 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's U12 TRSM with its products on the tensor cores (trsm_products=variant): the factors "
+    "within the LU bound, bitwise alike on one stream and two, other last bits than SGEMM's, solves converge",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the U12 TRSM's products on the tensor cores");
+  // nb = 512: the rest of U12 by halves of 256 and 128 columns, forced through the variant (the
+  // automatic choice takes it from 16384 columns only)
+  const int n = 2600;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 7) % 19 - 9);
+  for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
+    INFO(to_string(v));
+    CudaLuPlan variant_trsm, one_stream, sgemm_trsm;
+    variant_trsm.trsm_products = CudaLuPlan::Joins::variant;
+    one_stream = variant_trsm;
+    one_stream.lookahead = false;
+    sgemm_trsm.trsm_products = CudaLuPlan::Joins::sgemm;
+    const LuFactorization two = lu_factorize(Backend::cuda, A, v, 512, {}, variant_trsm);
+    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 512, {}, one_stream);
+    const LuFactorization plain = lu_factorize(Backend::cuda, A, v, 512, {}, sgemm_trsm);
+    CHECK(one.perm == two.perm);
+    CHECK((one.lu.array() != two.lu.array()).count() == 0);
+    CHECK((plain.lu.array() != two.lu.array()).count() > 0);
+    const auto [residual, bound] = lu_reconstruction(two, A);
+    CHECK(residual <= bound);
+    SolveOptions o = options(Backend::cuda, v, 512);
+    o.cuda_plan = variant_trsm;
+    const SolveResult r = solve(with_ones(A), o);
+    INFO(r.note);
+    CHECK(r.converged);
+    REQUIRE(r.cuda_plan);
+    CHECK(r.cuda_plan->trsm_products == CudaLuPlan::Joins::variant);
+  }
+}
+
+TEST_CASE(
     "the cuda LU's leaves widen per block as its rows shrink (leaf_width block), and both widths' "
     "factors satisfy the LU's elementwise bound",
     "[gpu]") {

@@ -65,8 +65,9 @@ void check_plan(const CudaLuPlan& plan) {
   const int c = plan.leaf_chunk;
   if (c != 1 && c != 2 && c != 4 && c != 8)
     throw InvalidInput("CUDA LU plan: leaf_chunk must be 1, 2, 4 or 8, got " + std::to_string(c));
-  if (plan.panel_sms != 0 && (plan.panel_sms < 16 || plan.panel_sms > 64 || plan.panel_sms % 16 != 0))
-    throw InvalidInput("CUDA LU plan: panel_sms must be 0 (auto), 16, 32, 48 or 64, got " +
+  if (plan.panel_sms != 0 && (plan.panel_sms < 16 || plan.panel_sms > 64 || plan.panel_sms % 8 != 0 ||
+                              plan.panel_sms == 56))
+    throw InvalidInput("CUDA LU plan: panel_sms must be 0 (auto), 16, 24, 32, 40, 48 or 64, got " +
                        std::to_string(plan.panel_sms));
 }
 

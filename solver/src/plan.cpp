@@ -112,6 +112,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"trsm", std::string(to_string(p.trsm))},
           {"joins", std::string(to_string(p.joins))},
+          {"trsm_products", std::string(to_string(p.trsm_products))},
           {"trsv", std::string(to_string(p.trsv))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
@@ -125,10 +126,12 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
   else if (name == "leaf_width") p.leaf_width = parse_value(name, value, {P::LeafWidth::block, P::LeafWidth::order});
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
-  else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 32, 48, 64});
+  else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 24, 32, 40, 48, 64});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
   else if (name == "joins")
     p.joins = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
+  else if (name == "trsm_products")
+    p.trsm_products = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
@@ -136,7 +139,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, trsm, joins, trsv, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, trsm, joins, trsm_products, trsv, auto_paths, "
                        "phases, host_times)");
 }
 

@@ -243,7 +243,7 @@ class BlockedLu {
         {
           const auto timed = update_host.time(HostTimes::trsm);
           if (ahead) update_clock.mark("trsm_rest");
-          trsm(update, update_blas_, j, w, j + w + next, rest - next);
+          trsm(update, update_blas_, j, w, j + w + next, rest - next, false, &update_gemm);
           if (ahead) update_clock.mark("update");
         }
         update_columns(update_gemm, update_host, j, w, j + w + next, rest - next);
@@ -481,7 +481,10 @@ class BlockedLu {
   /// internal steps, not flops, set the time at 512 x 512); CudaLuPlan::Trsm::kernel: the rest
   /// too, CudaLuPlan::Trsm::cublas: one cublasStrsm per part (to compare). On `stream`, with the
   /// handle `h` bound to it.
-  void trsm(cudaStream_t stream, cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false) {
+  /// `products` (not null: the rest of U12, on the update stream): the context of the
+  /// recursion's products through join_variant_ (CudaLuPlan::trsm_products), where they run.
+  void trsm(cudaStream_t stream, cublasHandle_t h, int j, int w, int x0, int rows, bool plain = false,
+            Context* products = nullptr) {
     const float one = 1.0f, minus_one = -1.0f;
     if ((plain || kernel_trsm_) && !plain_trsm_ &&
         kernels::trsm_lower_unit(stream, t(j, j), t(x0, j), n_, w, rows))
@@ -492,11 +495,29 @@ class BlockedLu {
       return;
     }
     const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
-    trsm(stream, h, j, w1, x0, rows);
+    trsm(stream, h, j, w1, x0, rows, false, products);
     // X2 U22 = B2 - X1 U12
-    TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
-                                     t(j, j + w1), n_, &one, t(x0, j + w1), n_));
-    trsm(stream, h, j + w1, w2, x0, rows);
+    if (products != nullptr && trsm_by_variant(w1, rows)) {
+      DeviceAuto on_device;  // as the joins: auto's choice gated on the device
+      if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
+      cuda::gemm(*products, join_variant_, Op::n, Op::n, rows, w2, w1, -1.0f, t(x0, j), n_, t(j, j + w1), n_, 1.0f,
+                 t(x0, j + w1), n_, run_.gemm, &on_device);
+    } else {
+      TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
+                                       t(j, j + w1), n_, &one, t(x0, j + w1), n_));
+    }
+    trsm(stream, h, j + w1, w2, x0, rows, false, products);
+  }
+  /// CudaLuPlan::trsm_products: whether U12's recursive TRSM of `rows` columns of A takes the
+  /// product of a half of w1 columns through join_variant_.
+  bool trsm_by_variant(int w1, int rows) const {
+    if (join_variant_ == Variant::fp32_simt || w1 < kJoinVariantMinK) return false;
+    switch (run_.plan.trsm_products) {
+      case CudaLuPlan::Joins::sgemm: return false;
+      case CudaLuPlan::Joins::variant: return true;
+      case CudaLuPlan::Joins::automatic: return rows >= kJoinVariantMinRows;
+    }
+    return false;
   }
 
   /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -162,13 +163,40 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   };
   bool first_update = true;
   DeviceAuto on_device;
+  // X U = B in place for X = x (m x w, leading dimension ldt) with U the unit upper w x w
+  // triangle at u (leading dimension ldu): by halves of U down to 64 columns (cublasStrsm), the
+  // off-diagonal parts by a product (the single GPU's recursive TRSM, blocked_lu.cpp): SGEMM, or
+  // the variant with CudaLuPlan::trsm_products variant. automatic is SGEMM here: on 2 x H200 at n
+  // = 65536 the variant's products made the update stream 809 ms a GPU against SGEMM's 763 (and
+  // one cublasStrsm per update, before session 25, 790-820).
+  const bool trsm_variant_ok = variant != Variant::fp32_simt && run.plan.trsm != CudaLuPlan::Trsm::cublas;
+  std::function<void(Context&, cublasHandle_t, const float*, int, int, float*, int)> trsm =
+      [&](Context& ctx, cublasHandle_t h, const float* u, int ldu, int w, float* x, int m) {
+        const float one = 1.0f, minus_one = -1.0f;
+        if (w <= 64 || run.plan.trsm == CudaLuPlan::Trsm::cublas) {
+          TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                           CUBLAS_DIAG_UNIT, m, w, &one, u, ldu, x, ldt));
+          return;
+        }
+        const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
+        trsm(ctx, h, u, ldu, w1, x, m);
+        const float* u12 = u + static_cast<std::size_t>(w1) * ldu;
+        float* x2 = x + static_cast<std::size_t>(w1) * ldt;
+        const bool by_variant =
+            trsm_variant_ok && w1 >= kJoinVariantMinK && run.plan.trsm_products == CudaLuPlan::Joins::variant;
+        if (by_variant)
+          cuda::gemm(ctx, variant, Op::n, Op::n, m, w2, w1, -1.0f, x, ldt, u12, ldu, 1.0f, x2, ldt, run.gemm,
+                     first_update ? nullptr : &on_device);
+        else
+          TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, w2, w1, &minus_one, x, ldt, u12, ldu,
+                                           &one, x2, ldt));
+        trsm(ctx, h, u12 + w1, ldu, w2, x2, m);
+      };
   // A22 -= L21 U12 for the local columns [c, c + m) of block j (width w), panel in `p`.
   auto update = [&](Context& ctx, cublasHandle_t h, const float* p, int j, int w, int c, int m) {
     if (m <= 0) return;
-    const float one = 1.0f;
     // U12 = L11^-1 A12: in T's terms (T = A^T, column-major) X U = B, U = the panel's T(0..w, 0..w)
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT,
-                                     m, w, &one, p, w, t + c + static_cast<std::size_t>(j) * ldt, ldt));
+    trsm(ctx, h, p, w, w, t + c + static_cast<std::size_t>(j) * ldt, m);
     const int rest = n - j - w;
     if (rest <= 0) return;
     const GemmInfo gi = cuda::gemm(ctx, variant, Op::n, Op::n, m, rest, w, -1.0f,

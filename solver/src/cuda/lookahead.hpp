@@ -25,7 +25,7 @@ struct LookaheadStreams {
   void* green = nullptr;          ///< the update stream's green context (CUgreenCtx)
 };
 
-/// Makes look-ahead streams on the current device with `panel_sms` (16, 32, 48 or 64) SMs left to the
+/// Makes look-ahead streams on the current device with `panel_sms` (16, 24, 32, 40, 48 or 64) SMs left to the
 /// panel (SolverLibraries keeps them per context: green contexts are expensive to make).
 /// `unavailable` is set, and the streams null, where the driver lacks green contexts or the
 /// device cannot be split so that a 16-CTA cluster fits the panel's group (not compute

@@ -168,7 +168,7 @@ int fp64_below_default(Backend backend);
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (docs/guide/solver.md, "Code paths"). Every field
-/// except `leaf = tournament`, `leaf_width` and `joins` gives bitwise the same factors.
+/// except `leaf = tournament`, `leaf_width`, `joins` and `trsm_products` gives bitwise the same factors.
 /// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
 /// replaced it).
 struct CudaLuPlan {
@@ -196,8 +196,8 @@ struct CudaLuPlan {
   /// green context holding all SMs but panel_sms for the update); false: one stream, one step
   /// after the other. Needs compute capability 9.0 and the driver's green contexts.
   bool lookahead = true;
-  /// SMs the look-ahead leaves to the panel: 16 (one cluster), 32, 48 or 64 (the leaf uses one
-  /// cluster of 16; the joins' SGEMMs and TRSMs use them all; the update gets the rest); 0
+  /// SMs the look-ahead leaves to the panel: 16 (one cluster), 24, 32, 40, 48 or 64 (the leaf uses one
+  /// cluster of up to 16; the joins' SGEMMs and TRSMs use them all; the update gets the rest); 0
   /// (auto, the default): 16 on one GPU, 32 on the GPU members of a distributed solve (each
   /// updates only its share of the columns while the panels are the chain: measured 2026-11-27,
   /// n = 65536 on 2 x H200, 32 gave 1.32 s against 1.40 s with 16 and 1.34 s with 48). The
@@ -215,6 +215,14 @@ struct CudaLuPlan {
   /// else sgemm). The factors differ from sgemm's in the last bits where the variant ran.
   enum class Joins { automatic, sgemm, variant };
   Joins joins = Joins::automatic;
+  /// The products inside U12's recursive TRSM (U12 = L11^-1 A12 by halves of L11, the
+  /// off-diagonal parts by a product; trsm = mixed, on one GPU and on GPU members): sgemm, variant
+  /// (the LU's variant, as the joins, for halves of at least kJoinVariantMinK columns), or
+  /// automatic (the default: on one GPU the variant where the TRSM solves at least
+  /// kJoinVariantMinRows columns of A, else sgemm; on GPU members sgemm, measured faster there:
+  /// 2 x H200, n = 65536, 2026-11-28). The factors differ from sgemm's in the last bits where the
+  /// variant ran.
+  Joins trsm_products = Joins::automatic;
   /// The refinement's and the condition estimate's triangular solves: lu_solve (triangular.cu's
   /// sync-free row-block solve, its 64 x 64 diagonal blocks by substitution), inverse (the same
   /// solve with the diagonal blocks applied through their inverses, computed once after the
