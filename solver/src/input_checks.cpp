@@ -69,6 +69,9 @@ void check_plan(const CudaLuPlan& plan) {
                               plan.panel_sms == 56))
     throw InvalidInput("CUDA LU plan: panel_sms must be 0 (auto), 16, 24, 32, 40, 48 or 64, got " +
                        std::to_string(plan.panel_sms));
+  if (plan.member_share < 0 || plan.member_share > 50 || plan.member_share % 10 != 0)
+    throw InvalidInput("CUDA LU plan: member_share must be 0, 10, 20, 30, 40 or 50 (percent), got " +
+                       std::to_string(plan.member_share));
 }
 
 void check_lu_input(const Eigen::MatrixXd& A, int block_size) {

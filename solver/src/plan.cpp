@@ -110,6 +110,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"leaf_width", std::string(to_string(p.leaf_width))},
           {"lookahead", on_off(p.lookahead)},
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
+          {"member_share", std::to_string(p.member_share)},
           {"trsm", std::string(to_string(p.trsm))},
           {"joins", std::string(to_string(p.joins))},
           {"trsm_products", std::string(to_string(p.trsm_products))},
@@ -127,6 +128,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "leaf_width") p.leaf_width = parse_value(name, value, {P::LeafWidth::block, P::LeafWidth::order});
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 24, 32, 40, 48, 64});
+  else if (name == "member_share") p.member_share = parse_choice(name, value, {0, 10, 20, 30, 40, 50});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
   else if (name == "joins")
     p.joins = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
@@ -139,7 +141,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, trsm, joins, trsm_products, trsv, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, auto_paths, "
                        "phases, host_times)");
 }
 

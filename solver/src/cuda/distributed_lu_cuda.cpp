@@ -62,6 +62,9 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                 DeviceBuffer<int>(kernels::block_moves_ints(w_max))};
   DeviceBuffer<float> moved(static_cast<std::size_t>(2) * w_max * std::max(lc, 1)),
       moved_next(static_cast<std::size_t>(2) * w_max * w_max);
+  // CudaLuPlan::member_share: the panel stream's part of an update, its row moves' scratch
+  const int share_percent = run.plan.member_share;
+  DeviceBuffer<float> moved_share(share_percent > 0 ? static_cast<std::size_t>(2) * w_max * std::max(lc, 1) : 1);
   {
     std::vector<int> identity(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) identity[static_cast<std::size_t>(i)] = i;
@@ -274,17 +277,34 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     const kernels::Columns skip = mine && owns_next ? kernels::Columns{l0, c0 + next_w}
                                   : mine            ? panel_cols
                                                     : next_cols;
-    if (ahead) update_clock.mark("swap_rest");
-    kernels::move_rows(us, t, ldt, {0, lc}, skip, block_moves_scratch, w, moved.data());
     // block k + 2's columns first (the panel stream's next wait), then the rest
     const int after = next + next_w;
     const int first_w = after < n && cols.owner(after) == q ? std::min(nb, n - after) : 0;
+    // CudaLuPlan::member_share: while another member factors the next panel, this member's panel
+    // stream (otherwise idle until that panel arrives) takes the last `share` columns of the
+    // update: after the update stream's work of block k - 1 (those columns' previous update), and
+    // before block k + 1's row moves on the update stream (which wait for the panel stream's
+    // moved_event of block k + 1, recorded after this).
+    const int rest_cols = std::max(0, lc - r0 - first_w);
+    const int share = ahead && !owns_next ? rest_cols * share_percent / 100 : 0;
+    if (ahead) update_clock.mark("swap_rest");
+    kernels::move_rows(us, t, ldt, {0, lc - share}, skip, block_moves_scratch, w, moved.data());
     update(update_gemm, update_blas, p, j, w, r0, std::min(first_w, lc - r0));
     if (ahead) ahead_ready.record(us);
-    update(update_gemm, update_blas, p, j, w, r0 + first_w, lc - r0 - first_w);
+    update(update_gemm, update_blas, p, j, w, r0 + first_w, rest_cols - share);
     if (ahead) {
       update_clock.mark(nullptr);
       update_done[slot].record(us);
+    }
+    if (share > 0) {
+      if (k >= 1) {
+        clock.mark("update_wait");
+        update_done[(k - 1) % 3].wait(ps);
+      }
+      clock.mark("update_share");
+      kernels::move_rows(ps, t, ldt, {lc - share, lc}, {}, block_moves_scratch, w, moved_share.data());
+      update(panel_gemm, panel_blas, p, j, w, lc - share, share);
+      clock.mark(nullptr);
     }
     if (owns_next) invert(next, next_w);  // after the update: the next swap does not wait for it
   }

@@ -487,18 +487,18 @@ class CudaPiece final : public DevicePiece {
 }  // namespace
 
 namespace {
-std::size_t device_piece_bytes(const Grid& grid, const Descriptor& desc_a, int member) {
+std::size_t device_piece_bytes(const Grid& grid, const Descriptor& desc_a, int member, bool share) {
   const std::size_t n = static_cast<std::size_t>(desc_a.n), lc = static_cast<std::size_t>(desc_a.local_cols(grid, member));
   const std::size_t nb = static_cast<std::size_t>(std::min(desc_a.nb, desc_a.n));
   const std::size_t ldt = static_cast<std::size_t>(cuda::factors_ld(static_cast<int>(lc)));
   return n * std::max<std::size_t>(lc, 1) * sizeof(double) + n * ldt * sizeof(float) + 3 * n * nb * sizeof(float) +
-         2 * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double) +
+         (share ? 4 : 2) * nb * std::max<std::size_t>(lc, 1) * sizeof(float) + 8 * n * sizeof(double) +
          2 * (std::max<std::size_t>(lc, 1) + nb) * nb * sizeof(float);  // the diagonal blocks' inverses
 }
 }  // namespace
 
-void check_device_piece(const Grid& grid, const Descriptor& desc_a, int member) {
-  const std::size_t need = device_piece_bytes(grid, desc_a, member);
+void check_device_piece(const Grid& grid, const Descriptor& desc_a, int member, bool share) {
+  const std::size_t need = device_piece_bytes(grid, desc_a, member, share);
   const cuda::DeviceMemory m = cuda::device_memory();
   // a margin for the libraries' workspaces (cuBLAS, NCCL, the GEMM's splits)
   const std::size_t margin = std::size_t{2} << 30;

@@ -51,7 +51,7 @@ Eigen::MatrixXd randsvd_matrix(const Eigen::VectorXd&, std::uint64_t) {
 
 namespace tcsolve::distributed {
 
-void check_device_piece(const Grid&, const Descriptor&, int) {
+void check_device_piece(const Grid&, const Descriptor&, int, bool) {
   throw Unavailable("the distributed solver on GPUs: tcsolve was built without CUDA");
 }
 

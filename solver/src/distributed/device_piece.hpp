@@ -79,7 +79,8 @@ class DevicePiece {
 /// The memory check before anything is allocated, on the calling thread's device: throws
 /// InvalidInput naming the bytes one member needs for its piece on `grid` (A in FP64, the FP32
 /// factors, the panels and the row moves' buffer) and the bytes free, when they do not fit.
-void check_device_piece(const Grid& grid, const Descriptor& desc_a, int member);
+/// `share`: CudaLuPlan::member_share > 0 (the panel stream's row moves need their own scratch).
+void check_device_piece(const Grid& grid, const Descriptor& desc_a, int member, bool share = false);
 
 /// Where make_device_piece finds A: this member's piece (desc_a.lld x local columns,
 /// column-major) on the host or on its device, or the whole A (n x n, column-major, leading

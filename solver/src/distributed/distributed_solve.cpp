@@ -327,7 +327,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     if (b_given != nullptr && (b_given->rows() != da.n || b_given->cols() < 1))
       throw InvalidInput("B must have n rows and a column");
     if (b_given != nullptr && !b_given->allFinite()) throw InvalidInput("B has a non-finite entry");
-    check_device_piece(grid, da, grid.col_of(world.rank()));
+    check_device_piece(grid, da, grid.col_of(world.rank()), options.cuda_plan.member_share > 0);
   });
   const int n = da.n;
   double upload_s = 0;

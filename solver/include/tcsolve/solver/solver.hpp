@@ -203,6 +203,14 @@ struct CudaLuPlan {
   /// n = 65536 on 2 x H200, 32 gave 1.32 s against 1.40 s with 16 and 1.34 s with 48). The
   /// value that ran is written back (SolveResult::cuda_plan).
   int panel_sms = 0;
+  /// GPU members of a distributed solve with look-ahead: the percentage of a block's trailing
+  /// update (its last columns on this member) that the panel stream takes when the next panel is
+  /// another member's, so that the panel's SMs work while that panel is factored (0: none; 0,
+  /// 10, 20, 30, 40 or 50). The same products on other shapes: the factors may differ in the
+  /// last bits. Default 0: on 2 x H200 at n = 65536 (2026-11-28) 20-40 shortened the update
+  /// streams but not the factorization, which the chain of panels then sets; with more GPUs the
+  /// panel streams idle longer.
+  int member_share = 0;
   /// U12 = L11^-1 A12 and the panels' joins: mixed (trsm.cu's kernel for the next block's
   /// columns and the joins, a recursive TRSM on cublasStrsm + SGEMM for the rest of U12), kernel
   /// (trsm.cu's kernel for all of U12), cublas (one cublasStrsm per part).
