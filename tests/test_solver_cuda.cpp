@@ -118,6 +118,35 @@ TEST_CASE(
   }
 }
 
+/// The checks of a code path that puts products of the LU on the tensor cores (`on_cores`; the
+/// same path in SGEMM: `in_sgemm`), with variant v and block size nb: the factors within the LU
+/// bound, bitwise alike on one stream and two (the products' GEMM context differs: the solve's
+/// with all SMs, or a stream's SM budget; the same products per element), other last bits than
+/// SGEMM's somewhere (the variant ran); a solve with the plan converges. Returns the two-stream
+/// factors.
+static LuFactorization check_products_on_cores(const Eigen::MatrixXd& A, Variant v, int nb, const CudaLuPlan& on_cores,
+                                               const CudaLuPlan& in_sgemm) {
+  CudaLuPlan one_stream = on_cores;
+  one_stream.lookahead = false;
+  const LuFactorization two = lu_factorize(Backend::cuda, A, v, nb, {}, on_cores);
+  const LuFactorization one = lu_factorize(Backend::cuda, A, v, nb, {}, one_stream);
+  const LuFactorization plain = lu_factorize(Backend::cuda, A, v, nb, {}, in_sgemm);
+  CHECK(one.perm == two.perm);
+  CHECK((one.lu.array() != two.lu.array()).count() == 0);
+  CHECK((plain.lu.array() != two.lu.array()).count() > 0);
+  const auto [residual, bound] = lu_reconstruction(two, A);
+  CHECK(residual <= bound);
+  SolveOptions o = options(Backend::cuda, v, nb);
+  o.cuda_plan = on_cores;
+  const SolveResult r = solve(with_ones(A), o);
+  INFO(r.note);
+  CHECK(r.converged);
+  REQUIRE(r.cuda_plan);
+  CHECK(r.cuda_plan->joins == on_cores.joins);
+  CHECK(r.cuda_plan->trsm_products == on_cores.trsm_products);
+  return two;
+}
+
 TEST_CASE(
     "the cuda LU's panel joins on the tensor cores (joins=variant): the factors within the LU bound, "
     "bitwise alike on one stream and two, auto's FP16-only joins bitwise its gated both paths', solves "
@@ -126,27 +155,15 @@ TEST_CASE(
   TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the cuda LU's joins through the variant");
   // n = 2500, nb = 256: every block's top join (k = 128) goes through the variant when asked
   // (joins=variant; automatic would keep these SGEMM: fewer than kJoinVariantMinRows rows).
-  // The joins' GEMM context differs between one stream (the solve's, all SMs) and two (the
-  // panel's SM budget): the same products per element, so the same bits.
   const int n = 2500;
   Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
   for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 5) % 23 - 11);
   for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
     INFO(to_string(v));
-    CudaLuPlan variant_joins, one_stream, sgemm_joins;
+    CudaLuPlan variant_joins, sgemm_joins;
     variant_joins.joins = CudaLuPlan::Joins::variant;
-    one_stream = variant_joins;
-    one_stream.lookahead = false;
     sgemm_joins.joins = CudaLuPlan::Joins::sgemm;
-    const LuFactorization two = lu_factorize(Backend::cuda, A, v, 256, {}, variant_joins);
-    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 256, {}, one_stream);
-    const LuFactorization plain = lu_factorize(Backend::cuda, A, v, 256, {}, sgemm_joins);
-    CHECK(one.perm == two.perm);
-    CHECK((one.lu.array() != two.lu.array()).count() == 0);
-    // the variant ran: its products differ from SGEMM's in the last bits somewhere
-    CHECK((plain.lu.array() != two.lu.array()).count() > 0);
-    const auto [residual, bound] = lu_reconstruction(two, A);
-    CHECK(residual <= bound);
+    const LuFactorization two = check_products_on_cores(A, v, 256, variant_joins, sgemm_joins);
     if (v == Variant::auto_) {
       CudaLuPlan both_paths = variant_joins;
       both_paths.auto_paths = CudaLuPlan::AutoPaths::both;
@@ -154,13 +171,6 @@ TEST_CASE(
       CHECK(both.perm == two.perm);
       CHECK((both.lu.array() != two.lu.array()).count() == 0);
     }
-    SolveOptions o = options(Backend::cuda, v, 256);
-    o.cuda_plan = variant_joins;
-    const SolveResult r = solve(with_ones(A), o);
-    INFO(r.note);
-    CHECK(r.converged);
-    REQUIRE(r.cuda_plan);
-    CHECK(r.cuda_plan->joins == CudaLuPlan::Joins::variant);
   }
 }
 
@@ -176,26 +186,10 @@ TEST_CASE(
   for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 7) % 19 - 9);
   for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
     INFO(to_string(v));
-    CudaLuPlan variant_trsm, one_stream, sgemm_trsm;
+    CudaLuPlan variant_trsm, sgemm_trsm;
     variant_trsm.trsm_products = CudaLuPlan::Joins::variant;
-    one_stream = variant_trsm;
-    one_stream.lookahead = false;
     sgemm_trsm.trsm_products = CudaLuPlan::Joins::sgemm;
-    const LuFactorization two = lu_factorize(Backend::cuda, A, v, 512, {}, variant_trsm);
-    const LuFactorization one = lu_factorize(Backend::cuda, A, v, 512, {}, one_stream);
-    const LuFactorization plain = lu_factorize(Backend::cuda, A, v, 512, {}, sgemm_trsm);
-    CHECK(one.perm == two.perm);
-    CHECK((one.lu.array() != two.lu.array()).count() == 0);
-    CHECK((plain.lu.array() != two.lu.array()).count() > 0);
-    const auto [residual, bound] = lu_reconstruction(two, A);
-    CHECK(residual <= bound);
-    SolveOptions o = options(Backend::cuda, v, 512);
-    o.cuda_plan = variant_trsm;
-    const SolveResult r = solve(with_ones(A), o);
-    INFO(r.note);
-    CHECK(r.converged);
-    REQUIRE(r.cuda_plan);
-    CHECK(r.cuda_plan->trsm_products == CudaLuPlan::Joins::variant);
+    check_products_on_cores(A, v, 512, variant_trsm, sgemm_trsm);
   }
 }
 
