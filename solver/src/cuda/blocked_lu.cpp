@@ -423,16 +423,25 @@ class BlockedLu {
     factor_columns(c0, w);
   }
 
-  /// CudaLuPlan::joins: whether the join whose left half has w1 columns, with `rows` rows below
-  /// it, goes through join_variant_ (else cublasSgemm).
-  bool join_by_variant(int w1, int rows) const {
+  /// Whether a product inside the panel (`choice`: CudaLuPlan::joins) or inside U12's TRSM
+  /// (CudaLuPlan::trsm_products) with inner size w1 and `rows` rows goes through join_variant_
+  /// (else cublasSgemm).
+  bool by_variant(CudaLuPlan::Joins choice, int w1, int rows) const {
     if (join_variant_ == Variant::fp32_simt || w1 < kJoinVariantMinK) return false;
-    switch (run_.plan.joins) {
+    switch (choice) {
       case CudaLuPlan::Joins::sgemm: return false;
       case CudaLuPlan::Joins::variant: return true;
       case CudaLuPlan::Joins::automatic: return rows >= kJoinVariantMinRows;
     }
     return false;
+  }
+  /// A product through join_variant_ with auto's FP16/TF32 choice gated on the device as the
+  /// trailing updates' (fp16_only_: the FP16 path alone, a TF32 choice flagged for the redo).
+  void variant_product(Context& ctx, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                       float* c, int ldc) {
+    DeviceAuto on_device;
+    if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
+    cuda::gemm(ctx, join_variant_, Op::n, Op::n, m, n, k, -1.0f, a, lda, b, ldb, 1.0f, c, ldc, run_.gemm, &on_device);
   }
 
   /// Columns c0..c0+w-1 (rows c0..n-1) recursively.
@@ -453,14 +462,9 @@ class BlockedLu {
         TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                          CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), ld_, t(c0 + w1, c0), ld_));
       const int rows = n_ - c0 - w1;
-      if (join_by_variant(w1, rows)) {
-        // on the tensor cores (CudaLuPlan::joins), auto's choice gated on the device as the
-        // trailing updates' (fp16_only_: the FP16 path alone, a TF32 choice flagged for the redo)
-        DeviceAuto on_device;
-        if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
+      if (by_variant(run_.plan.joins, w1, rows)) {  // on the tensor cores (CudaLuPlan::joins)
         Context& ctx = lookahead_ != nullptr && panel_ == lookahead_->streams.panel ? *lookahead_->join_gemm : run_.ctx;
-        cuda::gemm(ctx, join_variant_, Op::n, Op::n, w2, rows, w1, -1.0f, t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_,
-                   1.0f, t(c0 + w1, c0 + w1), ld_, run_.gemm, &on_device);
+        variant_product(ctx, w2, rows, w1, t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, t(c0 + w1, c0 + w1), ld_);
       } else {
         TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, rows, w1, &minus_one,
                                          t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, &one, t(c0 + w1, c0 + w1),
@@ -497,27 +501,13 @@ class BlockedLu {
     const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
     trsm(stream, h, j, w1, x0, rows, false, products);
     // X2 U22 = B2 - X1 U12
-    if (products != nullptr && trsm_by_variant(w1, rows)) {
-      DeviceAuto on_device;  // as the joins: auto's choice gated on the device
-      if (fp16_only_) on_device.tf32_needed = tf32_needed_.data();
-      cuda::gemm(*products, join_variant_, Op::n, Op::n, rows, w2, w1, -1.0f, t(x0, j), n_, t(j, j + w1), n_, 1.0f,
-                 t(x0, j + w1), n_, run_.gemm, &on_device);
+    if (products != nullptr && by_variant(run_.plan.trsm_products, w1, rows)) {
+      variant_product(*products, rows, w2, w1, t(x0, j), n_, t(j, j + w1), n_, t(x0, j + w1), n_);
     } else {
       TCSOLVE_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, rows, w2, w1, &minus_one, t(x0, j), n_,
                                        t(j, j + w1), n_, &one, t(x0, j + w1), n_));
     }
     trsm(stream, h, j + w1, w2, x0, rows, false, products);
-  }
-  /// CudaLuPlan::trsm_products: whether U12's recursive TRSM of `rows` columns of A takes the
-  /// product of a half of w1 columns through join_variant_.
-  bool trsm_by_variant(int w1, int rows) const {
-    if (join_variant_ == Variant::fp32_simt || w1 < kJoinVariantMinK) return false;
-    switch (run_.plan.trsm_products) {
-      case CudaLuPlan::Joins::sgemm: return false;
-      case CudaLuPlan::Joins::variant: return true;
-      case CudaLuPlan::Joins::automatic: return rows >= kJoinVariantMinRows;
-    }
-    return false;
   }
 
   /// Reads the pivots and the zero-pivot reports back (the device is idle afterwards).

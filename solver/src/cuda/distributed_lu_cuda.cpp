@@ -172,7 +172,6 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   // the variant with CudaLuPlan::trsm_products variant. automatic is SGEMM here: on 2 x H200 at n
   // = 65536 the variant's products made the update stream 809 ms a GPU against SGEMM's 763 (and
   // one cublasStrsm per update, before session 25, 790-820).
-  const bool trsm_variant_ok = variant != Variant::fp32_simt && run.plan.trsm != CudaLuPlan::Trsm::cublas;
   std::function<void(Context&, cublasHandle_t, const float*, int, int, float*, int)> trsm =
       [&](Context& ctx, cublasHandle_t h, const float* u, int ldu, int w, float* x, int m) {
         const float one = 1.0f, minus_one = -1.0f;
@@ -185,8 +184,8 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
         trsm(ctx, h, u, ldu, w1, x, m);
         const float* u12 = u + static_cast<std::size_t>(w1) * ldu;
         float* x2 = x + static_cast<std::size_t>(w1) * ldt;
-        const bool by_variant =
-            trsm_variant_ok && w1 >= kJoinVariantMinK && run.plan.trsm_products == CudaLuPlan::Joins::variant;
+        const bool by_variant = variant != Variant::fp32_simt && w1 >= kJoinVariantMinK &&
+                                run.plan.trsm_products == CudaLuPlan::Joins::variant;
         if (by_variant)
           cuda::gemm(ctx, variant, Op::n, Op::n, m, w2, w1, -1.0f, x, ldt, u12, ldu, 1.0f, x2, ldt, run.gemm,
                      first_update ? nullptr : &on_device);
