@@ -17,6 +17,7 @@ struct Switch {
 constexpr Switch kPlanSwitches[] = {
     {"TCSOLVE_SOLVER_LEAF", "leaf"},           {"TCSOLVE_SOLVER_LEAF_CHUNK", "leaf_chunk"},
     {"TCSOLVE_SOLVER_LEAF_AHEAD", "leaf_ahead"}, {"TCSOLVE_SOLVER_LEAF_WIDTH", "leaf_width"},
+    {"TCSOLVE_SOLVER_LEAF_COPIES", "leaf_copies"},
     {"TCSOLVE_SOLVER_LOOKAHEAD", "lookahead"},
     {"TCSOLVE_SOLVER_PANEL_SMS", "panel_sms"}, {"TCSOLVE_SOLVER_MEMBER_SHARE", "member_share"}, {"TCSOLVE_SOLVER_TRSM", "trsm"},
     {"TCSOLVE_SOLVER_JOINS", "joins"},         {"TCSOLVE_SOLVER_TRSM_PRODUCTS", "trsm_products"},

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cuda/kernels.hpp"
+#include "leaf_test_util.hpp"
 #include "lu_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/solver/generate.hpp"
@@ -27,7 +28,10 @@
 namespace {
 
 using namespace tcsolve;
-using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using test::destinations;
+using test::eliminate_host;
+using test::host_vector;
+using test::RowMajorF;
 
 #define TCSOLVE_TOURNAMENT_SKIP_WITHOUT_GPU(what)                                       \
   if (!tcsolve::cuda::device_available()) {                                             \
@@ -37,65 +41,6 @@ using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::Ro
 
 constexpr int kCtaRows = 1024;  ///< rows per CTA of the kernel's first round (256 threads x 4)
 constexpr double kU32 = 0x1p-24;
-
-std::vector<float> host_vector(const float* p, Eigen::Index size) { return {p, p + size}; }
-
-/// The kernel's comparison key of a candidate: |v| as bits, NaN as +inf.
-unsigned key_of(float v) {
-  float mag = std::fabs(v);
-  if (mag != mag) mag = INFINITY;
-  unsigned bits;
-  std::memcpy(&bits, &mag, sizeof bits);
-  return bits;
-}
-
-/// One round of the kernel's eliminate(), on rows `ids` (relative to c0) whose current values
-/// are work.row(j): w steps; choosing (u_given null): the live row of the largest key, the
-/// lower id on a tie; else step i's pivot is given[i] and its row u_given->row(i). Returns the
-/// pivots; with u_out, u_out->row(i) = the pivot row at step i (columns >= i; 0 before).
-std::vector<int> eliminate_host(RowMajorF& work, const std::vector<int>& ids, int w,
-                                const std::vector<int>* given, const RowMajorF* u_given, RowMajorF* u_out) {
-  const int rows = static_cast<int>(ids.size());
-  std::vector<bool> live(static_cast<std::size_t>(rows), true);
-  std::vector<int> chosen;
-  for (int i = 0; i < w; ++i) {
-    int q = -1, at = -1;
-    std::vector<float> u(32, 0.0f);
-    if (given) {
-      q = (*given)[static_cast<std::size_t>(i)];
-      for (int c = 0; c < 32; ++c) u[static_cast<std::size_t>(c)] = (*u_given)(i, c);
-    } else {
-      unsigned best = 0;
-      for (int j = 0; j < rows; ++j) {
-        if (!live[static_cast<std::size_t>(j)]) continue;
-        const unsigned k = key_of(work(j, i));
-        if (at < 0 || k > best || (k == best && ids[static_cast<std::size_t>(j)] < q))
-          best = k, q = ids[static_cast<std::size_t>(j)], at = j;
-      }
-      if (at < 0) {  // no live row left
-        chosen.push_back(-1);
-        continue;
-      }
-      for (int c = 0; c < 32; ++c) u[static_cast<std::size_t>(c)] = c >= i ? work(at, c) : 0.0f;
-      if (u_out)
-        for (int c = 0; c < 32; ++c) (*u_out)(i, c) = u[static_cast<std::size_t>(c)];
-    }
-    chosen.push_back(q);
-    const float pivot = u[static_cast<std::size_t>(i)];
-    const float scale = pivot != 0.0f ? 1.0f / pivot : 1.0f;
-    for (int j = 0; j < rows; ++j) {
-      if (!live[static_cast<std::size_t>(j)]) continue;
-      if (ids[static_cast<std::size_t>(j)] == q) {
-        live[static_cast<std::size_t>(j)] = false;
-        continue;
-      }
-      const float l = work(j, i) * scale;
-      work(j, i) = l;
-      for (int c = i + 1; c < 32; ++c) work(j, c) = std::fma(-l, u[static_cast<std::size_t>(c)], work(j, c));
-    }
-  }
-  return chosen;
-}
 
 struct HostLeaf {
   std::vector<int> pivots;  ///< step i's pivot row (relative to c0)
@@ -125,27 +70,6 @@ HostLeaf tournament_host(const RowMajorF& leaf, int w) {
   for (int r = 0; r < m; ++r) all[static_cast<std::size_t>(r)] = r;
   eliminate_host(h.factored, all, w, &h.pivots, &u, nullptr);
   return h;
-}
-
-/// Where the write-back puts row r (relative to c0): step i's pivot at i; the rows r < w not
-/// chosen in the places the chosen rows below w left, in step order; every other row stays.
-std::vector<int> destinations(const std::vector<int>& pivots, int m, int w) {
-  std::vector<int> dest(static_cast<std::size_t>(m));
-  std::vector<int> below;
-  std::vector<bool> top(static_cast<std::size_t>(w), false);
-  for (int i = 0; i < w; ++i) {
-    const int q = pivots[static_cast<std::size_t>(i)];
-    if (q >= w)
-      below.push_back(q);
-    else
-      top[static_cast<std::size_t>(q)] = true;
-  }
-  std::size_t next = 0;
-  for (int r = 0; r < m; ++r) dest[static_cast<std::size_t>(r)] = r;
-  for (int r = 0; r < w; ++r)
-    if (!top[static_cast<std::size_t>(r)]) dest[static_cast<std::size_t>(r)] = below[next++];
-  for (int i = 0; i < w; ++i) dest[static_cast<std::size_t>(pivots[static_cast<std::size_t>(i)])] = i;
-  return dest;
 }
 
 }  // namespace

@@ -86,6 +86,15 @@ std::string_view to_string(CudaLuPlan::AutoPaths v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::LeafCopies v) {
+  switch (v) {
+    case CudaLuPlan::LeafCopies::automatic: return "automatic";
+    case CudaLuPlan::LeafCopies::bulk: return "bulk";
+    case CudaLuPlan::LeafCopies::threads: return "threads";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::LeafWidth v) {
   switch (v) {
     case CudaLuPlan::LeafWidth::block: return "block";
@@ -108,6 +117,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"leaf_chunk", std::to_string(p.leaf_chunk)},
           {"leaf_ahead", on_off(p.leaf_ahead)},
           {"leaf_width", std::string(to_string(p.leaf_width))},
+          {"leaf_copies", std::string(to_string(p.leaf_copies))},
           {"lookahead", on_off(p.lookahead)},
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"member_share", std::to_string(p.member_share)},
@@ -126,6 +136,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "leaf_chunk") p.leaf_chunk = parse_choice(name, value, {2, 8, 4, 1});
   else if (name == "leaf_ahead") p.leaf_ahead = parse_bool(name, value);
   else if (name == "leaf_width") p.leaf_width = parse_value(name, value, {P::LeafWidth::block, P::LeafWidth::order});
+  else if (name == "leaf_copies")
+    p.leaf_copies = parse_value(name, value, {P::LeafCopies::automatic, P::LeafCopies::bulk, P::LeafCopies::threads});
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 24, 32, 40, 48, 64});
   else if (name == "member_share") p.member_share = parse_choice(name, value, {0, 10, 20, 30, 40, 50});
@@ -141,7 +153,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, auto_paths, "
                        "phases, host_times)");
 }
 

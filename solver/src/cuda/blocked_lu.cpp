@@ -67,6 +67,15 @@ namespace {
 static_assert(kernels::kMaxLeafWidth == detail::kRbtLeafWidth,
               "rbt's windows start at the cpu reference's leaves (butterfly.hpp)");
 
+kernels::LeafCopies leaf_copies(CudaLuPlan::LeafCopies c) {
+  switch (c) {
+    case CudaLuPlan::LeafCopies::bulk: return kernels::LeafCopies::bulk;
+    case CudaLuPlan::LeafCopies::threads: return kernels::LeafCopies::threads;
+    case CudaLuPlan::LeafCopies::automatic: break;
+  }
+  return kernels::LeafCopies::automatic;
+}
+
 /// The blocked LU of the row-major FP32 A_s on the device. Row-major, because a row
 /// interchange then moves contiguous rows (column-major, each moved element is a 32-byte
 /// sector of its own: 16 ms of the 122 at n = 16384 went to the swaps). In cuBLAS's
@@ -96,7 +105,7 @@ class BlockedLu {
         ld_(f.order),
         window_(f.rbt ? f.rbt->window : -1),
         pivot_(window_ != 0),
-        leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead},
+        leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead, leaf_copies(run.plan.leaf_copies)},
         // CudaLuPlan::Leaf::tournament: leaf_tournament.cu's leaves where that kernel runs
         tournament_(window_ < 0 && run.plan.leaf == CudaLuPlan::Leaf::tournament &&
                     kernels::tournament_leaf_width(f.order) > 0),

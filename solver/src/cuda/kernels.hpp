@@ -45,13 +45,21 @@ void norm_inf(CUstream_st* stream, const double* a, int n, double* norm, double*
 
 // --- panel.cu ---------------------------------------------------------------------------------
 
-/// Which build of the 32-column leaf kernel runs (CudaLuPlan::leaf_chunk, leaf_ahead; all give
-/// bitwise the same factors): its register columns rotate every `chunk` steps (2, or 8, 4, 1 to
-/// compare); `ahead`: each step posts the next column's pivot candidate before the rest of its
-/// update (else after it).
+/// How the cluster leaf kernel moves its rows in and out (CudaLuPlan::leaf_copies): automatic
+/// (bulk for the 32-column leaves, threads for the 16- and 8-column ones), bulk (one
+/// cp.async.bulk copy per row, where the rows are whole and 16-byte aligned) or threads (each
+/// thread's own 16-byte loads and stores). The same values either way.
+enum class LeafCopies { automatic, bulk, threads };
+
+/// Which build of the cluster leaf kernel runs (CudaLuPlan::leaf_chunk, leaf_ahead,
+/// leaf_copies; all give bitwise the same factors): the 32-column kernel's register columns
+/// rotate every `chunk` steps (2, or 8, 4, 1 to compare; the 16- and 8-column kernels every 4
+/// steps with `ahead`, 8 without); `ahead`: each step posts the next column's pivot candidate
+/// before the rest of its update (else after it), at every width; `copies`: LeafCopies.
 struct LeafVariant {
   int chunk = 2;
   bool ahead = true;
+  LeafCopies copies = LeafCopies::automatic;
 };
 
 /// Width of the widest leaves factor_leaf() takes on this device for a leaf of `rows` rows (32,

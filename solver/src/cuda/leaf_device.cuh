@@ -121,7 +121,8 @@ __device__ __forceinline__ void leaf_issue_loads(float (*rows)[W + 4], const flo
 }
 
 /// The rows into the registers v (after the wait for `loaded` when bulk): from the bulk copies,
-/// else from global memory, zero past the leaf's w columns and for rows past m; `keep`: the
+/// else from global memory (16-byte loads where the rows are whole and aligned), zero past the
+/// leaf's w columns and for rows past m; `keep`: the
 /// latter also into rows[k Threads + tid] (the tournament keeps the originals there).
 template <int W, int RPT, int Threads>
 __device__ __forceinline__ void leaf_take_rows(float (*rows)[W + 4], float (&v)[RPT][W],
@@ -139,11 +140,19 @@ __device__ __forceinline__ void leaf_take_rows(float (*rows)[W + 4], float (&v)[
       }
     } else {
       const float* src = a + static_cast<std::size_t>(c0 + (live[k] ? row[k] : 0)) * ld + c0;
+      if (w == W && reinterpret_cast<std::size_t>(src) % 16 == 0) {  // whole 16-byte rows
 #pragma unroll
-      for (int c = 0; c < W; ++c) {
-        v[k][c] = live[k] && c < w ? src[c] : 0.0f;
-        if (keep) kept[c] = v[k][c];
+        for (int c = 0; c < W; c += 4) {
+          const float4 x = live[k] ? __ldcg(reinterpret_cast<const float4*>(src + c)) : make_float4(0, 0, 0, 0);
+          v[k][c] = x.x, v[k][c + 1] = x.y, v[k][c + 2] = x.z, v[k][c + 3] = x.w;
+        }
+      } else {
+#pragma unroll
+        for (int c = 0; c < W; ++c) v[k][c] = live[k] && c < w ? src[c] : 0.0f;
       }
+      if (keep)
+#pragma unroll
+        for (int c = 0; c < W; ++c) kept[c] = v[k][c];
     }
   }
 }
@@ -225,6 +234,10 @@ __device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*r
         *reinterpret_cast<float4*>(staged + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
       asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the copy engine
       bulk_store(out, staged, W * sizeof(float));
+    } else if (w == W && reinterpret_cast<std::size_t>(out) % 16 == 0) {  // whole 16-byte rows
+#pragma unroll
+      for (int c = 0; c < W; c += 4)
+        *reinterpret_cast<float4*>(out + c) = make_float4(v[k][c], v[k][c + 1], v[k][c + 2], v[k][c + 3]);
     } else {
 #pragma unroll
       for (int c = 0; c < W; ++c)

@@ -101,7 +101,7 @@ struct LeafShared {
 template <int W, int RPT, int kChunk, bool Ahead>
 __global__ void __launch_bounds__(kThreads, 1)
     leaf_kernel(float* __restrict__ a, int ld, int n, int c0, int w, int* __restrict__ pairs,
-                int* __restrict__ info, int block_lo, int block_hi, int* __restrict__ origin) {
+                int* __restrict__ info, int block_lo, int block_hi, int* __restrict__ origin, bool allow_bulk) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using Slot = Candidate<W>;
   extern __shared__ float4 dynamic_shared[];
@@ -113,9 +113,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int m = n - c0;
   // Thread tid owns rows rank * kThreads RPT + k * kThreads + tid (relative to c0), k < RPT.
   // When the rows are 16-byte aligned and whole (w = W), they come in by one bulk copy each
-  // (the copy engine keeps the whole 128 KB in flight; 8 warps of loads kept 30 KB and took
-  // 5-10 us), else thread by thread.
-  const bool bulk = w == W && ld % 4 == 0 && c0 % 4 == 0;
+  // (allow_bulk; the copy engine keeps the whole 128 KB in flight: at 32 columns 8 warps of
+  // loads kept 30 KB and took 5-10 us), else thread by thread (16-byte loads where aligned).
+  const bool bulk = allow_bulk && w == W && ld % 4 == 0 && c0 % 4 == 0;
   const int first_row = rank * kThreads * RPT;
   const int rows_here = max(0, min(kThreads * RPT, m - first_row));
   if (tid == 0) {
@@ -334,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 /// kChunk steps unrolled per rotation of the register columns.
 struct LeafKernel {
   int width, rows_per_thread;
-  void (*kernel)(float*, int, int, int, int, int*, int*, int, int, int*);
+  void (*kernel)(float*, int, int, int, int, int*, int*, int, int, int*, bool);
   std::size_t shared_bytes;
 };
 
@@ -394,11 +394,13 @@ const LeafKernel* kernels_of(LeafVariant leaf) {
   // rotation (8 was session 5's, the code then twice as large: ncu found 15% of its stall
   // samples to be instruction-cache misses) and no look-ahead (each step posts its own
   // column's candidate).
+  // The 16- and 8-column kernels follow `ahead` (rotating every 4 steps; without it every 8,
+  // session 25's only build of them).
   static const LeafKernel variants[8][3] = {
-      {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 4, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 1, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8, 4, true>(), leaf_kernel_of<8, 16, 4, true>()},
+      {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8, 4, true>(), leaf_kernel_of<8, 16, 4, true>()},
+      {leaf_kernel_of<32, 4, 4, true>(), leaf_kernel_of<16, 8, 4, true>(), leaf_kernel_of<8, 16, 4, true>()},
+      {leaf_kernel_of<32, 4, 1, true>(), leaf_kernel_of<16, 8, 4, true>(), leaf_kernel_of<8, 16, 4, true>()},
       {leaf_kernel_of<32, 4, 2>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
       {leaf_kernel_of<32, 4, 8>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
       {leaf_kernel_of<32, 4, 4>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
@@ -463,8 +465,9 @@ void factor_leaf(CUstream_st* stream, LeafVariant leaf, int width, float* a, int
     throw InvalidInput("factor_leaf: leaf c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " not inside the block [" + std::to_string(block_lo) + ", " +
                        std::to_string(block_hi) + ")");
+  const bool bulk = leaf.copies == LeafCopies::bulk || (leaf.copies == LeafCopies::automatic && k->width == 32);
   TCSOLVE_CUDA_CHECK(
-      cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info, block_lo, block_hi, origin));
+      cudaLaunchKernelEx(&config, k->kernel, a, ld, n, c0, w, pairs, info, block_lo, block_hi, origin, bulk));
 }
 
 }  // namespace tcsolve::cuda::kernels

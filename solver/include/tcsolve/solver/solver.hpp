@@ -182,8 +182,17 @@ struct CudaLuPlan {
   /// The cluster leaf kernel's register columns rotate every leaf_chunk steps: 2, or 8, 4, 1.
   int leaf_chunk = 2;
   /// The cluster leaf kernel posts the next column's pivot candidate before the rest of a step's
-  /// update (false: after it).
+  /// update (false: after it), at every width (the 16- and 8-column leaves only from session 26 on).
   bool leaf_ahead = true;
+  /// How the cluster leaf kernel moves its rows in and out of the cluster: bulk (one
+  /// cp.async.bulk copy per row, where the rows are whole and 16-byte aligned), threads (each
+  /// thread's own 16-byte loads and stores), or automatic (the default: bulk for the 32-column
+  /// leaves, threads for the 16- and 8-column ones, whose rows are 64 and 32 bytes: a bulk copy
+  /// per 32 bytes set the 8-column leaves' pace; one H200 at n = 65536, the leaves 538-540 ms
+  /// with bulk, 463-470 with threads; at 32768, 16384 rows and fewer, no difference: session 26,
+  /// docs/benchmark-history.md). The same values either way.
+  enum class LeafCopies { automatic, bulk, threads };
+  LeafCopies leaf_copies = LeafCopies::automatic;
   /// How wide the cluster kernel's leaves are (32, 16 or 8 columns: the cluster holds 16384,
   /// 32768 or 65536 rows): block (the default) chooses per block of nb columns, the widest whose
   /// cluster holds the block's rows, so that the panels of a large n get wider leaves (fewer
@@ -255,6 +264,7 @@ struct CudaLuPlan {
 
 std::string_view to_string(CudaLuPlan::Leaf v);       ///< "cluster", "cusolver", "tournament"
 std::string_view to_string(CudaLuPlan::LeafWidth v);  ///< "block", "order"
+std::string_view to_string(CudaLuPlan::LeafCopies v); ///< "automatic", "bulk", "threads"
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm", "variant"
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
