@@ -11,6 +11,8 @@
 //   - the same x bitwise on a second run (the LU and the sweeps are deterministic);
 //   - two members' x within the bound above of one member's (bitwise where cuBLAS's TRSM keeps
 //     each row's arithmetic: reported, not asserted);
+//   - the refinement's sweeps on two members fanned in (the default) or broadcast: both converge,
+//     x within the bound of each other, fan_in deterministic;
 //   - a 2 x 1 grid is refused by every member alike (Unavailable); a zero column by name;
 //   - the FP64 LU on the members (1 and 2): the fallback where FP32 refinement cannot converge
 //     (forward error within the cpu's plus 2 cond eta; the estimate within 3x the cpu's), a
@@ -411,6 +413,27 @@ TEST_CASE("the distributed solver on two GPUs (1 x 2) converges as the cpu oracl
       const double dx = (a.x - b.x).cwiseAbs().maxCoeff() / b.x.cwiseAbs().maxCoeff();
       CHECK(dx <= 4 * cond_inf(sys.A) * std::sqrt(1500.0) * 0x1p-53);
       if ((a.x.array() == b.x.array()).all()) WARN(to_string(v) << ": two members gave one member's x bitwise");
+    }
+  }
+  SECTION("the refinement's sweeps fanned in or broadcast: both converge in the same iterations or close, x "
+          "within the bound of each other, fan_in bitwise on a second run") {
+    const LinearSystem sys = generate_random_system(1500, 5);  // 12 blocks of 128, the last 92 rows
+    for (const Variant v : variants()) {
+      SolveOptions fan = gpu_options(v, 128), broadcast = gpu_options(v, 128);
+      broadcast.cuda_plan.member_sweeps = CudaLuPlan::MemberSweeps::broadcast;
+      const SolveResult a = solve_on_ranks(sys, fan, group);
+      const SolveResult again = solve_on_ranks(sys, fan, group);
+      const SolveResult b = solve_on_ranks(sys, broadcast, group);
+      INFO(to_string(v) << ": " << a.note);
+      REQUIRE(a.cuda_plan);
+      CHECK(a.cuda_plan->member_sweeps == CudaLuPlan::MemberSweeps::fan_in);
+      REQUIRE(a.converged);
+      REQUIRE(b.converged);
+      CHECK(test::dsgesv_criterion(sys, a.x));
+      CHECK(a.iterations <= b.iterations + 1);
+      CHECK((a.x.array() == again.x.array()).all());
+      const double dx = (a.x - b.x).cwiseAbs().maxCoeff() / b.x.cwiseAbs().maxCoeff();
+      CHECK(dx <= 4 * cond_inf(sys.A) * std::sqrt(1500.0) * 0x1p-53);
     }
   }
   SECTION("a 2 x 1 grid is refused by both members alike") {

@@ -86,6 +86,14 @@ std::string_view to_string(CudaLuPlan::AutoPaths v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::MemberSweeps v) {
+  switch (v) {
+    case CudaLuPlan::MemberSweeps::fan_in: return "fan_in";
+    case CudaLuPlan::MemberSweeps::broadcast: return "broadcast";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::LeafCopies v) {
   switch (v) {
     case CudaLuPlan::LeafCopies::automatic: return "automatic";
@@ -125,6 +133,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"joins", std::string(to_string(p.joins))},
           {"trsm_products", std::string(to_string(p.trsm_products))},
           {"trsv", std::string(to_string(p.trsv))},
+          {"member_sweeps", std::string(to_string(p.member_sweeps))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
           {"host_times", on_off(p.host_times)}};
@@ -147,13 +156,15 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "trsm_products")
     p.trsm_products = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
+  else if (name == "member_sweeps")
+    p.member_sweeps = parse_value(name, value, {P::MemberSweeps::fan_in, P::MemberSweeps::broadcast});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, member_sweeps, auto_paths, "
                        "phases, host_times)");
 }
 

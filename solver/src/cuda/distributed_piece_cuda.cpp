@@ -1,9 +1,11 @@
 // One GPU member's part of the distributed solve (distributed/device_piece.hpp): the piece of A
 // on the device and its equilibration, the LU (distributed_lu_cuda.hpp), A x by cublasDgemm and
 // an NCCL sum, and the triangular solves with the distributed factors: per block of columns its
-// owner solves the diagonal block (cublasStrsv) and updates the rest of the vector
-// (cublasSgemv), then broadcasts what changed (NCCL), so every member ends with the same bits;
-// the FP64 LU and its solves (distributed_lu64_cuda.hpp) when the solve asks for them.
+// owner solves the diagonal block (through its inverse) and either the members' products for
+// each block's rows are summed when it is reached (fan-in, CudaLuPlan::member_sweeps) or the
+// owner updates the rest of the vector (cublasSgemv) and broadcasts it (NCCL), so every member
+// ends with the same bits; the FP64 LU and its solves (distributed_lu64_cuda.hpp) when the solve
+// asks for them.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -23,6 +25,7 @@
 #include "distributed_kernels.hpp"
 #include "distributed_lu64_cuda.hpp"
 #include "distributed_lu_cuda.hpp"
+#include "lookahead_schedule.hpp"
 #include "phase_clock.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -350,6 +353,10 @@ class CudaPiece final : public DevicePiece {
       if (transpose) {
         sweep_upper_transpose();
         sweep_lower_transpose();
+      } else if (run_.plan.member_sweeps == CudaLuPlan::MemberSweeps::fan_in && comm_.size() > 1) {
+        sweep_fan_in(false);
+        sweep_fan_in(true);
+        gather_blocks();
       } else {
         sweep_lower();
         sweep_upper();
@@ -445,6 +452,65 @@ class CudaPiece final : public DevicePiece {
       broadcast(0, j + b.w, b.owner);
     }
   }
+  // CudaLuPlan::MemberSweeps::fan_in: L y = v (upper false: forward) or U x = y (backward) with
+  // each member's products summed per block instead of the whole vector broadcast per block.
+  // Every member keeps acc_, the sum of its own blocks' products L(:, k) y_k (U(:, k) x_k) so
+  // far; block k's rows are summed over the members (an NCCL sum of w values) when block k is
+  // reached, and its owner solves v_k := inv (v_k - sum). The owner's product for the next
+  // block's rows follows at once on the solve's stream (the chain); the product for the rest
+  // goes to a second stream, where it runs beside the other members' steps, and is waited for
+  // only before the block after next is summed. On return v_ holds the solution's blocks on
+  // their owners only (gather_blocks makes it whole).
+  void sweep_fan_in(bool upper) {
+    const float one = 1;
+    const int nb = f_.nb, blocks = (n_ + nb - 1) / nb;
+    if (acc_.size() < static_cast<std::size_t>(n_)) acc_ = DeviceBuffer<float>(static_cast<std::size_t>(n_));
+    if (!side_) side_ = std::make_unique<SideStream>();
+    const cudaStream_t main = run_.stream, side = side_->stream;
+    device_memset(acc_.data(), 0, static_cast<std::size_t>(n_) * sizeof(float), main);
+    bool pending[2] = {false, false};  // the rest's product of step s issued (side_->done[s % 2])
+    for (int s = 0; s < blocks; ++s) {
+      const int k = upper ? blocks - 1 - s : s;
+      const Block b = block(k * nb);
+      if (pending[s % 2]) {  // step s - 2's rest covered these rows
+        side_->done[s % 2].wait(main);
+        pending[s % 2] = false;
+      }
+      comm_.allreduce_sum(acc_.data() + b.j, static_cast<std::size_t>(b.w), runtime::Element::f32, main);
+      if (b.owner != f_.member) continue;
+      const float minus_one = -1;
+      TCSOLVE_CUBLAS_CHECK(cublasSaxpy(run_.blas(), b.w, &minus_one, acc_.data() + b.j, 1, v_.data() + b.j, 1));
+      apply_inverse(b, upper, true);
+      // the next block's rows [r0, r1) on the chain, then the rest [q0, q1) on the side stream
+      const int r0 = upper ? std::max(0, b.j - nb) : b.j + b.w, r1 = upper ? b.j : std::min(n_, r0 + nb);
+      const int q0 = upper ? 0 : r1, q1 = upper ? r0 : n_;
+      const float* m = factor(b, 0);
+      if (r1 > r0)
+        TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, r1 - r0, &one, m + static_cast<std::size_t>(r0) * f_.ldt,
+                                         f_.ldt, v_.data() + b.j, 1, &one, acc_.data() + r0, 1));
+      if (q1 > q0) {
+        side_->ready.record(main);
+        side_->ready.wait(side);
+        TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.libs.blas_second(side), CUBLAS_OP_T, b.w, q1 - q0, &one,
+                                         m + static_cast<std::size_t>(q0) * f_.ldt, f_.ldt, v_.data() + b.j, 1, &one,
+                                         acc_.data() + q0, 1));
+        side_->done[s % 2].record(side);
+        pending[s % 2] = true;
+      }
+    }
+    for (int p = 0; p < 2; ++p)
+      if (pending[p]) side_->done[p].wait(main);
+  }
+  /// v_ whole on every member after the fan-in sweeps: the blocks owned elsewhere zeroed, then
+  /// summed over the members (each block is its owner's value plus zeros: the owner's bits).
+  void gather_blocks() {
+    for (int j = 0; j < n_; j += f_.nb) {
+      const Block b = block(j);
+      if (b.owner != f_.member) device_memset(v_.data() + j, 0, static_cast<std::size_t>(b.w) * sizeof(float), run_.stream);
+    }
+    comm_.allreduce_sum(v_.data(), static_cast<std::size_t>(n_), runtime::Element::f32, run_.stream);
+  }
+
   void sweep_upper_transpose() {  // U^T z = v: forward, each block from the solved ones above it
     for (int j = 0; j < n_; j += f_.nb) {
       const Block b = block(j);
@@ -476,7 +542,17 @@ class CudaPiece final : public DevicePiece {
   int zero64_ = -1;
   bool fp32_released_ = false;
   bool factored_ = false;  ///< t holds factors (a second factorize makes A_s again)
-  DeviceBuffer<float> v_, tmp_, partial_, ones_;
+  DeviceBuffer<float> v_, tmp_, partial_, ones_, acc_;
+  /// The fan-in sweeps' second stream (on the member's device, made on first use) and its events.
+  struct SideStream {
+    SideStream() { TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+    ~SideStream() { cudaStreamDestroy(stream); }
+    SideStream(const SideStream&) = delete;
+    SideStream& operator=(const SideStream&) = delete;
+    cudaStream_t stream = nullptr;
+    cuda::StreamEvent ready, done[2];
+  };
+  std::unique_ptr<SideStream> side_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;
   Scales scales_;
