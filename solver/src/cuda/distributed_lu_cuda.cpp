@@ -74,7 +74,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   // update_done[k % 3]: the update stream's work of block k done; ahead_ready: the columns of
   // block k + 2 updated with panel k (the first thing the update stream does for block k after
   // its row moves), which is all the panel stream needs before block k + 1's step.
-  StreamEvent started, moved_event, panel_done, ahead_ready;
+  StreamEvent started, moved_event, ahead_ready;
   StreamEvent update_done[3];
   // The diagonal blocks' inverses (DeviceFactors::inverses), from the identity by cublasStrsm.
   {
@@ -90,11 +90,11 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     for (int i = 0; i < w_max; ++i) id[static_cast<std::size_t>(i) * w_max + i] = 1.0f;
     identity.upload(id, run.stream);
   }
-  // On the update stream, after the block's panel (panel_done): X = (L11^T)^-1 and Y = (U11^T)^-1
-  // of the column-major view of the row-major diagonal block (L11^T upper unit, U11^T lower).
+  // On the panel stream (after the block's panel: stream order), while another member factors the
+  // next panel: X = (L11^T)^-1 and Y = (U11^T)^-1 of the column-major view of the row-major
+  // diagonal block (L11^T upper unit, U11^T lower). Later row moves leave the block's rows alone.
+  // (On the update stream, before session 26, they waited there for the next panel.)
   auto invert = [&](int j, int w) {
-    panel_done.wait(us);
-    if (ahead) update_clock.mark("inverses");
     float* x = f.inverses.data() + static_cast<std::size_t>(f.inverse_index[static_cast<std::size_t>(j / nb)]) * 2 * w_max * w_max;
     float* y = x + static_cast<std::size_t>(w_max) * w_max;
     const float* diagonal = t + static_cast<std::size_t>(j) * ldt + cols.local(j);
@@ -102,12 +102,18 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     for (float* m : {x, y})
       TCSOLVE_CUDA_CHECK(cudaMemcpy2DAsync(m, static_cast<std::size_t>(w) * sizeof(float), identity.data(),
                                            static_cast<std::size_t>(w_max) * sizeof(float), static_cast<std::size_t>(w) * sizeof(float),
-                                           static_cast<std::size_t>(w), cudaMemcpyDeviceToDevice, us));
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(update_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                           static_cast<std::size_t>(w), cudaMemcpyDeviceToDevice, ps));
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                      CUBLAS_DIAG_UNIT, w, w, &one, diagonal, ldt, x, w));
-    TCSOLVE_CUBLAS_CHECK(cublasStrsm(update_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+    TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
                                      CUBLAS_DIAG_NON_UNIT, w, w, &one, diagonal, ldt, y, w));
-    if (ahead) update_clock.mark(nullptr);
+  };
+  int pending_invert = -1;  // the block whose panel this member factored last, not yet inverted
+  auto invert_pending = [&] {
+    if (pending_invert < 0) return;
+    clock.mark("inverses");
+    invert(pending_invert, std::min(nb, n - pending_invert));
+    pending_invert = -1;
   };
   if (ahead) {
     started.record(run.stream);
@@ -152,7 +158,6 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                            t + static_cast<std::size_t>(j) * ldt + l0, static_cast<std::size_t>(ldt) * sizeof(float),
                                            static_cast<std::size_t>(w) * sizeof(float), static_cast<std::size_t>(n - j),
                                            cudaMemcpyDeviceToDevice, ps));
-      panel_done.record(ps);
       return;
     }
     panel.factor(ps, t + l0 - j, ldt, j, w);
@@ -162,7 +167,6 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                          static_cast<std::size_t>(w) * sizeof(float), static_cast<std::size_t>(n - j),
                                          cudaMemcpyDeviceToDevice, ps));
     copy_device_to_device(origins[slot].data(), panel.origin() + j, static_cast<std::size_t>(n - j) * sizeof(int), ps);
-    panel_done.record(ps);
   };
   bool first_update = true;
   DeviceAuto on_device;
@@ -214,7 +218,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
 
   if (cols.owner(0) == q) {
     factor_and_copy(0, std::min(nb, n), 0);
-    invert(0, std::min(nb, n));
+    pending_invert = 0;
   }
   // With look-ahead the panel stream runs up to a block ahead of the update stream: before block
   // k's broadcast it waits for block k - 2's update (panel k + 1 is written to the slot panel
@@ -243,6 +247,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
         clock.mark("swap");
       }
       kernels::move_rows(ps, t, ldt, {0, lc}, panel_cols, block_moves_scratch, w, moved.data());
+      invert_pending();
       break;
     }
     // The trailing columns of this member; the next block's first when it owns it.
@@ -264,6 +269,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
       moved_event.record(ps);
       moved_event.wait(us);
     }
+    invert_pending();  // (with two or more members the next panel is another's: this stream idles)
     if (owns_next) {
       clock.mark("update_next");
       update(panel_gemm, panel_blas, p, j, w, c0, next_w);
@@ -305,7 +311,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
       update(panel_gemm, panel_blas, p, j, w, lc - share, share);
       clock.mark(nullptr);
     }
-    if (owns_next) invert(next, next_w);  // after the update: the next swap does not wait for it
+    if (owns_next) pending_invert = next;
   }
   clock.mark(nullptr);
   if (ahead) {
