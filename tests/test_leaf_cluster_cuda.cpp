@@ -9,7 +9,10 @@
 #if defined(TCSOLVE_HAVE_CUDA)
 
 #include <Eigen/Dense>
+#include <cuda_runtime.h>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -44,8 +47,9 @@ TEST_CASE(
     int width, rows;
   };
   // The tallest leaf each width takes (its cluster's last CTA partly filled), and 8 columns on
-  // 3000 rows (a 1-CTA cluster).
-  const Case cases[] = {{32, 16384 - 5}, {16, 32768 - 5}, {8, 65536 - 5}, {8, 3000}};
+  // 3000 rows and 32 on 1000 (1-CTA clusters). The time of one leaf (the default build, the
+  // median of 9 after a warm-up) is printed, not asserted.
+  const Case cases[] = {{32, 16384 - 5}, {16, 32768 - 5}, {8, 65536 - 5}, {8, 3000}, {32, 1000}};
   for (const Case& t : cases) {
     for (int w : {t.width, t.width - 3}) {  // whole 16-byte rows (bulk copies allowed), and not
       INFO("width " << t.width << ", " << t.rows << " rows, w = " << w);
@@ -92,6 +96,37 @@ TEST_CASE(
             CHECK(dest[static_cast<std::size_t>(src)] == dst);
           }
         }
+      if (w == t.width)  // the time of one leaf per build: printed, not asserted
+        for (bool ahead : {true, false})
+          for (cuda::kernels::LeafCopies copies : {cuda::kernels::LeafCopies::bulk, cuda::kernels::LeafCopies::threads}) {
+            cuda::kernels::LeafVariant variant;
+            variant.ahead = ahead;
+            variant.copies = copies;
+            cuda::DeviceBuffer<float> d_a(test::host_vector(a.data(), a.size()));
+            cuda::DeviceBuffer<int> info(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(w));
+            cudaEvent_t start = nullptr, stop = nullptr;
+            cudaEventCreate(&start);
+            cudaEventCreate(&stop);
+            std::vector<float> ms;
+            for (int r = 0; r < 10; ++r) {
+              cuda::kernels::factor_leaf(nullptr, variant, t.width, d_a.data(), kLd, t.rows, 0, w, pairs.data(),
+                                         info.data());  // queued first: the events time the device only
+              cudaEventRecord(start, nullptr);
+              cuda::kernels::factor_leaf(nullptr, variant, t.width, d_a.data(), kLd, t.rows, 0, w, pairs.data(),
+                                         info.data());
+              cudaEventRecord(stop, nullptr);
+              cudaEventSynchronize(stop);
+              float e = 0;
+              cudaEventElapsedTime(&e, start, stop);
+              if (r > 0) ms.push_back(e);
+            }
+            cudaEventDestroy(start);
+            cudaEventDestroy(stop);
+            std::sort(ms.begin(), ms.end());
+            std::printf("cluster leaf: width %2d, %5d rows, look-ahead %d, %s copies: %.1f us a leaf (%.2f us a column)\n",
+                        t.width, t.rows, ahead ? 1 : 0, copies == cuda::kernels::LeafCopies::bulk ? "bulk" : "threads",
+                        1e3 * ms[ms.size() / 2], 1e3 * ms[ms.size() / 2] / w);
+          }
     }
   }
 }

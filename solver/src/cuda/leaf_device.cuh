@@ -218,6 +218,7 @@ __device__ __forceinline__ void leaf_write_back(LeafPermutation<W>& p, float (*r
   }
   __syncthreads();  // p.top, p.below
   const unsigned chosen_top = p.top;
+#pragma unroll  // v[k] must stay in registers (a loop over k at run time puts v in local memory)
   for (int k = 0; k < RPT; ++k) {
     if (!(row[k] < m)) continue;
     int dest = row[k];
