@@ -53,9 +53,9 @@ enum class LeafCopies { automatic, bulk, threads };
 
 /// Which build of the cluster leaf kernel runs (CudaLuPlan::leaf_chunk, leaf_ahead,
 /// leaf_copies; all give bitwise the same factors): the 32-column kernel's register columns
-/// rotate every `chunk` steps (2, or 8, 4, 1 to compare; the 16- and 8-column kernels every 4
-/// steps with `ahead`, 8 without); `ahead`: each step posts the next column's pivot candidate
-/// before the rest of its update (else after it), at every width; `copies`: LeafCopies.
+/// rotate every `chunk` steps (2, or 8, 4, 1 to compare; the 16- and 8-column kernels every 8);
+/// `ahead`: the 32-column kernel's steps post the next column's pivot candidate before the rest
+/// of their update (else after it; the narrower kernels post after it); `copies`: LeafCopies.
 struct LeafVariant {
   int chunk = 2;
   bool ahead = true;

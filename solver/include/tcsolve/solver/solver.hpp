@@ -182,7 +182,8 @@ struct CudaLuPlan {
   /// The cluster leaf kernel's register columns rotate every leaf_chunk steps: 2, or 8, 4, 1.
   int leaf_chunk = 2;
   /// The cluster leaf kernel posts the next column's pivot candidate before the rest of a step's
-  /// update (false: after it), at every width (the 16- and 8-column leaves only from session 26 on).
+  /// update (false: after it); the 32-column leaves only (the 16- and 8-column ones post after it:
+  /// posting ahead measured 2-5% slower there, session 26).
   bool leaf_ahead = true;
   /// How the cluster leaf kernel moves its rows in and out of the cluster: bulk (one
   /// cp.async.bulk copy per row, where the rows are whole and 16-byte aligned), threads (each
