@@ -1,5 +1,6 @@
 // [gpu] tests of the partial-pivoting cluster leaf kernel (solver/src/cuda/panel.cu) at each of
-// its widths (32, 16, 8 columns: a 16-CTA cluster holds 16384, 32768 or 65536 rows) and each
+// its widths (32, 16, 8 columns: a 16-CTA cluster holds 16384, 32768 (36864 with 9 rows a thread) or
+// 65536 rows) and each
 // build (look-ahead posting or not, rows moved by bulk copies or by the threads): one tall leaf
 // against the host emulation of partial pivoting (leaf_test_util.hpp: the same fmaf, the same
 // reciprocal, the lower row on a tie), bitwise: its pivots, its factored rows in their places,
@@ -46,10 +47,10 @@ TEST_CASE(
   struct Case {
     int width, rows;
   };
-  // The tallest leaf each width takes (its cluster's last CTA partly filled), and 8 columns on
+  // The tallest leaf each kernel takes (its cluster's last CTA partly filled), and 8 columns on
   // 3000 rows and 32 on 1000 (1-CTA clusters). The time of one leaf (the default build, the
   // median of 9 after a warm-up) is printed, not asserted.
-  const Case cases[] = {{32, 16384 - 5}, {16, 32768 - 5}, {8, 65536 - 5}, {8, 3000}, {32, 1000}};
+  const Case cases[] = {{32, 16384 - 5}, {16, 32768 - 5}, {16, 36864 - 5}, {8, 65536 - 5}, {8, 3000}, {32, 1000}};
   for (const Case& t : cases) {
     for (int w : {t.width, t.width - 3}) {  // whole 16-byte rows (bulk copies allowed), and not
       INFO("width " << t.width << ", " << t.rows << " rows, w = " << w);

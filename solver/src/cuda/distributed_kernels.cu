@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "../equilibration.hpp"
 #include "distributed_kernels.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {
@@ -31,6 +34,41 @@ __global__ void row_max_sum_kernel(const double* __restrict__ a, int lda, int n,
   row_sum[i] = s;
 }
 
+/// row_max_sum_kernel's work split over column chunks (gridDim.y of them, `per_chunk` columns
+/// each): chunk c's partial maxima and sums at part_max/part_sum[c n + i], so that enough loads are
+/// in flight (one thread per row over every column kept two CTAs an SM: 12 of the 18 ms of the
+/// members' equilibration at n = 65536 on 2 x H200, session 26).
+__global__ void row_part_kernel(const double* __restrict__ a, int lda, int n, int cols, int per_chunk,
+                                double* part_max, double* part_sum) {
+  const int i = blockIdx.x * kThreads + threadIdx.x, c = blockIdx.y;
+  if (i >= n) return;
+  const int j0 = c * per_chunk, j1 = min(cols, j0 + per_chunk);
+  const double* p = a + i + static_cast<std::size_t>(j0) * lda;
+  double m = 0, s = 0;
+#pragma unroll 8
+  for (int j = j0; j < j1; ++j, p += lda) {
+    const double v = fabs(*p);
+    m = fmax(m, v);
+    s += v;
+  }
+  part_max[static_cast<std::size_t>(c) * n + i] = m;
+  part_sum[static_cast<std::size_t>(c) * n + i] = s;
+}
+
+/// The chunks' partial maxima and sums of row_part_kernel, in chunk order.
+__global__ void row_join_kernel(int n, int chunks, const double* __restrict__ part_max,
+                                const double* __restrict__ part_sum, double* row_max, double* row_sum) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= n) return;
+  double m = 0, s = 0;
+  for (int c = 0; c < chunks; ++c) {
+    m = fmax(m, part_max[static_cast<std::size_t>(c) * n + i]);
+    s += part_sum[static_cast<std::size_t>(c) * n + i];
+  }
+  row_max[i] = m;
+  row_sum[i] = s;
+}
+
 __global__ void row_scales_kernel(const double* __restrict__ row_max, int n, double* row_scale) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < n) row_scale[i] = detail::pow2(detail::equilibration_exponent(row_max[i]));
@@ -44,6 +82,7 @@ __global__ void col_kernel(const double* __restrict__ a, int lda, int n, int col
   if (j >= cols) return;
   const double* col = a + static_cast<std::size_t>(j) * lda;
   double m = 0, s = 0, ss = 0;
+#pragma unroll 4
   for (int i = threadIdx.x; i < n; i += kThreads) {
     const double v = fabs(col[i]);
     m = fmax(m, row_scale[i] * v);
@@ -87,6 +126,49 @@ __global__ void convert_kernel(const double* __restrict__ a, int lda, int n, int
     const int i = i0 + k, j = j0 + threadIdx.x;
     if (i < n && j < cols) t[static_cast<std::size_t>(i) * ldt + j] = tile[threadIdx.x][k];
   }
+}
+
+constexpr int kSolveWarps = 8;
+
+__global__ void block_solve_kernel(const float* __restrict__ m, int w, const float* __restrict__ v,
+                                   const float* __restrict__ acc, float* __restrict__ out) {
+  extern __shared__ float in[];
+  for (int k = threadIdx.x; k < w; k += blockDim.x) in[k] = acc != nullptr ? v[k] - acc[k] : v[k];
+  __syncthreads();
+  const int lane = threadIdx.x % 32, i = blockIdx.x * kSolveWarps + threadIdx.x / 32;
+  if (i >= w) return;
+  const float* col = m + static_cast<std::size_t>(i) * w;
+  float s = 0;
+  for (int k = lane; k < w; k += 32) s = fmaf(col[k], in[k], s);
+  for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+  if (lane == 0) out[i] = s;
+}
+
+template <bool kVector>
+__global__ void rows_dot_kernel(const float* __restrict__ f, int ldf, int rows, int w, const float* __restrict__ x,
+                                float* __restrict__ acc) {
+  extern __shared__ float xs[];
+  for (int k = threadIdx.x; k < w; k += blockDim.x) xs[k] = x[k];
+  __syncthreads();
+  const int lane = threadIdx.x % 32, r = blockIdx.x * kSolveWarps + threadIdx.x / 32;
+  if (r >= rows) return;
+  const float* row = f + static_cast<std::size_t>(r) * ldf;
+  float s = 0;
+  if constexpr (kVector) {
+    const float4* row4 = reinterpret_cast<const float4*>(row);
+    const float4* x4 = reinterpret_cast<const float4*>(xs);
+    for (int k = lane; k < w / 4; k += 32) {
+      const float4 a = __ldcs(row4 + k), b = x4[k];  // streamed: the factors are read once a sweep
+      s = fmaf(a.x, b.x, s);
+      s = fmaf(a.y, b.y, s);
+      s = fmaf(a.z, b.z, s);
+      s = fmaf(a.w, b.w, s);
+    }
+  } else {
+    for (int k = lane; k < w; k += 32) s = fmaf(row[k], xs[k], s);
+  }
+  for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+  if (lane == 0) acc[r] += s;
 }
 
 __global__ void block_moves_kernel(const int* __restrict__ origin, int j, int n, int w, int* perm, int* scratch) {
@@ -185,9 +267,24 @@ void piece_samples(CUstream_st* stream, const double* a, int lda, int n, int col
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
+int row_chunks(int cols) { return std::clamp(cols / 512, 1, 64); }
+
+std::size_t piece_row_scratch(int n, int cols) { return 2 * static_cast<std::size_t>(n) * row_chunks(cols); }
+
 void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
-                       double* row_sum) {
-  row_max_sum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, lda, n, cols, row_max, row_sum);
+                       double* row_sum, double* scratch) {
+  const int chunks = row_chunks(cols);
+  if (scratch == nullptr || chunks == 1 || n < 1) {
+    row_max_sum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, lda, n, cols, row_max, row_sum);
+    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  const int per_chunk = (cols + chunks - 1) / chunks;
+  double* part_max = scratch;
+  double* part_sum = scratch + static_cast<std::size_t>(n) * chunks;
+  row_part_kernel<<<dim3(blocks_for(n), chunks), kThreads, 0, stream>>>(a, lda, n, cols, per_chunk, part_max, part_sum);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  row_join_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, chunks, part_max, part_sum, row_max, row_sum);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -204,6 +301,27 @@ void piece_columns(CUstream_st* stream, const double* a, int lda, int n, int col
   if (t == nullptr) return;
   const dim3 grid((n + kTile - 1) / kTile, (cols + kTile - 1) / kTile), block(kTile, kTileRows);
   convert_kernel<<<grid, block, 0, stream>>>(a, lda, n, cols, row_scale, col_scale, t, ldt);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void block_solve(CUstream_st* stream, const float* m, int w, const float* v, const float* acc, float* out) {
+  if (w < 1) return;
+  const std::size_t smem = static_cast<std::size_t>(w) * sizeof(float);
+  if (smem > 48 * 1024) throw Unavailable("block_solve: blocks of at most 12288 columns, got " + std::to_string(w));
+  block_solve_kernel<<<(w + kSolveWarps - 1) / kSolveWarps, 32 * kSolveWarps, smem, stream>>>(m, w, v, acc, out);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void rows_dot(CUstream_st* stream, const float* f, int ldf, int rows, int w, const float* x, float* acc) {
+  if (rows < 1 || w < 1) return;
+  const std::size_t smem = static_cast<std::size_t>(w) * sizeof(float);
+  if (smem > 48 * 1024) throw Unavailable("rows_dot: blocks of at most 12288 columns, got " + std::to_string(w));
+  const bool vector = w % 4 == 0 && ldf % 4 == 0 && reinterpret_cast<std::uintptr_t>(f) % 16 == 0;
+  const int blocks = (rows + kSolveWarps - 1) / kSolveWarps;
+  if (vector)
+    rows_dot_kernel<true><<<blocks, 32 * kSolveWarps, smem, stream>>>(f, ldf, rows, w, x, acc);
+  else
+    rows_dot_kernel<false><<<blocks, 32 * kSolveWarps, smem, stream>>>(f, ldf, rows, w, x, acc);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

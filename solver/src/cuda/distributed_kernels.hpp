@@ -12,10 +12,14 @@ struct CUstream_st;
 
 namespace tcsolve::cuda::kernels {
 
-/// row_max[i] = max_j |a(i, j)|, row_sum[i] = sum_j |a(i, j)| (in column order) over the local
-/// columns j < cols of the FP64 piece (n rows, leading dimension lda).
+/// row_max[i] = max_j |a(i, j)|, row_sum[i] = sum_j |a(i, j)| over the local columns j < cols of
+/// the FP64 piece (n rows, leading dimension lda). With `scratch` (piece_row_scratch(n, cols)
+/// doubles) the columns go in chunks of about 512 (up to 64 chunks), each chunk's sum in column
+/// order, the chunks' sums added in chunk order; without, one pass in column order.
 void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
-                       double* row_sum);
+                       double* row_sum, double* scratch = nullptr);
+/// The doubles of piece_row_max_sum's scratch.
+std::size_t piece_row_scratch(int n, int cols);
 
 /// row_scale[i] = 2^e(row_max[i]) (detail::equilibration_exponent: the single process' rule).
 void row_scales(CUstream_st* stream, const double* row_max, int n, double* row_scale);
@@ -60,6 +64,19 @@ void scaled_piece(CUstream_st* stream, const double* a, int lda, int n, int cols
 /// as it is: zero it first, so that a sum over the members gives every entry.
 void piece_samples(CUstream_st* stream, const double* a, int lda, int n, int cols, int nb, int member, int members,
                    const int* positions, int c, double* out_columns, double* out_rows);
+
+/// One block of a fanned-in triangular sweep on its owner: out[i] = sum over k < w in order of
+/// m[k + i w] (v[k] - acc[k]) (m: the block's inverse, column-major w x w, applied transposed;
+/// acc may be null: v alone), a warp per output; out must not overlap v or acc. (cublasSaxpy,
+/// cublasSgemv and a copy before session 27: three dependent launches on the sweeps' chain.)
+void block_solve(CUstream_st* stream, const float* m, int w, const float* v, const float* acc, float* out);
+
+/// acc[i] += sum over k < w in order of f[i ldf + k] x[k] for i < rows (f row-major, rows of w
+/// values at a stride of ldf): the fanned-in sweeps' products of a block's solution with the
+/// factors' rows, a warp per row reading 16 bytes a lane where the rows allow (cublasSgemv
+/// before session 27: about 1.5 TB/s on these shapes, so the products beyond the next block
+/// set the sweeps' pace).
+void rows_dot(CUstream_st* stream, const float* f, int ldf, int rows, int w, const float* x, float* acc);
 
 /// LAPACK dlaswp on the column-major FP64 factors: for i = 0 .. w - 1 in order, rows j + i and
 /// ipiv[i] - 1 (ipiv 1-based over the whole matrix, as the panel's dgetrf gives them shifted by

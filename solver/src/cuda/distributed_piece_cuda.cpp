@@ -85,8 +85,8 @@ class CudaPiece final : public DevicePiece {
     upload_s = seconds(t0, Clock::now());
 
     clock_.mark("equilibrate");
-    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n);
-    kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data());
+    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n), row_parts(kernels::piece_row_scratch(n_, lc));
+    kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data(), row_parts.data());
     comm_.allreduce_max(row_max.data(), n, runtime::Element::f64, run_.stream);
     comm_.allreduce_sum(row_sum.data(), n, runtime::Element::f64, run_.stream);
     kernels::row_scales(run_.stream, row_max.data(), n_, row_scale.data());
@@ -413,13 +413,18 @@ class CudaPiece final : public DevicePiece {
   }
   static constexpr int kChunk = 4096;
 
+  /// Block b's X (lower_u false) or Y (DeviceFactors::inverses; on its owner).
+  const float* inverse(const Block& b, bool lower_u) const {
+    const std::size_t w_max = static_cast<std::size_t>(std::min(f_.nb, n_));
+    return f_.inverses.data() +
+           static_cast<std::size_t>(f_.inverse_index[static_cast<std::size_t>(b.j / f_.nb)]) * 2 * w_max * w_max +
+           (lower_u ? w_max * w_max : 0);
+  }
   /// v[j .. j + w) := M op v[j .. j + w) with block j's X (lower = false) or Y, op transposed or not.
   void apply_inverse(const Block& b, bool lower_u, bool transposed) {
     const float one = 1, zero = 0;
     const std::size_t w_max = static_cast<std::size_t>(std::min(f_.nb, n_));
-    const float* m = f_.inverses.data() +
-                     static_cast<std::size_t>(f_.inverse_index[static_cast<std::size_t>(b.j / f_.nb)]) * 2 * w_max * w_max +
-                     (lower_u ? w_max * w_max : 0);
+    const float* m = inverse(b, lower_u);
     if (tmp_.size() < w_max) tmp_ = DeviceBuffer<float>(w_max);
     TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), transposed ? CUBLAS_OP_T : CUBLAS_OP_N, b.w, b.w, &one, m, b.w,
                                      v_.data() + b.j, 1, &zero, tmp_.data(), 1));
@@ -452,22 +457,27 @@ class CudaPiece final : public DevicePiece {
       broadcast(0, j + b.w, b.owner);
     }
   }
-  // CudaLuPlan::MemberSweeps::fan_in: L y = v (upper false: forward) or U x = y (backward) with
-  // each member's products summed per block instead of the whole vector broadcast per block.
-  // Every member keeps acc_, the sum of its own blocks' products L(:, k) y_k (U(:, k) x_k) so
-  // far; block k's rows are summed over the members (an NCCL sum of w values) when block k is
-  // reached, and its owner solves v_k := inv (v_k - sum). The owner's product for the next
-  // block's rows follows at once on the solve's stream (the chain); the product for the rest
-  // goes to a second stream, where it runs beside the other members' steps, and is waited for
-  // only before the block after next is summed. On return v_ holds the solution's blocks on
-  // their owners only (gather_blocks makes it whole).
+  // CudaLuPlan::MemberSweeps::fan_in: L y = v (upper false: forward, from v_ into w_) or U x = y
+  // (backward, from w_ into v_) with each member's products summed per block instead of the
+  // whole vector broadcast per block. Every member keeps acc_, the sum of its own blocks'
+  // products L(:, k) y_k (U(:, k) x_k) so far; block k's rows are summed over the members (an NCCL
+  // sum of w values) when block k is reached, and its owner solves out_k := inv (in_k - sum) (one
+  // kernel, kernels::block_solve). The owner's product for the next block's rows
+  // (kernels::rows_dot) follows at once on the solve's stream (the chain); the product for the
+  // rest goes to a second stream, where it
+  // runs beside the other members' steps, and is waited for only before the block after next is
+  // summed. On return the output holds the solution's blocks on their owners only
+  // (gather_blocks makes v_ whole).
   void sweep_fan_in(bool upper) {
-    const float one = 1;
     const int nb = f_.nb, blocks = (n_ + nb - 1) / nb;
-    if (acc_.size() < static_cast<std::size_t>(n_)) acc_ = DeviceBuffer<float>(static_cast<std::size_t>(n_));
+    const std::size_t n = static_cast<std::size_t>(n_);
+    if (acc_.size() < n) acc_ = DeviceBuffer<float>(n);
+    if (w_.size() < n) w_ = DeviceBuffer<float>(n);
     if (!side_) side_ = std::make_unique<SideStream>();
+    const float* in = upper ? w_.data() : v_.data();
+    float* out = upper ? v_.data() : w_.data();
     const cudaStream_t main = run_.stream, side = side_->stream;
-    device_memset(acc_.data(), 0, static_cast<std::size_t>(n_) * sizeof(float), main);
+    device_memset(acc_.data(), 0, n * sizeof(float), main);
     bool pending[2] = {false, false};  // the rest's product of step s issued (side_->done[s % 2])
     for (int s = 0; s < blocks; ++s) {
       const int k = upper ? blocks - 1 - s : s;
@@ -478,22 +488,17 @@ class CudaPiece final : public DevicePiece {
       }
       comm_.allreduce_sum(acc_.data() + b.j, static_cast<std::size_t>(b.w), runtime::Element::f32, main);
       if (b.owner != f_.member) continue;
-      const float minus_one = -1;
-      TCSOLVE_CUBLAS_CHECK(cublasSaxpy(run_.blas(), b.w, &minus_one, acc_.data() + b.j, 1, v_.data() + b.j, 1));
-      apply_inverse(b, upper, true);
+      kernels::block_solve(main, inverse(b, upper), b.w, in + b.j, acc_.data() + b.j, out + b.j);
       // the next block's rows [r0, r1) on the chain, then the rest [q0, q1) on the side stream
       const int r0 = upper ? std::max(0, b.j - nb) : b.j + b.w, r1 = upper ? b.j : std::min(n_, r0 + nb);
       const int q0 = upper ? 0 : r1, q1 = upper ? r0 : n_;
       const float* m = factor(b, 0);
       if (r1 > r0)
-        TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.blas(), CUBLAS_OP_T, b.w, r1 - r0, &one, m + static_cast<std::size_t>(r0) * f_.ldt,
-                                         f_.ldt, v_.data() + b.j, 1, &one, acc_.data() + r0, 1));
+        kernels::rows_dot(main, m + static_cast<std::size_t>(r0) * f_.ldt, f_.ldt, r1 - r0, b.w, out + b.j, acc_.data() + r0);
       if (q1 > q0) {
         side_->ready.record(main);
         side_->ready.wait(side);
-        TCSOLVE_CUBLAS_CHECK(cublasSgemv(run_.libs.blas_second(side), CUBLAS_OP_T, b.w, q1 - q0, &one,
-                                         m + static_cast<std::size_t>(q0) * f_.ldt, f_.ldt, v_.data() + b.j, 1, &one,
-                                         acc_.data() + q0, 1));
+        kernels::rows_dot(side, m + static_cast<std::size_t>(q0) * f_.ldt, f_.ldt, q1 - q0, b.w, out + b.j, acc_.data() + q0);
         side_->done[s % 2].record(side);
         pending[s % 2] = true;
       }
@@ -542,7 +547,7 @@ class CudaPiece final : public DevicePiece {
   int zero64_ = -1;
   bool fp32_released_ = false;
   bool factored_ = false;  ///< t holds factors (a second factorize makes A_s again)
-  DeviceBuffer<float> v_, tmp_, partial_, ones_, acc_;
+  DeviceBuffer<float> v_, w_, tmp_, partial_, ones_, acc_;
   /// The fan-in sweeps' second stream (on the member's device, made on first use) and its events.
   struct SideStream {
     SideStream() { TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }

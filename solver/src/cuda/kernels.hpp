@@ -63,7 +63,7 @@ struct LeafVariant {
 };
 
 /// Width of the widest leaves factor_leaf() takes on this device for a leaf of `rows` rows (32,
-/// 16 or 8: the cluster holds 16 * 256 * 128 / width rows), or 0 when it cannot run here
+/// 16 or 8: the cluster holds 16384, 36864 or 65536 rows), or 0 when it cannot run here
 /// (compute capability other than 9.0, rows too many, or the cluster not schedulable). Throws
 /// InvalidInput for a chunk other than 1, 2, 4, 8.
 int leaf_width(int rows, LeafVariant leaf = {});

@@ -386,7 +386,10 @@ bool schedulable(const LeafKernel& k, int clusters) {
   return active >= 1;
 }
 
-/// The kernels of one LeafVariant, widest leaf first (32, 16, 8 columns).
+constexpr int kKernels = 4;  ///< kernels per LeafVariant (kernels_of)
+
+/// The kernels of one LeafVariant, widest leaf first, then the fewest rows a thread (32 x 4,
+/// 16 x 8, 16 x 9, 8 x 16).
 const LeafKernel* kernels_of(LeafVariant leaf) {
   // The 32-column leaf rotates its registers every 2 steps and posts column i + 1's candidate
   // before the rest of step i's update (session 6: leaves 37.7 -> 35.8-36.1 ms at n = 16384).
@@ -397,15 +400,18 @@ const LeafKernel* kernels_of(LeafVariant leaf) {
   // The 16- and 8-column kernels: one build each (no look-ahead, rotating every 8 steps); with
   // the look-ahead (rotating every 4 steps) they measured 2-5% slower a leaf (session 26, call i:
   // 36.8 against 35.0 us at 8 columns and 65531 rows, 46.7 against 45.5 at 16 and 32763).
-  static const LeafKernel variants[8][3] = {
-      {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 4, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 1, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 2>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 8>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 4>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()},
-      {leaf_kernel_of<32, 4, 1>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<8, 16>()}};
+  // The 16-column leaf also comes with 9 rows a thread (36864 rows a cluster; 255 registers, no
+  // stack frame by ptxas -v; 10 rows spilled 116 bytes), so that the blocks with 32769-36864
+  // rows below them take 16-column leaves, not 8 (session 27).
+  static const LeafKernel variants[8][kKernels] = {
+      {leaf_kernel_of<32, 4, 2, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 8, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 4, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 1, true>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 2>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 8>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 4>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()},
+      {leaf_kernel_of<32, 4, 1>(), leaf_kernel_of<16, 8>(), leaf_kernel_of<16, 9>(), leaf_kernel_of<8, 16>()}};
   const int c = leaf.chunk;
   if (c != 2 && c != 8 && c != 4 && c != 1)
     throw InvalidInput("leaf kernel: registers rotate every 1, 2, 4 or 8 steps, got " + std::to_string(c));
@@ -435,11 +441,13 @@ bool runs_here(const LeafKernel& k, int clusters) {
   return it->second = major == 9 && schedulable(k, clusters);
 }
 
-/// The widest kernel whose cluster holds `rows` rows on this device, or null.
-const LeafKernel* kernel_for(int rows, LeafVariant leaf) {
+/// The widest kernel (of those, the fewest rows a thread) whose cluster holds `rows` rows on this
+/// device, or null; `width` > 0: of that width only.
+const LeafKernel* kernel_for(int rows, LeafVariant leaf, int width = 0) {
   const LeafKernel* kernels = kernels_of(leaf);
-  for (int i = 0; i < 3; ++i)
-    if (runs_here(kernels[i], cluster_size(kernels[i], rows))) return &kernels[i];
+  for (int i = 0; i < kKernels; ++i)
+    if ((width == 0 || kernels[i].width == width) && runs_here(kernels[i], cluster_size(kernels[i], rows)))
+      return &kernels[i];
   return nullptr;
 }
 
@@ -452,11 +460,8 @@ int leaf_width(int rows, LeafVariant leaf) {
 
 void factor_leaf(CUstream_st* stream, LeafVariant leaf, int width, float* a, int ld, int n, int c0, int w, int* pairs,
                  int* info, int block_lo, int block_hi, int* origin) {
-  const LeafKernel* kernels = kernels_of(leaf);
-  const LeafKernel* k = nullptr;
-  for (int i = 0; i < 3; ++i)
-    if (kernels[i].width == width) k = &kernels[i];
-  if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n || !runs_here(*k, cluster_size(*k, n - c0)))
+  const LeafKernel* k = c0 >= 0 && c0 < n ? kernel_for(n - c0, leaf, width) : nullptr;
+  if (!k || w < 1 || w > k->width || c0 < 0 || c0 + w > n)
     throw InvalidInput("factor_leaf: block c0 = " + std::to_string(c0) + ", w = " + std::to_string(w) +
                        " of n = " + std::to_string(n) + " is not a leaf of width " + std::to_string(width) +
                        " this device can factor");

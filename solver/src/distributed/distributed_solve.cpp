@@ -456,7 +456,9 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     partial_story(zero_pivot, res);
   }
   if (!beam_why.empty()) res.note = beam_why + "; partial pivoting used: " + res.note;
+  double condition_s = 0;  // the estimate's time (its solves and products are in "solves" and "residual" too)
   if (decide_estimate(options, res, n, [&] { return piece->pivot_span(lu64_made); }, search)) {
+    const auto t_condition = Clock::now();
     try {
       estimate_condition(
           piece->norm_1(), [&](Eigen::MatrixXd& y) { y = piece->product(y); }, [&] { return piece->norm_1_s(); },
@@ -469,6 +471,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     } catch (const Unavailable& e) {
       res.note += std::string("; no condition estimate: the FP32 factors do not resolve A^-1 and ") + e.what();
     }
+    condition_s = seconds(t_condition, Clock::now());
   }
   if (!piece->note().empty()) res.note += "; " + piece->note();
   res.note += "; distributed on a 1x" + std::to_string(grid.cols) + " grid of GPUs";
@@ -477,6 +480,7 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
   res.time_s.refinement = seconds(t_factored, t_end);
   res.time_s.total = seconds(t_start, t_end) - upload_s;
   res.time_s.phases = piece->phases();
+  if (condition_s > 0) res.time_s.phases.emplace_back("condition", condition_s);
   res.time_s.phases.emplace_back(source == PieceSource::generated ? "generate" : "transfer", upload_s);
   return res;
 }

@@ -1,0 +1,139 @@
+// [gpu] tests of the fanned-in sweeps' two kernels on GPU members (solver/src/cuda/
+// distributed_kernels.cu): kernels::block_solve (a block's inverse applied to v - acc) and
+// kernels::rows_dot (the factors' rows times a block's solution, added to acc), each against a
+// host emulation of the same arithmetic (per lane a chain of fmaf in the kernel's order, then the
+// warp's tree of sums): bitwise, on the 16-byte path and the scalar one. rows_dot's rate on the
+// shape of the sweeps at n = 65536 is printed, not asserted. Skipped, with a warning, without a
+// GPU.
+#include <catch2/catch.hpp>
+
+#if defined(TCSOLVE_HAVE_CUDA)
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "cuda/distributed_kernels.hpp"
+#include "tcsolve/gemm/cuda.hpp"
+
+namespace {
+
+using namespace tcsolve;
+
+/// The warp's sum of its lanes' partial sums as __shfl_down_sync's tree gives lane 0.
+float warp_tree(std::vector<float> s) {
+  for (int d = 16; d > 0; d /= 2)
+    for (int l = 0; l < d; ++l) s[static_cast<std::size_t>(l)] += s[static_cast<std::size_t>(l + d)];
+  return s[0];
+}
+
+/// One warp's dot of `a` (w values) with `x`: lane l takes k = l, l + 32, ... (scalar) or the
+/// 16-byte groups l, l + 32, ... (vector), each product by fmaf in order.
+float warp_dot(const float* a, const float* x, int w, bool vector) {
+  std::vector<float> s(32, 0.0f);
+  for (int lane = 0; lane < 32; ++lane) {
+    float& t = s[static_cast<std::size_t>(lane)];
+    if (vector) {
+      for (int k = lane; k < w / 4; k += 32)
+        for (int c = 0; c < 4; ++c) t = std::fmaf(a[4 * k + c], x[4 * k + c], t);
+    } else {
+      for (int k = lane; k < w; k += 32) t = std::fmaf(a[k], x[k], t);
+    }
+  }
+  return warp_tree(s);
+}
+
+std::vector<float> random_floats(std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the fanned-in sweeps' kernels give bitwise the host emulation of their arithmetic", "[gpu]") {
+  if (!cuda::device_available()) {
+    WARN("no CUDA device: skipping the fanned-in sweeps' kernels (" << cuda::device_name() << ")");
+    return;
+  }
+  SECTION("block_solve: out = M^T (v - acc), and M^T v without acc") {
+    for (const int w : {1024, 1000, 37}) {
+      INFO("w = " << w);
+      const std::vector<float> m = random_floats(static_cast<std::size_t>(w) * w, 1u + w),
+                               v = random_floats(static_cast<std::size_t>(w), 2u + w),
+                               acc = random_floats(static_cast<std::size_t>(w), 3u + w);
+      cuda::DeviceBuffer<float> dm(m), dv(v), dacc(acc), dout(static_cast<std::size_t>(w));
+      for (const bool with_acc : {true, false}) {
+        cuda::kernels::block_solve(nullptr, dm.data(), w, dv.data(), with_acc ? dacc.data() : nullptr, dout.data());
+        const std::vector<float> got = dout.download();
+        std::vector<float> in(static_cast<std::size_t>(w));
+        for (int k = 0; k < w; ++k)
+          in[static_cast<std::size_t>(k)] = with_acc ? v[static_cast<std::size_t>(k)] - acc[static_cast<std::size_t>(k)]
+                                                     : v[static_cast<std::size_t>(k)];
+        int differ = 0;
+        for (int i = 0; i < w; ++i)
+          differ += got[static_cast<std::size_t>(i)] != warp_dot(m.data() + static_cast<std::size_t>(i) * w, in.data(), w, false);
+        CHECK(differ == 0);
+      }
+    }
+  }
+  SECTION("rows_dot: acc += F x over rows of w values at a stride, 16-byte and scalar paths") {
+    struct Case {
+      int rows, w, ldf, offset;  ///< offset: F starts `offset` floats into its buffer
+      bool vector;
+    };
+    const Case cases[] = {{5000, 1024, 1032, 0, true}, {777, 512, 516, 4, true}, {600, 1001, 1003, 0, false},
+                          {300, 1024, 1030, 0, false}, {40, 256, 260, 1, false}};
+    for (const Case& c : cases) {
+      INFO(c.rows << " rows of " << c.w << ", stride " << c.ldf << ", offset " << c.offset);
+      const std::size_t size = static_cast<std::size_t>(c.rows) * c.ldf + c.offset;
+      const std::vector<float> f = random_floats(size, 11u + c.w), x = random_floats(static_cast<std::size_t>(c.w), 12u),
+                               acc = random_floats(static_cast<std::size_t>(c.rows), 13u);
+      cuda::DeviceBuffer<float> df(f), dx(x), dacc(acc);
+      cuda::kernels::rows_dot(nullptr, df.data() + c.offset, c.ldf, c.rows, c.w, dx.data(), dacc.data());
+      const std::vector<float> got = dacc.download();
+      int differ = 0;
+      for (int r = 0; r < c.rows; ++r) {
+        const float* row = f.data() + c.offset + static_cast<std::size_t>(r) * c.ldf;
+        differ += got[static_cast<std::size_t>(r)] != acc[static_cast<std::size_t>(r)] + warp_dot(row, x.data(), c.w, c.vector);
+      }
+      CHECK(differ == 0);
+    }
+  }
+  SECTION("rows_dot's rate on the sweeps' shape at n = 65536 (printed, not asserted)") {
+    const int rows = 63488, w = 1024, ldf = 32768 + 32;
+    cuda::DeviceBuffer<float> df(static_cast<std::size_t>(rows) * ldf), dx(random_floats(w, 5)),
+        dacc(static_cast<std::size_t>(rows));
+    cudaMemset(df.data(), 0, df.size() * sizeof(float));
+    cudaMemset(dacc.data(), 0, dacc.size() * sizeof(float));
+    cudaEvent_t start = nullptr, stop = nullptr;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    std::vector<float> ms;
+    for (int r = 0; r < 6; ++r) {
+      cudaEventRecord(start, nullptr);
+      cuda::kernels::rows_dot(nullptr, df.data(), ldf, rows, w, dx.data(), dacc.data());
+      cudaEventRecord(stop, nullptr);
+      cudaEventSynchronize(stop);
+      float e = 0;
+      cudaEventElapsedTime(&e, start, stop);
+      if (r > 0) ms.push_back(e);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    std::sort(ms.begin(), ms.end());
+    const double s = 1e-3 * ms[ms.size() / 2];
+    std::printf("rows_dot: %d rows of %d floats: %.1f us, %.2f TB/s\n", rows, w, 1e6 * s,
+                static_cast<double>(rows) * w * sizeof(float) / s * 1e-12);
+    CHECK(cudaGetLastError() == cudaSuccess);
+  }
+}
+
+#endif
