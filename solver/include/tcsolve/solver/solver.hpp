@@ -195,7 +195,7 @@ struct CudaLuPlan {
   enum class LeafCopies { automatic, bulk, threads };
   LeafCopies leaf_copies = LeafCopies::automatic;
   /// How wide the cluster kernel's leaves are (32, 16 or 8 columns: the cluster holds 16384,
-  /// 32768 or 65536 rows): block (the default) chooses per block of nb columns, the widest whose
+  /// 36864 or 65536 rows): block (the default) chooses per block of nb columns, the widest whose
   /// cluster holds the block's rows, so that the panels of a large n get wider leaves (fewer
   /// joins) as their rows shrink; order chooses once from the matrix's order (every leaf of n =
   /// 65536 then 8 columns wide; beyond 65536 rows, cuSOLVER's leaves for every block). Other
