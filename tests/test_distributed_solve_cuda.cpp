@@ -391,6 +391,30 @@ TEST_CASE("U12's TRSM on GPU members: its products through the variant (trsm_pro
   }
 }
 
+TEST_CASE("GPU members' panel-stream products with a block per tile (panel_products automatic: tiles) give "
+          "bitwise the persistent grid's x (budget)",
+          "[gpu][distributed]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the members' panel-stream products");
+  if (!runtime::have_nccl()) {
+    WARN("no NCCL in this build: skipping the GPU members' panel-stream products");
+    return;
+  }
+  const LinearSystem sys = generate_random_system(2600, 7);
+  for (runtime::DeviceGroup& group : member_groups()) {
+    SolveOptions automatic = gpu_options(Variant::ec_fp16, 512), budget = gpu_options(Variant::ec_fp16, 512);
+    set_plan_fields(automatic.cuda_plan, "joins=variant");
+    set_plan_fields(budget.cuda_plan, "joins=variant,panel_products=budget");
+    const SolveResult a = solve_on_ranks(sys, automatic, group);
+    const SolveResult b = solve_on_ranks(sys, budget, group);
+    INFO(a.note);
+    REQUIRE(a.converged);
+    REQUIRE(a.cuda_plan);
+    CHECK(a.cuda_plan->panel_products == CudaLuPlan::PanelProducts::tiles);
+    CHECK(a.iterations == b.iterations);
+    CHECK((a.x.array() == b.x.array()).all());
+  }
+}
+
 TEST_CASE("the distributed solver on two GPUs (1 x 2) converges as the cpu oracle and one GPU member",
           "[multi_gpu][distributed]") {
   if (runtime::device_count() < 2 || !runtime::have_nccl()) {

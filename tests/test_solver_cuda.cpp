@@ -175,6 +175,39 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the cuda LU's panel-stream products with a block per tile (panel_products=tiles) give bitwise the "
+    "persistent grid's factors (budget, one GPU's automatic choice)",
+    "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the panel stream's products with a block per tile");
+  // joins=variant, nb = 256: every block's top join and the next block's update go through the
+  // variant on the panel stream
+  const int n = 2500;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Random(n, n);
+  for (int i = 0; i < n; ++i) A.row(i) *= std::ldexp(1.0, (i * 3) % 17 - 8);
+  for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
+    INFO(to_string(v));
+    CudaLuPlan budget, tiles, automatic;
+    budget.joins = tiles.joins = automatic.joins = CudaLuPlan::Joins::variant;
+    budget.panel_products = CudaLuPlan::PanelProducts::budget;
+    tiles.panel_products = CudaLuPlan::PanelProducts::tiles;
+    const LuFactorization a = lu_factorize(Backend::cuda, A, v, 256, {}, budget);
+    const LuFactorization b = lu_factorize(Backend::cuda, A, v, 256, {}, tiles);
+    CHECK(a.perm == b.perm);
+    CHECK((a.lu.array() != b.lu.array()).count() == 0);
+    const SolveResult r = solve(with_ones(A), [&] {
+      SolveOptions o;
+      o.backend = Backend::cuda;
+      o.variant = v;
+      o.block_size = 256;
+      o.cuda_plan = automatic;
+      return o;
+    }());
+    REQUIRE(r.cuda_plan);
+    CHECK(r.cuda_plan->panel_products == CudaLuPlan::PanelProducts::budget);
+  }
+}
+
+TEST_CASE(
     "the cuda LU's U12 TRSM with its products on the tensor cores (trsm_products=variant): the factors "
     "within the LU bound, bitwise alike on one stream and two, other last bits than SGEMM's, solves converge",
     "[gpu]") {

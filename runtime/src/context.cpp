@@ -16,6 +16,8 @@ int Context::device() const { return impl_->device; }
 void Context::set_stream(CUstream_st* stream) { impl_->stream = stream; }
 int Context::max_blocks() const { return impl_->max_blocks; }
 void Context::set_max_blocks(int blocks) { impl_->max_blocks = blocks < 0 ? 0 : blocks; }
+bool Context::tile_blocks() const { return impl_->tile_blocks; }
+void Context::set_tile_blocks(bool on) { impl_->tile_blocks = on; }
 bool Context::time_phases() const { return impl_->time_phases; }
 void Context::set_time_phases(bool on) { impl_->time_phases = on; }
 Context::Workspaces Context::workspaces() const { return impl_->workspaces; }

@@ -86,6 +86,15 @@ std::string_view to_string(CudaLuPlan::AutoPaths v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::PanelProducts v) {
+  switch (v) {
+    case CudaLuPlan::PanelProducts::automatic: return "automatic";
+    case CudaLuPlan::PanelProducts::budget: return "budget";
+    case CudaLuPlan::PanelProducts::tiles: return "tiles";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::MemberSweeps v) {
   switch (v) {
     case CudaLuPlan::MemberSweeps::fan_in: return "fan_in";
@@ -129,6 +138,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"lookahead", on_off(p.lookahead)},
           {"panel_sms", p.panel_sms == 0 ? std::string("auto") : std::to_string(p.panel_sms)},
           {"member_share", std::to_string(p.member_share)},
+          {"panel_products", std::string(to_string(p.panel_products))},
           {"trsm", std::string(to_string(p.trsm))},
           {"joins", std::string(to_string(p.joins))},
           {"trsm_products", std::string(to_string(p.trsm_products))},
@@ -150,6 +160,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "lookahead") p.lookahead = parse_bool(name, value);
   else if (name == "panel_sms") p.panel_sms = value == "auto" ? 0 : parse_choice(name, value, {16, 24, 32, 40, 48, 64});
   else if (name == "member_share") p.member_share = parse_choice(name, value, {0, 10, 20, 30, 40, 50});
+  else if (name == "panel_products")
+    p.panel_products = parse_value(name, value, {P::PanelProducts::automatic, P::PanelProducts::budget, P::PanelProducts::tiles});
   else if (name == "trsm") p.trsm = parse_value(name, value, {P::Trsm::mixed, P::Trsm::kernel, P::Trsm::cublas});
   else if (name == "joins")
     p.joins = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
@@ -164,7 +176,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, trsm, joins, trsm_products, trsv, member_sweeps, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, auto_paths, "
                        "phases, host_times)");
 }
 

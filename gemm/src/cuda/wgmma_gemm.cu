@@ -1049,7 +1049,9 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   const long long units = nearest ? p.tiles_m : static_cast<long long>(p.tiles_m) * p.tiles_n * p.splits * p.batch;
   if (units > INT_MAX) throw Unavailable("a batched product of more than 2^31 - 1 tiles and k ranges");
   const int sms = g.ctx->sm_count(), budget = g.ctx->max_blocks;
-  const int grid = static_cast<int>(std::min<long long>(units, budget > 0 ? std::min(budget, sms) : sms));
+  const int grid = g.ctx->tile_blocks
+                       ? static_cast<int>(units)
+                       : static_cast<int>(std::min<long long>(units, budget > 0 ? std::min(budget, sms) : sms));
   kernel<<<grid, kThreads, smem, g.stream()>>>(m_ah, m_al, m_bh, m_bl, p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   if (partial) {  // the ranges' sums added, unscaled and stored

@@ -16,6 +16,7 @@ struct Context::Impl {
   CUstream_st* stream = nullptr;
   int device = 0;
   int max_blocks = 0;
+  bool tile_blocks = false;
   bool time_phases = false;
   Context::Workspaces workspaces = Context::Workspaces::cached;
   CUmemPoolHandle_st* pool = nullptr;

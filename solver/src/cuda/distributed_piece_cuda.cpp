@@ -463,8 +463,8 @@ class CudaPiece final : public DevicePiece {
   // products L(:, k) y_k (U(:, k) x_k) so far; block k's rows are summed over the members (an NCCL
   // sum of w values) when block k is reached, and its owner solves out_k := inv (in_k - sum) (one
   // kernel, kernels::block_solve). The owner's product for the next block's rows
-  // (kernels::rows_dot) follows at once on the solve's stream (the chain); the product for the
-  // rest goes to a second stream, where it
+  // (kernels::rows_dot) follows at once on the chain's stream (SideStream::chain, high
+  // priority); the product for the rest goes to a second stream, where it
   // runs beside the other members' steps, and is waited for only before the block after next is
   // summed. On return the output holds the solution's blocks on their owners only
   // (gather_blocks makes v_ whole).
@@ -476,7 +476,9 @@ class CudaPiece final : public DevicePiece {
     if (!side_) side_ = std::make_unique<SideStream>();
     const float* in = upper ? w_.data() : v_.data();
     float* out = upper ? v_.data() : w_.data();
-    const cudaStream_t main = run_.stream, side = side_->stream;
+    const cudaStream_t main = side_->chain, side = side_->stream;
+    side_->forked.record(run_.stream);  // the chain after the solve's stream's work so far
+    side_->forked.wait(main);
     device_memset(acc_.data(), 0, n * sizeof(float), main);
     bool pending[2] = {false, false};  // the rest's product of step s issued (side_->done[s % 2])
     for (int s = 0; s < blocks; ++s) {
@@ -505,6 +507,8 @@ class CudaPiece final : public DevicePiece {
     }
     for (int p = 0; p < 2; ++p)
       if (pending[p]) side_->done[p].wait(main);
+    side_->joined.record(main);  // the solve's stream after the whole sweep
+    side_->joined.wait(run_.stream);
   }
   /// v_ whole on every member after the fan-in sweeps: the blocks owned elsewhere zeroed, then
   /// summed over the members (each block is its owner's value plus zeros: the owner's bits).
@@ -549,13 +553,28 @@ class CudaPiece final : public DevicePiece {
   bool factored_ = false;  ///< t holds factors (a second factorize makes A_s again)
   DeviceBuffer<float> v_, w_, tmp_, partial_, ones_, acc_;
   /// The fan-in sweeps' second stream (on the member's device, made on first use) and its events.
+  /// `chain`: the sweeps' chain (the NCCL sums, the block solves, the next block's products) at
+  /// the device's greatest priority, so that its kernels take the SMs before the waiting blocks
+  /// of `stream`'s products beyond the next block (the least priority), which would otherwise
+  /// fill the GPU between two steps of the chain.
   struct SideStream {
-    SideStream() { TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
-    ~SideStream() { cudaStreamDestroy(stream); }
+    SideStream() {
+      int least = 0, greatest = 0;
+      TCSOLVE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+      TCSOLVE_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, least));
+      if (cudaStreamCreateWithPriority(&chain, cudaStreamNonBlocking, greatest) != cudaSuccess) {
+        cudaStreamDestroy(stream);
+        TCSOLVE_CUDA_CHECK(cudaGetLastError());
+      }
+    }
+    ~SideStream() {
+      cudaStreamDestroy(stream);
+      cudaStreamDestroy(chain);
+    }
     SideStream(const SideStream&) = delete;
     SideStream& operator=(const SideStream&) = delete;
-    cudaStream_t stream = nullptr;
-    cuda::StreamEvent ready, done[2];
+    cudaStream_t stream = nullptr, chain = nullptr;
+    cuda::StreamEvent ready, done[2], forked, joined;
   };
   std::unique_ptr<SideStream> side_;
   double residual_s_ = 0, solves_s_ = 0;

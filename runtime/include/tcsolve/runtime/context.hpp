@@ -51,6 +51,12 @@ class Context {
   /// on another stream finds free SMs (the solver's panels). 0, the default: one block per SM.
   int max_blocks() const;
   void set_max_blocks(int blocks);
+  /// A block per output tile instead (set: max_blocks is ignored): the hardware hands the tiles
+  /// out as SMs come free, so that a product beside another stream's long kernels runs on the
+  /// SMs that stream leaves, and on all of them once it is done, where a persistent grid's
+  /// blocks each wait, with their tiles, for an SM of their own. Off by default.
+  bool tile_blocks() const;
+  void set_tile_blocks(bool on);
 
   /// Diagnostics for benchmarks: the production GEMM times its phases (scaling, split, main
   /// kernel) with events, waiting after each, into GemmInfo::phases. Off by default.

@@ -42,6 +42,7 @@ struct Context::Impl {
   cudaStream_t stream = nullptr;
   int device = 0;  ///< Context::device(): current when the context was made
   int max_blocks = 0;
+  bool tile_blocks = false;  ///< Context::tile_blocks()
   Context::Workspaces workspaces = Context::Workspaces::cached;
   cudaMemPool_t pool = nullptr;
   /// Owned by the context (nothing else sees it): made on first use in the default math mode

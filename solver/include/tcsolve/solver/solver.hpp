@@ -221,6 +221,16 @@ struct CudaLuPlan {
   /// streams but not the factorization, which the chain of panels then sets; with more GPUs the
   /// panel streams idle longer.
   int member_share = 0;
+  /// The panel stream's products on the tensor cores with look-ahead (the panels' joins through
+  /// the variant, the next block's update): budget (persistent kernels, the joins' sized to the
+  /// panel's SMs, the next block's update's to every SM) or tiles (a block per output tile,
+  /// Context::tile_blocks: they run on the SMs the update stream leaves free, and on all of them
+  /// once its kernels are done, as in the distributed solve's last blocks). The same products,
+  /// the same bits. automatic (the default): tiles on the GPU members of a distributed solve,
+  /// budget on one GPU (2 x H200, n = 65536, session 27 call g: two GPUs 953-958 ms with tiles
+  /// against 962 with budget; one GPU 1554 against 1543). The value that ran is written back.
+  enum class PanelProducts { automatic, budget, tiles };
+  PanelProducts panel_products = PanelProducts::automatic;
   /// U12 = L11^-1 A12 and the panels' joins: mixed (trsm.cu's kernel for the next block's
   /// columns and the joins, a recursive TRSM on cublasStrsm + SGEMM for the rest of U12), kernel
   /// (trsm.cu's kernel for all of U12), cublas (one cublasStrsm per part).
@@ -279,6 +289,7 @@ std::string_view to_string(CudaLuPlan::LeafCopies v); ///< "automatic", "bulk", 
 std::string_view to_string(CudaLuPlan::Trsm v);       ///< "mixed", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm", "variant"
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
+std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budget", "tiles"
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
