@@ -439,12 +439,14 @@ TEST_CASE("the distributed solver on two GPUs (1 x 2) converges as the cpu oracl
       if ((a.x.array() == b.x.array()).all()) WARN(to_string(v) << ": two members gave one member's x bitwise");
     }
   }
-  SECTION("the refinement's sweeps fanned in or broadcast: both converge in the same iterations or close, x "
-          "within the bound of each other, fan_in bitwise on a second run") {
+  SECTION("the refinement's sweeps fanned in (transposed: fanned out) or broadcast: both converge in the same "
+          "iterations or close, x within the bound of each other, the condition estimates within 1% of each "
+          "other, fan_in bitwise on a second run") {
     const LinearSystem sys = generate_random_system(1500, 5);  // 12 blocks of 128, the last 92 rows
     for (const Variant v : variants()) {
       SolveOptions fan = gpu_options(v, 128), broadcast = gpu_options(v, 128);
       broadcast.cuda_plan.member_sweeps = CudaLuPlan::MemberSweeps::broadcast;
+      fan.condition_estimate = broadcast.condition_estimate = ConditionEstimate::always;
       const SolveResult a = solve_on_ranks(sys, fan, group);
       const SolveResult again = solve_on_ranks(sys, fan, group);
       const SolveResult b = solve_on_ranks(sys, broadcast, group);
@@ -458,6 +460,11 @@ TEST_CASE("the distributed solver on two GPUs (1 x 2) converges as the cpu oracl
       CHECK((a.x.array() == again.x.array()).all());
       const double dx = (a.x - b.x).cwiseAbs().maxCoeff() / b.x.cwiseAbs().maxCoeff();
       CHECK(dx <= 4 * cond_inf(sys.A) * std::sqrt(1500.0) * 0x1p-53);
+      REQUIRE(a.condition_estimate);
+      REQUIRE(b.condition_estimate);
+      REQUIRE(again.condition_estimate);
+      CHECK(*a.condition_estimate == *again.condition_estimate);
+      CHECK(std::abs(*a.condition_estimate - *b.condition_estimate) <= 1e-2 * *b.condition_estimate);
     }
   }
   SECTION("a 2 x 1 grid is refused by both members alike") {

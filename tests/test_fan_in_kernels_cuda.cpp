@@ -1,8 +1,9 @@
-// [gpu] tests of the fanned-in sweeps' two kernels on GPU members (solver/src/cuda/
-// distributed_kernels.cu): kernels::block_solve (a block's inverse applied to v - acc) and
-// kernels::rows_dot (the factors' rows times a block's solution, added to acc), each against a
-// host emulation of the same arithmetic (per lane a chain of fmaf in the kernel's order, then the
-// warp's tree of sums): bitwise, on the 16-byte path and the scalar one. rows_dot's rate on the
+// [gpu] tests of the sweeps' kernels on GPU members (solver/src/cuda/distributed_kernels.cu):
+// fanned in, kernels::block_solve (a block's inverse applied to v - acc) and kernels::rows_dot
+// (the factors' rows times a block's solution, added to acc); fanned out (the transposed
+// sweeps), kernels::block_solve_n and kernels::cols_dot; each against a host emulation of the
+// same arithmetic (chains of fmaf in the kernel's order, then its order of sums): bitwise, on
+// the 16-byte path and the scalar one. rows_dot's rate on the
 // shape of the sweeps at n = 65536 is printed, not asserted. Skipped, with a warning, without a
 // GPU.
 #include <catch2/catch.hpp>
@@ -58,9 +59,9 @@ std::vector<float> random_floats(std::size_t count, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("the fanned-in sweeps' kernels give bitwise the host emulation of their arithmetic", "[gpu]") {
+TEST_CASE("the members' sweep kernels give bitwise the host emulation of their arithmetic", "[gpu]") {
   if (!cuda::device_available()) {
-    WARN("no CUDA device: skipping the fanned-in sweeps' kernels (" << cuda::device_name() << ")");
+    WARN("no CUDA device: skipping the members' sweep kernels (" << cuda::device_name() << ")");
     return;
   }
   SECTION("block_solve: out = M^T (v - acc), and M^T v without acc") {
@@ -103,6 +104,62 @@ TEST_CASE("the fanned-in sweeps' kernels give bitwise the host emulation of thei
       for (int r = 0; r < c.rows; ++r) {
         const float* row = f.data() + c.offset + static_cast<std::size_t>(r) * c.ldf;
         differ += got[static_cast<std::size_t>(r)] != acc[static_cast<std::size_t>(r)] + warp_dot(row, x.data(), c.w, c.vector);
+      }
+      CHECK(differ == 0);
+    }
+  }
+  SECTION("block_solve_n: out = M ((v - acc1) - acc2), and without the accumulators") {
+    for (const int w : {1024, 1000, 37}) {
+      INFO("w = " << w);
+      const std::vector<float> m = random_floats(static_cast<std::size_t>(w) * w, 21u + w),
+                               v = random_floats(static_cast<std::size_t>(w), 22u + w),
+                               a1 = random_floats(static_cast<std::size_t>(w), 23u + w),
+                               a2 = random_floats(static_cast<std::size_t>(w), 24u + w);
+      cuda::DeviceBuffer<float> dm(m), dv(v), da1(a1), da2(a2), dout(static_cast<std::size_t>(w));
+      for (const bool with_acc : {true, false}) {
+        cuda::kernels::block_solve_n(nullptr, dm.data(), w, dv.data(), with_acc ? da1.data() : nullptr,
+                                     with_acc ? da2.data() : nullptr, dout.data());
+        const std::vector<float> got = dout.download();
+        std::vector<float> in(static_cast<std::size_t>(w));
+        for (std::size_t k = 0; k < in.size(); ++k) in[k] = with_acc ? (v[k] - a1[k]) - a2[k] : v[k];
+        int differ = 0;
+        for (int i = 0; i < w; ++i) {
+          float t = 0;
+          for (int g = 0; g < 8; ++g) {
+            float s = 0;
+            for (int k = g; k < w; k += 8)
+              s = std::fmaf(m[static_cast<std::size_t>(i) + static_cast<std::size_t>(k) * w], in[static_cast<std::size_t>(k)], s);
+            t = g == 0 ? s : t + s;
+          }
+          differ += got[static_cast<std::size_t>(i)] != t;
+        }
+        CHECK(differ == 0);
+      }
+    }
+  }
+  SECTION("cols_dot: acc += F^T x over the columns of rows at a stride, rows in chunks") {
+    struct Case {
+      int rows, cols, ldf;
+    };
+    for (const Case& c : {Case{1024, 3000, 3008}, Case{1000, 1024, 1030}, Case{5, 77, 80}, Case{300, 1, 4}}) {
+      INFO(c.rows << " rows, " << c.cols << " columns, stride " << c.ldf);
+      const std::vector<float> f = random_floats(static_cast<std::size_t>(c.rows) * c.ldf, 31u + c.rows),
+                               x = random_floats(static_cast<std::size_t>(c.rows), 32u),
+                               acc = random_floats(static_cast<std::size_t>(c.cols), 33u);
+      cuda::DeviceBuffer<float> df(f), dx(x), dacc(acc), scratch(cuda::kernels::cols_dot_scratch(c.cols));
+      cuda::kernels::cols_dot(nullptr, df.data(), c.ldf, c.rows, c.cols, dx.data(), dacc.data(), scratch.data());
+      const std::vector<float> got = dacc.download();
+      const int chunks = std::min(8, c.rows), per = (c.rows + chunks - 1) / chunks;
+      int differ = 0;
+      for (int col = 0; col < c.cols; ++col) {
+        float t = 0;
+        for (int r0 = 0; r0 < c.rows; r0 += per) {
+          float s = 0;
+          for (int r = r0; r < std::min(c.rows, r0 + per); ++r)
+            s = std::fmaf(f[static_cast<std::size_t>(r) * c.ldf + col], x[static_cast<std::size_t>(r)], s);
+          t = r0 == 0 ? s : t + s;
+        }
+        differ += got[static_cast<std::size_t>(col)] != acc[static_cast<std::size_t>(col)] + t;
       }
       CHECK(differ == 0);
     }

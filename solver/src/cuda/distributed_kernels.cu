@@ -171,6 +171,53 @@ __global__ void rows_dot_kernel(const float* __restrict__ f, int ldf, int rows, 
   if (lane == 0) acc[r] += s;
 }
 
+constexpr int kSolveGroups = 8;  ///< block_solve_n: k groups per output
+constexpr int kColChunks = 8;    ///< cols_dot: row chunks
+
+__global__ void block_solve_n_kernel(const float* __restrict__ m, int w, const float* __restrict__ v,
+                                     const float* __restrict__ acc1, const float* __restrict__ acc2,
+                                     float* __restrict__ out) {
+  extern __shared__ float in[];
+  __shared__ float part[kSolveGroups][32];
+  for (int k = threadIdx.x; k < w; k += blockDim.x) {
+    float x = v[k];
+    if (acc1 != nullptr) x -= acc1[k];
+    if (acc2 != nullptr) x -= acc2[k];
+    in[k] = x;
+  }
+  __syncthreads();
+  const int tx = threadIdx.x % 32, g = threadIdx.x / 32, i = blockIdx.x * 32 + tx;
+  float s = 0;
+  if (i < w)
+    for (int k = g; k < w; k += kSolveGroups) s = fmaf(m[i + static_cast<std::size_t>(k) * w], in[k], s);
+  part[g][tx] = s;
+  __syncthreads();
+  if (g == 0 && i < w) {
+    float t = part[0][tx];
+    for (int q = 1; q < kSolveGroups; ++q) t += part[q][tx];
+    out[i] = t;
+  }
+}
+
+__global__ void cols_part_kernel(const float* __restrict__ f, int ldf, int rows, int cols, const float* __restrict__ x,
+                                 int per_chunk, float* __restrict__ part) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  if (c >= cols) return;
+  const int r0 = chunk * per_chunk, r1 = min(rows, r0 + per_chunk);
+  float s = 0;
+#pragma unroll 8
+  for (int r = r0; r < r1; ++r) s = fmaf(__ldcs(f + static_cast<std::size_t>(r) * ldf + c), x[r], s);
+  part[static_cast<std::size_t>(chunk) * cols + c] = s;
+}
+
+__global__ void cols_join_kernel(int cols, int chunks, const float* __restrict__ part, float* __restrict__ acc) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float s = part[c];
+  for (int q = 1; q < chunks; ++q) s += part[static_cast<std::size_t>(q) * cols + c];
+  acc[c] += s;
+}
+
 __global__ void block_moves_kernel(const int* __restrict__ origin, int j, int n, int w, int* perm, int* scratch) {
   __shared__ int count;
   if (threadIdx.x == 0) count = 0;
@@ -322,6 +369,29 @@ void rows_dot(CUstream_st* stream, const float* f, int ldf, int rows, int w, con
     rows_dot_kernel<true><<<blocks, 32 * kSolveWarps, smem, stream>>>(f, ldf, rows, w, x, acc);
   else
     rows_dot_kernel<false><<<blocks, 32 * kSolveWarps, smem, stream>>>(f, ldf, rows, w, x, acc);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void block_solve_n(CUstream_st* stream, const float* m, int w, const float* v, const float* acc1, const float* acc2,
+                   float* out) {
+  if (w < 1) return;
+  const std::size_t smem = static_cast<std::size_t>(w) * sizeof(float);
+  if (smem > 40 * 1024) throw Unavailable("block_solve_n: blocks of at most 10240 columns, got " + std::to_string(w));
+  block_solve_n_kernel<<<(w + 31) / 32, 32 * kSolveGroups, smem, stream>>>(m, w, v, acc1, acc2, out);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+std::size_t cols_dot_scratch(int cols) { return static_cast<std::size_t>(kColChunks) * std::max(cols, 1); }
+
+void cols_dot(CUstream_st* stream, const float* f, int ldf, int rows, int cols, const float* x, float* acc,
+              float* scratch) {
+  if (rows < 1 || cols < 1) return;
+  const int chunks = std::min(kColChunks, rows), per_chunk = (rows + chunks - 1) / chunks;
+  const int used = (rows + per_chunk - 1) / per_chunk;  // chunks with rows
+  cols_part_kernel<<<dim3((cols + kThreads - 1) / kThreads, used), kThreads, 0, stream>>>(f, ldf, rows, cols, x,
+                                                                                         per_chunk, scratch);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  cols_join_kernel<<<(cols + kThreads - 1) / kThreads, kThreads, 0, stream>>>(cols, used, scratch, acc);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -78,6 +78,24 @@ void block_solve(CUstream_st* stream, const float* m, int w, const float* v, con
 /// set the sweeps' pace).
 void rows_dot(CUstream_st* stream, const float* f, int ldf, int rows, int w, const float* x, float* acc);
 
+/// One block of a fanned-out transposed sweep on its owner: out[i] = sum over k < w in order of
+/// m[i + k w] ((v[k] - acc1[k]) - acc2[k]) (m: the block's inverse, column-major w x w, applied
+/// as it is), by 8 groups of k per output (each group's sum in k order, the groups' sums added
+/// in group order); out must not overlap v, acc1 or acc2.
+void block_solve_n(CUstream_st* stream, const float* m, int w, const float* v, const float* acc1, const float* acc2,
+                   float* out);
+
+/// The floats of cols_dot's scratch for `cols` columns.
+std::size_t cols_dot_scratch(int cols);
+
+/// acc[c] += sum over r < rows of f[r ldf + c] x[r] for c < cols (f row-major at a stride of
+/// ldf): the fanned-out transposed sweeps' products of a block's solution with the factors' rows
+/// of that block, over a member's columns. Rows in 8 chunks (each chunk's sum in row order, a
+/// thread a column), the chunks' sums added in chunk order by a second kernel; `scratch`:
+/// cols_dot_scratch(cols) floats, not shared with a concurrent call.
+void cols_dot(CUstream_st* stream, const float* f, int ldf, int rows, int cols, const float* x, float* acc,
+              float* scratch);
+
 /// LAPACK dlaswp on the column-major FP64 factors: for i = 0 .. w - 1 in order, rows j + i and
 /// ipiv[i] - 1 (ipiv 1-based over the whole matrix, as the panel's dgetrf gives them shifted by
 /// j) swap in the local columns [0, cols) outside `skip` (leading dimension lda).

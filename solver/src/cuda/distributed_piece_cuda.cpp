@@ -350,7 +350,10 @@ class CudaPiece final : public DevicePiece {
       for (int i = 0; i < n_; ++i)
         y[static_cast<std::size_t>(i)] = static_cast<float>(w(transpose ? i : perm[static_cast<std::size_t>(i)], c));
       copy_to_device(v_.data(), y.data(), y.size() * sizeof(float), run_.stream);
-      if (transpose) {
+      if (transpose && run_.plan.member_sweeps == CudaLuPlan::MemberSweeps::fan_in && comm_.size() > 1) {
+        sweep_fan_out(true);
+        sweep_fan_out(false);
+      } else if (transpose) {
         sweep_upper_transpose();
         sweep_lower_transpose();
       } else if (run_.plan.member_sweeps == CudaLuPlan::MemberSweeps::fan_in && comm_.size() > 1) {
@@ -510,6 +513,67 @@ class CudaPiece final : public DevicePiece {
     side_->joined.record(main);  // the solve's stream after the whole sweep
     side_->joined.wait(run_.stream);
   }
+  // CudaLuPlan::MemberSweeps::fan_in, transposed: U^T z = v (forward: from v_ into w_) or L^T x
+  // = z (backward: from w_ into v_). Each block's solution is broadcast by its owner (w values),
+  // and every member then adds that block's rows' products with it to its own blocks further on
+  // (fan-out): to the next of them on the chain's stream (into acc_), to the rest on the side
+  // stream (into acc2_; kernels::cols_dot), so that a block's solve (kernels::block_solve_n:
+  // in - acc_ - acc2_ through the block's inverse) waits only for the side's products issued
+  // before the member's previous block. Every member ends with the whole solution. (Before
+  // session 27 the owner subtracted the products of all earlier blocks on the chain.)
+  void sweep_fan_out(bool forward) {
+    const int nb = f_.nb, blocks = (n_ + nb - 1) / nb, lc = f_.local, q = f_.member;
+    const std::size_t n = static_cast<std::size_t>(n_), local = static_cast<std::size_t>(std::max(lc, 1));
+    if (acc_.size() < std::max(n, local)) acc_ = DeviceBuffer<float>(std::max(n, local));
+    if (acc2_.size() < local) acc2_ = DeviceBuffer<float>(local);
+    if (w_.size() < n) w_ = DeviceBuffer<float>(n);
+    if (part_chain_.size() < kernels::cols_dot_scratch(std::min(nb, n_)))
+      part_chain_ = DeviceBuffer<float>(kernels::cols_dot_scratch(std::min(nb, n_)));
+    if (part_side_.size() < kernels::cols_dot_scratch(lc)) part_side_ = DeviceBuffer<float>(kernels::cols_dot_scratch(lc));
+    if (!side_) side_ = std::make_unique<SideStream>();
+    while (side_->steps.size() < static_cast<std::size_t>(blocks)) side_->steps.push_back(std::make_unique<cuda::StreamEvent>());
+    const float* in = forward ? v_.data() : w_.data();
+    float* out = forward ? w_.data() : v_.data();
+    const cudaStream_t chain = side_->chain, side = side_->stream;
+    side_->forked.record(run_.stream);
+    side_->forked.wait(chain);
+    device_memset(acc_.data(), 0, local * sizeof(float), chain);
+    device_memset(acc2_.data(), 0, local * sizeof(float), chain);
+    int last_side = -1;  // the step of the side's latest product
+    int needed = -1;     // the side's products this member's next block waits for (up to this step's)
+    for (int s = 0; s < blocks; ++s) {
+      const int k = forward ? s : blocks - 1 - s;
+      const Block b = block(k * nb);
+      if (b.owner == q) {
+        if (needed >= 0) side_->steps[static_cast<std::size_t>(needed)]->wait(chain);
+        kernels::block_solve_n(chain, inverse(b, forward), b.w, in + b.j, acc_.data() + b.l0, acc2_.data() + b.l0,
+                               out + b.j);
+        needed = last_side;  // the next block: the side's products up to this step's previous ones
+      }
+      comm_.broadcast(out + b.j, static_cast<std::size_t>(b.w) * sizeof(float), b.owner, chain);
+      // this member's columns further on: forward after block k, backward before it; the next of
+      // its blocks first (its width: nb, or the last block's), then the rest
+      const int lo = forward ? f_.cols.first_at_or_after(b.j + b.w, q) : 0;
+      const int hi = forward ? lc : f_.cols.first_at_or_after(b.j, q);
+      if (hi <= lo) continue;
+      const int next_w = forward ? std::min(nb, hi - lo) : std::min(nb, hi - lo);
+      const int c0 = forward ? lo : hi - next_w;  // the next block's local columns [c0, c0 + next_w)
+      const float* rows = f_.t.data() + static_cast<std::size_t>(b.j) * f_.ldt;
+      kernels::cols_dot(chain, rows + c0, f_.ldt, b.w, next_w, out + b.j, acc_.data() + c0, part_chain_.data());
+      const int r0 = forward ? lo + next_w : lo, r1 = forward ? hi : hi - next_w;
+      if (r1 > r0) {
+        side_->ready.record(chain);
+        side_->ready.wait(side);
+        kernels::cols_dot(side, rows + r0, f_.ldt, b.w, r1 - r0, out + b.j, acc2_.data() + r0, part_side_.data());
+        side_->steps[static_cast<std::size_t>(s)]->record(side);
+        last_side = s;
+      }
+    }
+    if (last_side >= 0) side_->steps[static_cast<std::size_t>(last_side)]->wait(chain);
+    side_->joined.record(chain);
+    side_->joined.wait(run_.stream);
+  }
+
   /// v_ whole on every member after the fan-in sweeps: the blocks owned elsewhere zeroed, then
   /// summed over the members (each block is its owner's value plus zeros: the owner's bits).
   void gather_blocks() {
@@ -551,7 +615,7 @@ class CudaPiece final : public DevicePiece {
   int zero64_ = -1;
   bool fp32_released_ = false;
   bool factored_ = false;  ///< t holds factors (a second factorize makes A_s again)
-  DeviceBuffer<float> v_, w_, tmp_, partial_, ones_, acc_;
+  DeviceBuffer<float> v_, w_, tmp_, partial_, ones_, acc_, acc2_, part_chain_, part_side_;
   /// The fan-in sweeps' second stream (on the member's device, made on first use) and its events.
   /// `chain`: the sweeps' chain (the NCCL sums, the block solves, the next block's products) at
   /// the device's greatest priority, so that its kernels take the SMs before the waiting blocks
@@ -575,6 +639,7 @@ class CudaPiece final : public DevicePiece {
     SideStream& operator=(const SideStream&) = delete;
     cudaStream_t stream = nullptr, chain = nullptr;
     cuda::StreamEvent ready, done[2], forked, joined;
+    std::vector<std::unique_ptr<cuda::StreamEvent>> steps;  ///< sweep_fan_out: each step's side product done
   };
   std::unique_ptr<SideStream> side_;
   double residual_s_ = 0, solves_s_ = 0;
