@@ -261,8 +261,10 @@ struct CudaLuPlan {
   /// more): fan_in (the default: each member sums its own blocks' products, the members' sums for
   /// a block's rows are added by one NCCL sum of nb values when the block is reached, and each
   /// owner's product for the rows beyond the next block runs on a second stream beside the
-  /// other members' steps) or broadcast (the owner of each block updates the whole rest of the
-  /// vector and broadcasts it: one member at work at a time). Other sums: the solves differ in
+  /// other members' steps; the transposed sweeps of the condition estimate fanned out: each
+  /// block's solution broadcast by its owner, every member adding its products to its own later
+  /// blocks) or broadcast (the owner of each block updates the whole rest of the vector and
+  /// broadcasts it: one member at work at a time). Other sums: the solves differ in
   /// the last bits, which the refinement corrects. On 2 x H200 at n = 65536 (session 26) the
   /// refinement's solves took 49.5-50.3 ms fanned in against 67.0-67.1 broadcast (8 iterations).
   enum class MemberSweeps { fan_in, broadcast };
