@@ -1,10 +1,14 @@
-// Helpers of the [gpu] tests that work with streams (test_context_cuda.cpp, test_capi_cuda.cpp):
-// the skip without a device, and a non-blocking stream owned by a scope. CUDA builds only.
+// Helpers of the [gpu] tests that work with streams (test_context_cuda.cpp, test_capi_cuda.cpp, the
+// kernels' tests): the skip without a device, a non-blocking stream owned by a scope, and the
+// median device time of a launch (printed by tests, never asserted). CUDA builds only.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
 
 #include "tcsolve/gemm/gemm.hpp"
 
@@ -29,5 +33,31 @@ class Stream {
  private:
   cudaStream_t s_ = nullptr;
 };
+
+/// The median of `samples` device times (ms) of launch() on the default stream, each between two
+/// events, after one untimed run; with `queue_first`, another launch() is queued before each
+/// timed one, so that the events time the device and not the host's enqueueing.
+template <class Launch>
+double median_device_ms(Launch&& launch, int samples, bool queue_first) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  launch();
+  std::vector<float> ms;
+  for (int r = 0; r < samples; ++r) {
+    if (queue_first) launch();
+    cudaEventRecord(start, nullptr);
+    launch();
+    cudaEventRecord(stop, nullptr);
+    cudaEventSynchronize(stop);
+    float e = 0;
+    cudaEventElapsedTime(&e, start, stop);
+    ms.push_back(e);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
 
 }  // namespace tcsolve::test

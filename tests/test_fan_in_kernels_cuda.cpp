@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda/distributed_kernels.hpp"
+#include "cuda_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 
 namespace {
@@ -170,23 +171,9 @@ TEST_CASE("the members' sweep kernels give bitwise the host emulation of their a
         dacc(static_cast<std::size_t>(rows));
     cudaMemset(df.data(), 0, df.size() * sizeof(float));
     cudaMemset(dacc.data(), 0, dacc.size() * sizeof(float));
-    cudaEvent_t start = nullptr, stop = nullptr;
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-    std::vector<float> ms;
-    for (int r = 0; r < 6; ++r) {
-      cudaEventRecord(start, nullptr);
-      cuda::kernels::rows_dot(nullptr, df.data(), ldf, rows, w, dx.data(), dacc.data());
-      cudaEventRecord(stop, nullptr);
-      cudaEventSynchronize(stop);
-      float e = 0;
-      cudaEventElapsedTime(&e, start, stop);
-      if (r > 0) ms.push_back(e);
-    }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    std::sort(ms.begin(), ms.end());
-    const double s = 1e-3 * ms[ms.size() / 2];
+    const double s =
+        1e-3 * test::median_device_ms(
+                   [&] { cuda::kernels::rows_dot(nullptr, df.data(), ldf, rows, w, dx.data(), dacc.data()); }, 5, false);
     std::printf("rows_dot: %d rows of %d floats: %.1f us, %.2f TB/s\n", rows, w, 1e6 * s,
                 static_cast<double>(rows) * w * sizeof(float) / s * 1e-12);
     CHECK(cudaGetLastError() == cudaSuccess);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cuda/kernels.hpp"
+#include "cuda_test_util.hpp"
 #include "leaf_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 
@@ -105,28 +106,15 @@ TEST_CASE(
             variant.copies = copies;
             cuda::DeviceBuffer<float> d_a(test::host_vector(a.data(), a.size()));
             cuda::DeviceBuffer<int> info(std::vector<int>{0}), pairs(cuda::kernels::interchange_scratch_ints(w));
-            cudaEvent_t start = nullptr, stop = nullptr;
-            cudaEventCreate(&start);
-            cudaEventCreate(&stop);
-            std::vector<float> ms;
-            for (int r = 0; r < 10; ++r) {
-              cuda::kernels::factor_leaf(nullptr, variant, t.width, d_a.data(), kLd, t.rows, 0, w, pairs.data(),
-                                         info.data());  // queued first: the events time the device only
-              cudaEventRecord(start, nullptr);
-              cuda::kernels::factor_leaf(nullptr, variant, t.width, d_a.data(), kLd, t.rows, 0, w, pairs.data(),
-                                         info.data());
-              cudaEventRecord(stop, nullptr);
-              cudaEventSynchronize(stop);
-              float e = 0;
-              cudaEventElapsedTime(&e, start, stop);
-              if (r > 0) ms.push_back(e);
-            }
-            cudaEventDestroy(start);
-            cudaEventDestroy(stop);
-            std::sort(ms.begin(), ms.end());
+            const double ms = test::median_device_ms(
+                [&] {
+                  cuda::kernels::factor_leaf(nullptr, variant, t.width, d_a.data(), kLd, t.rows, 0, w, pairs.data(),
+                                             info.data());
+                },
+                9, true);
             std::printf("cluster leaf: width %2d, %5d rows, look-ahead %d, %s copies: %.1f us a leaf (%.2f us a column)\n",
                         t.width, t.rows, ahead ? 1 : 0, copies == cuda::kernels::LeafCopies::bulk ? "bulk" : "threads",
-                        1e3 * ms[ms.size() / 2], 1e3 * ms[ms.size() / 2] / w);
+                        1e3 * ms, 1e3 * ms / w);
           }
     }
   }

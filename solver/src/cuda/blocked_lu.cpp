@@ -188,11 +188,7 @@ class BlockedLu {
     Context& panel_gemm = ahead ? *lookahead_->panel_gemm : run_.ctx;
     if (run_.plan.panel_products == CudaLuPlan::PanelProducts::automatic)  // (reported)
       run_.plan.panel_products = CudaLuPlan::PanelProducts::budget;
-    if (ahead) {  // CudaLuPlan::panel_products
-      const bool tiles = run_.plan.panel_products == CudaLuPlan::PanelProducts::tiles;
-      lookahead_->panel_gemm->set_tile_blocks(tiles);
-      lookahead_->join_gemm->set_tile_blocks(tiles);
-    }
+    if (ahead) lookahead_->set_panel_products(run_.plan.panel_products == CudaLuPlan::PanelProducts::tiles);
     Context& update_gemm = ahead ? *lookahead_->update_gemm : run_.ctx;
     panel_blas_ = run_.libs.blas(panel);
     panel_dense_ = run_.libs.dense(panel);

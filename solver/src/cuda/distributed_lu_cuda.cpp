@@ -45,11 +45,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   Context& panel_gemm = ahead ? *ahead->panel_gemm : run.ctx;
   if (run.plan.panel_products == CudaLuPlan::PanelProducts::automatic)  // (reported)
     run.plan.panel_products = CudaLuPlan::PanelProducts::tiles;
-  if (ahead) {  // CudaLuPlan::panel_products
-    const bool tiles = run.plan.panel_products == CudaLuPlan::PanelProducts::tiles;
-    ahead->panel_gemm->set_tile_blocks(tiles);
-    ahead->join_gemm->set_tile_blocks(tiles);
-  }
+  if (ahead) ahead->set_panel_products(run.plan.panel_products == CudaLuPlan::PanelProducts::tiles);
   Context& update_gemm = ahead ? *ahead->update_gemm : run.ctx;
   cublasHandle_t panel_blas = run.libs.blas(ps);
   cublasHandle_t update_blas = ahead ? run.libs.blas_second(us) : panel_blas;

@@ -626,10 +626,9 @@ class CudaPiece final : public DevicePiece {
       int least = 0, greatest = 0;
       TCSOLVE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
       TCSOLVE_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, least));
-      if (cudaStreamCreateWithPriority(&chain, cudaStreamNonBlocking, greatest) != cudaSuccess) {
-        cudaStreamDestroy(stream);
-        TCSOLVE_CUDA_CHECK(cudaGetLastError());
-      }
+      const cudaError_t made = cudaStreamCreateWithPriority(&chain, cudaStreamNonBlocking, greatest);
+      if (made != cudaSuccess) cudaStreamDestroy(stream);
+      TCSOLVE_CUDA_CHECK(made);
     }
     ~SideStream() {
       cudaStreamDestroy(stream);

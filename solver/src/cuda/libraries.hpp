@@ -51,6 +51,12 @@ class SolverLibraries : public Context::Attachment {
     /// The panel stream's GEMM context for the panels' joins through the variant
     /// (CudaLuPlan::joins): its persistent kernels sized to the panel's SMs.
     std::unique_ptr<Context> join_gemm;
+    /// CudaLuPlan::panel_products on the panel stream's GEMM contexts (tiles:
+    /// Context::tile_blocks, a block per output tile; else their persistent grids).
+    void set_panel_products(bool tiles) const {
+      panel_gemm->set_tile_blocks(tiles);
+      join_gemm->set_tile_blocks(tiles);
+    }
   };
   const Lookahead& lookahead(int panel_sms);
 
