@@ -34,41 +34,6 @@ __global__ void row_max_sum_kernel(const double* __restrict__ a, int lda, int n,
   row_sum[i] = s;
 }
 
-/// row_max_sum_kernel's work split over column chunks (gridDim.y of them, `per_chunk` columns
-/// each): chunk c's partial maxima and sums at part_max/part_sum[c n + i], so that enough loads are
-/// in flight (one thread per row over every column kept two CTAs an SM: 12 of the 18 ms of the
-/// members' equilibration at n = 65536 on 2 x H200, session 26).
-__global__ void row_part_kernel(const double* __restrict__ a, int lda, int n, int cols, int per_chunk,
-                                double* part_max, double* part_sum) {
-  const int i = blockIdx.x * kThreads + threadIdx.x, c = blockIdx.y;
-  if (i >= n) return;
-  const int j0 = c * per_chunk, j1 = min(cols, j0 + per_chunk);
-  const double* p = a + i + static_cast<std::size_t>(j0) * lda;
-  double m = 0, s = 0;
-#pragma unroll 8
-  for (int j = j0; j < j1; ++j, p += lda) {
-    const double v = fabs(*p);
-    m = fmax(m, v);
-    s += v;
-  }
-  part_max[static_cast<std::size_t>(c) * n + i] = m;
-  part_sum[static_cast<std::size_t>(c) * n + i] = s;
-}
-
-/// The chunks' partial maxima and sums of row_part_kernel, in chunk order.
-__global__ void row_join_kernel(int n, int chunks, const double* __restrict__ part_max,
-                                const double* __restrict__ part_sum, double* row_max, double* row_sum) {
-  const int i = blockIdx.x * kThreads + threadIdx.x;
-  if (i >= n) return;
-  double m = 0, s = 0;
-  for (int c = 0; c < chunks; ++c) {
-    m = fmax(m, part_max[static_cast<std::size_t>(c) * n + i]);
-    s += part_sum[static_cast<std::size_t>(c) * n + i];
-  }
-  row_max[i] = m;
-  row_sum[i] = s;
-}
-
 __global__ void row_scales_kernel(const double* __restrict__ row_max, int n, double* row_scale) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i < n) row_scale[i] = detail::pow2(detail::equilibration_exponent(row_max[i]));
@@ -82,7 +47,6 @@ __global__ void col_kernel(const double* __restrict__ a, int lda, int n, int col
   if (j >= cols) return;
   const double* col = a + static_cast<std::size_t>(j) * lda;
   double m = 0, s = 0, ss = 0;
-#pragma unroll 4
   for (int i = threadIdx.x; i < n; i += kThreads) {
     const double v = fabs(col[i]);
     m = fmax(m, row_scale[i] * v);
@@ -314,24 +278,9 @@ void piece_samples(CUstream_st* stream, const double* a, int lda, int n, int col
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-int row_chunks(int cols) { return std::clamp(cols / 512, 1, 64); }
-
-std::size_t piece_row_scratch(int n, int cols) { return 2 * static_cast<std::size_t>(n) * row_chunks(cols); }
-
 void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
-                       double* row_sum, double* scratch) {
-  const int chunks = row_chunks(cols);
-  if (scratch == nullptr || chunks == 1 || n < 1) {
-    row_max_sum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, lda, n, cols, row_max, row_sum);
-    TCSOLVE_CUDA_CHECK(cudaGetLastError());
-    return;
-  }
-  const int per_chunk = (cols + chunks - 1) / chunks;
-  double* part_max = scratch;
-  double* part_sum = scratch + static_cast<std::size_t>(n) * chunks;
-  row_part_kernel<<<dim3(blocks_for(n), chunks), kThreads, 0, stream>>>(a, lda, n, cols, per_chunk, part_max, part_sum);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-  row_join_kernel<<<blocks_for(n), kThreads, 0, stream>>>(n, chunks, part_max, part_sum, row_max, row_sum);
+                       double* row_sum) {
+  row_max_sum_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, lda, n, cols, row_max, row_sum);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -12,14 +12,10 @@ struct CUstream_st;
 
 namespace tcsolve::cuda::kernels {
 
-/// row_max[i] = max_j |a(i, j)|, row_sum[i] = sum_j |a(i, j)| over the local columns j < cols of
-/// the FP64 piece (n rows, leading dimension lda). With `scratch` (piece_row_scratch(n, cols)
-/// doubles) the columns go in chunks of about 512 (up to 64 chunks), each chunk's sum in column
-/// order, the chunks' sums added in chunk order; without, one pass in column order.
+/// row_max[i] = max_j |a(i, j)|, row_sum[i] = sum_j |a(i, j)| (in column order) over the local
+/// columns j < cols of the FP64 piece (n rows, leading dimension lda).
 void piece_row_max_sum(CUstream_st* stream, const double* a, int lda, int n, int cols, double* row_max,
-                       double* row_sum, double* scratch = nullptr);
-/// The doubles of piece_row_max_sum's scratch.
-std::size_t piece_row_scratch(int n, int cols);
+                       double* row_sum);
 
 /// row_scale[i] = 2^e(row_max[i]) (detail::equilibration_exponent: the single process' rule).
 void row_scales(CUstream_st* stream, const double* row_max, int n, double* row_scale);

@@ -85,8 +85,8 @@ class CudaPiece final : public DevicePiece {
     upload_s = seconds(t0, Clock::now());
 
     clock_.mark("equilibrate");
-    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n), row_parts(kernels::piece_row_scratch(n_, lc));
-    kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data(), row_parts.data());
+    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n);
+    kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data());
     comm_.allreduce_max(row_max.data(), n, runtime::Element::f64, run_.stream);
     comm_.allreduce_sum(row_sum.data(), n, runtime::Element::f64, run_.stream);
     kernels::row_scales(run_.stream, row_max.data(), n_, row_scale.data());
@@ -556,7 +556,7 @@ class CudaPiece final : public DevicePiece {
       const int lo = forward ? f_.cols.first_at_or_after(b.j + b.w, q) : 0;
       const int hi = forward ? lc : f_.cols.first_at_or_after(b.j, q);
       if (hi <= lo) continue;
-      const int next_w = forward ? std::min(nb, hi - lo) : std::min(nb, hi - lo);
+      const int next_w = std::min(nb, hi - lo);
       const int c0 = forward ? lo : hi - next_w;  // the next block's local columns [c0, c0 + next_w)
       const float* rows = f_.t.data() + static_cast<std::size_t>(b.j) * f_.ldt;
       kernels::cols_dot(chain, rows + c0, f_.ldt, b.w, next_w, out + b.j, acc_.data() + c0, part_chain_.data());
