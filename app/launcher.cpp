@@ -35,9 +35,4 @@ LaunchRanks launcher_ranks() {
   return out;
 }
 
-bool prefer_eager_module_loading(bool distributed) {
-  if (!distributed || std::getenv("CUDA_MODULE_LOADING") != nullptr) return false;
-  return setenv("CUDA_MODULE_LOADING", "EAGER", 0) == 0;
-}
-
 }  // namespace tcsolve::app

@@ -21,12 +21,4 @@ struct LaunchRanks {
 /// a rank outside [0, size)) is ignored.
 LaunchRanks launcher_ranks();
 
-/// For a distributed run on GPUs (`--gpus`, or several ranks): sets CUDA_MODULE_LOADING=EAGER
-/// unless the user set it, before CUDA starts. With CUDA's default lazy loading a kernel's first
-/// launch loads its module under a driver lock and waits for the device's queued work, and
-/// when that work holds an NCCL broadcast still waiting for another member, the two can wait
-/// for each other: 2 x H200, session 28, the distributed solve at n = 65536 hung at its first
-/// run until every kernel was loaded up front. Returns whether it set it.
-bool prefer_eager_module_loading(bool distributed);
-
 }  // namespace tcsolve::app

@@ -225,9 +225,6 @@ int main(int argc, char** argv) {
     return kExitInvalid;
   }
 
-  // A distributed run on GPUs: CUDA's modules loaded up front (launcher.hpp says why).
-  tcsolve::app::prefer_eager_module_loading(has_argument(sub_argc, sub_argv, "--gpus") ||
-                                            tcsolve::app::launcher_ranks().size > 1);
   // Several ranks from an MPI launcher (launcher.hpp): --help from rank 0 alone; a subcommand
   // that supports ranks gets an MPI session (it must be built with MPI); the others are refused.
   // The reason is said once, by rank 0.
