@@ -1,18 +1,18 @@
 // NCCL (group.hpp) in a build with CUDA and NCCL: the communicator of a GPU member
-// (NcclCommunicator: one NCCL collective per call, enqueued on the member's stream) and the
+// (NcclCommunicator: one NCCL collective per call, enqueued on the member's stream; the members
+// of one process meet before each, rendezvous.hpp says why) and the
 // making of GPU members, in one process (ncclCommInitAll) or one per MPI rank (ncclCommInitRank
 // from a unique id the caller broadcast).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "group_state.hpp"
+#include "tcsolve/runtime/rendezvous.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/device_guard.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -38,41 +38,9 @@ ncclDataType_t datatype(Element type) {
 
 std::size_t element_bytes(Element type) { return type == Element::f32 || type == Element::i32 ? 4 : 8; }
 
-/// The members of one process meet before each collective, so that no member enqueues a
-/// collective before every member's host has reached it: a member's queued collective then
-/// waits only for work already queued on the other devices. Without it a collective queued on
-/// one device can wait for a member whose host is blocked, and CUDA blocks a host that loads a
-/// kernel's module lazily (its first launch, or cudaFuncSetAttribute) until its device's queue
-/// drains, under a lock other threads' CUDA calls may need: two members then wait for each
-/// other (suspected in session 28's hangs on 2 x H200). A spinning barrier (members are busy
-/// threads, each on its own GPU); abort() releases the waiting members with an Error.
-class Rendezvous {
- public:
-  explicit Rendezvous(int count) : count_(count) {}
-  void arrive_and_wait() {
-    const unsigned generation = generation_.load(std::memory_order_acquire);
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_) {
-      arrived_.store(0, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
-      return;
-    }
-    for (long spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins) {
-      if (aborted_.load(std::memory_order_acquire)) throw Error("NCCL: the group was aborted");
-      if (spins > 2000) std::this_thread::yield();
-    }
-  }
-  void abort() { aborted_.store(true, std::memory_order_release); }
-
- private:
-  const int count_;
-  std::atomic<int> arrived_{0};
-  std::atomic<unsigned> generation_{0};
-  std::atomic<bool> aborted_{false};
-};
-
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(ncclComm_t comm, int device, std::shared_ptr<Rendezvous> meet = nullptr)
+  NcclCommunicator(ncclComm_t comm, int device, std::shared_ptr<detail::Rendezvous> meet = nullptr)
       : comm_(comm), device_(device), meet_(std::move(meet)) {
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
@@ -154,14 +122,14 @@ class NcclCommunicator final : public Communicator {
   }
   ncclComm_t comm_;
   int device_;
-  std::shared_ptr<Rendezvous> meet_;  ///< the process' members (null: one member per process)
+  std::shared_ptr<detail::Rendezvous> meet_;  ///< the process' members (null: one member per process)
   int rank_ = 0, size_ = 1;
   void* word_ = nullptr;  ///< the staging word of scalar()
 };
 
 /// A member on `device` with a context on a new non-blocking stream (owned by the state).
 void add_member(DeviceGroup::State& state, int rank, int device, ncclComm_t comm,
-                std::shared_ptr<Rendezvous> meet = nullptr) {
+                std::shared_ptr<detail::Rendezvous> meet = nullptr) {
   tcsolve::detail::DeviceGuard guard(device);
   cudaStream_t stream = nullptr;
   TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -202,7 +170,7 @@ NcclId nccl_unique_id() {
 void add_nccl_members(DeviceGroup::State& state, const std::vector<int>& devices) {
   std::vector<ncclComm_t> comms(devices.size());
   check(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll");
-  auto meet = devices.size() > 1 ? std::make_shared<Rendezvous>(static_cast<int>(devices.size())) : nullptr;
+  auto meet = devices.size() > 1 ? std::make_shared<detail::Rendezvous>(static_cast<int>(devices.size())) : nullptr;
   for (std::size_t i = 0; i < devices.size(); ++i) add_member(state, static_cast<int>(i), devices[i], comms[i], meet);
   set_abort(state);
 }
