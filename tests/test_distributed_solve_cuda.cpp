@@ -361,7 +361,7 @@ TEST_CASE("the distributed solver on one GPU member (1 x 1) converges as the cpu
 }
 
 TEST_CASE("U12's TRSM on GPU members: its products through the variant (trsm_products=variant) or SGEMM, "
-          "the one-call cublasStrsm (trsm=cublas), a share of the update on the panel stream "
+          "the one-call cublasStrsm (trsm=cublas), trsm.cu's kernel for all of U12 (trsm=kernel), a share of the update on the panel stream "
           "(member_share): each converges, the x within the bound of the others",
           "[gpu][distributed]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the members' TRSM products");
@@ -374,7 +374,8 @@ TEST_CASE("U12's TRSM on GPU members: its products through the variant (trsm_pro
   const LinearSystem sys = generate_random_system(2600, 5);
   for (runtime::DeviceGroup& group : member_groups()) {
     std::vector<SolveResult> results;
-    for (const char* plan : {"trsm_products=variant", "trsm_products=sgemm", "trsm=cublas", "member_share=30"}) {
+    for (const char* plan :
+         {"trsm_products=variant", "trsm_products=sgemm", "trsm=cublas", "trsm=kernel", "member_share=30"}) {
       SolveOptions o = gpu_options(Variant::ec_fp16, 512);
       set_plan_fields(o.cuda_plan, plan);
       results.push_back(solve_on_ranks(sys, o, group));

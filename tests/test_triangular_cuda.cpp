@@ -424,6 +424,52 @@ TEST_CASE("trsm_lower_unit solves row-major unit lower systems in place within f
                                        cuda::kernels::kTrsmMaxRows + 1, 1));
 }
 
+// GPU members (distributed_lu_cuda.cpp) solve U12 of the next block with L11 in the broadcast
+// panel (leading dimension w) and B in their factors (leading dimension ldt): the kernel with
+// two leading dimensions does the same arithmetic as with one, so the bits must equal those of
+// the shared-ld call on the same L and B (odd ldl: the scalar loads; ldl = w: the 16-byte ones).
+TEST_CASE("trsm_lower_unit with L and B at leading dimensions of their own gives the shared-ld call's bits",
+          "[gpu][trsm]") {
+  TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("trsm_lower_unit with two leading dimensions");
+  struct Shape {
+    int w, cols, ldl, ldb;
+  };
+  for (const Shape& sh : {Shape{1024, 1024, 1024, 1056}, Shape{1024, 300, 1024, 4100}, Shape{200, 37, 201, 64},
+                          Shape{64, 8, 64, 8}}) {
+    const int w = sh.w, cols = sh.cols;
+    INFO("w = " << w << ", cols = " << cols << ", ldl = " << sh.ldl << ", ldb = " << sh.ldb);
+    const Eigen::MatrixXf lower = uniform(w, w, 500u + static_cast<unsigned>(w)) * (w > 512 ? 0.25f : 1.0f);
+    const Eigen::MatrixXf rhs = uniform(w, cols, 600u + static_cast<unsigned>(cols));
+    // one buffer, ld = w + cols (L, then B beside it), as the one-GPU LU calls it
+    const int ld = w + cols;
+    std::vector<float> shared(static_cast<std::size_t>(w) * ld, 0.0f), l(static_cast<std::size_t>(w) * sh.ldl, 0.0f),
+        b(static_cast<std::size_t>(w) * sh.ldb, 0.0f);
+    for (int i = 0; i < w; ++i) {
+      for (int j = 0; j < i; ++j)
+        shared[static_cast<std::size_t>(i) * ld + j] = l[static_cast<std::size_t>(i) * sh.ldl + j] = lower(i, j);
+      for (int j = 0; j < cols; ++j)
+        shared[static_cast<std::size_t>(i) * ld + w + j] = b[static_cast<std::size_t>(i) * sh.ldb + j] = rhs(i, j);
+    }
+    cuda::DeviceBuffer<float> one(shared), ld_l(l), ld_b(b);
+    REQUIRE(cuda::kernels::trsm_lower_unit(nullptr, one.data(), one.data() + w, ld, w, cols));
+    REQUIRE(cuda::kernels::trsm_lower_unit(nullptr, ld_l.data(), sh.ldl, ld_b.data(), sh.ldb, w, cols));
+    const std::vector<float> x1 = one.download(), x2 = ld_b.download();
+    std::size_t differ = 0, nonfinite = 0;
+    for (int i = 0; i < w; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const float u = x1[static_cast<std::size_t>(i) * ld + w + j], v = x2[static_cast<std::size_t>(i) * sh.ldb + j];
+        differ += std::memcmp(&u, &v, sizeof(float)) != 0;
+        nonfinite += !std::isfinite(v);
+      }
+    CHECK(differ == 0);
+    CHECK(nonfinite == 0);
+  }
+  // B narrower than its columns, L narrower than w: refused (nothing enqueued)
+  cuda::DeviceBuffer<float> buf(static_cast<std::size_t>(64) * 64);
+  CHECK_FALSE(cuda::kernels::trsm_lower_unit(nullptr, buf.data(), 63, buf.data(), 64, 64, 8));
+  CHECK_FALSE(cuda::kernels::trsm_lower_unit(nullptr, buf.data(), 64, buf.data(), 7, 64, 8));
+}
+
 TEST_CASE("trsm_lower_unit time at w = 512, 512 columns (information only)", "[gpu][trsm]") {
   TCSOLVE_GPU_TRIANGULAR_SKIP_WITHOUT_GPU("the trsm_lower_unit timing");
   constexpr int kW = 512, kLd = 16384, kCalls = 50;

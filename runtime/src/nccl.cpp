@@ -1,5 +1,6 @@
 // NCCL (group.hpp) in a build with CUDA and NCCL: the communicator of a GPU member
-// (NcclCommunicator: one NCCL collective per call, enqueued on the member's stream) and the
+// (NcclCommunicator: one NCCL collective per call, enqueued on the member's stream; the members
+// of one process meet before each, rendezvous.hpp says why) and the
 // making of GPU members, in one process (ncclCommInitAll) or one per MPI rank (ncclCommInitRank
 // from a unique id the caller broadcast).
 #include <cuda_runtime.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "group_state.hpp"
+#include "tcsolve/runtime/rendezvous.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/device_guard.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -38,7 +40,8 @@ std::size_t element_bytes(Element type) { return type == Element::f32 || type ==
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(ncclComm_t comm, int device) : comm_(comm), device_(device) {
+  NcclCommunicator(ncclComm_t comm, int device, std::shared_ptr<detail::Rendezvous> meet = nullptr)
+      : comm_(comm), device_(device), meet_(std::move(meet)) {
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
     tcsolve::detail::DeviceGuard guard(device_);
@@ -59,23 +62,28 @@ class NcclCommunicator final : public Communicator {
 
   void allreduce_sum(void* data, std::size_t count, Element type, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);
+    meet();
     check(ncclAllReduce(data, data, count, datatype(type), ncclSum, comm_, stream), "ncclAllReduce");
   }
   void allreduce_max(void* data, std::size_t count, Element type, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);
+    meet();
     check(ncclAllReduce(data, data, count, datatype(type), ncclMax, comm_, stream), "ncclAllReduce");
   }
   void broadcast(void* data, std::size_t bytes, int root, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);
+    meet();
     check(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, stream), "ncclBroadcast");
   }
   void allgather(const void* send, void* recv, std::size_t bytes, CUstream_st* stream) override {
     tcsolve::detail::DeviceGuard guard(device_);
+    meet();
     check(ncclAllGather(send, recv, bytes, ncclUint8, comm_, stream), "ncclAllGather");
   }
 
   /// Ends the pending collectives of this communicator (other threads' calls return an error).
   void abort() noexcept {
+    if (meet_) meet_->abort();
     if (comm_ != nullptr) ncclCommAbort(comm_);
     comm_ = nullptr;
   }
@@ -85,6 +93,7 @@ class NcclCommunicator final : public Communicator {
     tcsolve::detail::DeviceGuard guard(device_);
     const std::size_t bytes = element_bytes(type);
     TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(word_, value, bytes, cudaMemcpyHostToDevice, stream));
+    meet();
     check(ncclAllReduce(word_, word_, 1, datatype(type), maximum ? ncclMax : ncclSum, comm_, stream), "ncclAllReduce");
     TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(value, word_, bytes, cudaMemcpyDeviceToHost, stream));
     TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -96,7 +105,8 @@ class NcclCommunicator final : public Communicator {
     TCSOLVE_CUDA_CHECK(cudaMalloc(&staged, bytes));
     try {
       TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(staged, data, bytes, cudaMemcpyHostToDevice, stream));
-      check(ncclBroadcast(staged, staged, bytes, ncclUint8, root, comm_, stream), "ncclBroadcast");
+      meet();
+    check(ncclBroadcast(staged, staged, bytes, ncclUint8, root, comm_, stream), "ncclBroadcast");
       TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(data, staged, bytes, cudaMemcpyDeviceToHost, stream));
       TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
     } catch (...) {
@@ -107,14 +117,19 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  void meet() {
+    if (meet_) meet_->arrive_and_wait();
+  }
   ncclComm_t comm_;
   int device_;
+  std::shared_ptr<detail::Rendezvous> meet_;  ///< the process' members (null: one member per process)
   int rank_ = 0, size_ = 1;
   void* word_ = nullptr;  ///< the staging word of scalar()
 };
 
 /// A member on `device` with a context on a new non-blocking stream (owned by the state).
-void add_member(DeviceGroup::State& state, int rank, int device, ncclComm_t comm) {
+void add_member(DeviceGroup::State& state, int rank, int device, ncclComm_t comm,
+                std::shared_ptr<detail::Rendezvous> meet = nullptr) {
   tcsolve::detail::DeviceGuard guard(device);
   cudaStream_t stream = nullptr;
   TCSOLVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -124,7 +139,7 @@ void add_member(DeviceGroup::State& state, int rank, int device, ncclComm_t comm
     cudaStreamDestroy(stream);
   });
   state.contexts.push_back(std::make_unique<cuda::Context>(stream));  // bound to `device` (current)
-  state.communicators.push_back(std::make_unique<NcclCommunicator>(comm, device));
+  state.communicators.push_back(std::make_unique<NcclCommunicator>(comm, device, std::move(meet)));
   DeviceGroup::Member m;
   m.rank = rank;
   m.device = device;
@@ -155,7 +170,8 @@ NcclId nccl_unique_id() {
 void add_nccl_members(DeviceGroup::State& state, const std::vector<int>& devices) {
   std::vector<ncclComm_t> comms(devices.size());
   check(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()), "ncclCommInitAll");
-  for (std::size_t i = 0; i < devices.size(); ++i) add_member(state, static_cast<int>(i), devices[i], comms[i]);
+  auto meet = devices.size() > 1 ? std::make_shared<detail::Rendezvous>(static_cast<int>(devices.size())) : nullptr;
+  for (std::size_t i = 0; i < devices.size(); ++i) add_member(state, static_cast<int>(i), devices[i], comms[i], meet);
   set_abort(state);
 }
 

@@ -14,6 +14,7 @@
 
 #include "blocked_lu.hpp"
 #include "distributed_kernels.hpp"
+#include "kernels.hpp"
 #include "lookahead_schedule.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -22,8 +23,11 @@
 namespace tcsolve::cuda {
 
 void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& f, Variant variant,
-                    PhaseClock& clock) {
+                    PhaseClock& clock, const std::function<void(CUstream_st*)>& convert_rest) {
   const int n = f.n, nb = f.nb, q = f.member, ldt = f.ldt, lc = f.local;
+  // Kernels first used on the panel's path, loaded before any broadcast is in flight (a module
+  // loaded lazily while a broadcast waited for the other member hung both: session 28).
+  kernels::trsm_lower_unit_load();
   const CyclicMap& cols = f.cols;
   float* t = f.t.data();
   // CudaLuPlan::panel_sms auto on GPU members: 32 (each updates its share of the columns only)
@@ -124,6 +128,11 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     started.wait(us);
   }
   clock.set_stream(ps);
+  if (convert_rest) {  // A_s's other columns, beside the first panel
+    if (ahead) update_clock.mark("equilibrate_rest");
+    convert_rest(us);
+    if (ahead) update_clock.mark(nullptr);
+  }
 
   // beam: each block's diagonal block factored alone (a BlockPanel of its rows only, kept for its
   // zero-pivot report at the end), the identity as the origin of the rows below it.
@@ -201,11 +210,19 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
                                            &one, x2, ldt));
         trsm(ctx, h, u12 + w1, ldu, w2, x2, m);
       };
-  // A22 -= L21 U12 for the local columns [c, c + m) of block j (width w), panel in `p`.
-  auto update = [&](Context& ctx, cublasHandle_t h, const float* p, int j, int w, int c, int m) {
+  // A22 -= L21 U12 for the local columns [c, c + m) of block j (width w), panel in `p`, on
+  // `stream` (h and ctx bound to it). `next`: the next block's columns, on the panel's path,
+  // where CudaLuPlan::Trsm::mixed solves U12 by trsm.cu's kernel in one launch (as on one GPU;
+  // the recursion's 16 cublasStrsm calls of 64 columns and its SGEMMs are launch-bound at nb =
+  // 1024), as Trsm::kernel does everywhere.
+  auto update = [&](cudaStream_t stream, Context& ctx, cublasHandle_t h, const float* p, int j, int w, int c, int m,
+                    bool next) {
     if (m <= 0) return;
-    // U12 = L11^-1 A12: in T's terms (T = A^T, column-major) X U = B, U = the panel's T(0..w, 0..w)
-    trsm(ctx, h, p, w, w, t + c + static_cast<std::size_t>(j) * ldt, m);
+    // U12 = L11^-1 A12: in T's terms (T = A^T, column-major) X U = B, U = the panel's T(0..w, 0..w);
+    // in A's (row-major) L11 at p (leading dimension w) and A12 at x (leading dimension ldt)
+    float* x = t + c + static_cast<std::size_t>(j) * ldt;
+    const bool by_kernel = run.plan.trsm == CudaLuPlan::Trsm::kernel || (next && run.plan.trsm == CudaLuPlan::Trsm::mixed);
+    if (!by_kernel || !kernels::trsm_lower_unit(stream, p, w, x, ldt, w, m)) trsm(ctx, h, p, w, w, x, m);
     const int rest = n - j - w;
     if (rest <= 0) return;
     const GemmInfo gi = cuda::gemm(ctx, variant, Op::n, Op::n, m, rest, w, -1.0f,
@@ -275,7 +292,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     invert_pending();  // (with two or more members the next panel is another's: this stream idles)
     if (owns_next) {
       clock.mark("update_next");
-      update(panel_gemm, panel_blas, p, j, w, c0, next_w);
+      update(ps, panel_gemm, panel_blas, p, j, w, c0, next_w, true);
       factor_and_copy(next, next_w, (k + 1) % 3);
     }
     clock.mark(nullptr);
@@ -297,9 +314,9 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
     const int share = ahead && !owns_next ? rest_cols * share_percent / 100 : 0;
     if (ahead) update_clock.mark("swap_rest");
     kernels::move_rows(us, t, ldt, {0, lc - share}, skip, block_moves_scratch, w, moved.data());
-    update(update_gemm, update_blas, p, j, w, r0, std::min(first_w, lc - r0));
+    update(us, update_gemm, update_blas, p, j, w, r0, std::min(first_w, lc - r0), false);
     if (ahead) ahead_ready.record(us);
-    update(update_gemm, update_blas, p, j, w, r0 + first_w, rest_cols - share);
+    update(us, update_gemm, update_blas, p, j, w, r0 + first_w, rest_cols - share, false);
     if (ahead) {
       update_clock.mark(nullptr);
       update_done[slot].record(us);
@@ -311,7 +328,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
       }
       clock.mark("update_share");
       kernels::move_rows(ps, t, ldt, {lc - share, lc}, {}, block_moves_scratch, w, moved_share.data());
-      update(panel_gemm, panel_blas, p, j, w, lc - share, share);
+      update(ps, panel_gemm, panel_blas, p, j, w, lc - share, share, false);
       clock.mark(nullptr);
     }
     if (owns_next) pending_invert = next;

@@ -4,6 +4,7 @@
 // tcsolve::solver; host code built with CUDA only.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,7 +59,11 @@ inline int factors_ld(int local) { return (std::max(local, 1) + 31) / 32 * 32; }
 /// "update_next", "panel", "copy"; the update stream's "swap_rest", "update", "inverses". Ends
 /// synchronized, with
 /// perm_host and zero_pivot (agreed) set.
+/// `convert_rest` (may be empty): the caller's conversion of the columns of A_s not yet in f.t
+/// (all but this member's first block, which the first panel or update_next reads), enqueued on
+/// the update stream before anything else there ("equilibrate_rest"), so that it runs beside
+/// the first panel, as the one-GPU LU's does (blocked_lu.cpp).
 void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& f, Variant variant,
-                    PhaseClock& clock);
+                    PhaseClock& clock, const std::function<void(CUstream_st*)>& convert_rest = {});
 
 }  // namespace tcsolve::cuda

@@ -84,41 +84,31 @@ class CudaPiece final : public DevicePiece {
     run_.synchronize();
     upload_s = seconds(t0, Clock::now());
 
+    // The equilibration: the row pass here (R and ||A||_inf need every member's rows), the
+    // column pass (C, the column norms and A_s in t) of this member's first block here too (its
+    // first panel or update_next reads it), of its other columns on the LU's update stream beside
+    // the first panel (convert_rest, as the one-GPU LU's "equilibrate_rest"); C and ||A||_1 are
+    // gathered after the LU (gather_columns).
     clock_.mark("equilibrate");
-    DeviceBuffer<double> row_max(n), row_sum(n), row_scale(n);
+    DeviceBuffer<double> row_max(n), row_sum(n);
+    row_scale_ = DeviceBuffer<double>(n);
     kernels::piece_row_max_sum(run_.stream, a_.data(), n_, n_, lc, row_max.data(), row_sum.data());
     comm_.allreduce_max(row_max.data(), n, runtime::Element::f64, run_.stream);
     comm_.allreduce_sum(row_sum.data(), n, runtime::Element::f64, run_.stream);
-    kernels::row_scales(run_.stream, row_max.data(), n_, row_scale.data());
-    const std::size_t width = static_cast<std::size_t>(f_.cols.count(0));  // the most local columns
-    DeviceBuffer<double> col(3 * std::max<std::size_t>(width, 1));
-    device_memset(col.data(), 0, col.size() * sizeof(double), run_.stream);
+    kernels::row_scales(run_.stream, row_max.data(), n_, row_scale_.data());
+    width_ = static_cast<std::size_t>(std::max(f_.cols.count(0), 1));  // the most local columns
+    col_ = DeviceBuffer<double>(3 * width_);
+    device_memset(col_.data(), 0, col_.size() * sizeof(double), run_.stream);
     f_.t = DeviceBuffer<float>(n * static_cast<std::size_t>(f_.ldt));
-    kernels::piece_columns(run_.stream, a_.data(), n_, n_, lc, row_scale.data(), col.data(), col.data() + width,
-                           col.data() + 2 * width, f_.t.data(), f_.ldt);
+    converted_ = std::min(f_.nb, lc);
+    convert(run_.stream, 0, converted_);
     clock_.mark(nullptr);
-    // R and ||A||_inf from the reduced rows; C and the column norms from every member's columns.
-    const std::vector<double> r = row_scale.download(run_.stream), sums = row_sum.download(run_.stream);
+    // R and ||A||_inf from the reduced rows
+    const std::vector<double> r = row_scale_.download(run_.stream), sums = row_sum.download(run_.stream);
     scales_.row = Eigen::Map<const Eigen::VectorXd>(r.data(), n_);
     double inf = 0;
     for (double s : sums) inf = std::max(inf, s);
     norm_inf_ = detail::scaled_norm(inf);
-    const int q = comm_.size();
-    DeviceBuffer<double> all(static_cast<std::size_t>(q) * col.size());
-    comm_.allgather(col.data(), all.data(), col.size() * sizeof(double), run_.stream);
-    const std::vector<double> every = all.download(run_.stream);
-    scales_.col.resize(n_);
-    double n1 = 0, n1s = 0;
-    for (int m = 0; m < q; ++m) {
-      const double* c = every.data() + static_cast<std::size_t>(m) * col.size();
-      for (int j = 0; j < f_.cols.count(m); ++j) {
-        scales_.col[f_.cols.global(j, m)] = c[j];
-        n1 = std::max(n1, c[width + j]);
-        n1s = std::max(n1s, c[2 * width + j]);
-      }
-    }
-    norm_1_ = detail::scaled_norm(n1);
-    norm_1_s_ = detail::scaled_norm(n1s);
   }
 
   const Scales& scales() const override { return scales_; }
@@ -146,12 +136,22 @@ class CudaPiece final : public DevicePiece {
     }
     factored_ = true;
     f_.beam = beam;
-    cuda::distributed_lu(run_, comm_, f_, variant, clock_);
+    const int from = converted_;
+    converted_ = f_.local;
+    cuda::distributed_lu(run_, comm_, f_, variant, clock_, [this, from](cudaStream_t us) { convert(us, from, f_.local); });
+    gather_columns();
     return f_.zero_pivot;
   }
 
   int factorize64(bool release_fp32) override {
     if (f64_) return zero64_;
+    if (!gathered_) {  // no FP32 LU before (fp64_below): the column pass's rest here
+      clock_.mark("equilibrate");
+      convert(run_.stream, converted_, f_.local);
+      converted_ = f_.local;
+      clock_.mark(nullptr);
+      gather_columns();
+    }
     const int lc = f_.local;
     const std::size_t n = static_cast<std::size_t>(n_);
     const std::size_t need = n * std::max<std::size_t>(lc, 1) * sizeof(double) + cuda::lu64_workspace_bytes(n_, f_.nb);
@@ -606,6 +606,40 @@ class CudaPiece final : public DevicePiece {
     }
   }
 
+  /// The column pass over the local columns [c0, c1) on `stream`: C, the column norms (into
+  /// col_) and A_s in t.
+  void convert(cudaStream_t stream, int c0, int c1) {
+    if (c1 <= c0) return;
+    const std::size_t n = static_cast<std::size_t>(n_);
+    kernels::piece_columns(stream, a_.data() + static_cast<std::size_t>(c0) * n, n_, n_, c1 - c0, row_scale_.data(),
+                           col_.data() + c0, col_.data() + width_ + c0, col_.data() + 2 * width_ + c0,
+                           f_.t.data() + c0, f_.ldt);
+  }
+
+  /// C and the column norms from every member's columns (an NCCL gather; once, after the column
+  /// pass is whole).
+  void gather_columns() {
+    if (gathered_) return;
+    gathered_ = true;
+    const int q = comm_.size();
+    DeviceBuffer<double> all(static_cast<std::size_t>(q) * col_.size());
+    comm_.allgather(col_.data(), all.data(), col_.size() * sizeof(double), run_.stream);
+    const std::vector<double> every = all.download(run_.stream);
+    scales_.col.resize(n_);
+    double n1 = 0, n1s = 0;
+    for (int m = 0; m < q; ++m) {
+      const double* c = every.data() + static_cast<std::size_t>(m) * col_.size();
+      for (int j = 0; j < f_.cols.count(m); ++j) {
+        scales_.col[f_.cols.global(j, m)] = c[j];
+        n1 = std::max(n1, c[width_ + j]);
+        n1s = std::max(n1s, c[2 * width_ + j]);
+      }
+    }
+    norm_1_ = detail::scaled_norm(n1);
+    norm_1_s_ = detail::scaled_norm(n1s);
+    col_ = DeviceBuffer<double>();
+  }
+
   cuda::DeviceRun run_;
   runtime::Communicator& comm_;
   cuda::PhaseClock clock_;
@@ -643,6 +677,10 @@ class CudaPiece final : public DevicePiece {
   std::unique_ptr<SideStream> side_;
   double residual_s_ = 0, solves_s_ = 0;
   cuda::DeviceFactors f_;
+  DeviceBuffer<double> row_scale_, col_;  ///< R; the column pass's C and column norms (3 x width_)
+  std::size_t width_ = 1;                 ///< the most local columns of a member
+  int converted_ = 0;                     ///< local columns [0, converted_) of t hold A_s
+  bool gathered_ = false;                 ///< scales_.col and the 1-norms are set
   Scales scales_;
   Eigen::MatrixXd rhs_;
   detail::ScaledNorm norm_inf_, norm_1_, norm_1_s_;

@@ -146,6 +146,13 @@ inline constexpr int kTrsmMaxRows = 1024;
 /// substitution's error bound). Returns false, enqueueing nothing, when w > kTrsmMaxRows (the
 /// caller then uses cublasStrsm).
 bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int w, int cols);
+/// The same with L and B at leading dimensions of their own (ldl >= w, ldb >= cols).
+bool trsm_lower_unit(CUstream_st* stream, const float* l, int ldl, float* b, int ldb, int w, int cols);
+/// Sets trsm_lower_unit's kernel attributes on the current device now (once per device),
+/// loading its module: GPU members call it before their LU's NCCL traffic (distributed_lu_cuda.cpp:
+/// the first call in the middle of the LU, the module loaded lazily while a broadcast waited for
+/// the other member, hung both, 2 x H200, session 28).
+void trsm_lower_unit_load();
 
 // --- row_swap.cu -------------------------------------------------------------------------------
 

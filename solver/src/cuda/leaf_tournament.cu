@@ -45,6 +45,7 @@
 #include "leaf_device.cuh"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/per_device.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {
@@ -312,40 +313,39 @@ int clusters_for(int m) { return (m + kCtaRows - 1) / kCtaRows; }
 
 /// Whether this device runs the kernel for order n: compute capability 9.0 and the cluster of
 /// n rows schedulable. Remembered per (device, n) (a property of the device, whose kernel
-/// attributes are set on the first ask; the LU asks once per leaf), guarded by a mutex.
+/// attributes are set on the first ask, under that device's lock only: per_device.hpp; the LU
+/// asks once per leaf).
 bool runs_here(int n) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, int>, bool> found;  // (device, n)
-  int device = 0, major = 0;
+  static tcsolve::detail::PerDeviceMap<int, bool> found;  // by n
+  int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto [it, first] = found.try_emplace({device, n}, false);
-  bool& cached = it->second;
-  if (!first) return cached;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  const int clusters = clusters_for(n);
-  if (major != 9 || n < 1 || clusters > kMaxCluster) return false;
-  if (cudaFuncSetAttribute(tournament_leaf_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(sizeof(TournamentShared))) != cudaSuccess ||
-      cudaFuncSetAttribute(tournament_leaf_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
-          cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  cudaLaunchAttribute attribute;
-  const cudaLaunchConfig_t config = cluster_launch(nullptr, clusters, attribute);
-  int active = 0;
-  if (cudaOccupancyMaxActiveClusters(&active, tournament_leaf_kernel, &config) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return cached = active >= 1;
+  return found.get(n, [&] {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    const int clusters = clusters_for(n);
+    if (major != 9 || n < 1 || clusters > kMaxCluster) return false;
+    if (cudaFuncSetAttribute(tournament_leaf_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(sizeof(TournamentShared))) != cudaSuccess ||
+        cudaFuncSetAttribute(tournament_leaf_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+            cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config = cluster_launch(nullptr, clusters, attribute);
+    int active = 0;
+    if (cudaOccupancyMaxActiveClusters(&active, tournament_leaf_kernel, &config) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return active >= 1;
+  });
 }
 
 }  // namespace

@@ -64,6 +64,7 @@
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
+#include "tcsolve/runtime/per_device.hpp"
 
 namespace tcsolve::cuda::kernels {
 namespace {
@@ -420,25 +421,25 @@ const LeafKernel* kernels_of(LeafVariant leaf) {
 
 /// Whether the calling thread's device runs kernel k as a cluster of `clusters` CTAs (compute
 /// capability 9.0, the cluster schedulable). Remembered per (device, kernel, clusters) (a
-/// property of the device, whose kernel attributes are set on the first ask; guarded by a
-/// mutex): the LU asks once per leaf, and GPUs used in turn keep theirs.
+/// property of the device, whose kernel attributes are set on the first ask, under that
+/// device's lock only: per_device.hpp): the LU asks once per leaf, and GPUs used in turn keep
+/// theirs.
 bool runs_here(const LeafKernel& k, int clusters) {
   if (clusters < 1 || clusters > kMaxCluster) return false;
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int>, bool> found;  // (device, kernel, clusters)
-  int device = 0, major = 0;
+  static tcsolve::detail::PerDeviceMap<std::pair<const void*, int>, bool> found;  // (kernel, clusters)
+  int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  const std::lock_guard<std::mutex> lock(mutex);
-  const auto [it, first] = found.try_emplace({device, reinterpret_cast<const void*>(k.kernel), clusters}, false);
-  if (!first) return it->second;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return it->second = major == 9 && schedulable(k, clusters);
+  return found.get({reinterpret_cast<const void*>(k.kernel), clusters}, [&] {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return major == 9 && schedulable(k, clusters);
+  });
 }
 
 /// The widest kernel (of those, the fewest rows a thread) whose cluster holds `rows` rows on this

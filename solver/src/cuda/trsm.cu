@@ -1,7 +1,8 @@
 // X = L^-1 B in place for the GPU LU's small triangular solves (blocked_lu.cpp): U12 of the next
 // block's columns (w = nb = 512 rows, 512 columns) on the panel's path, and the joins of the
-// recursive panel (w = 32..256 rows and columns). L is unit lower triangular and both are
-// row-major blocks of the LU (leading dimension ld).
+// recursive panel (w = 32..256 rows and columns); on GPU members (distributed_lu_cuda.cpp) U12
+// of the next block's columns, L11 from the broadcast panel (its own leading dimension). L is
+// unit lower triangular and both are row-major (leading dimensions ldl and ldb).
 //
 // Why: cublasStrsm took about 150 us for the 512 x 512 case (4.9 ms over the 32 blocks of
 // n = 16384, with the whole GPU to itself: 0.9 TFLOP/s), i.e. its launches and internal steps,
@@ -59,12 +60,12 @@ constexpr int kDiagLoads = kDiag * kDiag / kThreads;  ///< elements of a diagona
 constexpr int kGroup = 4;  ///< rows below the block per thread whose loads of L go out together
 
 /// This thread's elements of the diagonal block at r0 (h rows; strict lower part, zeros elsewhere).
-__device__ __forceinline__ void load_diagonal_regs(const float* __restrict__ l, int ld, int r0, int h,
+__device__ __forceinline__ void load_diagonal_regs(const float* __restrict__ l, int ldl, int r0, int h,
                                                    float (&v)[kDiagLoads]) {
 #pragma unroll
   for (int u = 0; u < kDiagLoads; ++u) {
     const int e = static_cast<int>(threadIdx.x) + u * kThreads, rr = e / kDiag, cc = e % kDiag;
-    v[u] = rr < h && cc < rr ? l[static_cast<std::size_t>(r0 + rr) * ld + r0 + cc] : 0.0f;
+    v[u] = rr < h && cc < rr ? l[static_cast<std::size_t>(r0 + rr) * ldl + r0 + cc] : 0.0f;
   }
 }
 
@@ -78,7 +79,7 @@ __device__ __forceinline__ void store_diagonal(const float (&v)[kDiagLoads], Dia
 
 template <bool Vec>
 __global__ void __launch_bounds__(kThreads, 1)
-    trsm_lower_unit_kernel(const float* __restrict__ l, float* __restrict__ b, int ld, int w, int cols) {
+    trsm_lower_unit_kernel(const float* __restrict__ l, int ldl, float* __restrict__ b, int ldb, int w, int cols) {
   extern __shared__ float4 shared_raw[];
   float* x = reinterpret_cast<float*>(shared_raw);  // x[xoff(r) + c]: row r, column col0 + c
   Diag* diag = reinterpret_cast<Diag*>(x + xoff(w));  // two buffers
@@ -89,11 +90,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 8
   for (int e = t; e < w * kCols; e += kThreads) {
     const int r = e / kCols, c = e % kCols;
-    x[xoff(r) + c] = c < ncols ? b[static_cast<std::size_t>(r) * ld + col0 + c] : 0.0f;
+    x[xoff(r) + c] = c < ncols ? b[static_cast<std::size_t>(r) * ldb + col0 + c] : 0.0f;
   }
   {
     float first[kDiagLoads];
-    load_diagonal_regs(l, ld, 0, min(kDiag, w), first);
+    load_diagonal_regs(l, ldl, 0, min(kDiag, w), first);
     store_diagonal(first, diag[0]);
   }
   __syncthreads();
@@ -131,13 +132,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     const float* xb = x + xoff(r0);  // r0 is a multiple of 4: xoff(r0 + k) = xoff(r0) + xoff(k)
     const int passes = (w - below + kDiag - 1) / kDiag;  // rows per thread, the same in every lane
     float next_diag[kDiagLoads];  // the next diagonal block, stored once this step's loads are in
-    load_diagonal_regs(l, ld, below, min(kDiag, w - below), next_diag);
+    load_diagonal_regs(l, ldl, below, min(kDiag, w - below), next_diag);
     for (int g = 0; g < passes; g += kGroup) {
       float lk[kGroup][16];  // this thread's 16 of the 64 columns, per row of the group
 #pragma unroll
       for (int m = 0; m < kGroup; ++m) {
         const int r = below + i + (g + m) * kDiag;
-        const float* row = l + static_cast<std::size_t>(r < w ? r : below) * ld + r0;
+        const float* row = l + static_cast<std::size_t>(r < w ? r : below) * ldl + r0;
         if (g + m < passes) {
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
@@ -195,31 +196,44 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 8
   for (int e = t; e < w * kCols; e += kThreads) {
     const int r = e / kCols, c = e % kCols;
-    if (c < ncols) b[static_cast<std::size_t>(r) * ld + col0 + c] = x[xoff(r) + c];
+    if (c < ncols) b[static_cast<std::size_t>(r) * ldb + col0 + c] = x[xoff(r) + c];
   }
 }
 
 }  // namespace
 
 bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int w, int cols) {
-  if (w < 1 || cols < 1) return true;
-  if (w > kTrsmMaxRows || ld < w || ld < cols) return false;
-  const bool vec = reinterpret_cast<std::uintptr_t>(l) % 16 == 0 && ld % 4 == 0;
-  const std::size_t bytes = shared_bytes(w);
+  return trsm_lower_unit(stream, l, ld, b, ld, w, cols);
+}
+
+namespace {
+/// The kernels' shared-memory attribute for the largest w, set once on each device (the first
+/// call there also loads trsm.cu's module: CUDA loads modules lazily).
+void set_attributes() {
   static tcsolve::detail::PerDeviceOnce attributes;
   attributes([] {
-    // The largest w; a per device attribute, set once on each device.
     const int most = static_cast<int>(shared_bytes(kTrsmMaxRows));
     TCSOLVE_CUDA_CHECK(
         cudaFuncSetAttribute(trsm_lower_unit_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
     TCSOLVE_CUDA_CHECK(
         cudaFuncSetAttribute(trsm_lower_unit_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
   });
+}
+}  // namespace
+
+void trsm_lower_unit_load() { set_attributes(); }
+
+bool trsm_lower_unit(CUstream_st* stream, const float* l, int ldl, float* b, int ldb, int w, int cols) {
+  if (w < 1 || cols < 1) return true;
+  if (w > kTrsmMaxRows || ldl < w || ldb < cols) return false;
+  const bool vec = reinterpret_cast<std::uintptr_t>(l) % 16 == 0 && ldl % 4 == 0;
+  const std::size_t bytes = shared_bytes(w);
+  set_attributes();
   const unsigned grid = static_cast<unsigned>((cols + kCols - 1) / kCols);
   if (vec)
-    trsm_lower_unit_kernel<true><<<grid, kThreads, bytes, stream>>>(l, b, ld, w, cols);
+    trsm_lower_unit_kernel<true><<<grid, kThreads, bytes, stream>>>(l, ldl, b, ldb, w, cols);
   else
-    trsm_lower_unit_kernel<false><<<grid, kThreads, bytes, stream>>>(l, b, ld, w, cols);
+    trsm_lower_unit_kernel<false><<<grid, kThreads, bytes, stream>>>(l, ldl, b, ldb, w, cols);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
   return true;
 }
