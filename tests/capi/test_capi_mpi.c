@@ -105,6 +105,12 @@ static int same_everywhere(const char* message) {
    copies in the rank's device memory, X copied back into the host piece afterwards. */
 static int device_pieces_ = 0;
 
+static int fp64_variant(void) {
+  int v = -1;
+  CHECK_STATUS(NULL, tcsolveVariantFromName("fp64", &v), TCSOLVE_STATUS_SUCCESS, NULL);
+  return v;
+}
+
 static void solve_on_grid(tcsolveBackend_t backend, int P, int Q, const double* A, const double* B, const double* Xref,
                           const double* Ainv) {
   const int pr = rank_ / Q, pc = rank_ % Q;
@@ -123,6 +129,11 @@ static void solve_on_grid(tcsolveBackend_t backend, int P, int Q, const double* 
   CHECK_STATUS(NULL, tcsolveCreateDistributed(&h, backend, MPI_COMM_WORLD, P, Q), TCSOLVE_STATUS_SUCCESS, NULL);
   tcsolveSolveInfo_t info;
   memset(&info, 0, sizeof info);
+  /* fp64_below 0: the mixed LU on every backend, the path under test (cuda's default solves
+     n = 100 by the FP64 LU; that path is checked below). */
+  tcsolveSolveParams_t params;
+  tcsolveSolveParamsDefault(&params);
+  params.fp64_below = 0;
   const size_t a_bytes = sizeof(double) * (size_t)lld * (na ? na : 1), b_bytes = sizeof(double) * (size_t)lld * (nb ? nb : 1);
 #if defined(TEST_CAPI_MPI_CUDA)
   if (device_pieces_) {
@@ -130,22 +141,40 @@ static void solve_on_grid(tcsolveBackend_t backend, int P, int Q, const double* 
     CHECK(cudaMalloc((void**)&dA, a_bytes) == cudaSuccess && cudaMalloc((void**)&dB, b_bytes) == cudaSuccess);
     CHECK(cudaMemcpy(dA, Aloc, a_bytes, cudaMemcpyHostToDevice) == cudaSuccess);
     CHECK(cudaMemcpy(dB, Bloc, b_bytes, cudaMemcpyHostToDevice) == cudaSuccess);
-    CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, dA, 1, 1, desca, dB, 1, 1, descb, &info), TCSOLVE_STATUS_SUCCESS,
-                 NULL);
+    CHECK_STATUS(h, tcsolvePdgesv(h, &params, N, NRHS, dA, 1, 1, desca, dB, 1, 1, descb, &info),
+                 TCSOLVE_STATUS_SUCCESS, NULL);
     CHECK(cudaMemcpy(Bloc, dB, b_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(cudaMemcpy(Aloc, dA, a_bytes, cudaMemcpyDeviceToHost) == cudaSuccess); /* untouched? below */
     cudaFree(dA);
     cudaFree(dB);
   } else
 #endif
-    CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, Aloc, 1, 1, desca, Bloc, 1, 1, descb, &info),
+    CHECK_STATUS(h, tcsolvePdgesv(h, &params, N, NRHS, Aloc, 1, 1, desca, Bloc, 1, 1, descb, &info),
                  TCSOLVE_STATUS_SUCCESS, NULL);
   (void)b_bytes;
   CHECK(info.converged == 1);
   CHECK(info.iterations >= 1 && info.iterations <= 30);
+  CHECK(info.resolved_variant != fp64_variant());
   CHECK(memcmp(Aloc, Acopy, a_bytes) == 0); /* A left untouched */
   gather(Bloc, lld, N, NRHS, P, Q, pr, pc, X);
   CHECK(dsgesv_criterion(A, B, X, N, NRHS));
+  if (backend == TCSOLVE_BACKEND_CUDA && !device_pieces_) {
+    /* The defaults (params NULL): n = 100 is below cuda's fp64_below, so the members' FP64 LU
+       solves it, refined in FP64 (0 or more steps). */
+    double* Bd = calloc((size_t)lld * (nb ? nb : 1), sizeof(double));
+    double* Xd = malloc(sizeof(double) * N * NRHS);
+    piece(B, N, NRHS, P, Q, pr, pc, Bd, lld);
+    tcsolveSolveInfo_t id;
+    memset(&id, 0, sizeof id);
+    CHECK_STATUS(h, tcsolvePdgesv(h, NULL, N, NRHS, Aloc, 1, 1, desca, Bd, 1, 1, descb, &id), TCSOLVE_STATUS_SUCCESS,
+                 NULL);
+    CHECK(id.converged == 1 && id.iterations >= 0 && id.iterations <= 30);
+    CHECK(id.resolved_variant == fp64_variant());
+    gather(Bd, lld, N, NRHS, P, Q, pr, pc, Xd);
+    CHECK(dsgesv_criterion(A, B, Xd, N, NRHS));
+    free(Bd);
+    free(Xd);
+  }
 
   /* x - xref = A^-1 (r - rref) with r, rref the true residuals; the computed ones are within
      n eps (|A| |x| + |b|) of them: the bound from the computed A^-1 (10% for its own error). */

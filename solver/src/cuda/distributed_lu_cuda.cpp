@@ -30,8 +30,8 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   kernels::trsm_lower_unit_load();
   const CyclicMap& cols = f.cols;
   float* t = f.t.data();
-  // CudaLuPlan::panel_sms auto on GPU members: 32 (each updates its share of the columns only)
-  if (run.plan.panel_sms == 0) run.plan.panel_sms = 32;
+  // CudaLuPlan::panel_sms auto on GPU members: 24 (each updates its share of the columns only)
+  if (run.plan.panel_sms == 0) run.plan.panel_sms = 24;
   BlockPanel panel(run, n, clock);
   panel.set_join_variant(variant);
   f.note = panel.note();

@@ -208,10 +208,12 @@ struct CudaLuPlan {
   bool lookahead = true;
   /// SMs the look-ahead leaves to the panel: 16 (one cluster), 24, 32, 40, 48 or 64 (the leaf uses one
   /// cluster of up to 16; the joins' SGEMMs and TRSMs use them all; the update gets the rest); 0
-  /// (auto, the default): 16 on one GPU, 32 on the GPU members of a distributed solve (each
-  /// updates only its share of the columns while the panels are the chain: measured 2026-11-27,
-  /// n = 65536 on 2 x H200, 32 gave 1.32 s against 1.40 s with 16 and 1.34 s with 48). The
-  /// value that ran is written back (SolveResult::cuda_plan).
+  /// (auto, the default): 16 on one GPU, 24 on the GPU members of a distributed solve (each
+  /// updates only its share of the columns while the panels are the chain: n = 65536 on
+  /// 2 x H200, 2026-11-28, session 29: 24 gave 939-950 ms against 951-960 with 32 and 961-965
+  /// with 16; before U12 of the next block ran on trsm.cu's kernel, 2026-11-27, 32 had given
+  /// 1.32 s against 1.40 s with 16 and 1.34 s with 48). The value that ran is written back
+  /// (SolveResult::cuda_plan).
   int panel_sms = 0;
   /// GPU members of a distributed solve with look-ahead: the percentage of a block's trailing
   /// update (its last columns on this member) that the panel stream takes when the next panel is
