@@ -216,6 +216,21 @@ TEST_CASE("the block stream: A and x from Philox by index, b = A x_true row by r
   CHECK(same_bits(tcsolve::random_x_true(kN, kRhs, kSeed), x));
 }
 
+TEST_CASE("random_x_true goes beyond the files' order for solve --synthetic, up to 2^20", "[io]") {
+  // `solve --synthetic` on GPUs makes A on the devices (their memory is the bound); the host
+  // makes x_true only. Files and host systems keep kMaxGeneratedOrder.
+  constexpr int kBeyond = tcsolve::kMaxGeneratedOrder + 16385;  // 147457
+  const Eigen::MatrixXd x = tcsolve::random_x_true(kBeyond, 1, 5);
+  REQUIRE(x.rows() == kBeyond);
+  bool by_index = true;
+  for (const int i : {0, 1, 131072, kBeyond - 1})
+    by_index = by_index && x(i, 0) == tcsolve::block_stream_uniform(5, 3, static_cast<std::uint64_t>(i));
+  CHECK(by_index);
+  CHECK_THROWS_AS(tcsolve::random_x_true((1 << 20) + 1, 1, 5), tcsolve::InvalidInput);
+  CHECK_THROWS_AS(tcsolve::random_x_true(0, 1, 5), tcsolve::InvalidInput);
+  CHECK_THROWS_AS(tcsolve::generate_random_system(tcsolve::kMaxGeneratedOrder + 1, 5), tcsolve::InvalidInput);
+}
+
 TEST_CASE("generate_system's random mode: the mt19937_64 stream up to 1024, the block stream above", "[io]") {
   // n <= kWholeMatrixRandomOrder: inputs/random_n512.h5's stream, A drawn column by column from
   // one std::mt19937_64 seeded with the seed, then x.
