@@ -14,8 +14,10 @@
  * \endcode
  *
  * cpu ranks (host pointers) or GPU ranks (TCSOLVE_BACKEND_CUDA: one GPU per rank, the node-local
- * rank's, NCCL between them; A and B host or device pointers; 1 x Q grids only for now, and no
- * FP64 LU there: no fallback, fp64_below or FP64 condition estimate). For now ia = ja = ib = jb
+ * rank's, NCCL between them; A and B host or device pointers; GPU members factor whole columns,
+ * so on a P x Q grid with P > 1 the pieces of A first move to the 1 x PQ grid of the same ranks,
+ * over MPI and through the host: the note says so; the FP64 LU of the fallback, fp64_below and
+ * the FP64 condition estimate as on cpu ranks). For now ia = ja = ib = jb
  * = 1, the whole global A and B (M_ = N_ = n for A; M_ = n, N_ = nrhs for B), RSRC_ = CSRC_ = 0,
  * MB_ = NB_; partial pivoting. */
 #ifndef TCSOLVE_MPI_H

@@ -276,12 +276,16 @@ int main(int argc, char** argv) {
 
   for (int P = 1; P <= size_; ++P)
     if (size_ % P == 0) solve_on_grid(TCSOLVE_BACKEND_CPU, P, size_ / P, A, B, Xref, Ainv);
-  if (cuda == TCSOLVE_STATUS_SUCCESS) { /* GPU ranks: 1 x Q grids */
-    solve_on_grid(TCSOLVE_BACKEND_CUDA, 1, size_, A, B, Xref, Ainv);
-    if (rank_ == 0) printf("test_capi_mpi: the cuda ranks solved on a 1 x %d grid\n", size_);
+  if (cuda == TCSOLVE_STATUS_SUCCESS) { /* GPU ranks: every grid (P > 1: the pieces move to 1 x PQ) */
+    for (int P = 1; P <= size_; ++P)
+      if (size_ % P == 0) {
+        solve_on_grid(TCSOLVE_BACKEND_CUDA, P, size_ / P, A, B, Xref, Ainv);
+        if (rank_ == 0) printf("test_capi_mpi: the cuda ranks solved on a %d x %d grid\n", P, size_ / P);
+      }
 #if defined(TEST_CAPI_MPI_CUDA)
     device_pieces_ = 1;
     solve_on_grid(TCSOLVE_BACKEND_CUDA, 1, size_, A, B, Xref, Ainv);
+    if (size_ > 1) solve_on_grid(TCSOLVE_BACKEND_CUDA, size_, 1, A, B, Xref, Ainv); /* moved through the host */
     device_pieces_ = 0;
     if (rank_ == 0) printf("test_capi_mpi: the cuda ranks solved from device pieces\n");
 #endif

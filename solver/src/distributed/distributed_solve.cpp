@@ -33,7 +33,9 @@
 #include "../scaled_norm.hpp"
 #include "device_piece.hpp"
 #include "lu_steps.hpp"
+#include "redistribute.hpp"
 #include "refine_ops.hpp"
+#include "tcsolve/runtime/device.hpp"
 #include "tcsolve/runtime/error.hpp"
 #include "tcsolve/runtime/group.hpp"
 #include "tcsolve/runtime/members.hpp"
@@ -305,8 +307,8 @@ SolveResult solve_pieces(const DistributedSystem& sys, const SolveOptions& optio
 }
 
 /// One GPU member's solve (device_piece.hpp): the story of solve_pieces with the piece's
-/// operations (the FP64 LU among them); b whole. Not yet on GPU members: grids with more than
-/// one process row, rbt.
+/// operations (the FP64 LU among them); b whole. `grid` has one process row: its callers move
+/// or regrid a P x Q grid's pieces first (solve, solve_local_members). Not on GPU members: rbt.
 SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, const Descriptor& da, const double* A,
                          PieceSource source, std::uint64_t seed, const Eigen::MatrixXd* b_given,
                          const SolveOptions& options, const std::optional<Eigen::MatrixXd>& x_true) {
@@ -317,8 +319,8 @@ SolveResult solve_member(runtime::DeviceGroup::Member& me, const Grid& grid, con
     detail::check_solve_options(options);
     check_grid(grid, world.size());
     if (grid.rows != 1)
-      throw Unavailable("the distributed solver on GPUs runs on 1 x Q grids only for now (asked for " +
-                        std::to_string(grid.rows) + "x" + std::to_string(grid.cols) + ")");
+      throw InvalidInput("solve_member: a " + std::to_string(grid.rows) + "x" + std::to_string(grid.cols) +
+                         " grid: GPU members factor on 1 x Q grids (callers move P x Q pieces there first)");
     if (options.pivoting == Pivoting::rbt)
       throw Unavailable("the distributed solver on GPUs has partial pivoting and beam only for now");
     validate(da, grid, 0, "desca");
@@ -501,6 +503,34 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
   const Eigen::MatrixXd b = Eigen::Map<const Eigen::MatrixXd>(b_all.data(), sys.desc_a.n, sys.desc_b.n);
   SolveOptions o = options;
   o.block_size = sys.desc_a.nb;
+  if (sys.grid.rows > 1) {
+    // GPU members factor whole columns: the P x Q pieces move to the 1 x PQ grid of the same
+    // ranks over the host communicator (redistribute.hpp), A in device memory through the host.
+    const int prow = sys.grid.row_of(host->rank()), pcol = sys.grid.col_of(host->rank());
+    runtime::agreed(host, [&] {
+      check_grid(sys.grid, host->size());
+      validate(sys.desc_a, sys.grid, prow, "desca");
+      if (sys.desc_a.m != sys.desc_a.n) throw InvalidInput("desca: A must be square");
+      if (sys.desc_a.mb != sys.desc_a.nb) throw InvalidInput("desca: MB and NB differ: the LU needs square blocks");
+    });
+    const std::size_t count = static_cast<std::size_t>(sys.desc_a.lld) *
+                              static_cast<std::size_t>(std::max(0, sys.desc_a.local_cols(sys.grid, pcol)));
+    std::vector<double> staged;
+    const double* piece = sys.A;
+    if (sys.a_on_device && count > 0) {
+      staged.resize(count);
+      cuda::copy_to_host(staged.data(), sys.A, count * sizeof(double));
+      piece = staged.data();
+    }
+    const distributed::ColumnPieces moved = distributed::to_column_grid(*host, sys.grid, sys.desc_a, piece);
+    staged = std::vector<double>();
+    SolveResult r = distributed::solve_member(group.member(0), moved.grid, moved.desc, moved.a.data(),
+                                              distributed::PieceSource::host_piece, 0, &b, o, std::nullopt);
+    r.note += "; the " + std::to_string(sys.grid.rows) + "x" + std::to_string(sys.grid.cols) +
+              " grid's pieces moved to 1x" + std::to_string(moved.grid.cols) +
+              " (GPU members factor whole columns) (" + group.describe() + ")";
+    return r;
+  }
   SolveResult r = distributed::solve_member(group.member(0), sys.grid, sys.desc_a, sys.A,
                                   sys.a_on_device ? distributed::PieceSource::device_piece
                                                   : distributed::PieceSource::host_piece,
@@ -518,7 +548,11 @@ namespace {
 SolveResult solve_local_members(int n, const double* A, PieceSource source, std::uint64_t seed,
                                 const Eigen::MatrixXd* b, const std::optional<Eigen::MatrixXd>& x_true,
                                 const SolveOptions& options, runtime::DeviceGroup& group, const Grid* grid) {
-  const Grid g = grid != nullptr ? *grid : Grid{1, group.size()};
+  // GPU members factor whole columns: a P x Q grid (P > 1) runs as 1 x PQ, said in the note
+  // (the system is whole here, so nothing moves).
+  const Grid asked = grid != nullptr ? *grid : Grid{1, group.size()};
+  runtime::agreed(group.host_communicator(), [&] { check_grid(asked, group.size()); });
+  const Grid g{1, asked.size()};
   const int nb = options.block_size != 0 ? options.block_size : default_block_size(Backend::cuda, n);
   if (nb < 1) throw InvalidInput("block size " + std::to_string(nb) + " < 1");
   SolveOptions o = options;
@@ -532,6 +566,9 @@ SolveResult solve_local_members(int n, const double* A, PieceSource source, std:
     results[static_cast<std::size_t>(m)] = solve_member(me, g, d, A, source, seed, b, mine, x_true);
   });
   SolveResult r = std::move(results[0]);
+  if (asked.rows > 1)
+    r.note += "; the " + std::to_string(asked.rows) + "x" + std::to_string(asked.cols) + " grid ran as 1x" +
+              std::to_string(g.cols) + " (GPU members factor whole columns)";
   r.note += " (" + group.describe() + ")";
   return r;
 }
