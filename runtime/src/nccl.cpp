@@ -106,7 +106,7 @@ class NcclCommunicator final : public Communicator {
     try {
       TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(staged, data, bytes, cudaMemcpyHostToDevice, stream));
       meet();
-    check(ncclBroadcast(staged, staged, bytes, ncclUint8, root, comm_, stream), "ncclBroadcast");
+      check(ncclBroadcast(staged, staged, bytes, ncclUint8, root, comm_, stream), "ncclBroadcast");
       TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(data, staged, bytes, cudaMemcpyDeviceToHost, stream));
       TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(stream));
     } catch (...) {

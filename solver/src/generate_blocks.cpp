@@ -64,10 +64,9 @@ void make_rows(int n, std::uint64_t seed, std::int64_t row0, int r0, int r1, con
 /// n = 500000; A's indices i n + j stay below 2^40.
 constexpr int kMaxSyntheticOrder = 1 << 20;
 
-void check_order(int n) {
-  if (n < 1 || n > kMaxGeneratedOrder)
-    throw InvalidInput("generated system: n must be in 1.." + std::to_string(kMaxGeneratedOrder) + ", got " +
-                       std::to_string(n));
+void check_order(int n, int most = kMaxGeneratedOrder) {
+  if (n < 1 || n > most)
+    throw InvalidInput("generated system: n must be in 1.." + std::to_string(most) + ", got " + std::to_string(n));
 }
 
 }  // namespace
@@ -78,9 +77,7 @@ double block_stream_uniform(std::uint64_t seed, std::uint32_t stream, std::uint6
 }
 
 Eigen::MatrixXd random_x_true(int n, int nrhs, std::uint64_t seed) {
-  if (n < 1 || n > kMaxSyntheticOrder)
-    throw InvalidInput("generated system: n must be in 1.." + std::to_string(kMaxSyntheticOrder) + ", got " +
-                       std::to_string(n));
+  check_order(n, kMaxSyntheticOrder);
   if (nrhs < 1) throw InvalidInput("generated system: nrhs must be at least 1, got " + std::to_string(nrhs));
   // Drawn in the stream's order (i nrhs + c: row-major), stored column-major.
   std::vector<double> drawn(static_cast<std::size_t>(n) * static_cast<std::size_t>(nrhs));

@@ -206,10 +206,9 @@ bool trsm_lower_unit(CUstream_st* stream, const float* l, float* b, int ld, int 
   return trsm_lower_unit(stream, l, ld, b, ld, w, cols);
 }
 
-namespace {
 /// The kernels' shared-memory attribute for the largest w, set once on each device (the first
 /// call there also loads trsm.cu's module: CUDA loads modules lazily).
-void set_attributes() {
+void trsm_lower_unit_load() {
   static tcsolve::detail::PerDeviceOnce attributes;
   attributes([] {
     const int most = static_cast<int>(shared_bytes(kTrsmMaxRows));
@@ -219,16 +218,13 @@ void set_attributes() {
         cudaFuncSetAttribute(trsm_lower_unit_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, most));
   });
 }
-}  // namespace
-
-void trsm_lower_unit_load() { set_attributes(); }
 
 bool trsm_lower_unit(CUstream_st* stream, const float* l, int ldl, float* b, int ldb, int w, int cols) {
   if (w < 1 || cols < 1) return true;
   if (w > kTrsmMaxRows || ldl < w || ldb < cols) return false;
   const bool vec = reinterpret_cast<std::uintptr_t>(l) % 16 == 0 && ldl % 4 == 0;
   const std::size_t bytes = shared_bytes(w);
-  set_attributes();
+  trsm_lower_unit_load();
   const unsigned grid = static_cast<unsigned>((cols + kCols - 1) / kCols);
   if (vec)
     trsm_lower_unit_kernel<true><<<grid, kThreads, bytes, stream>>>(l, ldl, b, ldb, w, cols);

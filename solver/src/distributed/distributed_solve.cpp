@@ -507,11 +507,9 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
     // GPU members factor whole columns: the P x Q pieces move to the 1 x PQ grid of the same
     // ranks over the host communicator (redistribute.hpp), A in device memory through the host.
     const int prow = sys.grid.row_of(host->rank()), pcol = sys.grid.col_of(host->rank());
-    runtime::agreed(host, [&] {
+    runtime::agreed(host, [&] {  // before the piece is read
       check_grid(sys.grid, host->size());
       validate(sys.desc_a, sys.grid, prow, "desca");
-      if (sys.desc_a.m != sys.desc_a.n) throw InvalidInput("desca: A must be square");
-      if (sys.desc_a.mb != sys.desc_a.nb) throw InvalidInput("desca: MB and NB differ: the LU needs square blocks");
     });
     const std::size_t count = static_cast<std::size_t>(sys.desc_a.lld) *
                               static_cast<std::size_t>(std::max(0, sys.desc_a.local_cols(sys.grid, pcol)));
@@ -522,6 +520,7 @@ SolveResult solve(const DistributedSystem& sys, const SolveOptions& options, run
       cuda::copy_to_host(staged.data(), sys.A, count * sizeof(double));
       piece = staged.data();
     }
+    distributed::check_system_piece(*host, sys.grid, sys.desc_a, piece);  // square blocks, finite entries
     const distributed::ColumnPieces moved = distributed::to_column_grid(*host, sys.grid, sys.desc_a, piece);
     staged = std::vector<double>();
     SolveResult r = distributed::solve_member(group.member(0), moved.grid, moved.desc, moved.a.data(),
