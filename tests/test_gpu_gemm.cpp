@@ -680,6 +680,56 @@ TEST_CASE("on the GPU, the context's SM budget (max_blocks) and DeviceAuto chang
   }
 }
 
+TEST_CASE("on the GPU, the ec scaling found first (ec_scaling separate: the ranges' launch, the "
+          "shifts finished by the split pass) gives C bitwise the fused kernel's, for every op pair, "
+          "ec-fp16, ec-tf32 and auto, read back or chosen on the device",
+          "[gpu]") {
+  TCSOLVE_GPU_GEMM_SKIP_WITHOUT_GPU("the GPU scaling-order test");
+  // Both orders compute the same shifts from the same ranges (order-free maxima) and split with
+  // them, so no bit may differ; on the device, the FP16 main kernel makes auto's choice from the
+  // ranges the split pass found (MainParams::choose_range). k = 1100 is where automatic takes
+  // the separate order; exp_rand(-30,14) takes auto's TF32 path (tf32_needed then set).
+  if (cuda::compute_capability() != 90) {
+    WARN("not Hopper: the production path's scaling orders are its wgmma path's; skipped");
+    return;
+  }
+  cuda::Context context;
+  for (const char* dist : {"urand", "exp_rand:-30:14"}) {
+    const test::Problem p = test::make_problem(300, 200, 1100, dist, dist, 4200);
+    const cuda::DeviceBuffer<float> dA(p.A), dB(p.B);
+    cuda::DeviceBuffer<float> dC(static_cast<std::size_t>(p.m) * p.n);
+    for (Op ta : {Op::n, Op::t})
+      for (Op tb : {Op::n, Op::t})
+        for (Variant v : {Variant::ec_fp16, Variant::ec_tf32, Variant::auto_}) {
+          // op(A) is m x k: A stored m x k (lda m) or k x m (lda k); the same data either way
+          auto run = [&](EcScaling order, const DeviceAuto* on_device) {
+            dC.upload(std::vector<float>(dC.size(), 0.5f));
+            GemmOptions options;
+            options.ec_scaling = order;
+            cuda::gemm(context, v, ta, tb, p.m, p.n, p.k, 1.0f, dA.data(), ta == Op::n ? p.m : p.k, dB.data(),
+                       tb == Op::n ? p.k : p.n, -1.0f, dC.data(), p.m, options, on_device);
+            return dC.download();
+          };
+          INFO(dist << ", " << name(v) << ", op(A) " << (ta == Op::n ? "N" : "T") << ", op(B) "
+                    << (tb == Op::n ? "N" : "T"));
+          const std::vector<float> fused = run(EcScaling::fused, nullptr);
+          CHECK(run(EcScaling::separate, nullptr) == fused);
+          CHECK(run(EcScaling::automatic, nullptr) == fused);
+          DeviceAuto on_device;
+          CHECK(run(EcScaling::separate, &on_device) == fused);
+          CHECK(run(EcScaling::fused, &on_device) == fused);
+          if (v == Variant::auto_) {
+            const bool fp16 = std::string(dist) == "urand";
+            cuda::DeviceBuffer<int> needed(std::vector<int>{0});
+            on_device.tf32_needed = needed.data();
+            const std::vector<float> fp16_only = run(EcScaling::separate, &on_device);
+            CHECK(needed.download()[0] == (fp16 ? 0 : 1));
+            if (fp16) CHECK(fp16_only == fused);
+          }
+        }
+  }
+}
+
 // =============================================================================================
 // 5. The memory contract
 // =============================================================================================

@@ -28,17 +28,30 @@ struct EpilogueParams {
   Activation activation = Activation::none;
 };
 
-/// One thread per row i (blockIdx.x), the columns looped over gridDim.y and the members over
-/// gridDim.z.
+constexpr int kColumns = 8;  ///< columns per thread: their loads in flight together
+
+/// One thread per row i (blockIdx.x) and group of kColumns columns (blockIdx.y, looped over
+/// gridDim.y), the members looped over gridDim.z. A thread issues its group's loads before
+/// its first store (one column per block was bound by the blocks' launch rate: 20 us for 768
+/// x 4096 on an H200, session 30).
 __global__ void epilogue_kernel(EpilogueParams p) {
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= p.m) return;
+  const int groups = ceil_div(p.n, kColumns);
   for (int b = blockIdx.z; b < p.batch; b += gridDim.z) {
     float* d = p.d_array != nullptr ? p.d_array[b] : p.d + b * p.stride_d;
     const float bias = p.bias != nullptr ? p.bias[i + b * p.stride_bias] : 0.0f;
-    for (int j = blockIdx.y; j < p.n; j += gridDim.y) {
-      float& v = d[i + static_cast<std::size_t>(j) * p.ldd];
-      v = activate(p.activation, p.bias != nullptr ? __fadd_rn(v, bias) : v);
+    for (int group = blockIdx.y; group < groups; group += gridDim.y) {
+      const int j0 = group * kColumns, count = min(kColumns, p.n - j0);
+      float v[kColumns];
+#pragma unroll
+      for (int c = 0; c < kColumns; ++c)
+        if (c < count) v[c] = d[i + static_cast<std::size_t>(j0 + c) * p.ldd];
+#pragma unroll
+      for (int c = 0; c < kColumns; ++c)
+        if (c < count)
+          d[i + static_cast<std::size_t>(j0 + c) * p.ldd] =
+              activate(p.activation, p.bias != nullptr ? __fadd_rn(v[c], bias) : v[c]);
     }
   }
 }
@@ -52,7 +65,7 @@ void apply_epilogue(CUstream_st* stream, const Operands& o) {
   p.bias = o.bias, p.stride_bias = o.stride_bias;
   p.activation = o.activation;
   const dim3 grid(static_cast<unsigned>(ceil_div(o.m, kThreads)),
-                  static_cast<unsigned>(std::min(o.n, kMaxGridYZ)),
+                  static_cast<unsigned>(std::min(ceil_div(o.n, kColumns), kMaxGridYZ)),
                   static_cast<unsigned>(std::min(o.batch, kMaxGridYZ)));
   epilogue_kernel<<<grid, kThreads, 0, stream>>>(p);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());

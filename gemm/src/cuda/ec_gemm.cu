@@ -3,8 +3,11 @@
 // device, auto's FP16/TF32 choice (kept on the device with DeviceAuto), and the kernels that
 // run the scaled products:
 //   Hopper, ec_chunk_k 32   wgmma_production (wgmma_gemm.cu): the scaling fused into the split,
-//                           or (GemmOptions::ec_scaling) found first by the scaling kernels
-//                           below; batches in one launch, k split into ranges (batch.hpp);
+//                           or (GemmOptions::ec_scaling) the ranges found first by one launch
+//                           over both operands (ranges_kernel, after one fill), the shifts then
+//                           finished by the split pass; batches in one launch, k split into
+//                           ranges (batch.hpp); auto's choice made by the FP16 main kernel when
+//                           it stays on the device;
 //   otherwise               the scaling kernels below, then the FP16 path (the wgmma ec scheme
 //                           for chunks of 2 k-steps, else mma.sync halfhalf_fp16_shared) and/or
 //                           the TF32 path (the wgmma halfhalf_tiles scheme for whole k-tiles,
@@ -75,6 +78,69 @@ __global__ void finish_scaling_kernel(const int* emax, const int* emin, int coun
   if (any) atomicMax(max_range, emax[v] - emin[v]);
 }
 
+/// One operand of ranges_kernel: `count` vectors of the call's length, at X + v ld (contiguous,
+/// elements adjacent) or X + v (elements ld apart), the length split over `split` of gridDim.y.
+struct RangeOperand {
+  const float* X;
+  int ld;
+  bool contiguous;
+  int count, split, blocks;  ///< blocks: along the vectors (gridDim.x's share)
+  unsigned *hi_keys, *lo_keys;
+};
+
+/// The production path's ranges (both operands in one launch: blocks [0, a.blocks) take op(A))
+/// as keys (wgmma_gemm.hpp, zero-filled first), folded as exponent_range_contiguous_kernel
+/// (a warp per vector) or exponent_range_kernel (a thread per vector) fold them.
+__global__ void ranges_kernel(RangeOperand a, RangeOperand b, int len) {
+  const bool first = static_cast<int>(blockIdx.x) < a.blocks;
+  const RangeOperand& op = first ? a : b;
+  const int bx = first ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x) - a.blocks;
+  if (static_cast<int>(blockIdx.y) >= op.split) return;
+  int hi = INT_MIN, lo = INT_MAX, v = 0;
+  if (op.contiguous) {
+    v = bx * (blockDim.x / 32) + threadIdx.x / 32;
+    if (v >= op.count) return;  // the whole warp
+    const int per = ceil_div(ceil_div(len, op.split), 32) * 32;
+    const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
+    fold_range(op.X, static_cast<std::size_t>(v) * op.ld, 1, q0 + threadIdx.x % 32, q1, 32, hi, lo);
+    for (int off = 16; off > 0; off /= 2) {
+      hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
+      lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
+    }
+    if (threadIdx.x % 32 != 0) return;
+  } else {
+    v = bx * blockDim.x + threadIdx.x;
+    if (v >= op.count) return;
+    const int per = ceil_div(len, op.split);
+    const int q0 = blockIdx.y * per, q1 = min(len, q0 + per);
+    fold_range(op.X, static_cast<std::size_t>(v), static_cast<std::size_t>(op.ld), q0, q1, 1, hi, lo);
+  }
+  if (hi != INT_MIN) {
+    atomicMax(op.hi_keys + v, hi_key(hi));
+    atomicMax(op.lo_keys + v, lo_key(lo));
+  }
+}
+
+/// The production path's scaling, found first (one member): keys (hi keys of the m + n
+/// vectors, then lo keys) and max_range[0..2) right after them, cleared by one fill, then the
+/// ranges in one launch; wgmma_production's split pass finishes the shifts from them.
+void compute_range_keys(const GemmArgs& g, unsigned* keys) {
+  const int total = g.m + g.n;
+  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(keys, 0, (2 * static_cast<std::size_t>(total) + 2) * sizeof(unsigned), g.stream()));
+  auto operand = [&](const float* X, int ld, bool contiguous, int count, unsigned* hi) {
+    RangeOperand o{X, ld, contiguous, count, 1, 0, hi, hi + total};
+    if (contiguous)
+      o.split = std::max(1, std::min(64, g.k / 2048)), o.blocks = ceil_div(count, 8);
+    else
+      o.split = std::max(1, std::min(64, g.k / 64)), o.blocks = ceil_div(count, 256);
+    return o;
+  };
+  const RangeOperand a = operand(g.A, g.lda, g.ta == Op::t, g.m, keys);
+  const RangeOperand b = operand(g.B, g.ldb, g.tb == Op::n, g.n, keys + g.m);
+  ranges_kernel<<<dim3(a.blocks + b.blocks, std::max(a.split, b.split)), 256, 0, g.stream()>>>(a, b, g.k);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
 __global__ void init_ranges_kernel(int* emax, int* emin, int count, int* max_range) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v < count) emax[v] = INT_MIN, emin[v] = INT_MAX;
@@ -132,8 +198,8 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
   const std::size_t total = (static_cast<std::size_t>(g.m) + g.n) * g.batch.count;
   const std::size_t ws_bytes = (3 * total + 3) * sizeof(int);
   int* ws = static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
-  int *emax = ws, *emin = ws + total, *shift = ws + 2 * total, *max_range = ws + 3 * total,
-      *flag = max_range + 2;
+  // max_range right after emin: compute_range_keys clears them together
+  int *emax = ws, *emin = ws + total, *max_range = ws + 2 * total, *flag = max_range + 2, *shift = flag + 1;
   if (production) {  // fused scaling and split; k split by the batch's shape (never with the nearest
                      // epilogue)
     info.kernels = CudaKernels::wgmma;
@@ -148,13 +214,14 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
     const bool may_separate = g.batch.count == 1 && g.nearest == nullptr;
     const bool shifts_first = may_separate && (options.ec_scaling == EcScaling::separate ||
                                                (options.ec_scaling == EcScaling::automatic && g.k >= 1024));
+    unsigned* keys = shifts_first ? reinterpret_cast<unsigned*>(emax) : nullptr;  // emax, emin, max_range
     if (shifts_first) {
       PhaseTimer phases(h);
       phases.mark("scaling");
-      compute_scaling(h, emax, emin, shift, shift + g.m, max_range);
+      compute_range_keys(h, keys);
     }
     const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range,
-                                       flag, shifts_first);
+                                       flag, keys);
     if (variant == Variant::auto_) {
       if (g.auto_on_device)
         info.note = "auto: FP16/TF32 chosen on the device";

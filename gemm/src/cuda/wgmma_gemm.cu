@@ -1,7 +1,7 @@
 // Hopper (sm_90a) kernels of the FP16 tensor-core variants: a split pass, then a warp-
 // specialised, persistent wgmma GEMM fed by the bulk tensor copy engine (TMA).
 //
-//   1. split pass (one launch per operand): op(A) and op(B) are read once in FP32, scaled by
+//   1. split pass (both operands in one launch): op(A) and op(B) are read once in FP32, scaled by
 //      the ec powers of two where given, split (or rounded) with the same device conversions as
 //      the mma.sync kernels (fp16_split.cuh) and written as FP16 hi / lo matrices, K contiguous,
 //      zero-padded to whole tiles: Ah, Al (Mp x Kp) and Bh, Bl (Np x Kp). Cost: 4 bytes read
@@ -86,6 +86,13 @@ struct MainParams {
   const int* use_fp16;  // auto: device flag (nullptr: always run)
   const float* alpha_ptr;  // device scalars (cuBLAS's device pointer mode); nullptr: alpha, beta
   const float* beta_ptr;
+  // auto, made here (instead of by auto_flag_kernel: one launch fewer): the choice from the two
+  // range maxima choose_range[0..2) (auto_uses_fp16), written to *choice by block 0 (a TF32
+  // choice also sets *tf32_needed when not null); the kernel then runs when the choice equals
+  // want_fp16. Later launches (split_reduce_kernel, the TF32 path) read *choice as use_fp16.
+  const int* choose_range = nullptr;
+  int* choice = nullptr;
+  int* tf32_needed = nullptr;
   // The nearest-column epilogue (Epilogue::nearest; GemmArgs::nearest): instead of
   // storing D, labels[i] = argmin_j (weights[j] - 2 D(i, j)) in FP64, the lowest j on ties, and
   // *changed += the labels that differ from before. Each block owns whole rows of tiles.
@@ -311,27 +318,66 @@ struct MemberLayout {
   }
 };
 
-/// Split pass: one 32 x 64 tile per block, blocks along k first, then rows, then members.
-/// shift (ec): the scaling exponents of the rows (nullptr: none). use_fp16 (auto): runs when
-/// (*use_fp16 != 0) != kTf32.
+/// One operand of split_pass_kernel.
+struct SplitOperand {
+  const float* X;
+  int ld;
+  bool k_inner;
+  int rows;
+  /// The ec scaling exponents of every member's rows (nullptr: none). With hi_keys, they are
+  /// found here: from the rows' ranges (hi_keys / lo_keys, wgmma_gemm.hpp; one member), written to shift by the
+  /// blocks of the first k-tile, and the largest range into *max_range (when not null).
+  int* shift;
+  const unsigned* hi_keys;
+  const unsigned* lo_keys;
+  int* max_range;
+  unsigned *hi, *lo;
+  MemberLayout layout;  ///< batches; layout.rows_p: the padded rows of one member
+};
+
+/// Split pass of both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)):
+/// one 32 x 64 tile per block, blocks along k first, then rows, then members. use_fp16 (auto):
+/// runs when (*use_fp16 != 0) != kTf32.
 template <Transform T, bool kTf32>
-__global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(const float* X, int ld, bool k_inner, int rows,
-                                                                    int k, int kp, const int* shift,
-                                                                    const int* use_fp16, unsigned* hi,
-                                                                    unsigned* lo, MemberLayout layout) {
+__global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(SplitOperand a_op, SplitOperand b_op,
+                                                                    long long blocks_a, int k, int kp,
+                                                                    const int* use_fp16) {
   if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
+  const bool first = static_cast<long long>(blockIdx.x) < blocks_a;
+  const SplitOperand& op = first ? a_op : b_op;
+  const long long local = first ? blockIdx.x : blockIdx.x - blocks_a;
   __shared__ SplitTile tile;
-  const int k_blocks = kp / kSplitK, row_blocks = layout.rows_p / kSplitRows;
-  const int kb = static_cast<int>(blockIdx.x % k_blocks), rest = static_cast<int>(blockIdx.x / k_blocks);
-  const int b = rest / row_blocks;
-  const int r0 = (rest % row_blocks) * kSplitRows, k0 = kb * kSplitK;
-  const int* member_shift = shift != nullptr ? shift + static_cast<std::size_t>(b) * rows : nullptr;
-  load_split_tile(tile, layout.member(X, b), ld, k_inner, rows, k, r0, k0);
+  __shared__ float factor[kSplitRows];
+  const int rows = op.rows;
+  const int k_blocks = kp / kSplitK, row_blocks = op.layout.rows_p / kSplitRows;
+  const int kb = static_cast<int>(local % k_blocks);
+  const long long rest = local / k_blocks;
+  const int b = static_cast<int>(rest / row_blocks);
+  const int r0 = static_cast<int>(rest % row_blocks) * kSplitRows, k0 = kb * kSplitK;
+  if (threadIdx.x < kSplitRows) {
+    const int gr = r0 + threadIdx.x;
+    float f = 1.0f;
+    if (op.shift != nullptr && gr < rows) {
+      int* member_shift = op.shift + static_cast<std::size_t>(b) * rows;
+      if (op.hi_keys != nullptr) {  // the scaling finished here (as finish_scaling_kernel)
+        const int emax = hi_of_key(op.hi_keys[gr]), emin = lo_of_key(op.lo_keys[gr]);
+        const bool any = emax != INT_MIN;
+        const int s = scale_exponent(any, emax);
+        if (kb == 0) {
+          member_shift[gr] = s;
+          if (op.max_range != nullptr && any) atomicMax(op.max_range, emax - emin);
+        }
+        f = scale_factor(s);
+      } else {
+        f = scale_factor(member_shift[gr]);
+      }
+    }
+    factor[threadIdx.x] = f;
+  }
+  load_split_tile(tile, op.layout.member(op.X, b), op.ld, op.k_inner, rows, k, r0, k0);
   __syncthreads();
-  store_split_tile<T, kTf32>(
-      tile,
-      [&](int r) { return member_shift != nullptr && r0 + r < rows ? scale_factor(member_shift[r0 + r]) : 1.0f; },
-      b * layout.rows_p + r0, k0, kp, hi, lo);
+  store_split_tile<T, kTf32>(tile, [&](int r) { return factor[r]; }, b * op.layout.rows_p + r0, k0, kp, op.hi,
+                             op.lo);
 }
 
 /// The ec scaling and the split in one kernel: each block owns 32 whole rows of op(X). Pass 1
@@ -519,7 +565,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kNearest = E == Epilogue::nearest;
   constexpr bool kSwap = E == Epilogue::store_pairs;  // X is op(B): the cross products swap (cross_terms)
-  if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) return;  // auto chose the other
+  if (p.choose_range != nullptr) {  // auto's choice made here
+    const bool fp16 = auto_uses_fp16(p.choose_range[0], p.choose_range[1]);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      *p.choice = fp16 ? 1 : 0;
+      if (!fp16 && p.tf32_needed != nullptr) *p.tf32_needed = 1;
+    }
+    if (fp16 != (p.want_fp16 != 0)) return;
+  } else if (p.use_fp16 != nullptr && (*p.use_fp16 != 0) != p.want_fp16) {
+    return;  // auto chose the other
+  }
   constexpr int kTileK = tile_k(kTf32);
   constexpr int kStages = stages(S);
   constexpr int kStageBytes = stage_bytes(S);
@@ -970,32 +1025,43 @@ struct Operands {
   }
 };
 
-template <Transform T, bool kTf32>
-void launch_split(cudaStream_t stream, const float* X, int ld, bool k_inner, int rows, const MemberLayout& layout,
-                  int members, int k, int kp, const int* shift, const int* flag, unsigned char* hi,
-                  unsigned char* lo) {
-  const long long blocks = static_cast<long long>(kp / kSplitK) * (layout.rows_p / kSplitRows) * members;
-  split_pass_kernel<T, kTf32><<<static_cast<unsigned>(blocks), kSplitThreads, 0, stream>>>(
-      X, ld, k_inner, rows, k, kp, shift, flag, reinterpret_cast<unsigned*>(hi), reinterpret_cast<unsigned*>(lo),
-      layout);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-}
-
 /// The member layouts of op(A) and op(B) of g (one member unless g.batch says otherwise).
 MemberLayout layout_a(const GemmArgs& g, int mp) { return MemberLayout{g.batch.stride_a, g.batch.a_array, mp}; }
 MemberLayout layout_b(const GemmArgs& g, int np) { return MemberLayout{g.batch.stride_b, g.batch.b_array, np}; }
 
+/// Where split_both finishes the ec scaling (one member): the exponent ranges' keys of the m
+/// rows of op(A), then the n columns of op(B) (hi keys, then lo keys: ec_gemm.cu's
+/// ranges_kernel), and auto's two range maxima (nullptr: not wanted).
+struct RangeKeys {
+  const unsigned* hi = nullptr;
+  const unsigned* lo = nullptr;
+  int* max_range = nullptr;
+};
+
 /// Both operands of every member (g.batch) split into ws (Operands of batch mp and batch np
-/// rows); shift_a, shift_b: every member's shifts (batch m, batch n).
+/// rows) in one launch; shift_a, shift_b: every member's shifts (batch m, batch n), found from
+/// keys first when keys.hi is given.
 template <Transform T, bool kTf32>
 void split_both(const GemmArgs& g, int mp, int np, int kp, const int* shift_a, const int* shift_b, const int* flag,
-                unsigned char* ws) {
+                unsigned char* ws, const RangeKeys& keys = {}) {
   const int members = g.batch.count;
   const Operands o(ws, mp * members, np * members, kp, kTf32 ? 4 : 2);
-  launch_split<T, kTf32>(g.stream(), g.A, g.lda, g.ta == Op::t, g.m, layout_a(g, mp), members, g.k, kp, shift_a, flag,
-                         o.ah, o.al);
-  launch_split<T, kTf32>(g.stream(), g.B, g.ldb, g.tb == Op::n, g.n, layout_b(g, np), members, g.k, kp, shift_b, flag,
-                         o.bh, o.bl);
+  const bool finish = keys.hi != nullptr;
+  if (finish && members != 1) throw Unavailable("the split pass finishes the scaling of one member only");
+  auto u = [](unsigned char* p) { return reinterpret_cast<unsigned*>(p); };
+  const SplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, const_cast<int*>(shift_a), finish ? keys.hi : nullptr,
+                       finish ? keys.lo : nullptr, finish ? keys.max_range : nullptr, u(o.ah), u(o.al),
+                       layout_a(g, mp)};
+  const SplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, const_cast<int*>(shift_b), finish ? keys.hi + g.m : nullptr,
+                       finish ? keys.lo + g.m : nullptr,
+                       finish && keys.max_range != nullptr ? keys.max_range + 1 : nullptr, u(o.bh), u(o.bl),
+                       layout_b(g, np)};
+  const long long blocks_a = static_cast<long long>(kp / kSplitK) * (mp / kSplitRows) * members;
+  const long long blocks = blocks_a + static_cast<long long>(kp / kSplitK) * (np / kSplitRows) * members;
+  if (blocks > INT_MAX) throw Unavailable("a split pass of more than 2^31 - 1 tiles");
+  split_pass_kernel<T, kTf32><<<static_cast<unsigned>(blocks), kSplitThreads, 0, g.stream()>>>(a, b, blocks_a, g.k, kp,
+                                                                                               flag);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 template <WgmmaScheme S, bool kTf32>
@@ -1042,8 +1108,13 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   }
   if (p.resident_a && resident_smem_bytes(S, p.k_tiles) > kMaxDynamicSmem) p.resident_a = 0;  // k too large
   const int smem = p.resident_a ? resident_smem_bytes(S, p.k_tiles) : smem_bytes(S);
-  // per call (about a microsecond): a flag set once would be shared by every thread and device
-  TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  // once per device and kernel, to the largest size any launch asks for (a process-wide flag
+  // would leave a second device unset; per call it cost a host microsecond per product)
+  static tcsolve::detail::PerDeviceMap<const void*, bool> configured;
+  configured.get(reinterpret_cast<const void*>(kernel), [&] {
+    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxDynamicSmem));
+    return true;
+  });
   // persistent: any grid gives the same result (each tile is computed by one block, alone;
   // nearest: each row of tiles)
   const long long units = nearest ? p.tiles_m : static_cast<long long>(p.tiles_m) * p.tiles_n * p.splits * p.batch;
@@ -1107,7 +1178,7 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
 bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag,
-                bool shifts_ready) {
+                const unsigned* range_keys) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const int members = g.batch.count;  // every member's rows stacked: mp and np rows each
   const long long xp = static_cast<long long>(mp) * members, yp = static_cast<long long>(np) * members;
@@ -1117,6 +1188,11 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   unsigned char* ws = static_cast<unsigned char*>(
       g.ctx->take(GemmWorkspaces::of(*g.ctx).split, 2 * static_cast<std::size_t>(xp + yp) * kp * elem));
   int* range = with_auto ? max_range : nullptr;
+  // range_keys (one member): the rows' exponent ranges were found first (ec_gemm.cu); the split
+  // pass finishes the scaling from them (and max_range, which was cleared with them)
+  const bool shifts_ready = range_keys != nullptr;
+  RangeKeys keys;
+  if (shifts_ready) keys = RangeKeys{range_keys, range_keys + g.m + g.n, range};
   if (with_auto && !shifts_ready) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
@@ -1147,31 +1223,29 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
                                                 static_cast<std::size_t>(p.splits) * members * p.partial_stride *
                                                     sizeof(float)));
   }
-  // auto: the FP16 operands are made while the ranges are found; the choice is read back then
-  // (one synchronisation of the stream; launching both paths gated by the device flag cost
-  // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device,
-  // both paths are launched and the flag gates them (no synchronisation; the return value is
-  // then meaningless), or, with g.auto_tf32_needed too, only the FP16 path, and a TF32 choice
-  // is reported there instead of computed (the caller redoes the work).
+  // auto: the FP16 operands are made while the ranges are found; then either the choice is read
+  // back (one synchronisation of the stream; launching both paths gated by the device flag cost
+  // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device, the
+  // FP16 main kernel makes the choice (MainParams::choose_range), writes the flag, and the TF32
+  // path is launched gated by it (no synchronisation; the return value is then meaningless), or,
+  // with g.auto_tf32_needed too, only the FP16 path, and a TF32 choice is reported there instead
+  // of computed (the caller redoes the work).
   bool fp16 = !tf32_only;
   const bool gated = with_auto && g.auto_on_device;
   const bool fp16_only = gated && g.auto_tf32_needed != nullptr;
   if (!tf32_only) {
-    // shifts_ready: the choice first (the ranges are known), then the plain FP16 split (gated by
-    // the flag where the choice stays on the device)
-    if (!shifts_ready) scale_split(scale_split_kernel<Transform::markidis, false>, 2);
-    if (with_auto) {
-      auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, fp16_only ? g.auto_tf32_needed : nullptr);
+    if (shifts_ready)
+      split_both<Transform::markidis, false>(g, mp, np, kp, shift_a, shift_b, nullptr, ws, keys);
+    else
+      scale_split(scale_split_kernel<Transform::markidis, false>, 2);
+    if (with_auto && !gated) {
+      auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, nullptr);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
-      if (!gated) {
-        int chose = 0;
-        TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, g.stream()));
-        TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
-        fp16 = chose != 0;
-      }
+      int chose = 0;
+      TCSOLVE_CUDA_CHECK(cudaMemcpyAsync(&chose, flag, sizeof chose, cudaMemcpyDeviceToHost, g.stream()));
+      TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(g.stream()));
+      fp16 = chose != 0;
     }
-    if (shifts_ready && (fp16 || gated))
-      split_both<Transform::markidis, false>(g, mp, np, kp, shift_a, shift_b, gated ? flag : nullptr, ws);
   }
   const int xi = static_cast<int>(xp), yi = static_cast<int>(yp);
   if (fp16 || gated) {
@@ -1179,7 +1253,10 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     MainParams q = p;
     q.k_tiles = kp / tile_k(false);
     q.split_tiles = g.split.length / tile_k(false);
-    if (gated) q.use_fp16 = flag, q.want_fp16 = 1;
+    if (gated) {
+      q.choose_range = max_range, q.choice = flag, q.tf32_needed = fp16_only ? g.auto_tf32_needed : nullptr;
+      q.use_fp16 = flag, q.want_fp16 = 1;  // for split_reduce_kernel
+    }
     launch_main<WgmmaScheme::ec, false>(g, xi, yi, kp, Operands(ws, xi, yi, kp, 2), q);
   }
   if (!fp16 || (gated && !fp16_only)) {
@@ -1189,7 +1266,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     q.split_tiles = g.split.length / tile_k(true);
     q.chunk = tf32_chunk_steps / kStepsPerTile;
     if (tf32_only && shifts_ready) {
-      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws);
+      split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws, keys);
     } else if (tf32_only) {
       scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
     } else {  // auto chose TF32 (or may have): the shifts are known, the plain split pass
@@ -1203,10 +1280,6 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   return fp16;
 }
 
-/// ec-fp16 or auto with op(A) prepared (wgmma_prepare_points): op(B) alone is scaled and split,
-/// auto chooses from A's prepared range and B's, then the main kernel reads the prepared A (a
-/// TF32 choice splits A again, as production() would). The same kernels and arguments as
-/// production(variant), so the same D.
 bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoints& a, int tf32_chunk_steps,
                          int* shift_b, int* max_range, int* flag) {
   const bool with_auto = variant == Variant::auto_;
@@ -1333,11 +1406,11 @@ bool wgmma_available() {
 }
 
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
-                      int* flag, bool shifts_ready) {
+                      int* flag, const unsigned* range_keys) {
   if (tf32_chunk_steps < kStepsPerTile || tf32_chunk_steps % kStepsPerTile != 0)
     throw Unavailable("the wgmma ec-tf32 scheme adds outside after whole k-tiles of 4 k-steps, got " +
                       std::to_string(tf32_chunk_steps) + " k-steps");
-  return production(variant, g, tf32_chunk_steps, shift, max_range, flag, shifts_ready);
+  return production(variant, g, tf32_chunk_steps, shift, max_range, flag, range_keys);
 }
 
 void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_steps, const int* shift_a,

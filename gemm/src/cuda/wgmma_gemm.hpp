@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend.hpp"
+#include "tcsolve/gemm/config.hpp"
 
 namespace tcsolve::cuda::detail {
 
@@ -49,11 +50,20 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 /// auto): the ec scaling is computed inside the split kernel (each block owns whole rows), so
 /// the operands are read twice and nothing else runs before the GEMM. shift: m + n ints of
 /// device workspace (rows of op(A), then columns of op(B)); max_range, flag: 2 and 1 ints
-/// (auto: the ranges and the choice, 1 = FP16). shifts_ready: shift and max_range were already
-/// computed (ec_gemm.cu's scaling kernels, for few rows and a long k): the plain split pass then
-/// splits with them (the same bits as the fused kernel). Returns whether the FP16 path ran.
+/// (auto: the ranges and the choice, 1 = FP16). range_keys (one member; ec_gemm.cu's scaling
+/// kernels, for few rows and a long k): the rows' exponent ranges were found first, as keys
+/// (hi keys of the m + n vectors, then lo keys; max_range cleared with them); the tile-parallel
+/// split pass then finishes the scaling from them (the same bits as the fused kernel). Returns
+/// whether the FP16 path ran.
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
-                      int* flag, bool shifts_ready = false);
+                      int* flag, const unsigned* range_keys = nullptr);
+
+/// The key of an exponent range's largest exponent (hi) or smallest (lo) for atomicMax: a zero
+/// fill is the empty range (INT_MIN, INT_MAX), so one cudaMemsetAsync initialises them.
+TCSOLVE_HOST_DEVICE constexpr unsigned hi_key(int e) { return static_cast<unsigned>(e) ^ 0x80000000u; }
+TCSOLVE_HOST_DEVICE constexpr unsigned lo_key(int e) { return ~hi_key(e); }
+TCSOLVE_HOST_DEVICE constexpr int hi_of_key(unsigned u) { return static_cast<int>(u ^ 0x80000000u); }
+TCSOLVE_HOST_DEVICE constexpr int lo_of_key(unsigned u) { return static_cast<int>(~u ^ 0x80000000u); }
 
 /// op(A) of the nearest-column GEMM scaled and split to FP16 once (ec-fp16, auto): hi and lo
 /// (mp x kp FP16 each, K contiguous, zero-padded), the rows' scaling exponents (m ints) and

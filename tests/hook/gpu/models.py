@@ -6,6 +6,7 @@ time per step, output error against FP64, and the share of the FP32 GEMM flops i
     python3 tests/hook/gpu/models.py --hook HOOK_SO --out OUTDIR [--only bert,encoder,mlp,cupy]
                                      [--reps N] [--quick] [--sdpa math|default]
                                      [--hook-env TCSOLVE_HOOK_NAME=VALUE ...] [--child-timeout S]
+                                     [--profile]
     (or scripts/bench-hook-models-gpu HOOK_SO OUTDIR [...], which checks the preload first)
 
 The programs (sizes without --quick; --quick: a smoke test with small sizes, not the figures):
@@ -40,6 +41,11 @@ Measures:
     pass-through table lists, per row, the biggest passed-through shapes of the timed steps
     (reason, function, m x n x k, batch, calls and GFLOP per step). Writing the log costs a
     write() per GEMM call on the host, hidden while the GPU is the bottleneck.
+With --profile the torch programs (bert, encoder) also run PROFILE_STEPS steps under
+torch.profiler after the timing and write OUTDIR/profile-PROGRAM-MODE.txt: the operators and
+kernels by device time, the device time summed over kernels per step against the step's time,
+and the host time per step (where the time goes: the GPU's kernels, gaps between them, or the
+host's launches).
 The hook's settings are its defaults (docs/guide/drop-in.md, "Settings") unless --hook-env gives TCSOLVE_HOOK_* values for the preloaded children.
 
 Output: the Markdown tables on stdout and in OUTDIR/results.md, everything in OUTDIR/results.json
@@ -94,6 +100,8 @@ SIZES = {
 }
 REPS = {False: {"bert": 10, "encoder": 5, "mlp": 20, "cupy-gemm": 20, "cupy-batched": 50},
         True: {"bert": 3, "encoder": 3, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 10}}
+PROFILE_STEPS = 5                  # steps under torch.profiler with --profile
+PROFILE_ROWS = 45                  # rows of each profile table
 WARMUP = {"bert": 3, "encoder": 2, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 5}
 # The figures the issue asks for: (row, what, the row summary's key, test, cell format); judged
 # without --quick only.
@@ -267,6 +275,8 @@ class Parent:
             cmd += ["--reps", str(self.args.reps)]
         if self.args.quick:
             cmd.append("--quick")
+        if self.args.profile:
+            cmd += ["--profile-out", os.path.join(self.out, f"profile-{program}-{mode}.txt")]
         stderr_log = os.path.join(self.out, f"child-{program}-{mode}.log")
         run = {"program": program, "mode": mode, "preload": preload,
                "command": shlex.join(["env"] + [f"--unset={k}" for k in removed]
@@ -596,6 +606,37 @@ def time_cupy(cupy, fn, warmup, reps):
             "steps_in_window": TIMINGS * reps, "log_window": [start_log, log_size()]}
 
 
+def profile_torch(torch, fn, path):
+    """PROFILE_STEPS calls of fn under torch.profiler: the tables by device time (operators,
+    then kernels) and the per-step sums into path."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(PROFILE_STEPS):
+            fn()
+        stop.record()
+        host_s = time.perf_counter() - t0        # the host's time to issue the steps
+        stop.synchronize()
+    events = prof.key_averages()
+    device_us = sum(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0))
+                    for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA)
+    kernels = sum(e.count for e in events if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA)
+    with open(path, "w") as f:
+        f.write(f"steps {PROFILE_STEPS}: step {start.elapsed_time(stop) / PROFILE_STEPS:.3f} ms (events), "
+                f"kernels' device time {device_us / 1e3 / PROFILE_STEPS:.3f} ms per step, "
+                f"{kernels / PROFILE_STEPS:.0f} device activities per step, host issue time "
+                f"{host_s * 1e3 / PROFILE_STEPS:.3f} ms per step (profiler on)\n\n")
+        for key in ("self_cuda_time_total", "cpu_time_total"):
+            try:
+                f.write(events.table(sort_by=key, row_limit=PROFILE_ROWS, max_name_column_width=70) + "\n\n")
+            except Exception as e:               # a torch that names the column otherwise
+                f.write(f"table by {key}: {e!r}\n")
+    say(f"profile: {path}")
+
+
 def torch_errors(torch, y, ref):
     """rel. max and rel. Frobenius of y against ref (both to float64), and y's finiteness."""
     y, ref = y.detach().to(torch.float64), ref.detach().to(torch.float64)
@@ -667,6 +708,8 @@ def child_bert(args, result):
         out = model(input_ids=ids, attention_mask=mask).last_hidden_state
         out.float().pow(2).mean().backward()
     row.update(time_torch(torch, step, WARMUP["bert"], reps_of(args, "bert")))
+    if args.profile_out:
+        profile_torch(torch, step, args.profile_out)
     row["max_memory_gib"] = torch.cuda.max_memory_allocated() / 2**30
 
 
@@ -691,6 +734,8 @@ def encoder_run(torch, args, s, batch, row):
         model(x).pow(2).mean().backward()
         optimizer.step()
     row.update(time_torch(torch, step, WARMUP["encoder"], reps_of(args, "encoder")))
+    if args.profile_out:
+        profile_torch(torch, step, args.profile_out)
 
 
 def child_encoder(args, result):
@@ -855,6 +900,9 @@ def main():
     p.add_argument("--hook-env", action="append", default=[], metavar="TCSOLVE_HOOK_NAME=VALUE",
                    help="a hook setting for the preloaded children (repeatable; default: the hook's defaults)")
     p.add_argument("--child-timeout", type=int, default=CHILD_TIMEOUT_S, help="seconds per child")
+    p.add_argument("--profile", action="store_true",
+                   help="bert, encoder: also profile a few steps (torch.profiler) into OUTDIR/profile-*.txt")
+    p.add_argument("--profile-out", help=argparse.SUPPRESS)
     p.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     p.add_argument("--mode", default="plain", help=argparse.SUPPRESS)
     args = p.parse_args()
