@@ -688,14 +688,17 @@ TEST_CASE("on the GPU, the ec scaling found first (ec_scaling separate: the rang
   // Both orders compute the same shifts from the same ranges (order-free maxima) and split with
   // them, so no bit may differ; on the device, the FP16 main kernel makes auto's choice from the
   // ranges the split pass found (MainParams::choose_range). k = 1100 is where automatic takes
-  // the separate order; exp_rand(-30,14) takes auto's TF32 path (tf32_needed then set).
+  // the separate order; the fused one stages its rows in shared memory up to k = 3072 (k = 300,
+  // 1100) and reads them twice from global memory beyond (k = 3300); exp_rand(-30,14) takes
+  // auto's TF32 path (tf32_needed then set).
   if (cuda::compute_capability() != 90) {
     WARN("not Hopper: the production path's scaling orders are its wgmma path's; skipped");
     return;
   }
   cuda::Context context;
+  for (const int k : {300, 1100, 3300})
   for (const char* dist : {"urand", "exp_rand:-30:14"}) {
-    const test::Problem p = test::make_problem(300, 200, 1100, dist, dist, 4200);
+    const test::Problem p = test::make_problem(300, 200, k, dist, dist, 4200);
     const cuda::DeviceBuffer<float> dA(p.A), dB(p.B);
     cuda::DeviceBuffer<float> dC(static_cast<std::size_t>(p.m) * p.n);
     for (Op ta : {Op::n, Op::t})
@@ -710,7 +713,7 @@ TEST_CASE("on the GPU, the ec scaling found first (ec_scaling separate: the rang
                        tb == Op::n ? p.k : p.n, -1.0f, dC.data(), p.m, options, on_device);
             return dC.download();
           };
-          INFO(dist << ", " << name(v) << ", op(A) " << (ta == Op::n ? "N" : "T") << ", op(B) "
+          INFO("k = " << k << ", " << dist << ", " << name(v) << ", op(A) " << (ta == Op::n ? "N" : "T") << ", op(B) "
                     << (tb == Op::n ? "N" : "T"));
           const std::vector<float> fused = run(EcScaling::fused, nullptr);
           CHECK(run(EcScaling::separate, nullptr) == fused);

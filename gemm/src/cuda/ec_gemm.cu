@@ -93,7 +93,10 @@ struct RangeOperand {
 /// (a warp per vector) or exponent_range_kernel (a thread per vector) fold them.
 __global__ void ranges_kernel(RangeOperand a, RangeOperand b, int len) {
   const bool first = static_cast<int>(blockIdx.x) < a.blocks;
-  const RangeOperand& op = first ? a : b;
+  // field by field: a reference chosen between two parameters puts both on every thread's stack
+  const RangeOperand op{first ? a.X : b.X,         first ? a.ld : b.ld,         first ? a.contiguous : b.contiguous,
+                        first ? a.count : b.count, first ? a.split : b.split,   first ? a.blocks : b.blocks,
+                        first ? a.hi_keys : b.hi_keys, first ? a.lo_keys : b.lo_keys};
   const int bx = first ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x) - a.blocks;
   if (static_cast<int>(blockIdx.y) >= op.split) return;
   int hi = INT_MIN, lo = INT_MAX, v = 0;

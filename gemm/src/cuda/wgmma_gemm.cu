@@ -44,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "backend.hpp"
@@ -335,6 +336,26 @@ struct SplitOperand {
   MemberLayout layout;  ///< batches; layout.rows_p: the padded rows of one member
 };
 
+/// a or b, field by field: a reference chosen at run time between two kernel parameters made
+/// the compiler copy both to a stack frame in every thread (192 bytes: the split pass 5x
+/// slower, session 30).
+__device__ __forceinline__ MemberLayout pick(bool first, const MemberLayout& a, const MemberLayout& b) {
+  return MemberLayout{first ? a.stride : b.stride, first ? a.array : b.array, first ? a.rows_p : b.rows_p};
+}
+__device__ __forceinline__ SplitOperand pick(bool first, const SplitOperand& a, const SplitOperand& b) {
+  return SplitOperand{first ? a.X : b.X,
+                      first ? a.ld : b.ld,
+                      first ? a.k_inner : b.k_inner,
+                      first ? a.rows : b.rows,
+                      first ? a.shift : b.shift,
+                      first ? a.hi_keys : b.hi_keys,
+                      first ? a.lo_keys : b.lo_keys,
+                      first ? a.max_range : b.max_range,
+                      first ? a.hi : b.hi,
+                      first ? a.lo : b.lo,
+                      pick(first, a.layout, b.layout)};
+}
+
 /// Split pass of both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)):
 /// one 32 x 64 tile per block, blocks along k first, then rows, then members. use_fp16 (auto):
 /// runs when (*use_fp16 != 0) != kTf32.
@@ -344,7 +365,7 @@ __global__ void __launch_bounds__(kSplitThreads) split_pass_kernel(SplitOperand 
                                                                     const int* use_fp16) {
   if (use_fp16 != nullptr && (*use_fp16 != 0) == kTf32) return;  // auto chose the other format
   const bool first = static_cast<long long>(blockIdx.x) < blocks_a;
-  const SplitOperand& op = first ? a_op : b_op;
+  const SplitOperand op = pick(first, a_op, b_op);
   const long long local = first ? blockIdx.x : blockIdx.x - blocks_a;
   __shared__ SplitTile tile;
   __shared__ float factor[kSplitRows];
@@ -397,6 +418,14 @@ struct ScaleSplitOperand {
   MemberLayout layout;  ///< batches; layout.rows_p: the padded rows of one member
 };
 
+__device__ __forceinline__ ScaleSplitOperand pick(bool first, const ScaleSplitOperand& a, const ScaleSplitOperand& b) {
+  return ScaleSplitOperand{first ? a.X : b.X,         first ? a.ld : b.ld,
+                           first ? a.k_inner : b.k_inner, first ? a.rows : b.rows,
+                           first ? a.shift : b.shift, first ? a.max_range : b.max_range,
+                           first ? a.hi : b.hi,       first ? a.lo : b.lo,
+                           pick(first, a.layout, b.layout)};
+}
+
 /// Both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)), so that the
 /// two halves fill the GPU together.
 template <Transform T, bool kTf32>
@@ -404,7 +433,7 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
                                                                      ScaleSplitOperand b_op, int blocks_a, int k,
                                                                      int kp) {
   const bool first = static_cast<int>(blockIdx.x) < blocks_a;
-  const ScaleSplitOperand& op = first ? a_op : b_op;
+  const ScaleSplitOperand op = pick(first, a_op, b_op);
   const int ld = op.ld, rows = op.rows;
   const bool k_inner = op.k_inner;
   int* max_range = op.max_range;
@@ -459,6 +488,98 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
     __syncthreads();
     store_split_tile<T, kTf32>(tile, [&](int r) { return factor[r]; }, out_r0, k0, kp, hi, lo);
     __syncthreads();
+  }
+}
+
+/// The fused scaling and split with the block's rows staged in shared memory, for kp up to
+/// kMaxStagedK: each block owns kStagedRows whole rows of op(X) and issues every load of them at
+/// once (cp.async, zero-filled beyond op(X) and up to kp), so that the GPU's memory is busy
+/// while scale_split_kernel's blocks waited on eight loads a thread at a time; the ranges and
+/// the split then read shared memory only. The same ranges, shifts and splits as
+/// scale_split_kernel: the same bits.
+constexpr int kStagedRows = 16;    ///< rows of op(X) per block (16 threads fold each row's range)
+constexpr int kMaxStagedK = 3072;  ///< kp up to which it runs: 16 x 3073 floats, 192 KiB a block
+static_assert(kSplitThreads == 16 * kStagedRows, "16 threads a row fold the ranges");
+constexpr int staged_smem_bytes(int kp) { return kStagedRows * (kp + 1) * static_cast<int>(sizeof(float)); }
+
+__device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, bool valid) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem), "r"(valid ? 4 : 0));
+}
+
+template <Transform T, bool kTf32>
+__global__ void __launch_bounds__(kSplitThreads) scale_split_staged_kernel(ScaleSplitOperand a_op,
+                                                                            ScaleSplitOperand b_op, int blocks_a,
+                                                                            int k, int kp) {
+  extern __shared__ float staged[];  // [kStagedRows][kp + 1]
+  __shared__ float factor[kStagedRows];
+  const int pitch = kp + 1;          // odd: a column's 16 rows in 16 banks
+  const bool first = static_cast<int>(blockIdx.x) < blocks_a;
+  const ScaleSplitOperand op = pick(first, a_op, b_op);
+  const int local = first ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x) - blocks_a;
+  const int row_blocks = op.layout.rows_p / kStagedRows;
+  const int member = local / row_blocks;
+  const int r0 = (local % row_blocks) * kStagedRows;
+  const float* X = op.layout.member(op.X, member);
+  int* shift = op.shift + static_cast<std::size_t>(member) * op.rows;
+  const int out_r0 = member * op.layout.rows_p + r0;  // the member's rows in hi and lo
+  if (op.k_inner) {  // rows contiguous: consecutive threads take consecutive elements of a row
+    for (int r = 0; r < kStagedRows; ++r) {
+      const int gr = r0 + r;
+      for (int kk = threadIdx.x; kk < kp; kk += kSplitThreads) {
+        const bool valid = gr < op.rows && kk < k;
+        cp_async_4(staged + r * pitch + kk, valid ? X + static_cast<std::size_t>(gr) * op.ld + kk : X, valid);
+      }
+    }
+  } else {  // rows strided: 16 threads take one column's 16 adjacent rows
+    const int r = threadIdx.x % kStagedRows, gr = r0 + r;
+    for (int kk = threadIdx.x / kStagedRows; kk < kp; kk += kSplitThreads / kStagedRows) {
+      const bool valid = gr < op.rows && kk < k;
+      cp_async_4(staged + r * pitch + kk, valid ? X + gr + static_cast<std::size_t>(kk) * op.ld : X, valid);
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+  {  // each row's exponent range: 16 threads a row (a half-warp), met by shuffles
+    const int r = threadIdx.x / 16, q = threadIdx.x % 16;
+    int hi = INT_MIN, lo = INT_MAX;
+    for (int kk = q; kk < k; kk += 16) fold_exponent(staged[r * pitch + kk], hi, lo);
+    for (int off = 8; off > 0; off /= 2) {
+      hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, off));
+      lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));
+    }
+    if (q == 0) {
+      const int gr = r0 + r;
+      const bool any = hi != INT_MIN;
+      const int s = scale_exponent(any, hi);
+      factor[r] = scale_factor(s);
+      if (gr < op.rows) {
+        shift[gr] = s;
+        if (op.max_range != nullptr && any) atomicMax(op.max_range, hi - lo);
+      }
+    }
+  }
+  __syncthreads();
+  for (int r = 0; r < kStagedRows; ++r) {  // split as store_split_tile does
+    const float f = factor[r];
+    const float* row = staged + r * pitch;
+    if constexpr (kTf32) {
+      for (int kk = threadIdx.x; kk < kp; kk += kSplitThreads) {
+        unsigned h, l;
+        tf32_one<T>(row[kk] * f, h, l);
+        const std::size_t w = static_cast<std::size_t>(out_r0 + r) * kp + kk;
+        op.hi[w] = h;
+        if constexpr (T != Transform::round) op.lo[w] = l;
+      }
+    } else {
+      for (int pr = threadIdx.x; pr < kp / 2; pr += kSplitThreads) {
+        unsigned h, l;
+        fp16_pair<T>(row[2 * pr] * f, row[2 * pr + 1] * f, h, l);
+        const std::size_t w = static_cast<std::size_t>(out_r0 + r) * kp / 2 + pr;
+        op.hi[w] = h;
+        if constexpr (T != Transform::round) op.lo[w] = l;
+      }
+    }
   }
 }
 
@@ -1177,6 +1298,29 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 }
 
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
+/// The fused scaling and split of rows_a rows of a, then rows_b rows of b (every member's,
+/// stacked; rows_b 0: a alone): staged in shared memory up to kMaxStagedK, else
+/// scale_split_kernel. The same bits either way.
+template <Transform T, bool kTf32>
+void launch_scale_split(cudaStream_t stream, const ScaleSplitOperand& a, long long rows_a,
+                        const ScaleSplitOperand& b, long long rows_b, int k, int kp) {
+  if (kp <= kMaxStagedK) {
+    auto kernel = scale_split_staged_kernel<T, kTf32>;
+    static tcsolve::detail::PerDeviceMap<const void*, bool> configured;  // once per device
+    configured.get(reinterpret_cast<const void*>(kernel), [&] {
+      TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              staged_smem_bytes(kMaxStagedK)));
+      return true;
+    });
+    kernel<<<static_cast<unsigned>((rows_a + rows_b) / kStagedRows), kSplitThreads, staged_smem_bytes(kp), stream>>>(
+        a, b, static_cast<int>(rows_a / kStagedRows), k, kp);
+  } else {
+    scale_split_kernel<T, kTf32><<<static_cast<unsigned>((rows_a + rows_b) / kSplitRows), kSplitThreads, 0, stream>>>(
+        a, b, static_cast<int>(rows_a / kSplitRows), k, kp);
+  }
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
 bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag,
                 const unsigned* range_keys) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
@@ -1197,15 +1341,13 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   int* shift_b_all = shift + static_cast<std::size_t>(g.m) * members;  // every member's A shifts, then B's
-  auto scale_split = [&](auto kernel, int e) {
-    const Operands o(ws, static_cast<int>(xp), static_cast<int>(yp), kp, e);
+  auto scale_split = [&](auto transform, auto tf32) {
+    const Operands o(ws, static_cast<int>(xp), static_cast<int>(yp), kp, tf32 ? 4 : 2);
     const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range,
                               reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al), layout_a(g, mp)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b_all, range == nullptr ? nullptr : range + 1,
                               reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl), layout_b(g, np)};
-    kernel<<<static_cast<unsigned>((xp + yp) / kSplitRows), kSplitThreads, 0, g.stream()>>>(
-        a, b, static_cast<int>(xp / kSplitRows), g.k, kp);
-    TCSOLVE_CUDA_CHECK(cudaGetLastError());
+    launch_scale_split<decltype(transform)::value, decltype(tf32)::value>(g.stream(), a, xp, b, yp, g.k, kp);
   };
   const int* shift_a = shift;
   const int* shift_b = shift_b_all;
@@ -1237,7 +1379,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     if (shifts_ready)
       split_both<Transform::markidis, false>(g, mp, np, kp, shift_a, shift_b, nullptr, ws, keys);
     else
-      scale_split(scale_split_kernel<Transform::markidis, false>, 2);
+      scale_split(std::integral_constant<Transform, Transform::markidis>{}, std::false_type{});
     if (with_auto && !gated) {
       auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, nullptr);
       TCSOLVE_CUDA_CHECK(cudaGetLastError());
@@ -1268,7 +1410,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     if (tf32_only && shifts_ready) {
       split_both<Transform::ootomo, true>(g, mp, np, kp, shift_a, shift_b, nullptr, ws, keys);
     } else if (tf32_only) {
-      scale_split(scale_split_kernel<Transform::ootomo, true>, 4);
+      scale_split(std::integral_constant<Transform, Transform::ootomo>{}, std::true_type{});
     } else {  // auto chose TF32 (or may have): the shifts are known, the plain split pass
       phases.mark("split-tf32");
       if (gated) q.use_fp16 = flag;
@@ -1298,8 +1440,7 @@ bool production_prepared(Variant variant, const GemmArgs& g, const PreparedPoint
   phases.mark("scale+split-fp16");
   const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b, with_auto ? max_range + 1 : nullptr,
                             reinterpret_cast<unsigned*>(bh), reinterpret_cast<unsigned*>(bl), MemberLayout{0, nullptr, np}};
-  scale_split_kernel<Transform::markidis, false><<<np / kSplitRows, kSplitThreads, 0, g.stream()>>>(b, b, 0, g.k, kp);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  launch_scale_split<Transform::markidis, false>(g.stream(), b, 0, b, np, g.k, kp);
   bool fp16 = true;
   if (with_auto) {  // the choice read back, as production() without auto_on_device
     auto_flag_kernel<<<1, 1, 0, g.stream()>>>(max_range, flag, nullptr);
@@ -1344,9 +1485,7 @@ void wgmma_prepare_points(const GemmArgs& g, unsigned char* hi, unsigned char* l
   TCSOLVE_CUDA_CHECK(cudaMemsetAsync(range, 0, sizeof(int), g.stream()));
   const ScaleSplitOperand a{g.A, g.lda, g.ta == Op::t, g.m, shift, range, reinterpret_cast<unsigned*>(hi),
                             reinterpret_cast<unsigned*>(lo), MemberLayout{0, nullptr, mp}};
-  scale_split_kernel<Transform::markidis, false><<<mp / kSplitRows, kSplitThreads, 0, g.stream()>>>(a, a, mp / kSplitRows,
-                                                                                                   g.k, kp);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+  launch_scale_split<Transform::markidis, false>(g.stream(), a, mp, a, 0, g.k, kp);
 }
 
 bool wgmma_nearest_prepared(Variant variant, const GemmArgs& g, const PreparedPoints& a, int tf32_chunk_steps,
