@@ -209,14 +209,15 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
     GemmArgs h = g;
     h.split = g.nearest != nullptr ? KSplit{} : ec_k_split(g.m, g.n, g.k, g.batch.count, options.split_k);
     info.split_k = h.split.count;
-    // GemmOptions::ec_scaling: with a long k the fused kernel's blocks (32 whole rows each) read
-    // too little at a time to fill the GPU, so the scaling is found first by the kernels above
-    // (parallel along k too) and the split is tile-parallel: measured faster for every single
-    // product with k >= 1024 (H200, docs/BENCHMARKS.md session 22), e.g. 16384 x 1024 x 4096
-    // 0.83 against 1.00 ms. The same shifts and splits: the same bits either way.
+    // GemmOptions::ec_scaling: with a long k the fused kernel's blocks (whole rows each) hold too
+    // few of them to fill the GPU, so the ranges are found first (ranges_kernel, parallel along
+    // k too) and the split is tile-parallel: measured faster for single products with k > 1024
+    // (H200, docs/BENCHMARKS.md session 30: 768 x 4096 x 3072 0.171 against 0.184 ms fused),
+    // slower at k = 1024, where the fused kernel stages its rows in shared memory (1024 x 16384
+    // x 1024 0.212 against 0.236 ms). The same shifts and splits: the same bits either way.
     const bool may_separate = g.batch.count == 1 && g.nearest == nullptr;
     const bool shifts_first = may_separate && (options.ec_scaling == EcScaling::separate ||
-                                               (options.ec_scaling == EcScaling::automatic && g.k >= 1024));
+                                               (options.ec_scaling == EcScaling::automatic && g.k > 1024));
     unsigned* keys = shifts_first ? reinterpret_cast<unsigned*>(emax) : nullptr;  // emax, emin, max_range
     if (shifts_first) {
       PhaseTimer phases(h);

@@ -70,10 +70,11 @@ struct GemmOptions {
   /// epilogue never do); the cpu emulation splits alike. The effective count is in
   /// GemmInfo::split_k.
   int split_k = 0;
-  /// cuda, the ec path on the wgmma kernels: fused, each block of the split pass owns 32 whole
-  /// rows (or columns), finds their exponent ranges and splits them (one kernel reads the
-  /// operands twice); separate, the ranges first by kernels that also split k among blocks, then
-  /// a tile-parallel split; automatic, separate for one product (not a batch) with k >= 1024
+  /// cuda, the ec path on the wgmma kernels: fused, each block of the split pass owns whole
+  /// rows (or columns), finds their exponent ranges and splits them (one kernel; up to k = 3072
+  /// the rows are staged in shared memory and read once, beyond twice); separate, the ranges
+  /// first by one launch that also splits k among blocks, then a tile-parallel split that
+  /// finishes the scaling; automatic, separate for one product (not a batch) with k > 1024
   /// (measured faster there), else fused. The same shifts and splits either way, so the same
   /// bits. Batches and the nearest epilogue always fuse.
   EcScaling ec_scaling = EcScaling::automatic;
