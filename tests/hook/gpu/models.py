@@ -33,14 +33,18 @@ Measures:
     steps (SGD changes the weights); cupy: the FP64 product of the same inputs, plus the worst
     |C - C64| / (gamma |A||B|) elementwise, gamma = 2 (k + 2) 2^-24 + 3 2^-22 (hook_checks.py
     (c)'s bound: FP32's plus the split's operand representation), <= 1 meaning FP32 accuracy;
-  * share of FP32 GEMM flops intercepted: the preloaded child runs with TCSOLVE_HOOK_LOG (one JSON
-    line per cuBLAS GEMM call: function, ops, m, n, k, batch, flops, action intercept/pass,
-    variant or reason; hook/src/journal.hpp) and records the log's size around the timed steps;
-    the share is over those lines (the timed steps only), lines with reason "data type" (FP64
-    references, non-FP32 products) left out; the whole child's share is given beside it. The
-    pass-through table lists, per row, the biggest passed-through shapes of the timed steps
-    (reason, function, m x n x k, batch, calls and GFLOP per step). Writing the log costs a
-    write() per GEMM call on the host, hidden while the GPU is the bottleneck.
+  * share of FP32 GEMM flops intercepted: a third child, "logged", runs the program preloaded with
+    TCSOLVE_HOOK_LOG (one JSON line per cuBLAS GEMM call: function, ops, m, n, k, batch, flops,
+    action intercept/pass, variant or reason; hook/src/journal.hpp) and records the log's size
+    around the timed steps; the share is over those lines (the timed steps only), lines with
+    reason "data type" (FP64 references, non-FP32 products) left out; the whole child's share is
+    given beside it. The pass-through table lists, per row, the biggest passed-through shapes of
+    the timed steps (reason, function, m x n x k, batch, calls and GFLOP per step). The
+    preloaded child whose time is reported runs with the hook's defaults (no log, no report):
+    the log's write() per GEMM call cost about 16 us of host time a call on the lent H200
+    machine (BERT at 4 x 128 tokens, nothing intercepted: 20.2 ms a step plain, 24.6 logged;
+    session 30), which a host-bound program pays in its step time. The logged child's time is
+    given beside it (ms_logged).
 With --profile the torch programs (bert, encoder) also run PROFILE_STEPS steps under
 torch.profiler after the timing and write OUTDIR/profile-PROGRAM-MODE.txt: the operators and
 kernels by device time, the device time summed over kernels per step against the step's time,
@@ -255,18 +259,22 @@ class Parent:
         self.hook_env = dict(item.split("=", 1) for item in args.hook_env)
 
     def run_child(self, program, mode):
-        """Runs `--child program --mode mode` (mode plain or preloaded); its record: exit status,
-        result (the child's last result line), error, command, logs."""
-        preload = mode == "preloaded"
+        """Runs `--child program --mode mode` (mode plain, preloaded: the hook's defaults, or
+        logged: preloaded with the log and the exit report); its record: exit status, result
+        (the child's last result line), error, command, logs."""
+        preload = mode != "plain"
         removed = sorted(k for k in os.environ if k.startswith("TCSOLVE_") or k in ENV_REMOVED)
         env = {k: v for k, v in os.environ.items() if k not in removed}
         added = dict(ENV_ADDED)
         hook_log = None
         if preload:
+            added.update(LD_PRELOAD=self.hook)
+        if mode == "logged":
             hook_log = os.path.join(self.out, f"hook-{program}.jsonl")
             if os.path.exists(hook_log):
                 os.remove(hook_log)                  # the hook appends
-            added.update(LD_PRELOAD=self.hook, TCSOLVE_HOOK_LOG=hook_log, TCSOLVE_HOOK_REPORT="1")
+            added.update(TCSOLVE_HOOK_LOG=hook_log, TCSOLVE_HOOK_REPORT="1")
+        if preload:
             added.update(self.hook_env)
         env.update(added)
         cmd = [sys.executable, os.path.abspath(__file__), "--child", program, "--mode", mode,
@@ -275,7 +283,7 @@ class Parent:
             cmd += ["--reps", str(self.args.reps)]
         if self.args.quick:
             cmd.append("--quick")
-        if self.args.profile:
+        if self.args.profile and mode != "logged":
             cmd += ["--profile-out", os.path.join(self.out, f"profile-{program}-{mode}.txt")]
         stderr_log = os.path.join(self.out, f"child-{program}-{mode}.log")
         run = {"program": program, "mode": mode, "preload": preload,
@@ -336,10 +344,12 @@ class Parent:
         progress(f"{program} {mode}: {run['error'] or 'ok'} ({run['seconds']} s)")
         return run
 
-    def summarize(self, row_name, plain, preloaded):
-        """The row's figures from its two children (and the preloaded child's log)."""
+    def summarize(self, row_name, plain, preloaded, logged):
+        """The row's figures from its three children (times and errors from plain and preloaded,
+        the share from the logged child's log)."""
         p = ((plain.get("result") or {}).get("rows") or {}).get(row_name) or {}
         q = ((preloaded.get("result") or {}).get("rows") or {}).get(row_name) or {}
+        lg = ((logged.get("result") or {}).get("rows") or {}).get(row_name) or {}
         s = {"row": row_name, "title": q.get("title") or p.get("title") or row_name,
              "sizes_plain": p.get("sizes"), "sizes_preloaded": q.get("sizes"),
              "ms_plain": p.get("ms"), "ms_preloaded": q.get("ms"),
@@ -351,7 +361,9 @@ class Parent:
              "bound_ratio_plain": p.get("bound_ratio"), "bound_ratio_preloaded": q.get("bound_ratio"),
              "notes": merged_notes(p.get("notes"), q.get("notes")),
              "failed_plain": p.get("failed"), "failed_preloaded": q.get("failed"),
-             "child_failed_plain": bool(plain.get("error")), "child_failed_preloaded": bool(preloaded.get("error"))}
+             "child_failed_plain": bool(plain.get("error")), "child_failed_preloaded": bool(preloaded.get("error")),
+             "ms_logged": lg.get("ms"), "ms_runs_logged": lg.get("ms_runs"),
+             "child_failed_logged": bool(logged.get("error"))}
         s["same_sizes"] = p.get("sizes") == q.get("sizes")
         s["speedup"] = ratio(s["ms_plain"], s["ms_preloaded"]) if s["same_sizes"] else None
         if not s["same_sizes"] and p and q:
@@ -359,10 +371,10 @@ class Parent:
         # The hook writes each line as the call is made (journal.cpp: one write() per call), so the
         # window holds exactly the timed calls; an empty one means no hooked GEMM call there (never
         # replaced by the whole log: that would count another row's calls).
-        window = q.get("log_window")
-        section, bad = read_log(preloaded.get("hook_log"), *window) if window else ([], 0)
-        steps = q.get("steps_in_window") if window else None
-        s["share_scope"] = "timed steps" if window else "none (the preloaded child recorded no timed steps)"
+        window = lg.get("log_window")
+        section, bad = read_log(logged.get("hook_log"), *window) if window else ([], 0)
+        steps = lg.get("steps_in_window") if window else None
+        s["share_scope"] = "timed steps" if window else "none (the logged child recorded no timed steps)"
         s["log_malformed_lines"] = bad
         s["timed"] = fp32_share(section)
         s["share"] = s["timed"]["share"]
@@ -372,9 +384,9 @@ class Parent:
         return s
 
     def program(self, name):
-        runs = {"plain": self.run_child(name, "plain"), "preloaded": self.run_child(name, "preloaded")}
-        whole, bad = read_log(runs["preloaded"]["hook_log"])
-        rows = [self.summarize(r, runs["plain"], runs["preloaded"]) for r in ROWS[name]]
+        runs = {mode: self.run_child(name, mode) for mode in ("plain", "preloaded", "logged")}
+        whole, bad = read_log(runs["logged"]["hook_log"])
+        rows = [self.summarize(r, runs["plain"], runs["preloaded"], runs["logged"]) for r in ROWS[name]]
         return {"title": PROGRAMS[name], "children": runs, "rows": rows, "whole_child": fp32_share(whole),
                 "log_malformed_lines": bad}
 
@@ -415,19 +427,21 @@ def render_markdown(results):
             for mode in ("plain", "preloaded"):
                 failed = s[f"failed_{mode}"] or s[f"child_failed_{mode}"]
                 ms[mode] = "failed" if s[f"ms_{mode}"] is None and failed else fmt(s[f"ms_{mode}"], "ms")
+            ms["logged"] = "failed" if s["ms_logged"] is None and s["child_failed_logged"] else fmt(s["ms_logged"], "ms")
             table.append([fmt(s["title"]), ms["plain"], ms["preloaded"],
                           fmt(s["speedup"], "x"), fmt(s["error_plain"], "err"), fmt(s["error_preloaded"], "err"),
-                          fmt(s["share"], "pct")])
+                          fmt(s["share"], "pct"), ms["logged"]])
     out += ["## Time per step or call, error, share intercepted", "",
             markdown_table(["program", "plain ms", "preloaded ms", "speedup", "error plain", "error preloaded",
-                            "share of FP32 GEMM flops intercepted"], table), "",
-            "Time: median of 3 timings of N repetitions after warm-up (CUDA events). Error: max|y - y64| / "
-            "max|y64| against an FP64 copy (the same weights and inputs). Share: over the timed steps' log "
-            "lines, FP64/non-FP32 products (reason \"data type\") left out.", ""]
+                            "share of FP32 GEMM flops intercepted", "preloaded with the log, ms"], table), "",
+            "Time: median of 3 timings of N repetitions after warm-up (CUDA events); preloaded with the hook's "
+            "defaults. Error: max|y - y64| / max|y64| against an FP64 copy (the same weights and inputs). "
+            "Share: over the timed steps' log lines of the logged child (TCSOLVE_HOOK_LOG), FP64/non-FP32 "
+            "products (reason \"data type\") left out; that child's time in the last column.", ""]
     notes = []
     for name, p in results["programs"].items():
         w = p["whole_child"]
-        notes.append(f"- {name}: whole preloaded child {fmt(w['share'], 'pct')} of {fmt(w['gflop'], 'gflop')} "
+        notes.append(f"- {name}: whole logged child {fmt(w['share'], 'pct')} of {fmt(w['gflop'], 'gflop')} "
                      f"FP32 GFLOP intercepted ({w['calls']} FP32 calls, {w['non_fp32_calls']} non-FP32 left out)")
         for s in p["rows"]:
             t = s["timed"]
@@ -435,7 +449,7 @@ def render_markdown(results):
                 extra = [f"{s['row']}: timed steps ({s['steps_in_window']}): {t['calls']} FP32 GEMM calls logged, "
                          f"{t['intercept_calls']} intercepted (variants {t['variants'] or 'none'})"]
             else:
-                extra = [f"{s['row']}: the preloaded child recorded no timed steps"]
+                extra = [f"{s['row']}: the logged child recorded no timed steps"]
             if s.get("bound_ratio_preloaded") is not None or s.get("bound_ratio_plain") is not None:
                 extra.append(f"worst |C - C64| / (gamma |A||B|): plain {fmt(s['bound_ratio_plain'])}, "
                              f"preloaded {fmt(s['bound_ratio_preloaded'])}")
