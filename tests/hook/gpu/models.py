@@ -13,7 +13,11 @@ The programs (sizes without --quick; --quick: a smoke test with small sizes, not
   bert     HuggingFace transformers BertModel(BertConfig()) (base: 12 layers, 768 wide), random
            weights, dropout 0, attention "eager" when the config takes it (its products are then
            matmul/bmm calls; the one used is recorded); 32 x 128 random tokens, attention mask all
-           ones; one step = forward + backward of last_hidden_state.pow(2).mean().
+           ones; one step = forward + backward of last_hidden_state.pow(2).mean(). Row
+           "bert-graph": the same step captured once in a CUDA graph (torch.cuda.graph, after
+           warm-up on a side stream, as PyTorch's whole-network capture) and replayed: the
+           GPU's time for the step without the host's per-operator work (the eager step can
+           be bound by the host); its share is over the calls made during the capture.
   encoder  torch.nn.TransformerEncoder, 4 layers of TransformerEncoderLayer(1024, 16 heads,
            dim_feedforward 4096, dropout 0, batch_first); input 8 x 2048 x 1024; one step =
            forward, loss pow(2).mean(), backward, SGD step. Out of memory: the batch is halved
@@ -89,7 +93,7 @@ PROGRAMS = {"bert": "HuggingFace BertModel (base), training step",
             "encoder": "torch.nn.TransformerEncoder, SGD step",
             "mlp": "torch.compile MLP, forward",
             "cupy": "CuPy matmul"}
-ROWS = {"bert": ["bert"], "encoder": ["encoder"], "mlp": ["mlp"], "cupy": ["cupy-gemm", "cupy-batched"]}
+ROWS = {"bert": ["bert", "bert-graph"], "encoder": ["encoder"], "mlp": ["mlp"], "cupy": ["cupy-gemm", "cupy-batched"]}
 SIZES = {
     False: {"bert": {"batch": 32, "seq": 128},
             "encoder": {"layers": 4, "d_model": 1024, "nhead": 16, "ff": 4096, "batch": 8, "seq": 2048},
@@ -102,11 +106,11 @@ SIZES = {
            "cupy-gemm": {"n": 2048},
            "cupy-batched": {"batch": 64, "m": 512, "n": 512, "k": 512}},
 }
-REPS = {False: {"bert": 10, "encoder": 5, "mlp": 20, "cupy-gemm": 20, "cupy-batched": 50},
-        True: {"bert": 3, "encoder": 3, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 10}}
+REPS = {False: {"bert": 10, "bert-graph": 10, "encoder": 5, "mlp": 20, "cupy-gemm": 20, "cupy-batched": 50},
+        True: {"bert": 3, "bert-graph": 3, "encoder": 3, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 10}}
 PROFILE_STEPS = 5                  # steps under torch.profiler with --profile
 PROFILE_ROWS = 45                  # rows of each profile table
-WARMUP = {"bert": 3, "encoder": 2, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 5}
+WARMUP = {"bert": 3, "bert-graph": 3, "encoder": 2, "mlp": 5, "cupy-gemm": 5, "cupy-batched": 5}
 # The figures the issue asks for: (row, what, the row summary's key, test, cell format); judged
 # without --quick only.
 REQUIRED = [
@@ -600,6 +604,27 @@ def time_torch(torch, fn, warmup, reps):
             "steps_in_window": TIMINGS * reps, "log_window": [start_log, log_size()]}
 
 
+def time_graph(torch, fn, warmup, reps):
+    """fn() warmed up on a side stream, captured once into a CUDA graph and replayed: time_torch's
+    figures for the replays, the log window around the capture (one step's calls)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    start_log = log_size()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+    window = [start_log, log_size()]
+    timed = time_torch(torch, graph.replay, warmup, reps)
+    timed.update(log_window=window, steps_in_window=1)
+    return timed
+
+
 def time_cupy(cupy, fn, warmup, reps):
     """time_torch with CuPy's events."""
     for _ in range(warmup):
@@ -724,6 +749,15 @@ def child_bert(args, result):
     row.update(time_torch(torch, step, WARMUP["bert"], reps_of(args, "bert")))
     if args.profile_out:
         profile_torch(torch, step, args.profile_out)
+    emit(result)
+    graph_row = {"title": f"BERT-base train step, CUDA graph replay ({batch} x {seq} tokens)",
+                 "sizes": dict(size, attn=info["attn_implementation"], graph=True), "notes": []}
+    result["rows"]["bert-graph"] = graph_row
+    try:
+        graph_row.update(time_graph(torch, step, WARMUP["bert-graph"], reps_of(args, "bert-graph")))
+    except Exception:                            # a capture that fails is reported on its row only
+        graph_row["failed"] = traceback.format_exc()[-2000:]
+        say(graph_row["failed"])
     row["max_memory_gib"] = torch.cuda.max_memory_allocated() / 2**30
 
 
