@@ -89,8 +89,9 @@ struct RangeOperand {
 };
 
 /// The production path's ranges (both operands in one launch: blocks [0, a.blocks) take op(A))
-/// as keys (wgmma_gemm.hpp, zero-filled first), folded as exponent_range_contiguous_kernel
-/// (a warp per vector) or exponent_range_kernel (a thread per vector) fold them.
+/// as keys (wgmma_gemm.hpp, zero-filled first); an operand's vectors are folded as in
+/// exponent_range_contiguous_kernel (a warp per vector) or exponent_range_kernel (a thread per
+/// vector).
 __global__ void ranges_kernel(RangeOperand a, RangeOperand b, int len) {
   const bool first = static_cast<int>(blockIdx.x) < a.blocks;
   // field by field: a reference chosen between two parameters puts both on every thread's stack
