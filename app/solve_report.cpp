@@ -32,7 +32,12 @@ void add_solver_options(po::options_description& options) {
        "attempt is counted); auto: the faster of the two by what was measured (partial for now: "
        "rbt was slower on the H100; the JSON's pivoting says what ran); beam: each pivot searched in "
        "its diagonal block only, tiny pivots modified (counted: the JSON's modifications), refined "
-       "by GMRES-IR against A, partial pivoting again when that fails (cpu only for now)")
+       "against A (--beam-correction), partial pivoting again when that fails (cpu only for now)")
+      ("beam-correction", po::value<std::string>()->default_value("auto")->value_name("auto|gmres|woodbury"),
+       "beam, where it modified pivots: gmres: GMRES-IR against A; woodbury: the refinement's "
+       "corrections solve with the unmodified matrix through the Woodbury formula (one FP64 "
+       "system of the modifications' rank); auto: gmres (it took fewer LU solves where measured; "
+       "the JSON's beam_correction says which ran)")
       ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
        "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
        "(64..256); 0: no pivoting at all")
@@ -72,6 +77,7 @@ SolveOptions solver_options(const po::variables_map& vm) {
   if (window != 0 && (window < 64 || window > 256))
     throw InvalidInput("--rbt-window must be 0 or an integer in [64, 256], got " + std::to_string(window));
   o.rbt_window = static_cast<int>(window);
+  o.beam_correction = parse_beam_correction(vm["beam-correction"].as<std::string>());
   const long long max_iter = vm["max-iter"].as<long long>();
   if (max_iter < 0 || max_iter > 1000000)
     throw InvalidInput("--max-iter must be an integer in [0, 1000000], got " + std::to_string(max_iter));
@@ -141,6 +147,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("rbt_window", !r.baseline && s.pivoting == Pivoting::rbt, r.options.rbt_window);
   // beam: the pivots its LU modified (also when it fell back to partial pivoting)
   w.field_or_null("modifications", !r.baseline && r.options.pivoting == Pivoting::beam, s.modifications);
+  // beam: the correction of its modifications that ran (none without them or after a fallback)
+  w.field_or_null("beam_correction", !r.baseline && r.options.pivoting == Pivoting::beam, to_string(s.beam_correction));
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

@@ -8,7 +8,11 @@
 //   - randsvd up to 1e10, systems built to need pivoting (a zero diagonal block, a permuted
 //     diagonally dominant matrix, rows scaled over 1e+-30) and the committed inputs: converged,
 //     by beam or by a reported fallback (pivoting partial, the note naming beam's failure);
-//   - GMRES-IR runs when there are modifications, the requested refinement when there are none;
+//   - the Woodbury correction: the formula in the factors' frames (perm, R, C, each
+//     modification's entry) resolves M - U_E V_E^T in dense FP64, and that matrix is A_s within
+//     the LU's rounding bound; apply() is lu_apply without modifications;
+//   - where there are modifications, GMRES-IR (automatic, gmres) or the Woodbury correction
+//     (woodbury) runs and converges, the requested refinement when there are none;
 //   - factorize with beam solves whole; the distributed solver refuses beam by name.
 #include <catch2/catch.hpp>
 
@@ -150,7 +154,10 @@ TEST_CASE("beam converges or reports its fallback on randsvd 1e8, 1e10 and syste
     const SolveResult r = solve(sys, beam_options(nb));
     check_converged_or_reported(sys, r, "zero diagonal block");
     CHECK(r.modifications >= 1);
-    if (r.pivoting == Pivoting::beam) CHECK(r.note.find("GMRES-IR against A") != std::string::npos);
+    if (r.pivoting == Pivoting::beam) {  // automatic: GMRES-IR
+      CHECK(r.beam_correction == BeamCorrection::gmres);
+      CHECK(r.note.find("GMRES-IR against A") != std::string::npos);
+    }
   }
   {  // a diagonally dominant matrix with its rows permuted: the dominant entries leave the blocks
     Eigen::MatrixXd D = uniform(n, 13);
@@ -169,6 +176,113 @@ TEST_CASE("beam converges or reports its fallback on randsvd 1e8, 1e10 and syste
     const LinearSystem sys = with_ones(A);
     check_converged_or_reported(sys, solve(sys, beam_options(nb)), "rows scaled 1e+-30");
   }
+}
+
+TEST_CASE("beam's Woodbury correction: the formula in the factors' frames against dense FP64, and "
+          "apply() through the factors",
+          "[solver][beam]") {
+  const int n = 96, nb = 16;
+  Eigen::MatrixXd A = uniform(n, 51) + 4.0 * Eigen::MatrixXd::Identity(n, n);
+  A.block(0, 0, nb, nb).setZero();
+  const cpu::BeamAttempt t = cpu::try_factorize_beam(A, Variant::fp32_simt, nb, GemmOptions{});
+  REQUIRE(t.factors.has_value());
+  REQUIRE(t.modifications.size() == static_cast<std::size_t>(nb));  // the zero block's every pivot
+  const LuFactorization& f = *t.factors;
+  // Dense FP64 of the FP32 factors: M = P^T L U; U_E, V_E as BeamWoodbury builds them (in A_s's
+  // frame); then C (M^-1 + M^-1 U_E K^-1 V_E^T M^-1) R must be A^-1, to FP64 rounding amplified
+  // by the conditioning of M and K (M is the exact matrix of the factors; the rounding of A_s
+  // to FP32 and of the LU are in M - A_s = E only where the modifications are, elsewhere
+  // within gamma_n |L||U|, so the check is against A_s rebuilt from M: A_s' = M - U_E V_E^T).
+  const Eigen::MatrixXd lu = f.lu.cast<double>();
+  const Eigen::MatrixXd L = lu.triangularView<Eigen::UnitLower>(), U = lu.triangularView<Eigen::Upper>();
+  Eigen::MatrixXd M(n, n);
+  const Eigen::MatrixXd LU = L * U;
+  for (int i = 0; i < n; ++i) M.row(f.perm[static_cast<std::size_t>(i)]) = LU.row(i);
+  const int r = static_cast<int>(t.modifications.size());
+  Eigen::MatrixXd UE = Eigen::MatrixXd::Zero(n, r), VE = Eigen::MatrixXd::Zero(n, r);
+  for (int k = 0; k < r; ++k) {
+    const cpu::BeamModification& m = t.modifications[static_cast<std::size_t>(k)];
+    UE(f.perm[static_cast<std::size_t>(m.column)], k) = m.delta;
+    VE(m.column, k) = 1.0;
+  }
+  const Eigen::MatrixXd As = M - UE * VE.transpose();  // the matrix the correction resolves
+  const Eigen::MatrixXd Minv = M.inverse();
+  const Eigen::MatrixXd K = Eigen::MatrixXd::Identity(r, r) - VE.transpose() * Minv * UE;
+  const Eigen::MatrixXd W = Minv + Minv * UE * K.inverse() * VE.transpose() * Minv;
+  const double kappa = cond_inf(As);
+  const double residual = (Eigen::MatrixXd::Identity(n, n) - W * As).cwiseAbs().rowwise().sum().maxCoeff();
+  INFO("kappa(A_s') " << kappa << ", ||I - W A_s'|| " << residual);
+  CHECK(residual <= 64 * n * kappa * kEps64);
+  // ... and A_s' is A_s up to the LU's rounding (so the correction targets the right matrix):
+  const Eigen::MatrixXd as = (f.row_scale.asDiagonal() * A * f.col_scale.asDiagonal()).cast<float>().cast<double>();
+  Eigen::MatrixXd bound(n, n);
+  for (int i = 0; i < n; ++i)
+    bound.row(f.perm[static_cast<std::size_t>(i)]) = (L.cwiseAbs() * U.cwiseAbs()).row(i);
+  CHECK(((As - as).cwiseAbs().array() <= bound.array() * (n * kU32 / (1 - n * kU32)) +
+                                             4 * kU32 * as.cwiseAbs().array()).all());
+  // apply() is that formula through the FP32 solves: with no modifications, lu_apply bit for
+  // bit; with them, the Woodbury term is added (checked in the refinement tests below)
+  std::mt19937_64 rng(52);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Eigen::MatrixXd b(n, 2);
+  for (Eigen::Index j = 0; j < b.cols(); ++j)
+    for (Eigen::Index i = 0; i < n; ++i) b(i, j) = u(rng);
+  const cpu::BeamWoodbury none(f, {});
+  CHECK(none.apply(b) == lu_apply(f, b));
+  const cpu::BeamWoodbury woodbury(f, t.modifications);
+  CHECK(woodbury.capacitance_rcond() > 0);
+  CHECK(woodbury.apply(b).allFinite());
+}
+
+TEST_CASE("beam's correction: automatic, gmres and woodbury asked for", "[solver][beam]") {
+  {  // the first diagonal block zero: rank nb = 32; automatic and gmres take GMRES-IR, woodbury Woodbury
+    const int n = 256, nb = 32;
+    Eigen::MatrixXd A = uniform(n, 61);
+    A.block(0, 0, nb, nb).setZero();
+    const LinearSystem sys = with_ones(A);
+    for (const BeamCorrection asked : {BeamCorrection::automatic, BeamCorrection::woodbury, BeamCorrection::gmres}) {
+      SolveOptions o = beam_options(nb, false);
+      o.beam_correction = asked;
+      const SolveResult r = solve(sys, o);
+      INFO(to_string(asked) << ": " << r.note);
+      CHECK(r.pivoting == Pivoting::beam);
+      CHECK(r.modifications == nb);
+      CHECK(r.converged);
+      CHECK(dsgesv_criterion(sys, r.x));
+      const BeamCorrection ran = asked == BeamCorrection::woodbury ? BeamCorrection::woodbury : BeamCorrection::gmres;
+      CHECK(r.beam_correction == ran);
+      CHECK(r.note.find(ran == BeamCorrection::gmres ? "GMRES-IR against A" : "Woodbury correction of rank 32") !=
+            std::string::npos);
+    }
+  }
+  {  // the first block zero at nb = 96: rank >= 96, both corrections (or a reported fallback)
+    const int n = 288, nb = 96;
+    Eigen::MatrixXd A = uniform(n, 62);
+    A.block(0, 0, nb, nb).setZero();
+    const LinearSystem sys = with_ones(A);
+    const SolveResult r = solve(sys, beam_options(nb));
+    INFO(r.note);
+    CHECK(r.modifications >= nb);  // the zero block's, and more where the updates leave tiny pivots
+    check_converged_or_reported(sys, r, "rank 96+, automatic");
+    if (r.pivoting == Pivoting::beam) CHECK(r.beam_correction == BeamCorrection::gmres);
+    SolveOptions o = beam_options(nb);
+    o.beam_correction = BeamCorrection::woodbury;
+    const SolveResult w = solve(sys, o);
+    check_converged_or_reported(sys, w, "rank 96+, woodbury");
+    if (w.pivoting == Pivoting::beam) CHECK(w.beam_correction == BeamCorrection::woodbury);
+  }
+  {  // no modifications: no correction, the requested refinement
+    const LinearSystem sys = generate_random_system(200, 64);
+    Eigen::MatrixXd A = sys.A + 8.0 * Eigen::MatrixXd::Identity(200, 200);
+    const LinearSystem dominant = with_ones(A);
+    const SolveResult r = solve(dominant, beam_options(32));
+    CHECK(r.modifications == 0);
+    CHECK(r.beam_correction == BeamCorrection::none);
+  }
+  CHECK(parse_beam_correction("woodbury") == BeamCorrection::woodbury);
+  CHECK(parse_beam_correction("auto") == BeamCorrection::automatic);
+  CHECK(to_string(BeamCorrection::none) == "none");
+  CHECK_THROWS_WITH(parse_beam_correction("dense"), Catch::Contains("auto, gmres, woodbury"));
 }
 
 TEST_CASE("beam on every committed system: converged, by beam or by a reported fallback", "[solver][beam]") {

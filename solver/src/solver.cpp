@@ -77,6 +77,23 @@ std::string_view to_string(Pivoting p) {
   return "partial";
 }
 
+BeamCorrection parse_beam_correction(std::string_view name) {
+  if (name == "auto") return BeamCorrection::automatic;
+  if (name == "gmres") return BeamCorrection::gmres;
+  if (name == "woodbury") return BeamCorrection::woodbury;
+  throw InvalidInput("unknown beam correction '" + std::string(name) + "' (valid: auto, gmres, woodbury)");
+}
+
+std::string_view to_string(BeamCorrection c) {
+  switch (c) {
+    case BeamCorrection::automatic: return "auto";
+    case BeamCorrection::gmres: return "gmres";
+    case BeamCorrection::woodbury: return "woodbury";
+    case BeamCorrection::none: break;
+  }
+  return "none";
+}
+
 ConditionEstimate parse_condition_estimate(std::string_view name) {
   if (name == "auto") return ConditionEstimate::automatic;
   if (name == "always") return ConditionEstimate::always;

@@ -41,6 +41,35 @@ BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int bl
   return t;
 }
 
+BeamWoodbury::BeamWoodbury(const LuFactorization& f, const std::vector<BeamModification>& modifications) : f_(f) {
+  const Eigen::Index n = f.lu.rows(), r = static_cast<Eigen::Index>(modifications.size());
+  Eigen::MatrixXd u = Eigen::MatrixXd::Zero(n, r);  // R^-1 U_E
+  for (Eigen::Index k = 0; k < r; ++k) {
+    const BeamModification& m = modifications[static_cast<std::size_t>(k)];
+    const int row = f.perm[static_cast<std::size_t>(m.column)];
+    u(row, k) = m.delta / f.row_scale[row];
+    columns_.push_back(m.column);
+  }
+  z_ = r > 0 ? lu_apply(f, u) : Eigen::MatrixXd(n, 0);
+  Eigen::MatrixXd k = Eigen::MatrixXd::Identity(r, r);
+  for (Eigen::Index i = 0; i < r; ++i) {
+    const int c = columns_[static_cast<std::size_t>(i)];
+    k.row(i) -= z_.row(c) / f.col_scale[c];
+  }
+  capacitance_.compute(k);
+  rcond_ = r > 0 ? capacitance_.rcond() : 1.0;
+}
+
+Eigen::MatrixXd BeamWoodbury::apply(const Eigen::MatrixXd& r) const {
+  Eigen::MatrixXd x = lu_apply(f_, r);
+  if (columns_.empty()) return x;
+  Eigen::MatrixXd w(static_cast<Eigen::Index>(columns_.size()), r.cols());  // V_E^T C^-1 x0
+  for (std::size_t i = 0; i < columns_.size(); ++i)
+    w.row(static_cast<Eigen::Index>(i)) = x.row(columns_[i]) / f_.col_scale[columns_[i]];
+  x += z_ * capacitance_.solve(w);
+  return x;
+}
+
 std::string beam_description(std::size_t modifications) {
   return "beam (in-block pivoting, " + std::to_string(modifications) + " modified pivot" +
          (modifications == 1 ? "" : "s") + ")";

@@ -32,4 +32,26 @@ BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int bl
 /// "beam (in-block pivoting, k modified pivots)": the note's words.
 std::string beam_description(std::size_t modifications);
 
+/// BeamCorrection::woodbury: x = A^-1 r through the factors of M = A_s + E (lu_apply, in A's
+/// frame: C M^-1 R) and the Woodbury formula for A_s = M - U_E V_E^T, where modification k
+/// (column c, delta) is E's entry (perm[c], c): U_E's column k is delta e_perm[c], V_E's e_c.
+/// Set up once: Z = C M^-1 U_E = lu_apply(f, R^-1 U_E) (r solves) and the capacitance
+/// K = I - V_E^T C^-1 Z (r x r, FP64 LU); then apply(r) = x0 + Z K^-1 (V_E^T C^-1 x0), x0 =
+/// lu_apply(f, r): one LU solve and a rank-r update.
+class BeamWoodbury {
+ public:
+  BeamWoodbury(const LuFactorization& f, const std::vector<BeamModification>& modifications);
+  Eigen::MatrixXd apply(const Eigen::MatrixXd& r) const;
+  /// The capacitance's reciprocal condition estimate (Eigen's rcond; 0 or NaN: singular, so
+  /// A_s is, or the factors cannot resolve it).
+  double capacitance_rcond() const { return rcond_; }
+
+ private:
+  const LuFactorization& f_;
+  std::vector<int> columns_;  ///< c of each modification
+  Eigen::MatrixXd z_;         ///< n x r
+  Eigen::PartialPivLU<Eigen::MatrixXd> capacitance_;
+  double rcond_ = 0;
+};
+
 }  // namespace tcsolve::cpu

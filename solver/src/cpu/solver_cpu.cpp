@@ -14,7 +14,9 @@
 // Baseline: baselines_cpu.cpp.
 #include "../solver_cpu.hpp"
 
+#include <cstdio>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -94,11 +96,14 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
                         rbt_inverse(f), f.f, detail::rbt_description(options.rbt_window), why);
 }
 
-/// beam: the LU with in-block pivoting and additive modifications, refined against A (GMRES-IR
-/// when it modified pivots: M = P^T L U differs from A_s by E of that rank, which GMRES resolves
-/// and a classical step need not). nullopt, with `why` and the modification count, when the LU
-/// breaks down or the refinement does not converge (the caller then pivots). Where E matters,
-/// the estimate's resolution check (along its vector, against A) sends it to the FP64 LU.
+/// beam: the LU with in-block pivoting and additive modifications, refined against A. Where it
+/// modified pivots (M = P^T L U differs from A_s by E of that rank, which a classical step with
+/// M alone need not resolve): GMRES-IR, or the requested refinement with the Woodbury
+/// correction (SolveOptions::beam_correction; automatic: gmres; woodbury with a singular
+/// capacitance fails the attempt). nullopt, with `why` and the modification count, when
+/// the LU breaks down or the refinement does not converge (the caller then pivots). Where E
+/// matters, the estimate's resolution check (along its vector, against A) sends it to the FP64
+/// LU.
 std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOptions& options,
                                       Clock::time_point t_start, std::string& why, int& modifications) {
   BeamAttempt t = try_factorize_beam(sys.A, options.variant, options.block_size, options.gemm, lu_hook(options));
@@ -115,11 +120,34 @@ std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOption
   res.modifications = modifications;
   res.resolved_variant = f.resolved_variant;
   SolveOptions refine = options;
-  if (modifications > 0) refine.refinement = Refinement::gmres;
   const std::string description = beam_description(t.modifications.size());
-  std::optional<SolveResult> r =
-      refine_attempt(sys, refine, t_start, std::move(res), [&](const Eigen::MatrixXd& x) { return lu_apply(f, x); },
-                     fp32_inverse(f), f, description + (modifications > 0 ? ", GMRES-IR against A" : ""), why);
+  std::string how;
+  std::optional<BeamWoodbury> woodbury;
+  if (modifications > 0) {
+    const BeamCorrection c =
+        options.beam_correction == BeamCorrection::woodbury ? BeamCorrection::woodbury : BeamCorrection::gmres;
+    if (c == BeamCorrection::woodbury) {
+      woodbury.emplace(f, t.modifications);
+      const double rcond = woodbury->capacitance_rcond();
+      if (!(rcond > std::numeric_limits<double>::epsilon())) {  // singular: A_s is, or the factors cannot resolve it
+        char text[64];
+        std::snprintf(text, sizeof text, "the Woodbury capacitance is singular (rcond %.1e)", rcond);
+        why = description + ": " + text;
+        return std::nullopt;
+      }
+    }
+    res.beam_correction = c;
+    if (c == BeamCorrection::gmres) {
+      refine.refinement = Refinement::gmres;
+      how = ", GMRES-IR against A" + how;
+    } else {
+      how = ", Woodbury correction of rank " + std::to_string(modifications);
+    }
+  }
+  std::optional<SolveResult> r = refine_attempt(
+      sys, refine, t_start, std::move(res),
+      [&](const Eigen::MatrixXd& x) { return woodbury ? woodbury->apply(x) : lu_apply(f, x); }, fp32_inverse(f), f,
+      description + how, why);
   if (!r) why = description + ": " + why;
   return r;
 }

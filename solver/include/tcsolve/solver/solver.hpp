@@ -77,8 +77,8 @@ std::string_view to_string(Refinement r);
 /// above kBeamThreshold times the largest |entry| of its block's panel (the block's columns,
 /// the rows from its first down, taken once as the block starts: one reduction per block) is
 /// replaced by that threshold with its sign, and the change recorded (A_s + E = P^T L U, E of rank SolveResult::modifications). Refined against
-/// the original A: GMRES-IR when there are modifications (the LU preconditions A, whose
-/// difference from A + E is of low rank), the requested refinement otherwise. A non-finite pivot,
+/// the original A: where there are modifications, GMRES-IR or classical refinement with a
+/// Woodbury correction (SolveOptions::beam_correction), the requested refinement otherwise. A non-finite pivot,
 /// growth of the factors beyond kBeamGrowth, or a refinement that does not converge runs the
 /// solve again with partial pivoting (SolveResult::pivoting and the note say why). The cpu
 /// backend (the reference) and the distributed solver's GPU members (their diagonal blocks
@@ -92,6 +92,22 @@ enum class Pivoting { partial, rbt, auto_, beam };
 inline constexpr double kBeamThreshold = 0x1p-12;
 /// beam's growth bound max|U| / max|A_s| (as rbt's, kRbtGrowth in butterfly.hpp: 2^20).
 inline constexpr double kBeamGrowth = 0x1p20;
+/// How beam's refinement accounts for its modifications (SolveOptions::beam_correction), where
+/// it modified pivots (M = A_s + E = P^T L U, E = U_E V_E^T of rank r = the modifications):
+///   gmres     GMRES-IR against A, preconditioned by the LU of M (GMRES resolves the low-rank
+///             difference; each outer step's cycle applies the LU several times);
+///   woodbury  classical refinement whose correction solves with A_s itself through the
+///             Woodbury formula, A_s^-1 = M^-1 + M^-1 U_E (I - V_E^T M^-1 U_E)^-1 V_E^T M^-1:
+///             r solves with the LU and an r x r FP64 LU once, then per step one LU solve and a
+///             rank-r update;
+///   automatic gmres, as measured so far: on the cpu, n = 256 with the first 32 x 32 diagonal
+///             block zero (32 modifications), woodbury converged in 9 classical steps after its
+///             32 set-up solves (41 LU solves), GMRES-IR in 5 outer steps of 13 inner ones in
+///             all (about 18); the GPU's figures may move it (issue 35);
+///   none      (results only) no modifications, so no correction: the requested refinement.
+enum class BeamCorrection { automatic, gmres, woodbury, none };
+BeamCorrection parse_beam_correction(std::string_view name);  ///< "auto" | "gmres" | "woodbury"
+std::string_view to_string(BeamCorrection c);                 ///< and "none"
 /// The default SolveOptions::rbt_window. Without pivoting, the LU of U^T A V of an n = 16384
 /// U(-1,1) system grew its factors 8e6-fold (H100, docs/benchmark-history.md, session 10): beyond what FP32
 /// factors refine. With the pivot the largest of >= 96 candidates, |l_ij| stays near 1.
@@ -323,6 +339,8 @@ struct SolveOptions {
   /// whose growth on large U(-1,1) systems exceeds what FP32 factors can refine: kRbtWindow's
   /// note).
   int rbt_window = kRbtWindow;
+  /// beam, where it modified pivots: how the refinement accounts for them (BeamCorrection).
+  BeamCorrection beam_correction = BeamCorrection::automatic;
   int max_iterations = 30;           ///< corrections x += d (GMRES-IR: outer steps, each one GMRES
                                      ///< cycle of at most min(n, 100) inner iterations)
   bool fallback = true;              ///< FP64 LU when refinement fails
@@ -422,6 +440,9 @@ struct SolveResult {
   Pivoting pivoting = Pivoting::partial;
   /// beam: the pivots its LU modified (the rank of E), whether or not beam gave x; 0 otherwise.
   int modifications = 0;
+  /// beam: the correction its refinement used (gmres or woodbury; none without modifications or
+  /// when beam did not give x).
+  BeamCorrection beam_correction = BeamCorrection::none;
   SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
                                        ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device
