@@ -32,12 +32,13 @@ void add_solver_options(po::options_description& options) {
        "attempt is counted); auto: the faster of the two by what was measured (partial for now: "
        "rbt was slower on the H100; the JSON's pivoting says what ran); beam: each pivot searched in "
        "its diagonal block only, tiny pivots modified (counted: the JSON's modifications), refined "
-       "against A (--beam-correction), partial pivoting again when that fails (cpu only for now)")
+       "against A (--beam-correction), partial pivoting again when that fails (the JSON's growth: "
+       "max|LU| / max|A_s|; on cuda with a block size of at most 512, the default capped there)")
       ("beam-correction", po::value<std::string>()->default_value("auto")->value_name("auto|gmres|woodbury"),
        "beam, where it modified pivots: gmres: GMRES-IR against A; woodbury: the refinement's "
        "corrections solve with the unmodified matrix through the Woodbury formula (one FP64 "
        "system of the modifications' rank); auto: gmres (it took fewer LU solves where measured; "
-       "the JSON's beam_correction says which ran)")
+       "the JSON's beam_correction says which ran; woodbury on the cpu backend only)")
       ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
        "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
        "(64..256); 0: no pivoting at all")
@@ -149,6 +150,8 @@ void write_solve_members(JsonWriter& w, const SolveReport& r, const std::string&
   w.field_or_null("modifications", !r.baseline && r.options.pivoting == Pivoting::beam, s.modifications);
   // beam: the correction of its modifications that ran (none without them or after a fallback)
   w.field_or_null("beam_correction", !r.baseline && r.options.pivoting == Pivoting::beam, to_string(s.beam_correction));
+  // beam: max|L U| / max|A_s| of its factors (null where it broke down before the test)
+  w.field_or_null("growth", !r.baseline && r.options.pivoting == Pivoting::beam && s.growth > 0, s.growth);
   w.key("history").begin_array();
   for (std::size_t i = 0; i < s.history.size(); ++i)
     w.begin_object().field("iteration", i).field("backward_error", s.history[i]).end_object();

@@ -305,3 +305,25 @@ TEST_CASE("factorize with beam solves whole; the distributed solver refuses beam
   CHECK(to_string(Pivoting::beam) == "beam");
   CHECK_THROWS_WITH(parse_pivoting("beams"), Catch::Contains("partial, rbt, auto, beam"));
 }
+
+TEST_CASE("beam on cuda: the default block size capped at one window, a wider one and woodbury refused",
+          "[solver][beam]") {
+  SolveOptions o = beam_options(0);
+  o.backend = Backend::cuda;
+  o.block_size = default_block_size(Backend::cuda, 32768);  // 1024: resolved from the default
+  resolve_beam_on_cuda(o, /*block_given=*/false);
+  CHECK(o.block_size == kMaxBeamBlockCuda);
+  o.block_size = 256;
+  resolve_beam_on_cuda(o, true);
+  CHECK(o.block_size == 256);
+  o.block_size = 1024;
+  CHECK_THROWS_WITH(resolve_beam_on_cuda(o, true), Catch::Contains("at most 512, got 1024"));
+  o.block_size = 512;
+  o.beam_correction = BeamCorrection::woodbury;
+  CHECK_THROWS_AS(resolve_beam_on_cuda(o, true), Unavailable);
+  SolveOptions partial = o;  // other pivotings pass untouched
+  partial.pivoting = Pivoting::partial;
+  partial.block_size = 1024;
+  resolve_beam_on_cuda(partial, true);
+  CHECK(partial.block_size == 1024);
+}

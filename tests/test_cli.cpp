@@ -637,8 +637,12 @@ TEST_CASE("solve --pivoting beam reports the pivoting that gave x and beam's mod
   const Json j = require_one_object(r);
   CHECK(j.find("pivoting")->string == "beam");
   CHECK(j.find("modifications")->number >= 0);
+  // the growth max|L U| / max|A_s| of a factorization that held: positive, within kBeamGrowth (2^20)
+  CHECK(j.find("growth")->number > 0);
+  CHECK(j.find("growth")->number <= 1048576.0);
   CHECK(contains(j.find("note")->string, "beam (in-block pivoting"));
   const CommandResult partial = run_tcsolve("solve --input '" + sys + "' --backend cpu --json");
   CHECK(require_one_object(partial).find("modifications")->type == Json::Type::null);
+  CHECK(require_one_object(partial).find("growth")->type == Json::Type::null);
   CHECK(run_tcsolve("solve --input '" + sys + "' --backend cpu --pivoting beem").exit_code == 2);
 }

@@ -263,17 +263,17 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
   options = requested;
   if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
   if (resolve_backend(options.backend) == Backend::cuda) {
-    // The device keeps A and partial pivoting's FP32 LU; the rarer paths solve whole each time.
+    // The device keeps A and partial pivoting's FP32 LU; the rarer paths (rbt, beam) solve whole each time.
     options.backend = Backend::cuda;
     st->cuda = true;
+    const bool block_given = options.block_size != 0;
     if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, A.rows());
     options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, static_cast<int>(A.rows()));
+    resolve_beam_on_cuda(options, block_given);
     st->A = std::move(sys.A);
     st->prescale = st->max_abs_a < detail::kPrescaleBelow;
     st->fp64 = uses_fp64_lu(options, Backend::cuda, A.rows());
-    if (options.pivoting == Pivoting::beam)
-      throw Unavailable("pivoting beam on cuda: not yet (the cpu backend has it: --backend cpu)");
-    if (!st->prescale && !st->fp64 && options.pivoting != Pivoting::rbt) {
+    if (!st->prescale && !st->fp64 && options.pivoting != Pivoting::rbt && options.pivoting != Pivoting::beam) {
       st->gpu = cuda::factorize_kept(st->A, options);
       st->f.resolved_variant = cuda::resolved_variant(*st->gpu);
     }

@@ -141,6 +141,17 @@ int default_block_size(Backend backend, std::int64_t n) {
   return n >= kLargeBlockFromCuda ? kLargeBlockSizeCuda : kDefaultBlockSizeCuda;
 }
 
+void resolve_beam_on_cuda(SolveOptions& options, bool block_given) {
+  if (options.pivoting != Pivoting::beam) return;
+  if (options.beam_correction == BeamCorrection::woodbury)
+    throw Unavailable("beam's woodbury correction on cuda: not yet (auto and gmres are; the cpu backend has it)");
+  if (options.block_size <= kMaxBeamBlockCuda) return;
+  if (block_given)
+    throw InvalidInput("pivoting beam on cuda takes a block size of at most " + std::to_string(kMaxBeamBlockCuda) +
+                       ", got " + std::to_string(options.block_size));
+  options.block_size = kMaxBeamBlockCuda;
+}
+
 int fp64_below_default(Backend backend) { return resolve_backend(backend) == Backend::cuda ? kFp64BelowCuda : 0; }
 
 bool uses_fp64_lu(const SolveOptions& options, Backend backend, std::int64_t n) {
@@ -167,12 +178,12 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   }
   SolveOptions options = requested;
   if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
+  const bool block_given = options.block_size != 0;
   if (options.block_size == 0) options.block_size = default_block_size(options.backend, sys.A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
-    if (options.pivoting == Pivoting::beam)
-      throw Unavailable("pivoting beam on cuda: not yet (the cpu backend has it: --backend cpu)");
+    resolve_beam_on_cuda(options, block_given);
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;
@@ -212,13 +223,12 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
                        ", ldx = " + std::to_string(ldx) + " too small for n = " + std::to_string(v.n) +
                        ", nrhs = " + std::to_string(v.nrhs));
   if (!v.A || !v.B || !X) throw InvalidInput("solve_device: A, B and X must not be null");
-  if (requested.pivoting == Pivoting::beam)
-    throw Unavailable("pivoting beam on one GPU: not yet (the cpu backend has it, and the distributed solver's "
-                      "GPU members: --gpus)");
   SolveOptions options = requested;
   options.backend = Backend::cuda;
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);
+  const bool block_given = options.block_size != 0;
   if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, v.n);
+  resolve_beam_on_cuda(options, block_given);
   SolveResult r = cuda::solve_device(v, X, ldx, options);
   r.block_size = options.block_size;
   return r;

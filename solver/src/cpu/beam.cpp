@@ -2,9 +2,10 @@
 #include "beam.hpp"
 
 #include <cmath>
-#include <cstdio>
+#include <limits>
 #include <string>
 
+#include "../beam_rules.hpp"
 #include "../input_checks.hpp"
 
 namespace tcsolve::cpu {
@@ -25,18 +26,12 @@ BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int bl
   t.threshold = static_cast<double>(static_cast<float>(kBeamThreshold * a_max));
   const int stopped = factorize_beam_lu(f.lu, f.perm, variant, block_size, gemm, f.resolved_variant,
                                         static_cast<float>(t.threshold), t.modifications, after_block);
-  if (stopped >= 0) {
-    t.breakdown = "a non-finite pivot in column " + std::to_string(stopped + 1) + " of beam's LU";
-    return t;
-  }
-  const double growth = static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max;
-  if (!f.lu.allFinite() || !(growth <= kBeamGrowth)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1e", growth);
-    t.breakdown = std::string("growth ") + text + " of beam's factors (" + std::to_string(t.modifications.size()) +
-                  " modified pivots)";
-    return t;
-  }
+  const double growth = stopped >= 0 ? 0.0
+                       : f.lu.allFinite() ? static_cast<double>(f.lu.cwiseAbs().maxCoeff()) / a_max
+                                          : std::numeric_limits<double>::quiet_NaN();
+  t.growth = growth;
+  t.breakdown = detail::beam_breakdown(stopped, growth, t.modifications.size());
+  if (!t.breakdown.empty()) return t;
   t.factors = std::move(f);
   return t;
 }
@@ -68,11 +63,6 @@ Eigen::MatrixXd BeamWoodbury::apply(const Eigen::MatrixXd& r) const {
     w.row(static_cast<Eigen::Index>(i)) = x.row(columns_[i]) / f_.col_scale[columns_[i]];
   x += z_ * capacitance_.solve(w);
   return x;
-}
-
-std::string beam_description(std::size_t modifications) {
-  return "beam (in-block pivoting, " + std::to_string(modifications) + " modified pivot" +
-         (modifications == 1 ? "" : "s") + ")";
 }
 
 }  // namespace tcsolve::cpu

@@ -20,6 +20,7 @@ struct BeamAttempt {
   std::optional<LuFactorization> factors;
   std::vector<BeamModification> modifications;  ///< E: one entry per modified pivot
   double threshold = 0;  ///< the threshold of a zero panel's pivots, kBeamThreshold max|A_s|
+  double growth = 0;     ///< max|L U| / max|A_s| (0: not measured, the LU stopped first)
   std::string breakdown;  ///< why there are no factors ("a non-finite pivot in column 17", "growth 3e7")
 };
 
@@ -29,8 +30,6 @@ struct BeamAttempt {
 BeamAttempt try_factorize_beam(const Eigen::MatrixXd& A, Variant variant, int block_size, const GemmOptions& gemm,
                                const BlockHook& after_block = {});
 
-/// "beam (in-block pivoting, k modified pivots)": the note's words.
-std::string beam_description(std::size_t modifications);
 
 /// BeamCorrection::woodbury: x = A^-1 r through the factors of M = A_s + E (lu_apply, in A's
 /// frame: C M^-1 R) and the Woodbury formula for A_s = M - U_E V_E^T, where modification k

@@ -26,6 +26,7 @@
 #include "../input_checks.hpp"
 #include "../refinement_rules.hpp"
 #include "../scaled_norm.hpp"
+#include "../beam_rules.hpp"
 #include "beam.hpp"
 #include "blocked_lu.hpp"
 #include "fp64_lu.hpp"
@@ -105,9 +106,11 @@ std::optional<SolveResult> solve_rbt(const LinearSystem& sys, const SolveOptions
 /// matters, the estimate's resolution check (along its vector, against A) sends it to the FP64
 /// LU.
 std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOptions& options,
-                                      Clock::time_point t_start, std::string& why, int& modifications) {
+                                      Clock::time_point t_start, std::string& why, int& modifications,
+                                      double& growth) {
   BeamAttempt t = try_factorize_beam(sys.A, options.variant, options.block_size, options.gemm, lu_hook(options));
   modifications = static_cast<int>(t.modifications.size());
+  growth = t.growth;
   if (!t.factors) {
     why = "beam: " + t.breakdown;
     return std::nullopt;
@@ -118,9 +121,10 @@ std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOption
   res.block_size = options.block_size;
   res.pivoting = Pivoting::beam;
   res.modifications = modifications;
+  res.growth = growth;
   res.resolved_variant = f.resolved_variant;
   SolveOptions refine = options;
-  const std::string description = beam_description(t.modifications.size());
+  const std::string description = detail::beam_description(t.modifications.size());
   std::string how;
   std::optional<BeamWoodbury> woodbury;
   if (modifications > 0) {
@@ -259,9 +263,12 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& options, Clock::t
   if (options.pivoting == Pivoting::beam) {
     std::string why;
     int modifications = 0;
-    if (std::optional<SolveResult> r = solve_beam(sys, options, t_start, why, modifications)) return std::move(*r);
+    double growth = 0;
+    if (std::optional<SolveResult> r = solve_beam(sys, options, t_start, why, modifications, growth))
+      return std::move(*r);
     SolveResult res = solve_partial(sys, options, t_start);
     res.modifications = modifications;
+    res.growth = growth;
     res.note = why + "; partial pivoting used: " + res.note;
     return res;
   }

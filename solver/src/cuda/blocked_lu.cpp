@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "../beam_rules.hpp"
 #include "../refinement_rules.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
@@ -64,6 +65,7 @@
 namespace tcsolve::cuda {
 namespace {
 
+static_assert(kernels::kMaxBeamWindow == kMaxBeamBlockCuda, "beam's block: one window's rows");
 static_assert(kernels::kMaxLeafWidth == detail::kRbtLeafWidth,
               "rbt's windows start at the cpu reference's leaves (butterfly.hpp)");
 
@@ -104,14 +106,15 @@ class BlockedLu {
         a_(f.lu.data()),
         ld_(f.order),
         window_(f.rbt ? f.rbt->window : -1),
+        beam_(f.beam),
         pivot_(window_ != 0),
         leaf_variant_{run.plan.leaf_chunk, run.plan.leaf_ahead, leaf_copies(run.plan.leaf_copies)},
         // CudaLuPlan::Leaf::tournament: leaf_tournament.cu's leaves where that kernel runs
-        tournament_(window_ < 0 && run.plan.leaf == CudaLuPlan::Leaf::tournament &&
+        tournament_(window_ < 0 && !beam_ && run.plan.leaf == CudaLuPlan::Leaf::tournament &&
                     kernels::tournament_leaf_width(f.order) > 0),
         // CudaLuPlan::Leaf::cusolver: cuSOLVER's leaves even where the cluster kernel runs;
         // rbt: leaf_rbt.cu's leaves of kMaxLeafWidth
-        leaf_(window_ >= 0 || tournament_
+        leaf_(window_ >= 0 || tournament_ || beam_
                   ? kernels::kMaxLeafWidth
                   : (run.plan.leaf == CudaLuPlan::Leaf::cusolver ? 0 : kernels::leaf_width(f.order, leaf_variant_))),
         pairs_(kernels::interchange_scratch_ints(kernels::kMaxLeafWidth)),
@@ -132,7 +135,7 @@ class BlockedLu {
       run_.plan.leaf = CudaLuPlan::Leaf::cluster;  // reported: the tournament kernel cannot run for this n
     // leaf_width block: the cluster kernel for the blocks whose rows it holds, even where the
     // first blocks have too many (below: cuSOLVER's buffers for those)
-    by_block_ = !tournament_ && window_ < 0 && run.plan.leaf == CudaLuPlan::Leaf::cluster &&
+    by_block_ = !tournament_ && window_ < 0 && !beam_ && run.plan.leaf == CudaLuPlan::Leaf::cluster &&
                 run.plan.leaf_width == CudaLuPlan::LeafWidth::block;
     if (leaf_ == 0) {
       const int w = std::min(kernels::kMaxLeafWidth, n_);
@@ -163,6 +166,11 @@ class BlockedLu {
 
   /// rbt: the tiny-pivot threshold of the leaves.
   void set_tiny(float tiny) { tiny_ = tiny; }
+  /// beam: the threshold of a zero block panel's pivots (the cpu's fp32(kBeamThreshold max|A_s|)).
+  void set_beam_zero_panel(float tiny) {
+    beam_zero_tiny_ = tiny;
+    device_memset(beam_count_.data(), 0, sizeof(int), run_.stream);
+  }
 
   /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
   /// read back (the device is idle afterwards).
@@ -432,7 +440,41 @@ class BlockedLu {
       const auto timed = host_.time(HostTimes::swap);
       kernels::reset_origin(panel_, origin_.data(), c0, n_);
     }
+    if (beam_)  // the block's threshold: its panel's largest |entry|, rows c0..n-1 (the cpu's)
+      kernels::block_max_abs(panel_, a_, ld_, c0, n_, c0, w, beam_max_.data());
     factor_columns(c0, w);
+    if (beam_ && c0 + w < n_) {  // the rows below the diagonal block: L21 = A21 U11^-1
+      if (detail_) mark("panel_l21");
+      const auto timed = host_.time(HostTimes::join);
+      l21(c0, w, c0 + w, n_ - c0 - w);
+    }
+  }
+
+  /// The rows the block's panel factors: all below it, or (beam) its diagonal block's.
+  int row_end() const { return beam_ ? block_hi_ : n_; }
+
+  /// beam: L21 = A21 U11^-1 for the rows x0.. x0 + rows of the block of w columns at c0; in T's
+  /// terms U11^T X = T(c0.., x0..), U11^T lower triangular, non-unit (w x w): halves of it
+  /// recursively, the off-diagonal product through join_variant_ where the plan's
+  /// trsm_products says (else SGEMM), cublasStrsm on diagonal blocks of kTrsmLeaf.
+  void l21(int c0, int w, int x0, int rows) {
+    const float one = 1.0f, minus_one = -1.0f;
+    if (w <= kTrsmLeaf) {
+      TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                       CUBLAS_DIAG_NON_UNIT, w, rows, &one, t(c0, c0), ld_, t(c0, x0), ld_));
+      return;
+    }
+    const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
+    l21(c0, w1, x0, rows);
+    // X2 = L22^-1 (B2 - L21 X1): T(c0 + w1.., c0..) is w2 x w1, X1 = T(c0.., x0..) w1 x rows
+    if (by_variant(run_.plan.trsm_products, w1, rows)) {
+      Context& ctx = lookahead_ != nullptr && panel_ == lookahead_->streams.panel ? *lookahead_->join_gemm : run_.ctx;
+      variant_product(ctx, w2, rows, w1, t(c0 + w1, c0), ld_, t(c0, x0), ld_, t(c0 + w1, x0), ld_);
+    } else {
+      TCSOLVE_CUBLAS_CHECK(cublasSgemm(panel_blas_, CUBLAS_OP_N, CUBLAS_OP_N, w2, rows, w1, &minus_one,
+                                       t(c0 + w1, c0), ld_, t(c0, x0), ld_, &one, t(c0 + w1, x0), ld_));
+    }
+    l21(c0 + w1, w2, x0, rows);
   }
 
   /// Whether a product inside the panel (`choice`: CudaLuPlan::joins) or inside U12's TRSM
@@ -473,7 +515,7 @@ class BlockedLu {
       if (plain_trsm_ || !kernels::trsm_lower_unit(panel_, t(c0, c0), t(c0 + w1, c0), ld_, w1, w2))
         TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                          CUBLAS_DIAG_UNIT, w2, w1, &one, t(c0, c0), ld_, t(c0 + w1, c0), ld_));
-      const int rows = n_ - c0 - w1;
+      const int rows = row_end() - c0 - w1;
       if (by_variant(run_.plan.joins, w1, rows)) {  // on the tensor cores (CudaLuPlan::joins)
         Context& ctx = lookahead_ != nullptr && panel_ == lookahead_->streams.panel ? *lookahead_->join_gemm : run_.ctx;
         variant_product(ctx, w2, rows, w1, t(c0 + w1, c0), ld_, t(c0, c0 + w1), ld_, t(c0 + w1, c0 + w1), ld_);
@@ -526,6 +568,17 @@ class BlockedLu {
   void finish() {
     f_.perm_host = f_.perm.download(run_.stream);
     finish_reports();
+    if (beam_) {  // the modifications, in the order the leaves made them (by column)
+      const int count = beam_count_.download(run_.stream)[0];
+      const int kept = std::min(count, n_);
+      const std::vector<int> columns = beam_columns_.download(run_.stream);
+      const std::vector<double> deltas = beam_deltas_.download(run_.stream);
+      f_.modifications.clear();
+      for (int i = 0; i < kept; ++i)
+        f_.modifications.push_back({columns[static_cast<std::size_t>(i)], deltas[static_cast<std::size_t>(i)]});
+      std::sort(f_.modifications.begin(), f_.modifications.end(),
+                [](const DeviceLu::Modification& x, const DeviceLu::Modification& y) { return x.column < y.column; });
+    }
   }
 
   /// The leaves' zero-pivot reports into f_.zero_pivot (reads them back on run_.stream).
@@ -542,6 +595,18 @@ class BlockedLu {
 
   void factor_leaf(int c0, int w) {
     if (detail_) mark("panel");
+    if (beam_) {  // one CTA over the diagonal block's rows from c0; its moves in the block's other columns
+      {
+        const auto timed = host_.time(HostTimes::leaf);
+        kernels::factor_beam_window(panel_, a_, ld_, c0, w, block_hi_ - c0, beam_max_.data(), kBeamThreshold,
+                                    beam_zero_tiny_, pairs_.data(), infos_.data(),
+                                    {beam_count_.data(), beam_columns_.data(), beam_deltas_.data(), n_});
+      }
+      if (detail_) mark("swap");
+      const auto timed = host_.time(HostTimes::swap);
+      kernels::apply_row_pairs_in_block(panel_, a_, ld_, c0, w, block_lo_, block_hi_, pairs_.data(), origin_.data());
+      return;
+    }
     if (window_ >= 0) {  // rbt: the window's search only; a tiny pivot is reported in infos_[0]
       {
         const auto timed = host_.time(HostTimes::leaf);
@@ -601,6 +666,7 @@ class BlockedLu {
   float* a_;
   int ld_;  ///< a_'s leading dimension: n_, or factor_external's
   int window_;  ///< rbt: its pivot window (0: no pivoting); -1: partial pivoting (not rbt)
+  bool beam_;   ///< beam's in-block pivoting (DeviceLu::beam)
   bool pivot_;  ///< rows are interchanged (partial pivoting, or rbt's windowed pivoting)
   float tiny_ = 0;  ///< rbt: a pivot not above this in magnitude is reported
   kernels::LeafVariant leaf_variant_;  ///< CudaLuPlan::leaf_chunk, leaf_ahead
@@ -632,6 +698,12 @@ class BlockedLu {
   Variant join_variant_ = Variant::fp32_simt;  ///< the joins' variant (CudaLuPlan::joins): run()'s
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
   const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
+  // beam: the block panel's largest |entry| (bits), the zero panel's threshold, the modifications
+  DeviceBuffer<unsigned> beam_max_{std::vector<unsigned>{0}};
+  float beam_zero_tiny_ = 0;
+  DeviceBuffer<int> beam_count_{std::vector<int>{0}};
+  DeviceBuffer<int> beam_columns_{static_cast<std::size_t>(beam_ ? n_ : 1)};
+  DeviceBuffer<double> beam_deltas_{static_cast<std::size_t>(beam_ ? n_ : 1)};
   int convert_c0_ = 0;
 };
 
@@ -786,6 +858,64 @@ DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, i
     }
     clock.mark(nullptr);
     f.breakdown = detail::rbt_breakdown(f.zero_pivot, growth);
+    if (f.breakdown.empty()) prepare_solves(run, f, clock);
+    return f;
+  }
+}
+
+DeviceLu factorize_beam(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock) {
+  const int nb = std::max(block_size, 1);
+  if (nb > kernels::kMaxBeamWindow)
+    throw InvalidInput("pivoting beam on a GPU takes a block size of at most " +
+                       std::to_string(kernels::kMaxBeamWindow) + ", got " + std::to_string(nb));
+  const bool fp16_only = variant == Variant::auto_ && run.plan.auto_paths != CudaLuPlan::AutoPaths::both;
+  const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;
+  for (int attempt = 0;; ++attempt) {
+    const int n = s.n;
+    DeviceLu f;
+    f.n = n;
+    f.order = n;
+    f.beam = true;
+    f.lu = DeviceBuffer<float>(elements(n, n));
+    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
+    f.resolved = variant;
+    DeviceBuffer<unsigned> max_bits(1);
+    clock.mark("equilibrate");
+    {
+      DeviceBuffer<double> workspace(kernels::equilibrate_workspace_doubles(n));
+      DeviceBuffer<double> norm(1);
+      kernels::equilibrate_rows(run.stream, s.a.data(), n, f.row_scale.data(), norm.data(), workspace.data());
+      kernels::equilibrate_columns(run.stream, s.a.data(), n, f.row_scale.data(), f.col_scale.data(), f.lu.data(), 0,
+                                   n, f.col_sum.data());
+      kernels::max_abs(run.stream, f.lu.data(), f.lu.size(), max_bits.data());
+      f.norm_a = norm.download(run.stream)[0];
+    }
+    clock.mark(nullptr);
+    float a_max = 0;
+    {
+      const unsigned bits = max_bits.download(run.stream)[0];
+      std::memcpy(&a_max, &bits, sizeof a_max);
+    }
+    BlockedLu lu(run, f, clock);
+    // the cpu's zero-panel threshold: fp32(kBeamThreshold max|A_s|)
+    lu.set_beam_zero_panel(static_cast<float>(kBeamThreshold * static_cast<double>(a_max)));
+    lu.run(nb, variant, fp16_only && attempt == 0);
+    if (lu.tf32_skipped() || (retry && attempt == 0)) continue;
+    if (attempt > 0)
+      f.note += (f.note.empty() ? "" : "; ") +
+                std::string("auto: a trailing update chose TF32, factorization repeated with both paths");
+    clock.mark("growth");
+    if (f.zero_pivot < 0) {
+      kernels::max_abs(run.stream, f.lu.data(), f.lu.size(), max_bits.data());
+      const unsigned lu_bits = max_bits.download(run.stream)[0];
+      float lu_max = 0;
+      std::memcpy(&lu_max, &lu_bits, sizeof lu_max);
+      f.growth = a_max > 0 ? static_cast<double>(lu_max) / static_cast<double>(a_max) : 0.0;
+    }
+    clock.mark(nullptr);
+    f.breakdown = detail::beam_breakdown(f.zero_pivot, f.growth, f.modifications.size());
     if (f.breakdown.empty()) prepare_solves(run, f, clock);
     return f;
   }

@@ -51,8 +51,17 @@ struct DeviceLu {
   /// rbt: the butterflies; lu then holds the factors of P A_r (windowed pivoting; without it
   /// perm is the identity).
   std::optional<DeviceButterflies> rbt;
-  /// rbt: why the LU without pivoting broke down (a tiny pivot, growth), empty when it did not.
+  /// rbt, beam: why the LU broke down (a tiny or non-finite pivot, growth), empty when it did not.
   std::string breakdown;
+  /// beam (factorize_beam): the pivots searched in each diagonal block's rows only, tiny ones
+  /// modified: lu holds the factors of P (A_s + E) with E's entries at (perm[column], column).
+  bool beam = false;
+  struct Modification {
+    int column;    ///< 0-based
+    double delta;  ///< the new pivot minus the old
+  };
+  std::vector<Modification> modifications;  ///< beam: E
+  double growth = 0;  ///< rbt, beam: max|L U| / max|A_s| (0 where not measured)
   Variant resolved = Variant::fp32_simt;
   CudaKernels kernels = CudaKernels::automatic;  ///< the first trailing update's GemmInfo::kernels
   std::string note;  ///< the first trailing update's GemmInfo note; the leaf path
@@ -74,6 +83,16 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
 /// "equilibrate" (R, C), "butterfly" (the transform), then the LU's, and "growth".
 DeviceLu factorize_rbt(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, std::uint64_t seed,
                        int window, PhaseClock& clock);
+
+/// beam (Pivoting::beam): the full equilibration (all of A_s first: max|A_s| sets a zero panel's
+/// threshold and the growth test) and the blocked LU with in-block pivoting (BlockedLu's beam
+/// mode: each block's panel over its nb diagonal rows only, by leaf_rbt.cu's beam windows, the
+/// same joins; L21 = A21 U11^-1 below it by a recursive TRSM whose products run through the
+/// variant where the plan's trsm_products says; the same permutation moves, U12, trailing
+/// updates and look-ahead as factorize()); then the cpu's breakdown tests (beam_rules.hpp) set
+/// `breakdown`, the modifications and the growth are read back. block_size at most
+/// kernels::kMaxBeamWindow. Phases "equilibrate", the LU's, "growth".
+DeviceLu factorize_beam(DeviceRun& run, const DeviceSystem& s, Variant variant, int block_size, PhaseClock& clock);
 
 /// max |u_ii| / min |u_ii| of the FP32 factors' U (detail::pivot_span: inf for a zero pivot),
 /// read back through one strided copy of the diagonal (SolveOptions::condition_estimate's

@@ -112,6 +112,33 @@ void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int
                        int* info);
 void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window);
 
+/// Most rows of a beam window (factor_beam_window): beam's block size on the GPU at most this.
+inline constexpr int kMaxBeamWindow = 512;
+
+/// beam's modified pivots (device): *count (the caller zeroes it) counts them; the first
+/// `capacity` go to columns[i] (global, 0-based) and deltas[i] (new minus old pivot, in FP64).
+struct BeamModificationList {
+  int* count = nullptr;
+  int* columns = nullptr;
+  double* deltas = nullptr;
+  int capacity = 0;
+};
+
+/// beam's leaf (Pivoting::beam; cpu/blocked_lu.cpp's factorize_beam_lu is the reference): the
+/// leaf's columns c0..c0+w-1 over `rows` rows from c0 (its diagonal block's rows from c0 down,
+/// w <= rows <= kMaxBeamWindow) of the row-major a, factored by one CTA with pivots searched in
+/// those rows only (the first largest magnitude), the rows exchanged in the leaf's columns only,
+/// the window's permutation to `pairs` as factor_rbt_window's. A pivot not above the block's
+/// threshold, fp32(factor max) with max the float of *block_max_bits (block_max_abs; factor:
+/// kBeamThreshold; zero_panel_tiny where max is 0), becomes that threshold with its sign (0: +), recorded in
+/// `list`; a non-finite candidate sets *info = its 1-based global column when *info is 0.
+void factor_beam_window(CUstream_st* stream, float* a, int ld, int c0, int w, int rows, const unsigned* block_max_bits,
+                        double factor, float zero_panel_tiny, int* pairs, int* info, BeamModificationList list);
+
+/// *bits = the bits of max |a(r, c)| over rows [r0, r1) and columns [c0, c0 + w) of the
+/// row-major a (zeroed first; a NaN gives NaN's bits).
+void block_max_abs(CUstream_st* stream, const float* a, int ld, int r0, int r1, int c0, int w, unsigned* bits);
+
 // --- butterfly.cu ------------------------------------------------------------------------------
 
 /// The rbt transform A_r = fp32(U^T [R A C 0; 0 I] V) (butterfly.hpp; bitwise the host's

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "../beam_rules.hpp"
 #include "../condition.hpp"
 #include "../host_clock.hpp"
 #include "../input_checks.hpp"
@@ -251,31 +252,97 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
   return res;
 }
 
-/// The story of a GPU solve of the system s already on the device: rbt first when asked (and
-/// partial pivoting after it when it fails, its time counted in the total and as the phase
-/// "rbt_attempt", its phases as "rbt_<phase>"), else partial pivoting.
+/// beam: the LU with in-block pivoting and modified tiny pivots (factorize_beam), refined
+/// against A: GMRES-IR where it modified pivots (the LU is that of A_s + E; the cpu's automatic
+/// correction), the requested refinement otherwise; nullopt, with `why` and the modification
+/// count, when the LU breaks down or the refinement does not converge (the caller then pivots).
+/// No FP64 fallback here: partial pivoting is beam's fallback.
+std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
+                                      const LinearSystem& meta, const SolveOptions& options, PhaseClock& clock,
+                                      std::string& why, int& modifications, double& growth) {
+  SolveResult res;
+  res.pivoting = Pivoting::beam;
+  clock.reserve(4 * (static_cast<std::size_t>(s.n) / 16 + 64));
+  run.synchronize();
+  const auto t_start = Clock::now();
+  const DeviceLu f = factorize_beam(run, s, options.variant, options.block_size, clock);
+  const auto t_factored = Clock::now();  // factorize_beam() ends with read-backs: the stream is idle
+  modifications = static_cast<int>(f.modifications.size());
+  const std::string description = detail::beam_description(f.modifications.size());
+  growth = f.growth;
+  if (!f.breakdown.empty()) {
+    why = "beam: " + f.breakdown;
+    return std::nullopt;
+  }
+  report_factorization(run, f, res);
+  res.modifications = modifications;
+  res.growth = f.growth;
+  SolveOptions refine = options;
+  std::string how;
+  if (modifications > 0) {
+    refine.refinement = Refinement::gmres;
+    res.beam_correction = BeamCorrection::gmres;
+    how = ", GMRES-IR against A";
+  }
+  DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), refine.refinement, clock);
+  refinement.initial_solve();
+  detail::refinement_loop(refine.max_iterations, refinement, res, refine.refinement == Refinement::auto_,
+                          detail::refinement_step_hook(refine));
+  if (refine.refinement == Refinement::gmres || res.gmres_from >= 0)
+    res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
+  if (!res.converged) {
+    why = description + ": refinement did not converge (" + res.note + ")";
+    return std::nullopt;
+  }
+  res.note = description + how + "; " + res.note;
+  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s))) {
+    const HostScales scales(run, f);
+    std::optional<DeviceFp64Lu> lu64;
+    estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {
+      if (!lu64) lu64.emplace(run, host_a, s, f);
+      return *lu64;
+    }, clock, res);
+  }
+  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
+  return res;
+}
+
+/// The story of a GPU solve of the system s already on the device: rbt or beam first when asked
+/// (and partial pivoting after it when it fails, its time counted in the total and as the phase
+/// "rbt_attempt" or "beam_attempt", its phases as "rbt_<phase>" or "beam_<phase>"), else partial
+/// pivoting.
 SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
                             const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
                             PhaseClock& clock) {
   if (uses_fp64_lu(options, Backend::cuda, s.n))
     return solve_fp64(run, s, transfer, host_a, host_b, meta, options, clock);
-  if (options.pivoting != Pivoting::rbt)
+  if (options.pivoting != Pivoting::rbt && options.pivoting != Pivoting::beam)
     return solve_partial(run, s, transfer, host_a, host_b, meta, options, clock);
+  const bool beam = options.pivoting == Pivoting::beam;
+  const std::string name = beam ? "beam" : "rbt";
   std::string why;
+  int modifications = 0;
+  double growth = 0;
   run.synchronize();
   const auto t = Clock::now();
-  if (std::optional<SolveResult> r = solve_rbt(run, s, transfer, host_a, meta, options, clock, why))
+  if (std::optional<SolveResult> r =
+          beam ? solve_beam(run, s, transfer, host_a, meta, options, clock, why, modifications, growth)
+               : solve_rbt(run, s, transfer, host_a, meta, options, clock, why))
     return std::move(*r);
   run.synchronize();
   const double attempt = seconds(t, Clock::now());
   std::vector<std::pair<std::string, double>> attempt_phases = clock.totals();
   PhaseClock partial_clock(clock.enabled(), run.stream);
   SolveResult res = solve_partial(run, s, transfer, host_a, host_b, meta, options, partial_clock);
-  res.note = "rbt: " + why + "; partial pivoting used: " + res.note;
+  res.note = (beam ? why : name + ": " + why) + "; partial pivoting used: " + res.note;
+  if (beam) {
+    res.modifications = modifications;
+    res.growth = growth;
+  }
   res.time_s.factorization += attempt;
   res.time_s.total += attempt;
-  res.time_s.phases.emplace_back("rbt_attempt", attempt);
-  for (auto& [name, seconds_] : attempt_phases) res.time_s.phases.emplace_back("rbt_" + name, seconds_);
+  res.time_s.phases.emplace_back(name + "_attempt", attempt);
+  for (auto& [phase, seconds_] : attempt_phases) res.time_s.phases.emplace_back(name + "_" + phase, seconds_);
   return res;
 }
 

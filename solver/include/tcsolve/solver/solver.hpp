@@ -163,6 +163,16 @@ inline constexpr int kLargeBlockFromCuda = 24576;
 /// resolves first).
 int default_block_size(Backend backend, std::int64_t n = 0);
 
+/// Pivoting::beam on cuda: the largest block size (one CTA factors a leaf's diagonal rows, a
+/// thread per row). resolve_beam_on_cuda: beam with the default block size takes at most this;
+/// a larger one given is refused.
+inline constexpr int kMaxBeamBlockCuda = 512;
+/// For beam on cuda (other pivotings pass): Unavailable for the woodbury correction (not on
+/// cuda yet); block_size (resolved) capped at kMaxBeamBlockCuda where it was the default
+/// (`block_given` false), InvalidInput where a larger one was given.
+struct SolveOptions;
+void resolve_beam_on_cuda(SolveOptions& options, bool block_given);
+
 /// The cuda default of SolveOptions::fp64_below: auto solves n < 2048 by the FP64 LU. Measured
 /// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23, calls b and c; `tcsolve solve
 /// --warmup`, U(-1,1) seed 1, the FP64 LU path with its solves on the device, no condition
@@ -443,6 +453,9 @@ struct SolveResult {
   /// beam: the correction its refinement used (gmres or woodbury; none without modifications or
   /// when beam did not give x).
   BeamCorrection beam_correction = BeamCorrection::none;
+  /// beam: the growth of its factors, max|L U| / max|A_s| (whether or not beam gave x; 0 where
+  /// it broke down before the test, and for the other pivotings).
+  double growth = 0;
   SolveTimes time_s;                   ///< factorization includes equilibration, refinement the fallback
                                        ///< and the condition estimate;
                                        ///< cuda: device times with A and b already on the device
