@@ -3,8 +3,6 @@
 
 #include <cstdio>
 
-#include "tcsolve/solver/solver.hpp"
-
 namespace tcsolve::detail {
 
 std::string beam_description(std::size_t modifications) {
@@ -19,6 +17,11 @@ std::string beam_breakdown(int nonfinite_column, double growth, std::size_t modi
   char text[32];
   std::snprintf(text, sizeof text, "%.1e", growth);
   return std::string("growth ") + text + " of beam's factors (" + std::to_string(modifications) + " modified pivots)";
+}
+
+Refinement beam_refinement(Refinement requested, std::size_t modifications, BeamCorrection correction) {
+  if (modifications > 0) return correction == BeamCorrection::woodbury ? requested : Refinement::gmres;
+  return requested == Refinement::classical ? Refinement::auto_ : requested;
 }
 
 }  // namespace tcsolve::detail

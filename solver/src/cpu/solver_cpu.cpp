@@ -142,12 +142,12 @@ std::optional<SolveResult> solve_beam(const LinearSystem& sys, const SolveOption
     }
     res.beam_correction = c;
     if (c == BeamCorrection::gmres) {
-      refine.refinement = Refinement::gmres;
       how = ", GMRES-IR against A" + how;
     } else {
       how = ", Woodbury correction of rank " + std::to_string(modifications);
     }
   }
+  refine.refinement = detail::beam_refinement(options.refinement, t.modifications.size(), options.beam_correction);
   std::optional<SolveResult> r = refine_attempt(
       sys, refine, t_start, std::move(res),
       [&](const Eigen::MatrixXd& x) { return woodbury ? woodbury->apply(x) : lu_apply(f, x); }, fp32_inverse(f), f,

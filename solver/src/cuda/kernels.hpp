@@ -1,4 +1,4 @@
-// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu,
+// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu, leaf_beam.cu,
 // butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
@@ -111,6 +111,8 @@ int rbt_window_rows(int n, int c0, int w, int window);
 void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window, float tiny, int* pairs,
                        int* info);
 void factor_rbt_below(CUstream_st* stream, float* a, int ld, int n, int c0, int w, int window);
+
+// --- leaf_beam.cu ------------------------------------------------------------------------------
 
 /// Most rows of a beam window (factor_beam_window): beam's block size on the GPU at most this.
 inline constexpr int kMaxBeamWindow = 512;

@@ -1,6 +1,6 @@
-// The windowed leaves of rbt's and beam's LUs (blocked_lu.cpp's recursive panels end in them;
-// cpu/blocked_lu.cpp's factorize_rbt_lu and factorize_beam_lu are the references).
-// rbt: columns c0..c0+w-1 (w <= 32), rows c0..n-1 of the ROW-MAJOR FP32 A_r, in two launches:
+// The leaf of rbt's LU (blocked_lu.cpp's recursive panels end in it; cpu/blocked_lu.cpp's
+// factorize_rbt_lu is the reference): columns c0..c0+w-1 (w <= 32), rows c0..n-1 of the
+// ROW-MAJOR FP32 A_r, in two launches:
 //   window_kernel  one CTA factors the window, rows [c0, c0 + m) with m = min(window, n - c0)
 //                  (window 0: m = w, no pivoting), a thread per row holding it in registers:
 //                  per column the first largest magnitude of the rows k..m-1, the exchange of
@@ -15,12 +15,6 @@
 //                  U11^-1 through an explicit inverse cost the solve an iteration at n = 16384.
 // No reduction spans more than the window: the leaf is one CTA's chain plus a pass over the
 // panel's rows, instead of partial pivoting's chain of w reductions over the whole column.
-// beam: window_kernel alone, its window the rows of the leaf's diagonal block from c0 down
-// (up to kMaxBeamWindow); a pivot not above the block's threshold (kBeamThreshold times the
-// block panel's largest |entry|, block_max_abs) is set to the threshold with its sign by the
-// thread that owns it, before it is staged, and recorded (its global column and the change, in
-// FP64, at the next slot of the list); a non-finite candidate sets info. The rows below the
-// block are the caller's (L21 = A21 U11^-1 by a TRSM).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,20 +30,6 @@ namespace {
 
 constexpr int kW = kMaxLeafWidth;  // 32
 constexpr int kBelowThreads = 128;
-constexpr int kWindowThreads = kMaxRbtWindow > kMaxBeamWindow ? kMaxRbtWindow : kMaxBeamWindow;
-static_assert(kWindowThreads % 32 == 0 && kWindowThreads <= 1024, "a window is one CTA, a thread per row");
-
-/// beam's pivot modifications (window_kernel with `beam`): the block's largest |entry| (bits),
-/// the threshold of a zero panel, and the list (count, columns, changes).
-struct BeamLeaf {
-  const unsigned* block_max_bits = nullptr;  ///< null: not beam
-  double factor = 0;  ///< kBeamThreshold
-  float zero_panel_tiny = 0;
-  int* count = nullptr;
-  int* columns = nullptr;
-  double* deltas = nullptr;
-  int capacity = 0;
-};
 
 /// The better of two candidates (v, i): the larger magnitude, the smaller row on a tie (the
 /// first largest, as Eigen's maxCoeff and LAPACK's isamax take it); no candidate: i = rows. A
@@ -69,22 +49,17 @@ __device__ __forceinline__ void better(float& v, int& i, float ov, int oi) {
 /// its 100 KB of straight-line code once per launch and stalled on instruction fetch half the
 /// time, 50 us a leaf). Two barriers a column (one without pivoting); shared buffers alternate by
 /// the column's parity, so that column k + 1's writes never meet column k's reads.
-__global__ void __launch_bounds__(kWindowThreads, 1)
+__global__ void __launch_bounds__(kMaxRbtWindow, 1)
     window_kernel(float* __restrict__ a, int ld, int c0, int w, int rows, bool pivot, float tiny,
-                  int* __restrict__ pairs, int* __restrict__ info, BeamLeaf beam) {
-  __shared__ float cand_v[2][kWindowThreads / 32];
-  __shared__ int cand_i[2][kWindowThreads / 32];
+                  int* __restrict__ pairs, int* __restrict__ info) {
+  __shared__ float cand_v[2][kMaxRbtWindow / 32];
+  __shared__ int cand_i[2][kMaxRbtWindow / 32];
   __shared__ float prow[2][kW], krow[2][kW];
   __shared__ int porig[2], korig[2];
   __shared__ int moved;
   const int t = threadIdx.x, lane = t & 31, warp = t >> 5, warps = blockDim.x >> 5;
   const bool mine = t < rows;
   if (t == 0) moved = 0;
-  const bool is_beam = beam.block_max_bits != nullptr;
-  if (is_beam) {  // the cpu's threshold: fp32(factor max), or the zero panel's
-    const float block_max = __uint_as_float(*beam.block_max_bits);
-    tiny = block_max > 0 ? static_cast<float>(beam.factor * static_cast<double>(block_max)) : beam.zero_panel_tiny;
-  }
   float v[kW];
   int orig = t;
 #pragma unroll
@@ -109,17 +84,7 @@ __global__ void __launch_bounds__(kWindowThreads, 1)
       for (int q = 1; q < warps; ++q) better(cv, ci, cand_v[b][q], cand_i[b][q]);
       p = ci < rows ? ci : k;  // every candidate NaN: row k (the tiny test stops it)
     }
-    if (is_beam && mine && t >= k && !isfinite(v[0])) atomicCAS(info, 0, c0 + k + 1);  // the cpu's breakdown
     if (t == p) {
-      if (is_beam && !(fabsf(v[0]) > tiny)) {  // modified: the threshold with the pivot's sign (0: +)
-        const float old = v[0];
-        v[0] = old < 0 ? -tiny : tiny;
-        const int slot = atomicAdd(beam.count, 1);
-        if (slot < beam.capacity) {
-          beam.columns[slot] = c0 + k;
-          beam.deltas[slot] = static_cast<double>(v[0]) - static_cast<double>(old);
-        }
-      }
 #pragma unroll
       for (int c = 0; c < kW; ++c) prow[b][c] = v[c];
       porig[b] = orig;
@@ -130,7 +95,7 @@ __global__ void __launch_bounds__(kWindowThreads, 1)
       korig[b] = orig;
     }
     __syncthreads();
-    if (!is_beam && t == 0 && !(fabsf(prow[b][0]) > tiny)) atomicCAS(info, 0, c0 + k + 1);
+    if (t == 0 && !(fabsf(prow[b][0]) > tiny)) atomicCAS(info, 0, c0 + k + 1);
     if (p != k && (t == k || t == p)) {
       const float* from = t == k ? prow[b] : krow[b];
 #pragma unroll
@@ -204,43 +169,7 @@ void factor_rbt_window(CUstream_st* stream, float* a, int ld, int n, int c0, int
   if (window != 0 && (window <= w || window > kMaxRbtWindow))
     throw InvalidInput("factor_rbt_window: window 0 or w < window <= kMaxRbtWindow");
   const int rows = rbt_window_rows(n, c0, w, window);
-  window_kernel<<<1, ceil_div(rows, 32) * 32, 0, stream>>>(a, ld, c0, w, rows, window != 0, tiny, pairs, info,
-                                                            BeamLeaf{});
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-}
-
-void factor_beam_window(CUstream_st* stream, float* a, int ld, int c0, int w, int rows, const unsigned* block_max_bits,
-                        double factor, float zero_panel_tiny, int* pairs, int* info, BeamModificationList list) {
-  if (w < 1 || w > kW || rows < w || rows > kMaxBeamWindow)
-    throw InvalidInput("factor_beam_window: a leaf of 1..32 columns and w <= rows <= kMaxBeamWindow");
-  if (block_max_bits == nullptr || list.count == nullptr) throw InvalidInput("factor_beam_window: no block maximum or list");
-  const BeamLeaf beam{block_max_bits, factor, zero_panel_tiny, list.count, list.columns, list.deltas, list.capacity};
-  window_kernel<<<1, ceil_div(rows, 32) * 32, 0, stream>>>(a, ld, c0, w, rows, true, 0.0f, pairs, info, beam);
-  TCSOLVE_CUDA_CHECK(cudaGetLastError());
-}
-
-namespace {
-__global__ void block_max_kernel(const float* __restrict__ a, int ld, int r0, int r1, int c0, int w,
-                                 unsigned* __restrict__ bits) {
-  unsigned m = 0;
-  const long long count = static_cast<long long>(r1 - r0) * w;
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int r = r0 + static_cast<int>(e / w), c = c0 + static_cast<int>(e % w);
-    m = max(m, __float_as_uint(fabsf(a[static_cast<std::size_t>(r) * ld + c])));
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if ((threadIdx.x & 31) == 0) atomicMax(bits, m);
-}
-}  // namespace
-
-void block_max_abs(CUstream_st* stream, const float* a, int ld, int r0, int r1, int c0, int w, unsigned* bits) {
-  TCSOLVE_CUDA_CHECK(cudaMemsetAsync(bits, 0, sizeof(unsigned), stream));
-  if (r1 <= r0 || w < 1) return;
-  const long long count = static_cast<long long>(r1 - r0) * w;
-  const int blocks = static_cast<int>(std::min<long long>(264, (count + 255) / 256));
-  block_max_kernel<<<blocks, 256, 0, stream>>>(a, ld, r0, r1, c0, w, bits);
+  window_kernel<<<1, ceil_div(rows, 32) * 32, 0, stream>>>(a, ld, c0, w, rows, window != 0, tiny, pairs, info);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

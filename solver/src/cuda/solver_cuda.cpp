@@ -278,9 +278,9 @@ std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, dou
   res.modifications = modifications;
   res.growth = f.growth;
   SolveOptions refine = options;
+  refine.refinement = detail::beam_refinement(options.refinement, f.modifications.size(), options.beam_correction);
   std::string how;
-  if (modifications > 0) {
-    refine.refinement = Refinement::gmres;
+  if (modifications > 0) {  // (woodbury is refused on cuda before: resolve_beam_on_cuda)
     res.beam_correction = BeamCorrection::gmres;
     how = ", GMRES-IR against A";
   }
