@@ -191,8 +191,8 @@ TEST_CASE("cuda beam converges to dsgesv's criterion on random and randsvd 1e2..
       CHECK(g.converged);
       CHECK_FALSE(g.fallback_used);
       CHECK(test::dsgesv_criterion(sys, g.x));
-      CHECK(g.note.find("beam (in-block pivoting, 0 modified pivots)") == 0);
-      CHECK(g.modifications == c.modifications);
+      CHECK(g.note.find("beam (in-block pivoting, ") == 0);
+      CHECK(g.modifications == c.modifications);  // the same tiny pivots (randsvd 1e2 has one at nb = 128)
       CHECK(g.growth > 0);
       CHECK(g.growth <= kBeamGrowth);
       // the same pivoting up to the order of the roundings: about the cpu's steps
