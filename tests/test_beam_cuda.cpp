@@ -212,11 +212,7 @@ TEST_CASE("cuda beam converges to dsgesv's criterion on random and randsvd 1e2..
   const LinearSystem sys = generate_system(300, 1e3, SpectrumMode::geometric, 4);
   const SolveOptions o = beam_cuda(64);
   CHECK(solve(sys, o).x == solve(sys, o).x);
-  // the woodbury correction is the cpu's alone for now; a block beyond one window is refused,
-  // the default capped (solver.cpp's resolve_beam_on_cuda)
-  SolveOptions wood = o;
-  wood.beam_correction = BeamCorrection::woodbury;
-  CHECK_THROWS_AS(solve(sys, wood), Unavailable);
+  // a block beyond one window is refused (solver.cpp's resolve_beam_on_cuda)
   SolveOptions wide = o;
   wide.block_size = 1024;
   CHECK_THROWS_AS(solve(sys, wide), InvalidInput);
@@ -287,6 +283,46 @@ TEST_CASE("cuda beam converges, or falls back to partial pivoting with the reaso
                 r.backward_error, partial.iterations, partial.backward_error);
   }
   std::printf("cuda beam fell back on %d of %zu systems\n", fell_back, systems.size());
+}
+
+TEST_CASE("cuda beam's Woodbury correction solves with A itself, as the cpu's does", "[gpu]") {
+  TCSOLVE_BEAM_SKIP_WITHOUT_GPU("the cuda beam Woodbury correction");
+  // a zero 32 x 32 diagonal block at n = 256 (nb 32): every pivot of it modified on both
+  // backends; woodbury keeps the requested refinement (classical, as auto without
+  // modifications) and converges in about the cpu's steps from about the cpu's first backward
+  // error; auto and gmres run GMRES-IR
+  const int n = 256, nb = 32;
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Eigen::MatrixXd A(n, n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i < n; ++i) A(i, j) = u(rng);
+  A.block(0, 0, nb, nb).setZero();
+  const LinearSystem sys = with_ones(A);
+  for (BeamCorrection c : {BeamCorrection::woodbury, BeamCorrection::gmres, BeamCorrection::automatic}) {
+    SolveOptions og = beam_cuda(nb), oc = beam_cuda(nb);
+    og.beam_correction = oc.beam_correction = c;
+    og.fallback = false;
+    oc.backend = Backend::cpu;
+    const SolveResult g = solve(sys, og);
+    const SolveResult cpu = solve(sys, oc);
+    INFO(to_string(c) << ": cuda: " << g.note << "; cpu: " << cpu.note);
+    CHECK(g.pivoting == Pivoting::beam);
+    CHECK(g.converged);
+    CHECK(test::dsgesv_criterion(sys, g.x));
+    CHECK(g.modifications >= nb);
+    CHECK(g.modifications == cpu.modifications);
+    CHECK(g.beam_correction == (c == BeamCorrection::woodbury ? BeamCorrection::woodbury : BeamCorrection::gmres));
+    CHECK(g.beam_correction == cpu.beam_correction);
+    if (c == BeamCorrection::woodbury) {
+      CHECK(g.note.find("Woodbury correction of rank " + std::to_string(g.modifications)) != std::string::npos);
+      CHECK(std::abs(g.iterations - cpu.iterations) <= 2);
+      // the initial solve already through A_s^-1: about the cpu's first backward error
+      REQUIRE_FALSE(g.history.empty());
+      REQUIRE_FALSE(cpu.history.empty());
+      CHECK(g.history.front() <= 100 * cpu.history.front() + 1e-15);
+    }
+  }
 }
 
 #endif  // TCSOLVE_HAVE_CUDA

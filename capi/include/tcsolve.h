@@ -151,7 +151,8 @@ typedef struct {
   int pivoting;       /**< 0 partial, 1 rbt (random butterflies, an LU with windowed pivoting,
                          partial pivoting when that fails), 3 beam (in-block pivoting with
                          modified tiny pivots, GMRES-IR against A, partial pivoting when that
-                         fails; cpu handles only), 2 auto (the faster by measurement:
+                         fails; on cuda handles a block size of at most 512, the default
+                         capped there; slower than partial pivoting where measured), 2 auto (the faster by measurement:
                          partial for now) */
   int max_iterations; /**< refinement steps, >= 0; default 30 */
   int fallback;       /**< 1: FP64 LU when refinement fails (default) */

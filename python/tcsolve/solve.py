@@ -211,9 +211,10 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
     pivoting : {"partial", "rbt", "auto", "beam"}, default "partial"
         partial: a pivot search per column; rbt: random butterflies U^T A V and an LU with
         windowed pivoting, refined against A (partial pivoting again when it fails; the note
-        says so); auto: the faster by measurement (partial for now); beam (cpu only for now):
-        each pivot searched in its diagonal block, tiny pivots modified (``info.note`` counts
-        them), GMRES-IR against A, partial pivoting again when it fails.
+        says so); auto: the faster by measurement (partial for now); beam: each pivot searched
+        in its diagonal block, tiny pivots modified (``info.modifications`` counts them),
+        GMRES-IR against A, partial pivoting again when it fails (on a GPU with a block size of
+        at most 512; slower than partial pivoting where measured).
     estimate_condition : {"auto", True, False}, default "auto"
         When cond_1(A) is estimated from the LU (info.condition_estimate and the
         ill-conditioning warning; 10.7 of 77 ms at n = 16384 on an H200): "auto" only where the

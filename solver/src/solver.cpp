@@ -143,8 +143,6 @@ int default_block_size(Backend backend, std::int64_t n) {
 
 void resolve_beam_on_cuda(SolveOptions& options, bool block_given) {
   if (options.pivoting != Pivoting::beam) return;
-  if (options.beam_correction == BeamCorrection::woodbury)
-    throw Unavailable("beam's woodbury correction on cuda: not yet (auto and gmres are; the cpu backend has it)");
   if (options.block_size <= kMaxBeamBlockCuda) return;
   if (block_given)
     throw InvalidInput("pivoting beam on cuda takes a block size of at most " + std::to_string(kMaxBeamBlockCuda) +

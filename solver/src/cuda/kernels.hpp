@@ -286,6 +286,9 @@ void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const dou
 void gather_samples(CUstream_st* stream, const double* a, int n, const int* positions, int c, double* rows,
                     double* columns);
 
+/// out(i, c) = x(rows[i], c) for i < count, c < cols (x: leading dimension ld; out: count).
+void gather_rows(CUstream_st* stream, const double* x, int ld, int cols, const int* rows, int count, double* out);
+
 /// x(:, c) += d(:, c) for the columns with mask[c] != 0 (leading dimension n).
 void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask);
 

@@ -8,6 +8,7 @@
 //   to_fp64_kernel     d(i, c) = (C[i] y(i, c)) 2^e_c;
 //   masked_add_kernel  x(:, c) += d(:, c) for the columns not yet converged.
 //   divide_kernel      y = x / s (GMRES: the normalization of a Krylov basis vector).
+//   gather_rows_kernel out(i, c) = x(rows[i], c) (beam's Woodbury correction: V^T x).
 //   gather_samples_kernel  the sampled rows and columns of A for the search for equal lines.
 //   scale_pow2_kernel  v scaled by R or C and a power of two per column (the FP64 LU path's
 //                      solves on the device, as EquilibratedInverse scales them on the host).
@@ -96,6 +97,15 @@ __global__ void __launch_bounds__(kThreads)
     const std::size_t at = i + static_cast<std::size_t>(c) * n;
     d[at] = __dmul_rn(__dmul_rn(col_scale[i], static_cast<double>(y[at])), ldexp(1.0, exponent[c]));
   }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    gather_rows_kernel(const double* __restrict__ x, int ld, int cols, const int* __restrict__ rows, int count,
+                       double* __restrict__ out) {
+  const int i = blockIdx.x * kThreads + threadIdx.x;
+  if (i >= count) return;
+  for (int c = blockIdx.y; c < cols; c += gridDim.y)
+    out[i + static_cast<std::size_t>(c) * count] = x[rows[i] + static_cast<std::size_t>(c) * ld];
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -210,6 +220,12 @@ void gather_samples(CUstream_st* stream, const double* a, int n, const int* posi
 
 void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols, const int* mask) {
   masked_add_kernel<<<grid(n, cols), kThreads, 0, stream>>>(x, d, n, cols, mask);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void gather_rows(CUstream_st* stream, const double* x, int ld, int cols, const int* rows, int count, double* out) {
+  if (count <= 0 || cols <= 0) return;
+  gather_rows_kernel<<<grid(count, cols), kThreads, 0, stream>>>(x, ld, cols, rows, count, out);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

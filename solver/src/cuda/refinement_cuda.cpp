@@ -125,6 +125,15 @@ void DeviceRefinement::lu_apply(const double* rhs, double* out, int cols) {
   } else {
     kernels::unscale_to_fp64(run_.stream, y_.data(), n, cols, f_.col_scale.data(), exponent_.data(), out);
   }
+  if (woodbury_) woodbury_->correct(out, cols);
+}
+
+double DeviceRefinement::use_woodbury() {
+  // built with the plain solves (woodbury_ is set only once it exists)
+  auto w = std::make_unique<DeviceWoodbury>(run_, f_, [this](const double* rhs, double* out) { lu_apply(rhs, out, 1); });
+  const double rcond = w->capacitance_rcond();
+  woodbury_ = std::move(w);
+  return rcond;
 }
 
 double DeviceRefinement::norm2(const double* v) {

@@ -19,6 +19,7 @@
 
 #include <Eigen/Dense>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "device_system.hpp"
 #include "phase_clock.hpp"
 #include "tcsolve/gemm/cuda.hpp"
+#include "woodbury_cuda.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace tcsolve::cuda {
@@ -72,10 +74,17 @@ class DeviceRefinement {
   /// GMRES inner iterations summed over the outer steps and the columns.
   long inner_iterations() const { return inner_iterations_; }
 
+  /// beam's Woodbury correction (woodbury_cuda.hpp): from now on every solve with the factors
+  /// (the initial solve, the corrections, GMRES's preconditioner) solves with A_s itself, M =
+  /// A_s + E corrected through f's modifications. Returns the capacitance's reciprocal condition
+  /// estimate (the caller refuses a singular one). Call before initial_solve().
+  double use_woodbury();
+
  private:
   /// out = C U^-1 L^-1 P R rhs for `cols` columns (leading dimension n), each through FP32 with
   /// a power-of-two scaling (the cpu path's lu_apply); rbt: out = C V U^-1 L^-1 P U^T R rhs (the
-  /// cpu path's rbt_apply).
+  /// cpu path's rbt_apply); with use_woodbury(), then the Woodbury correction (the cpu's
+  /// BeamWoodbury::apply).
   void lu_apply(const double* rhs, double* out, int cols);
 
   /// ||v||_2 of a device vector of n doubles (cublasDnrm2 in host pointer mode: waits for it).
@@ -116,6 +125,7 @@ class DeviceRefinement {
   int cycle_ = 0;
   DeviceBuffer<double> basis_, product_, coefficients_, solution_;
   long inner_iterations_ = 0;
+  std::unique_ptr<DeviceWoodbury> woodbury_;  ///< use_woodbury(): lu_apply's correction
 };
 
 }  // namespace tcsolve::cuda

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -280,11 +281,25 @@ std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, dou
   SolveOptions refine = options;
   refine.refinement = detail::beam_refinement(options.refinement, f.modifications.size(), options.beam_correction);
   std::string how;
-  if (modifications > 0) {  // (woodbury is refused on cuda before: resolve_beam_on_cuda)
-    res.beam_correction = BeamCorrection::gmres;
-    how = ", GMRES-IR against A";
-  }
   DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), refine.refinement, clock);
+  if (modifications > 0) {
+    const bool woodbury = options.beam_correction == BeamCorrection::woodbury;
+    res.beam_correction = woodbury ? BeamCorrection::woodbury : BeamCorrection::gmres;
+    if (woodbury) {
+      clock.mark("woodbury");
+      const double rcond = refinement.use_woodbury();
+      clock.mark(nullptr);
+      if (!(rcond > std::numeric_limits<double>::epsilon())) {  // singular: A_s is, or the factors cannot resolve it
+        char text[64];
+        std::snprintf(text, sizeof text, "the Woodbury capacitance is singular (rcond %.1e)", rcond);
+        why = description + ": " + text;
+        return std::nullopt;
+      }
+      how = ", Woodbury correction of rank " + std::to_string(modifications);
+    } else {
+      how = ", GMRES-IR against A";
+    }
+  }
   refinement.initial_solve();
   detail::refinement_loop(refine.max_iterations, refinement, res, refine.refinement == Refinement::auto_,
                           detail::refinement_step_hook(refine));

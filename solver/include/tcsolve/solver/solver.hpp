@@ -80,10 +80,13 @@ std::string_view to_string(Refinement r);
 /// the original A: where there are modifications, GMRES-IR or classical refinement with a
 /// Woodbury correction (SolveOptions::beam_correction), the requested refinement otherwise. A non-finite pivot,
 /// growth of the factors beyond kBeamGrowth, or a refinement that does not converge runs the
-/// solve again with partial pivoting (SolveResult::pivoting and the note say why). The cpu
-/// backend (the reference) and the distributed solver's GPU members (their diagonal blocks
-/// without modifications yet: an exact zero pivot there pivots partially); the one-GPU solve
-/// and cpu ranks refuse it for now.
+/// solve again with partial pivoting (SolveResult::pivoting and the note say why). Without
+/// modifications classical refinement runs as auto (beam_rules.hpp). The cpu backend (the
+/// reference), one GPU (block size at most kMaxBeamBlockCuda; measured slower than partial
+/// pivoting on an H200, docs/BENCHMARKS.md, session 31: the leaves' pivot chain still costs
+/// about 1 us a column, and the factors grow 100x more) and the distributed solver's GPU members
+/// (their diagonal blocks without modifications yet: an exact zero pivot there pivots
+/// partially); cpu ranks refuse it for now.
 enum class Pivoting { partial, rbt, auto_, beam };
 /// beam's modification threshold, relative to the block panel's largest |entry| (the trailing
 /// matrix's scale there, which shrinks with a graded A's Schur complements; a global ||A||
@@ -167,9 +170,8 @@ int default_block_size(Backend backend, std::int64_t n = 0);
 /// thread per row). resolve_beam_on_cuda: beam with the default block size takes at most this;
 /// a larger one given is refused.
 inline constexpr int kMaxBeamBlockCuda = 512;
-/// For beam on cuda (other pivotings pass): Unavailable for the woodbury correction (not on
-/// cuda yet); block_size (resolved) capped at kMaxBeamBlockCuda where it was the default
-/// (`block_given` false), InvalidInput where a larger one was given.
+/// For beam on cuda (other pivotings pass): block_size (resolved) capped at kMaxBeamBlockCuda
+/// where it was the default (`block_given` false), InvalidInput where a larger one was given.
 struct SolveOptions;
 void resolve_beam_on_cuda(SolveOptions& options, bool block_given);
 
