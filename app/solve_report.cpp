@@ -38,7 +38,7 @@ void add_solver_options(po::options_description& options) {
        "beam, where it modified pivots: gmres: GMRES-IR against A; woodbury: the refinement's "
        "corrections solve with the unmodified matrix through the Woodbury formula (one FP64 "
        "system of the modifications' rank); auto: gmres (it took fewer LU solves where measured; "
-       "the JSON's beam_correction says which ran; woodbury on the cpu backend only)")
+       "the JSON's beam_correction says which ran)")
       ("rbt-window", po::value<long long>()->default_value(kRbtWindow)->value_name("W"),
        "rbt: a column's pivot is the largest of the W rows from its 32-column leaf's first row "
        "(64..256); 0: no pivoting at all")
