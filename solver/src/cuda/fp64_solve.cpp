@@ -97,8 +97,7 @@ class Fp64Refinement {
 }  // namespace
 
 SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
-                       const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
-                       PhaseClock& clock) {
+                       const LinearSystem& meta, const SolveOptions& options, PhaseClock& clock) {
   SolveResult res;
   res.backend = Backend::cuda;
   res.fp64_lu = true;

@@ -13,12 +13,11 @@
 
 namespace tcsolve::cuda {
 
-/// The FP64 solve of the system s already on the device (host_a, host_b: the host A and b for
-/// the exact-singularity search and the solves' right-hand sides; meta: x_true for the forward
+/// The FP64 solve of the system s already on the device (host_a: the host A for the
+/// exact-singularity search; the right-hand sides are s.b on the device; meta: x_true for the forward
 /// error; transfer: the seconds s took to reach the device). Phases "equilibrate", "fp64_lu",
 /// "residual", "correction", "condition".
 SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
-                       const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
-                       PhaseClock& clock);
+                       const LinearSystem& meta, const SolveOptions& options, PhaseClock& clock);
 
 }  // namespace tcsolve::cuda

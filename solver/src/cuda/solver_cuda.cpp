@@ -330,7 +330,7 @@ SolveResult solve_on_device(DeviceRun& run, const DeviceSystem& s, double transf
                             const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
                             PhaseClock& clock) {
   if (uses_fp64_lu(options, Backend::cuda, s.n))
-    return solve_fp64(run, s, transfer, host_a, host_b, meta, options, clock);
+    return solve_fp64(run, s, transfer, host_a, meta, options, clock);
   if (options.pivoting != Pivoting::rbt && options.pivoting != Pivoting::beam)
     return solve_partial(run, s, transfer, host_a, host_b, meta, options, clock);
   const bool beam = options.pivoting == Pivoting::beam;
