@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cuda/kernels.hpp"
+#include "cuda_test_util.hpp"
 #include "lu_test_util.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/io/system_file.hpp"
@@ -37,12 +38,6 @@ namespace {
 
 using namespace tcsolve;
 using test::with_ones;
-
-#define TCSOLVE_BEAM_SKIP_WITHOUT_GPU(what)                                             \
-  if (!tcsolve::cuda::device_available()) {                                             \
-    WARN("no CUDA device: skipping " what " (" << tcsolve::cuda::device_name() << ")"); \
-    return;                                                                             \
-  }
 
 using RowMajorF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -102,7 +97,7 @@ HostLeaf beam_leaf_on_host(RowMajorF& a, int c0, int w, int rows, float tiny) {
 }  // namespace
 
 TEST_CASE("the device beam leaf is bitwise its host emulation: pivots, multipliers, modified pivots", "[gpu]") {
-  TCSOLVE_BEAM_SKIP_WITHOUT_GPU("the beam leaf");
+  TCSOLVE_SKIP_WITHOUT_GPU("the beam leaf");
   // a 700 x 700 row-major matrix; leaves of 32 and 17 columns over 500 and 37 rows (a full
   // block's window and the tail of one), U(-1,1) with some columns zero in the window's rows, so
   // that pivots are modified (the threshold from the block maximum)
@@ -173,7 +168,7 @@ TEST_CASE("the device beam leaf is bitwise its host emulation: pivots, multiplie
 
 TEST_CASE("cuda beam converges to dsgesv's criterion on random and randsvd 1e2..1e6 systems, as the cpu beam does",
           "[gpu]") {
-  TCSOLVE_BEAM_SKIP_WITHOUT_GPU("the cuda beam solves");
+  TCSOLVE_SKIP_WITHOUT_GPU("the cuda beam solves");
   // n = 701, nb = 128: five full blocks and a last one of 61 columns (look-ahead on)
   constexpr double kEps64 = 0x1p-53;
   const int n = 701;
@@ -220,7 +215,7 @@ TEST_CASE("cuda beam converges to dsgesv's criterion on random and randsvd 1e2..
 
 TEST_CASE("cuda beam converges, or falls back to partial pivoting with the reason, on systems built to need "
           "pivoting and on every committed system", "[gpu]") {
-  TCSOLVE_BEAM_SKIP_WITHOUT_GPU("the cuda beam fall back");
+  TCSOLVE_SKIP_WITHOUT_GPU("the cuda beam fall back");
   constexpr double kEps64 = 0x1p-53;
   const int n = 256, nb = 64;
   std::mt19937_64 rng(12);
@@ -286,7 +281,7 @@ TEST_CASE("cuda beam converges, or falls back to partial pivoting with the reaso
 }
 
 TEST_CASE("cuda beam's Woodbury correction solves with A itself, as the cpu's does", "[gpu]") {
-  TCSOLVE_BEAM_SKIP_WITHOUT_GPU("the cuda beam Woodbury correction");
+  TCSOLVE_SKIP_WITHOUT_GPU("the cuda beam Woodbury correction");
   // a zero 32 x 32 diagonal block at n = 256 (nb 32): every pivot of it modified on both
   // backends; woodbury keeps the requested refinement (classical, as auto without
   // modifications) and converges in about the cpu's steps from about the cpu's first backward

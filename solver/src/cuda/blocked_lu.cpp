@@ -707,6 +707,20 @@ class BlockedLu {
   int convert_c0_ = 0;
 };
 
+/// A DeviceLu of order n with its LU, R, C and column sums allocated (not set); `resolved` the
+/// requested variant (what is reported when no trailing update runs, n <= nb).
+DeviceLu allocated_lu(int n, Variant variant) {
+  DeviceLu f;
+  f.n = n;
+  f.order = n;
+  f.lu = DeviceBuffer<float>(elements(n, n));
+  f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
+  f.resolved = variant;
+  return f;
+}
+
 /// The plan's trsv = inverse: the diagonal blocks' inverses for the solves (phase "inverses").
 void prepare_solves(DeviceRun& run, DeviceLu& f, PhaseClock& clock) {
   if (run.plan.trsv != CudaLuPlan::Trsv::inverse || f.zero_pivot >= 0) return;  // no inverse of a zero pivot
@@ -748,14 +762,7 @@ DeviceLu factorize(DeviceRun& run, const DeviceSystem& s, Variant variant, int b
   const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;  // tests: as if TF32 were chosen
   for (int attempt = 0;; ++attempt) {
     const int n = s.n;
-    DeviceLu f;
-    f.n = n;
-    f.order = n;
-    f.lu = DeviceBuffer<float>(elements(n, n));
-    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.resolved = variant;  // the requested one when no trailing update runs (n <= nb)
+    DeviceLu f = allocated_lu(n, variant);
 
     // The row scales, ||A||_inf and the first block's columns of A_s here; the rest of A_s
     // beside the first panel (BlockedLu::run(); 2.9 ms of equilibration at n = 16384 were
@@ -872,15 +879,8 @@ DeviceLu factorize_beam(DeviceRun& run, const DeviceSystem& s, Variant variant, 
   const bool retry = run.plan.auto_paths == CudaLuPlan::AutoPaths::retry;
   for (int attempt = 0;; ++attempt) {
     const int n = s.n;
-    DeviceLu f;
-    f.n = n;
-    f.order = n;
+    DeviceLu f = allocated_lu(n, variant);
     f.beam = true;
-    f.lu = DeviceBuffer<float>(elements(n, n));
-    f.row_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_scale = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.col_sum = DeviceBuffer<double>(static_cast<std::size_t>(n));
-    f.resolved = variant;
     DeviceBuffer<unsigned> max_bits(1);
     clock.mark("equilibrate");
     {

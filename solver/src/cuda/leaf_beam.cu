@@ -45,6 +45,26 @@ constexpr int kWarps = kMaxBeamWindow / 32;
 constexpr unsigned kFull = 0xffffffffu;
 static_assert(kMaxBeamWindow % 32 == 0 && kMaxBeamWindow <= 1024, "a window is one CTA, a thread per row");
 
+/// v[0..32) = the 32 floats at `row` (16-byte aligned), by 8 float4 loads.
+__device__ __forceinline__ void load_row(float (&v)[kW], const float* row) {
+  const float4* src = reinterpret_cast<const float4*>(row);
+#pragma unroll
+  for (int q = 0; q < kW / 4; ++q) {
+    const float4 x = src[q];
+    v[4 * q] = x.x;
+    v[4 * q + 1] = x.y;
+    v[4 * q + 2] = x.z;
+    v[4 * q + 3] = x.w;
+  }
+}
+
+/// row[0..32) = v, by 8 float4 stores (row 16-byte aligned).
+__device__ __forceinline__ void store_row(float* row, const float (&v)[kW]) {
+  float4* dst = reinterpret_cast<float4*>(row);
+#pragma unroll
+  for (int q = 0; q < kW / 4; ++q) dst[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+}
+
 struct BeamLeaf {
   const unsigned* block_max_bits;
   double factor;
@@ -71,14 +91,7 @@ __global__ void __launch_bounds__(kMaxBeamWindow, 1)
   int orig = t;
   float* row = a + static_cast<std::size_t>(c0 + (mine ? t : 0)) * ld + c0;
   if (mine && vector_io) {
-#pragma unroll
-    for (int q = 0; q < kW / 4; ++q) {
-      const float4 x = reinterpret_cast<const float4*>(row)[q];
-      v[4 * q] = x.x;
-      v[4 * q + 1] = x.y;
-      v[4 * q + 2] = x.z;
-      v[4 * q + 3] = x.w;
-    }
+    load_row(v, row);
   } else {
 #pragma unroll
     for (int c = 0; c < kW; ++c) v[c] = (mine && c < w) ? row[c] : 0.0f;
@@ -96,14 +109,10 @@ __global__ void __launch_bounds__(kMaxBeamWindow, 1)
       slot_key[b][warp] = top;  // 0: no live row in this warp
       slot_at[b][warp] = t;
       slot_orig[b][warp] = orig;
-      float4* dst = reinterpret_cast<float4*>(slot_row[b][warp]);
-#pragma unroll
-      for (int q = 0; q < kW / 4; ++q) dst[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+      store_row(slot_row[b][warp], v);
     }
     if (t == k) {
-      float4* dst = reinterpret_cast<float4*>(k_row[b]);
-#pragma unroll
-      for (int q = 0; q < kW / 4; ++q) dst[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+      store_row(k_row[b], v);
       k_orig[b] = orig;
     }
     __syncthreads();
@@ -125,27 +134,11 @@ __global__ void __launch_bounds__(kMaxBeamWindow, 1)
       }
     }
     if (t == k) {  // row k becomes the pivot row
-      const float4* src = reinterpret_cast<const float4*>(slot_row[b][q]);
-#pragma unroll
-      for (int c4 = 0; c4 < kW / 4; ++c4) {
-        const float4 x = src[c4];
-        v[4 * c4] = x.x;
-        v[4 * c4 + 1] = x.y;
-        v[4 * c4 + 2] = x.z;
-        v[4 * c4 + 3] = x.w;
-      }
+      load_row(v, slot_row[b][q]);
       v[0] = pivot;
       orig = slot_orig[b][q];
     } else if (t == p) {  // the pivot's old place takes row k
-      const float4* src = reinterpret_cast<const float4*>(k_row[b]);
-#pragma unroll
-      for (int c4 = 0; c4 < kW / 4; ++c4) {
-        const float4 x = src[c4];
-        v[4 * c4] = x.x;
-        v[4 * c4 + 1] = x.y;
-        v[4 * c4 + 2] = x.z;
-        v[4 * c4 + 3] = x.w;
-      }
+      load_row(v, k_row[b]);
       orig = k_orig[b];
     }
     if (live && t > k) {  // the elimination: l = a / pivot, a(c) -= l u(c) for the leaf's columns right of k
@@ -171,9 +164,7 @@ __global__ void __launch_bounds__(kMaxBeamWindow, 1)
   }
   if (mine) {  // after w rotations column c sits at v[(c - w) mod 32]
     if (vector_io) {  // w == 32: no rotation left over
-#pragma unroll
-      for (int q = 0; q < kW / 4; ++q)
-        reinterpret_cast<float4*>(row)[q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+      store_row(row, v);
     } else {
 #pragma unroll
       for (int q = 0; q < kW; ++q) {

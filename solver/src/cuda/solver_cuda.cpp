@@ -211,6 +211,25 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
   return refine_partial(run, s, f, lu64, transfer, host_a, host_b, meta, options, clock, t_start, t_factored);
 }
 
+/// The end of an attempt that converged with other factors than partial pivoting's (rbt, beam):
+/// the condition estimate where options ask for it (through f where its factors resolve A^-1,
+/// else through an FP64 LU made for it), then finish_solve.
+SolveResult finish_attempt(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, DeviceRefinement& refinement,
+                           const HostMatrix& host_a, const LinearSystem& meta, const SolveOptions& options,
+                           PhaseClock& clock, double transfer, Clock::time_point t_start,
+                           Clock::time_point t_factored, SolveResult res) {
+  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s))) {
+    const HostScales scales(run, f);
+    std::optional<DeviceFp64Lu> lu64;
+    estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {
+      if (!lu64) lu64.emplace(run, host_a, s, f);
+      return *lu64;
+    }, clock, res);
+  }
+  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
+  return res;
+}
+
 /// rbt: the transformed LU without pivoting (factorize_rbt), refined against A as above; nullopt,
 /// with `why`, when the LU breaks down or the refinement does not converge (the caller then
 /// pivots). No FP64 fallback here: partial pivoting is rbt's fallback.
@@ -241,16 +260,8 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
     return std::nullopt;
   }
   res.note = detail::rbt_description(options.rbt_window) + "; " + res.note;
-  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s))) {
-    const HostScales scales(run, f);
-    std::optional<DeviceFp64Lu> lu64;
-    estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {
-      if (!lu64) lu64.emplace(run, host_a, s, f);
-      return *lu64;
-    }, clock, res);
-  }
-  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
-  return res;
+  return finish_attempt(run, s, f, refinement, host_a, meta, options, clock, transfer, t_start, t_factored,
+                        std::move(res));
 }
 
 /// beam: the LU with in-block pivoting and modified tiny pivots (factorize_beam), refined
@@ -310,16 +321,8 @@ std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, dou
     return std::nullopt;
   }
   res.note = description + how + "; " + res.note;
-  if (detail::decide_condition_estimate(options, res, s.n, [&] { return pivot_span(run, f); }, singularity_search(s))) {
-    const HostScales scales(run, f);
-    std::optional<DeviceFp64Lu> lu64;
-    estimate_condition(run, s, f, host_a, scales, false, [&]() -> DeviceFp64Lu& {
-      if (!lu64) lu64.emplace(run, host_a, s, f);
-      return *lu64;
-    }, clock, res);
-  }
-  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
-  return res;
+  return finish_attempt(run, s, f, refinement, host_a, meta, options, clock, transfer, t_start, t_factored,
+                        std::move(res));
 }
 
 /// The story of a GPU solve of the system s already on the device: rbt or beam first when asked
