@@ -303,6 +303,9 @@ tcsolveStatus_t tcsolveGetLastSolveBlockSize(tcsolveHandle_t handle, int* block_
 /** The pivoting that gave X (params->pivoting's codes: 0 partial, 1 rbt, 3 beam; partial when rbt
  * or beam fell back to it) and beam's count of modified pivots (0 for the others). */
 tcsolveStatus_t tcsolveGetLastSolvePivoting(tcsolveHandle_t handle, int* pivoting, int* modifications);
+/** beam: the growth of its factors, max|L U| / max|A_s| (also when it fell back to partial
+ * pivoting; 0 where it broke down before the test, for the other pivotings and before any solve). */
+tcsolveStatus_t tcsolveGetLastSolveGrowth(tcsolveHandle_t handle, double* growth);
 /** Why the solve stopped, and the fallback's reason (the CLI's "note"); "" when none or for a
  * NULL handle. */
 const char* tcsolveGetLastSolveNote(tcsolveHandle_t handle);

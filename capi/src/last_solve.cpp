@@ -26,6 +26,7 @@ LastSolve record_solve(const SolveResult& result) {
   r.block_size = result.block_size;
   r.pivoting = result.pivoting == Pivoting::rbt ? 1 : result.pivoting == Pivoting::beam ? 3 : 0;
   r.modifications = result.modifications;
+  r.growth = result.growth;
   return r;
 }
 
@@ -101,6 +102,15 @@ tcsolveStatus_t tcsolveGetLastSolvePivoting(tcsolveHandle_t handle, int* pivotin
     not_null("modifications", modifications);
     *pivoting = handle->last_solve.pivoting;
     *modifications = handle->last_solve.modifications;
+    return TCSOLVE_STATUS_SUCCESS;
+  });
+}
+
+tcsolveStatus_t tcsolveGetLastSolveGrowth(tcsolveHandle_t handle, double* growth) {
+  if (const tcsolveStatus_t s = check_handle(handle, "tcsolveGetLastSolveGrowth")) return s;
+  return guarded(handle, "tcsolveGetLastSolveGrowth", [&] {
+    not_null("growth", growth);
+    *growth = handle->last_solve.growth;
     return TCSOLVE_STATUS_SUCCESS;
   });
 }

@@ -24,6 +24,7 @@ struct LastSolve {
   int block_size = 0;                                            ///< the nb the LU ran with
   int pivoting = 0;       ///< SolveResult::pivoting as tcsolveSolveParams_t codes it (0 partial, 1 rbt, 3 beam)
   int modifications = 0;  ///< SolveResult::modifications (beam)
+  double growth = 0;      ///< SolveResult::growth (beam)
 };
 
 /// The record of `result` (a solve that returned SUCCESS or NOT_CONVERGED).

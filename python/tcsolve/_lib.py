@@ -123,6 +123,7 @@ def _load():
         "tcsolveGetLastSolvePhase": (status, [handle, c_int64, ctypes.POINTER(c_char_p), c_double_p]),
         "tcsolveGetLastSolveBlockSize": (status, [handle, ctypes.POINTER(c_int)]),
         "tcsolveGetLastSolvePivoting": (status, [handle, ctypes.POINTER(c_int), ctypes.POINTER(c_int)]),
+        "tcsolveGetLastSolveGrowth": (status, [handle, ctypes.POINTER(ctypes.c_double)]),
         "tcsolveGetLastSolveNote": (c_char_p, [handle]),
         "tcsolveGetLastSolveWarningCount": (status, [handle, ctypes.POINTER(c_int64)]),
         "tcsolveGetLastSolveWarning": (c_char_p, [handle, c_int64]),

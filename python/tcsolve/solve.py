@@ -38,6 +38,8 @@ class SolveInfo:
     pivoting            the pivoting that gave x ("partial", "rbt", "beam": partial when rbt or
                         beam fell back to it)
     modifications       beam: the pivots its LU modified; 0 otherwise
+    growth              beam: its factors' growth max|LU| / max|A_s| (also when it fell back;
+                        0 where it broke down before the test, and for the other pivotings)
     note                why refinement stopped, the fallback's reason
     warnings            the solver's warnings (ill-conditioning, ...)
     """
@@ -55,6 +57,7 @@ class SolveInfo:
     block_size: int
     pivoting: str
     modifications: int
+    growth: float
     note: str
     warnings: list
 
@@ -140,6 +143,8 @@ def _record(h, info, variant):
     h.check(lib.tcsolveGetLastSolveBlockSize(raw, ctypes.byref(nb)))
     pivoting, modifications = ctypes.c_int(), ctypes.c_int()
     h.check(lib.tcsolveGetLastSolvePivoting(raw, ctypes.byref(pivoting), ctypes.byref(modifications)))
+    growth = ctypes.c_double()
+    h.check(lib.tcsolveGetLastSolveGrowth(raw, ctypes.byref(growth)))
     return SolveInfo(
         converged=bool(info.converged),
         iterations=info.iterations,
@@ -155,6 +160,7 @@ def _record(h, info, variant):
         block_size=nb.value,
         pivoting={1: "rbt", 3: "beam"}.get(pivoting.value, "partial"),
         modifications=modifications.value,
+        growth=growth.value,
         note=_lib.text(lib.tcsolveGetLastSolveNote(raw)),
         warnings=solver_warnings,
     )

@@ -246,7 +246,8 @@ def test_pivoting_beam_reports_its_modifications():
     x, info = tcsolve.solve(A, b, pivoting="beam", backend="cpu", block_size=nb, variant="fp32-simt")
     assert info.converged and np.abs(A @ x - b).max() <= 1e-10 * np.abs(A).sum(axis=1).max()
     assert (info.pivoting == "beam" and info.modifications > 0) or "beam" in info.note
+    assert info.growth > 0 and (info.pivoting != "beam" or info.growth <= 2.0**20)
     _, plain = tcsolve.solve(A, b, backend="cpu")
-    assert plain.pivoting == "partial" and plain.modifications == 0
+    assert plain.pivoting == "partial" and plain.modifications == 0 and plain.growth == 0
     with pytest.raises(tcsolve.InvalidInputError, match="pivoting"):
         tcsolve.solve(A, b, pivoting="beem", backend="cpu")

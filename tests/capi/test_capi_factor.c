@@ -265,6 +265,11 @@ static void test_params_size(tcsolveHandle_t h) {
   int pivoting = -1, modifications = -1;
   CHECK_STATUS(h, tcsolveGetLastSolvePivoting(h, &pivoting, &modifications), TCSOLVE_STATUS_SUCCESS, NULL);
   CHECK((pivoting == 3 && modifications >= 1) || (pivoting == 0 && strstr(tcsolveGetLastSolveNote(h), "beam")));
+  double growth = -1;
+  CHECK_STATUS(h, tcsolveGetLastSolveGrowth(h, &growth), TCSOLVE_STATUS_SUCCESS, NULL);
+  CHECK(growth > 0); /* beam's growth test ran (also when it fell back) */
+  if (pivoting == 3) CHECK(growth <= 1048576.0); /* beam gave X: within kBeamGrowth (2^20) */
+  CHECK_STATUS(h, tcsolveGetLastSolveGrowth(h, NULL), TCSOLVE_STATUS_INVALID_VALUE, "growth");
   CHECK(dsgesv_criterion(Az, 0, X, B));
   p.pivoting = 4;
   CHECK_STATUS(h, tcsolveDgesv(h, &p, N, 1, A, N, B, N, X, N, &info), TCSOLVE_STATUS_INVALID_VALUE,
