@@ -30,7 +30,8 @@ Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, 
 /// The FP64 LU of the equilibrated A_s = R A C on the device (cuSOLVER dgetrf), for the fallback,
 /// the condition estimate and the FP64 LU path of small systems. The constructor throws
 /// InvalidInput for an exactly singular A: rows or columns equal up to sign and a power of two
-/// (detail::exact_singularity, on the host's A), dgetrf's info or a non-finite diagonal entry of U.
+/// (detail::exact_singularity: the upload's search, DeviceSystem::singular, where it started one,
+/// else on the host's A), dgetrf's info or a non-finite diagonal entry of U.
 class DeviceFp64Lu {
  public:
   /// When the host A is searched for equal rows and columns (an O(n^2) pass on the host, and a
@@ -41,7 +42,8 @@ class DeviceFp64Lu {
                 ///< in its message; the caller searches otherwise (the small systems' path: on
                 ///< the upload's thread, asked by detail::decide_condition_estimate)
   };
-  /// A: the host A for the search (downloaded there for a system given on the device).
+  /// A: the host A for the search where the upload started none (downloaded there for a system
+  /// given on the device).
   DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, const DeviceLu& f,
                Search search = Search::first);
 
