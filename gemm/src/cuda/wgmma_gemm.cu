@@ -789,6 +789,18 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
+/// cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes), once per device and kernel
+/// (a process-wide flag would leave a second device unset; per call it cost a host microsecond
+/// per product).
+template <typename Kernel>
+void allow_dynamic_smem(Kernel kernel, int bytes) {
+  static tcsolve::detail::PerDeviceMap<const void*, bool> configured;
+  configured.get(reinterpret_cast<const void*>(kernel), [&] {
+    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return true;
+  });
+}
+
 /// Tensor map of a rows x kp FP16 (tf32: FP32-stored TF32) matrix, kp contiguous: boxes of
 /// 128 rows x 128 bytes, 128-byte swizzle.
 CUtensorMap operand_map(const void* base, int rows, int kp, bool tf32) {
@@ -902,13 +914,7 @@ void launch_main(const GemmArgs& g, int mp, int np, int kp, const Operands& o, c
   }
   if (p.resident_a && resident_smem_bytes(S, p.k_tiles) > kMaxDynamicSmem) p.resident_a = 0;  // k too large
   const int smem = p.resident_a ? resident_smem_bytes(S, p.k_tiles) : smem_bytes(S);
-  // once per device and kernel, to the largest size any launch asks for (a process-wide flag
-  // would leave a second device unset; per call it cost a host microsecond per product)
-  static tcsolve::detail::PerDeviceMap<const void*, bool> configured;
-  configured.get(reinterpret_cast<const void*>(kernel), [&] {
-    TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxDynamicSmem));
-    return true;
-  });
+  allow_dynamic_smem(kernel, kMaxDynamicSmem);  // the largest size any launch asks for
   // persistent: any grid gives the same result (each tile is computed by one block, alone;
   // nearest: each row of tiles)
   const long long units = nearest ? p.tiles_m : static_cast<long long>(p.tiles_m) * p.tiles_n * p.splits * p.batch;
@@ -979,12 +985,7 @@ void launch_scale_split(cudaStream_t stream, const ScaleSplitOperand& a, long lo
                         const ScaleSplitOperand& b, long long rows_b, int k, int kp) {
   if (kp <= kMaxStagedK) {
     auto kernel = scale_split_staged_kernel<T, kTf32>;
-    static tcsolve::detail::PerDeviceMap<const void*, bool> configured;  // once per device
-    configured.get(reinterpret_cast<const void*>(kernel), [&] {
-      TCSOLVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              staged_smem_bytes(kMaxStagedK)));
-      return true;
-    });
+    allow_dynamic_smem(kernel, staged_smem_bytes(kMaxStagedK));
     kernel<<<static_cast<unsigned>((rows_a + rows_b) / kStagedRows), kSplitThreads, staged_smem_bytes(kp), stream>>>(
         a, b, static_cast<int>(rows_a / kStagedRows), k, kp);
   } else {
