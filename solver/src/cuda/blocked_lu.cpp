@@ -38,6 +38,13 @@
 // (one CTA searches each pivot in a window of rows, a pass over the rows below; the window's
 // interchanges then move as the cuSOLVER leaves' do); without pivoting (window 0) no
 // interchanges and no "swap" phase; the growth test reads max|LU| once ("growth").
+//
+// beam (factorize_beam): the whole A_s first and max|A_s|, then the same BlockedLu in its beam
+// mode: per block, the panel's largest |entry| (the threshold), the recursive panel over the
+// block's diagonal rows only with the leaves by leaf_beam.cu (one CTA, pivots searched in the
+// block's rows, tiny pivots modified and listed; "panel", and "swap" for their moves in the
+// block), the joins over those rows, then L21 = A21 U11^-1 below the block ("panel_l21" with
+// phases=detail); the permutation, U12, updates and look-ahead as above; then the growth test.
 #include "blocked_lu.hpp"
 
 #include <cublas_v2.h>
