@@ -308,23 +308,22 @@ TEST_CASE("factorize with beam solves whole; the distributed solver refuses beam
 
 TEST_CASE("beam on cuda: the default block size capped at one window, a wider one refused",
           "[solver][beam]") {
-  SolveOptions o = beam_options(0);
-  o.backend = Backend::cuda;
-  o.block_size = default_block_size(Backend::cuda, 32768);  // 1024: resolved from the default
-  resolve_beam_on_cuda(o, /*block_given=*/false);
-  CHECK(o.block_size == kMaxBeamBlockCuda);
+  SolveOptions o = beam_options(0);  // block size 0: the default
+  CHECK(default_block_size(Backend::cuda, 32768) == 1024);
+  CHECK(resolve_block_size(o, Backend::cuda, 32768) == kMaxBeamBlockCuda);
+  CHECK(resolve_block_size(o, Backend::cpu, 32768) == kDefaultBlockSizeCpu);
   o.block_size = 256;
-  resolve_beam_on_cuda(o, true);
-  CHECK(o.block_size == 256);
+  CHECK(resolve_block_size(o, Backend::cuda, 32768) == 256);
   o.block_size = 1024;
-  CHECK_THROWS_WITH(resolve_beam_on_cuda(o, true), Catch::Contains("at most 512, got 1024"));
+  CHECK_THROWS_WITH(resolve_block_size(o, Backend::cuda, 32768), Catch::Contains("at most 512, got 1024"));
+  CHECK(resolve_block_size(o, Backend::cpu, 32768) == 1024);  // the cpu beam takes any
   o.block_size = 512;
   o.beam_correction = BeamCorrection::woodbury;  // the correction passes (cuda has it too)
-  resolve_beam_on_cuda(o, true);
-  CHECK(o.block_size == 512);
+  CHECK(resolve_block_size(o, Backend::cuda, 32768) == 512);
   SolveOptions partial = o;  // other pivotings pass untouched
   partial.pivoting = Pivoting::partial;
   partial.block_size = 1024;
-  resolve_beam_on_cuda(partial, true);
-  CHECK(partial.block_size == 1024);
+  CHECK(resolve_block_size(partial, Backend::cuda, 32768) == 1024);
+  partial.block_size = 0;
+  CHECK(resolve_block_size(partial, Backend::cuda, 32768) == 1024);
 }

@@ -207,7 +207,7 @@ TEST_CASE("cuda beam converges to dsgesv's criterion on random and randsvd 1e2..
   const LinearSystem sys = generate_system(300, 1e3, SpectrumMode::geometric, 4);
   const SolveOptions o = beam_cuda(64);
   CHECK(solve(sys, o).x == solve(sys, o).x);
-  // a block beyond one window is refused (solver.cpp's resolve_beam_on_cuda)
+  // a block beyond one window is refused (solver.cpp's resolve_block_size)
   SolveOptions wide = o;
   wide.block_size = 1024;
   CHECK_THROWS_AS(solve(sys, wide), InvalidInput);

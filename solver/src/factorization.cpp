@@ -266,10 +266,8 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
     // The device keeps A and partial pivoting's FP32 LU; the rarer paths (rbt, beam) solve whole each time.
     options.backend = Backend::cuda;
     st->cuda = true;
-    const bool block_given = options.block_size != 0;
-    if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, A.rows());
     options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, static_cast<int>(A.rows()));
-    resolve_beam_on_cuda(options, block_given);
+    options.block_size = resolve_block_size(options, Backend::cuda, A.rows());
     st->A = std::move(sys.A);
     st->prescale = st->max_abs_a < detail::kPrescaleBelow;
     st->fp64 = uses_fp64_lu(options, Backend::cuda, A.rows());
@@ -281,8 +279,8 @@ Factorization factorize(const Eigen::MatrixXd& A, const SolveOptions& requested)
     return Factorization(std::move(st));
   }
   options.backend = Backend::cpu;
-  if (options.block_size == 0) options.block_size = default_block_size(Backend::cpu, A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cpu, static_cast<int>(A.rows()));
+  options.block_size = resolve_block_size(options, Backend::cpu, A.rows());
   if (!available(options.variant, Backend::cpu))
     throw Unavailable("variant " + std::string(to_string(options.variant)) +
                       " has no implementation on the cpu backend");

@@ -141,13 +141,16 @@ int default_block_size(Backend backend, std::int64_t n) {
   return n >= kLargeBlockFromCuda ? kLargeBlockSizeCuda : kDefaultBlockSizeCuda;
 }
 
-void resolve_beam_on_cuda(SolveOptions& options, bool block_given) {
-  if (options.pivoting != Pivoting::beam) return;
-  if (options.block_size <= kMaxBeamBlockCuda) return;
-  if (block_given)
+int resolve_block_size(const SolveOptions& options, Backend backend, std::int64_t n) {
+  const bool beam_on_cuda = options.pivoting == Pivoting::beam && resolve_backend(backend) == Backend::cuda;
+  if (options.block_size == 0) {
+    const int nb = default_block_size(backend, n);
+    return beam_on_cuda ? std::min(nb, kMaxBeamBlockCuda) : nb;
+  }
+  if (beam_on_cuda && options.block_size > kMaxBeamBlockCuda)
     throw InvalidInput("pivoting beam on cuda takes a block size of at most " + std::to_string(kMaxBeamBlockCuda) +
                        ", got " + std::to_string(options.block_size));
-  options.block_size = kMaxBeamBlockCuda;
+  return options.block_size;
 }
 
 int fp64_below_default(Backend backend) { return resolve_backend(backend) == Backend::cuda ? kFp64BelowCuda : 0; }
@@ -176,12 +179,10 @@ SolveResult solve(const LinearSystem& sys, const SolveOptions& requested) {
   }
   SolveOptions options = requested;
   if (!options.gemm.interrupt) options.gemm.interrupt = options.interrupt;
-  const bool block_given = options.block_size != 0;
-  if (options.block_size == 0) options.block_size = default_block_size(options.backend, sys.A.rows());
   options.pivoting = resolve_pivoting(options.pivoting, resolve_backend(options.backend), static_cast<int>(sys.A.rows()));
+  options.block_size = resolve_block_size(options, options.backend, sys.A.rows());
   // The one switch between the backends; cuda::solve times its own phases.
   if (resolve_backend(options.backend) == Backend::cuda) {
-    resolve_beam_on_cuda(options, block_given);
     SolveResult r = cuda::solve(sys, options);
     r.block_size = options.block_size;
     return r;
@@ -224,9 +225,7 @@ SolveResult solve_device(const DeviceSystemView& v, double* X, int ldx, const So
   SolveOptions options = requested;
   options.backend = Backend::cuda;
   options.pivoting = resolve_pivoting(options.pivoting, Backend::cuda, v.n);
-  const bool block_given = options.block_size != 0;
-  if (options.block_size == 0) options.block_size = default_block_size(Backend::cuda, v.n);
-  resolve_beam_on_cuda(options, block_given);
+  options.block_size = resolve_block_size(options, Backend::cuda, v.n);
   SolveResult r = cuda::solve_device(v, X, ldx, options);
   r.block_size = options.block_size;
   return r;

@@ -134,6 +134,7 @@ class BlockedLu {
         kernel_trsm_(run.plan.trsm == CudaLuPlan::Trsm::kernel) {
     panel_ = run_.stream;
     device_memset(infos_.data(), 0, infos_.size() * sizeof(int), run_.stream);
+    if (beam_) device_memset(beam_count_.data(), 0, sizeof(int), run_.stream);
     std::vector<int> identity(static_cast<std::size_t>(n_));
     for (int i = 0; i < n_; ++i) identity[static_cast<std::size_t>(i)] = i;
     f_.perm = DeviceBuffer<int>(identity.size());
@@ -174,10 +175,7 @@ class BlockedLu {
   /// rbt: the tiny-pivot threshold of the leaves.
   void set_tiny(float tiny) { tiny_ = tiny; }
   /// beam: the threshold of a zero block panel's pivots (the cpu's fp32(kBeamThreshold max|A_s|)).
-  void set_beam_zero_panel(float tiny) {
-    beam_zero_tiny_ = tiny;
-    device_memset(beam_count_.data(), 0, sizeof(int), run_.stream);
-  }
+  void set_beam_zero_panel(float tiny) { beam_zero_tiny_ = tiny; }
 
   /// The LU in blocks of nb columns; the trailing updates by `variant`. Ends with the pivots
   /// read back (the device is idle afterwards).
@@ -577,12 +575,13 @@ class BlockedLu {
     finish_reports();
     if (beam_) {  // the modifications, in the order the leaves made them (by column)
       const int count = beam_count_.download(run_.stream)[0];
-      const int kept = std::min(count, n_);
-      const std::vector<int> columns = beam_columns_.download(run_.stream);
-      const std::vector<double> deltas = beam_deltas_.download(run_.stream);
+      const std::size_t kept = static_cast<std::size_t>(std::min(count, n_));
+      std::vector<int> columns(kept);
+      std::vector<double> deltas(kept);
+      copy_to_host(columns.data(), beam_columns_.data(), kept * sizeof(int), run_.stream);
+      copy_to_host(deltas.data(), beam_deltas_.data(), kept * sizeof(double), run_.stream);
       f_.modifications.clear();
-      for (int i = 0; i < kept; ++i)
-        f_.modifications.push_back({columns[static_cast<std::size_t>(i)], deltas[static_cast<std::size_t>(i)]});
+      for (std::size_t i = 0; i < kept; ++i) f_.modifications.push_back({columns[i], deltas[i]});
       std::sort(f_.modifications.begin(), f_.modifications.end(),
                 [](const DeviceLu::Modification& x, const DeviceLu::Modification& y) { return x.column < y.column; });
     }
@@ -706,11 +705,12 @@ class BlockedLu {
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)
   const double* convert_from_ = nullptr;  ///< convert_rest()'s A (null: A_s is complete)
   // beam: the block panel's largest |entry| (bits), the zero panel's threshold, the modifications
-  DeviceBuffer<unsigned> beam_max_{std::vector<unsigned>{0}};
+  // (allocated for beam only: nothing is copied for the other pivotings)
+  DeviceBuffer<unsigned> beam_max_{beam_ ? 1u : 0u};  ///< set by block_max_abs per block
   float beam_zero_tiny_ = 0;
-  DeviceBuffer<int> beam_count_{std::vector<int>{0}};
-  DeviceBuffer<int> beam_columns_{static_cast<std::size_t>(beam_ ? n_ : 1)};
-  DeviceBuffer<double> beam_deltas_{static_cast<std::size_t>(beam_ ? n_ : 1)};
+  DeviceBuffer<int> beam_count_{beam_ ? 1u : 0u};  ///< zeroed by the constructor
+  DeviceBuffer<int> beam_columns_{static_cast<std::size_t>(beam_ ? n_ : 0)};
+  DeviceBuffer<double> beam_deltas_{static_cast<std::size_t>(beam_ ? n_ : 0)};
   int convert_c0_ = 0;
 };
 

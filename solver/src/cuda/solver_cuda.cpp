@@ -211,6 +211,18 @@ SolveResult solve_partial(DeviceRun& run, const DeviceSystem& s, double transfer
   return refine_partial(run, s, f, lu64, transfer, host_a, host_b, meta, options, clock, t_start, t_factored);
 }
 
+/// The refinement of an attempt with other factors than partial pivoting's (rbt, beam), by
+/// options' method (no fallback): the initial solve, the steps, the GMRES note; whether it
+/// converged.
+bool refine_attempt(DeviceRefinement& refinement, const SolveOptions& options, SolveResult& res) {
+  refinement.initial_solve();
+  detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_,
+                          detail::refinement_step_hook(options));
+  if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
+    res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
+  return res.converged;
+}
+
 /// The end of an attempt that converged with other factors than partial pivoting's (rbt, beam):
 /// the condition estimate where options ask for it (through f where its factors resolve A^-1,
 /// else through an FP64 LU made for it), then finish_solve.
@@ -250,12 +262,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
   }
   report_factorization(run, f, res);
   DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
-  refinement.initial_solve();
-  detail::refinement_loop(options.max_iterations, refinement, res, options.refinement == Refinement::auto_,
-                            detail::refinement_step_hook(options));
-  if (options.refinement == Refinement::gmres || res.gmres_from >= 0)
-    res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
-  if (!res.converged) {
+  if (!refine_attempt(refinement, options, res)) {
     why = "refinement did not converge (" + res.note + ")";
     return std::nullopt;
   }
@@ -311,12 +318,7 @@ std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, dou
       how = ", GMRES-IR against A";
     }
   }
-  refinement.initial_solve();
-  detail::refinement_loop(refine.max_iterations, refinement, res, refine.refinement == Refinement::auto_,
-                          detail::refinement_step_hook(refine));
-  if (refine.refinement == Refinement::gmres || res.gmres_from >= 0)
-    res.note += "; GMRES inner iterations: " + std::to_string(refinement.inner_iterations());
-  if (!res.converged) {
+  if (!refine_attempt(refinement, refine, res)) {
     why = description + ": refinement did not converge (" + res.note + ")";
     return std::nullopt;
   }

@@ -167,13 +167,15 @@ inline constexpr int kLargeBlockFromCuda = 24576;
 int default_block_size(Backend backend, std::int64_t n = 0);
 
 /// Pivoting::beam on cuda: the largest block size (one CTA factors a leaf's diagonal rows, a
-/// thread per row). resolve_beam_on_cuda: beam with the default block size takes at most this;
+/// thread per row). resolve_block_size: beam with the default block size takes at most this;
 /// a larger one given is refused.
 inline constexpr int kMaxBeamBlockCuda = 512;
-/// For beam on cuda (other pivotings pass): block_size (resolved) capped at kMaxBeamBlockCuda
-/// where it was the default (`block_given` false), InvalidInput where a larger one was given.
+/// SolveOptions::block_size for order n on `backend` (automatic resolves first), options'
+/// pivoting already resolved: 0 becomes default_block_size's, capped at kMaxBeamBlockCuda for
+/// beam on cuda; a given one is kept, except that beam on cuda refuses one above
+/// kMaxBeamBlockCuda (InvalidInput).
 struct SolveOptions;
-void resolve_beam_on_cuda(SolveOptions& options, bool block_given);
+int resolve_block_size(const SolveOptions& options, Backend backend, std::int64_t n);
 
 /// The cuda default of SolveOptions::fp64_below: auto solves n < 2048 by the FP64 LU. Measured
 /// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23, calls b and c; `tcsolve solve
