@@ -5,18 +5,27 @@
 // also split_k 1), and measures each result's error against an FP64 product of the same inputs
 // (cublasDgemmStridedBatched on FP64 copies): max |C - C64| / max |C64| over the batch.
 //
-//   tcsolve_batched_bench [--variants ec-fp16,auto] [--reps N] [--unsplit] [--json FILE]
+//   tcsolve_batched_bench [--variants ec-fp16,auto] [--reps N] [--unsplit] [--host] [--json FILE]
 //                         [--scaling automatic|fused|separate]   (GemmOptions::ec_scaling)
 //                         [SHAPE ...]      SHAPE: BATCHxMxNxK[:TT] (TT: op letters, default NN)
 //
-// Times: median of 5 timings of N repetitions (CUDA events), after 3 warm-up calls. With no
+// Times: median of 5 timings of N repetitions (CUDA events), after 3 warm-up calls. The host's
+// cost of a call (us): the wall time of enqueueing 20 calls on an idle stream, divided, median
+// of 5 (so the launch queue never fills and the figure is the caller's thread alone); --host
+// also times the pieces: one cuTensorMapEncodeTiled (a product on the wgmma path needs one per
+// operand tile map), one empty kernel launch, one cudaStreamIsCapturing and one stream-ordered
+// allocation and free, and gives tcsolve's calls workspaces as the drop-in does
+// (Context::Workspaces::stream_ordered, from a pool that keeps its memory). With no
 // SHAPE, the default list: BERT-base's attention products (batch 384 = 32 x 12 heads), the
 // TransformerEncoder's (128 = 8 x 16 heads of 2048 tokens), CuPy's 64 x 512^3, few output tiles
 // with a long k (the split-k cases), and the layers' products (M tokens x N x K).
 #include <cublas_v2.h>
+#include <cuda.h>  // CUtensorMap (types only; the encoder comes through the runtime)
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +115,88 @@ double time_ms(F&& call, int reps, cudaStream_t stream) {
   return t[2];
 }
 
+/// The caller's thread's microseconds per call: 20 calls enqueued on an idle stream (after 3
+/// warm-up calls), the wall time divided; median of 5.
+template <typename F>
+double host_us(F&& call, cudaStream_t stream) {
+  for (int i = 0; i < 3; ++i) call();
+  std::vector<double> t;
+  for (int r = 0; r < 5; ++r) {
+    check(cudaStreamSynchronize(stream), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) call();
+    const auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 20);
+  }
+  check(cudaStreamSynchronize(stream), "sync");
+  std::sort(t.begin(), t.end());
+  return t[2];
+}
+
+__global__ void empty_kernel() {}
+
+/// --host: the pieces of a call's host cost, each timed over 2000 calls.
+void host_pieces(cudaStream_t stream, cudaMemPool_t pool) {
+  void* f = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &status),
+        "cuTensorMapEncodeTiled entry point");
+  auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  void* base = nullptr;
+  check(cudaMalloc(&base, 1 << 24), "cudaMalloc");
+  const int reps = 2000;
+  auto per_call = [&](auto&& call) {
+    for (int i = 0; i < 10; ++i) call(i);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) call(i);
+    const auto t1 = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / reps;
+  };
+  const double t_encode = per_call([&](int i) {
+    CUtensorMap map;
+    const cuuint64_t dims[2] = {768, static_cast<cuuint64_t>(4096 + 128 * (i % 4))};
+    const cuuint64_t strides[1] = {768 * 2};
+    const cuuint32_t box[2] = {64, 128};
+    const cuuint32_t elem[2] = {1, 1};
+    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, base, dims, strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "batched_bench: cuTensorMapEncodeTiled failed\n");
+      std::exit(1);
+    }
+  });
+  // launches: in bursts of 20 on an idle stream, as host_us
+  double t_launch = 0;
+  {
+    std::vector<double> t;
+    for (int r = 0; r < 25; ++r) {
+      check(cudaStreamSynchronize(stream), "sync");
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < 20; ++i) empty_kernel<<<1, 32, 0, stream>>>();
+      const auto t1 = std::chrono::steady_clock::now();
+      t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 20);
+    }
+    std::sort(t.begin(), t.end());
+    t_launch = t[t.size() / 2];
+  }
+  check(cudaStreamSynchronize(stream), "sync");
+  const double t_capturing = per_call([&](int) {
+    cudaStreamCaptureStatus c{};
+    check(cudaStreamIsCapturing(stream, &c), "cudaStreamIsCapturing");
+  });
+  const double t_alloc = per_call([&](int) {
+    void* p = nullptr;
+    check(cudaMallocFromPoolAsync(&p, 8 << 20, pool, stream), "cudaMallocFromPoolAsync");
+    check(cudaFreeAsync(p, stream), "cudaFreeAsync");
+  });
+  check(cudaStreamSynchronize(stream), "sync");
+  cudaFree(base);
+  std::printf(
+      "host: cuTensorMapEncodeTiled %.3f us a call; an empty kernel launch %.3f us; cudaStreamIsCapturing %.3f "
+      "us; cudaMallocFromPoolAsync + cudaFreeAsync (8 MiB) %.3f us\n\n",
+      t_encode, t_launch, t_capturing, t_alloc);
+}
+
 __global__ void widen(const float* x, double* y, std::size_t n) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
@@ -117,7 +208,7 @@ __global__ void widen(const float* x, double* y, std::size_t n) {
 int main(int argc, char** argv) {
   std::vector<std::string> variants{"ec-fp16", "auto"};
   int reps = 0;
-  bool unsplit = false;
+  bool unsplit = false, host = false;
   EcScaling scaling = EcScaling::automatic;
   std::string json;
   std::vector<Shape> shapes;
@@ -126,7 +217,7 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::puts(
           "usage: tcsolve_batched_bench [--variants V,V] [--reps N] [--unsplit] [--scaling "
-          "automatic|fused|separate] [--json FILE] [BATCHxMxNxK[:TT] ...]");
+          "automatic|fused|separate] [--host] [--json FILE] [BATCHxMxNxK[:TT] ...]");
       return 0;
     } else if (a == "--variants" && i + 1 < argc) {
       variants.clear();
@@ -141,6 +232,8 @@ int main(int argc, char** argv) {
                                   : EcScaling::automatic;
     } else if (a == "--unsplit") {
       unsplit = true;
+    } else if (a == "--host") {
+      host = true;
     } else if (a == "--json" && i + 1 < argc) {
       json = argv[++i];
     } else {
@@ -154,10 +247,23 @@ int main(int argc, char** argv) {
   check(cublasCreate(&blas), "cublasCreate");
   check(cublasSetStream(blas, stream), "cublasSetStream");
   std::printf("device: %s\n\n", cuda::device_name().c_str());
+  cudaMemPool_t pool = nullptr;
+  if (host) {  // the drop-in's workspaces (hook/src/state.cpp)
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ctx.device();
+    check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
+    unsigned long long keep = ~0ULL;
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    ctx.set_workspaces(cuda::Context::Workspaces::stream_ordered);
+    ctx.set_memory_pool(pool);
+    host_pieces(stream, pool);
+  }
   std::printf(
       "| shape (batch x m x n x k, ops) | GFLOP | cuBLAS SGEMM ms | variant | split | tcsolve ms | speedup | "
-      "error cuBLAS | error tcsolve | device ms of one call (phases) "
-      "|\n|---|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
+      "error cuBLAS | error tcsolve | host us a call, cuBLAS / tcsolve | device ms of one call (phases) "
+      "|\n|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
   std::ostringstream js;
   js << "[";
   bool first = true;
@@ -209,6 +315,7 @@ int main(int argc, char** argv) {
     };
     const double t_blas = time_ms(sgemm, r, stream);
     const double e_blas = error();
+    const double host_blas = host_us(sgemm, stream);
     for (const std::string& name : variants) {
       const Variant v = parse_variant(name);
       for (int split : unsplit ? std::vector<int>{0, 1} : std::vector<int>{0}) {
@@ -226,6 +333,7 @@ int main(int argc, char** argv) {
         };
         const double t = time_ms(ours, r, stream);
         const double e = error();
+        const double host_ours = host_us(ours, stream);
         // the device time of one call's phases (synchronising after each: shows whether the
         // calls above were bound by the host's launches)
         ctx.set_time_phases(true);
@@ -240,16 +348,17 @@ int main(int argc, char** argv) {
                         1e3 * seconds);
           phases += text;
         }
-        std::printf("| %s | %.1f | %.4f | %s | %d | %.4f | %.2fx | %.2e | %.2e | %.4f (%s) |\n",
+        std::printf("| %s | %.1f | %.4f | %s | %d | %.4f | %.2fx | %.2e | %.2e | %.1f / %.1f | %.4f (%s) |\n",
                     s.label.c_str(), gflop, t_blas, name.c_str(), info.split_k, t, t_blas / t, e_blas, e,
-                    device_ms, phases.c_str());
+                    host_blas, host_ours, device_ms, phases.c_str());
         std::fflush(stdout);
         js << (first ? "" : ",") << "\n  {\"shape\": \"" << s.label << "\", \"batch\": " << s.batch
            << ", \"m\": " << s.m << ", \"n\": " << s.n << ", \"k\": " << s.k << ", \"gflop\": " << gflop
            << ", \"cublas_ms\": " << t_blas << ", \"variant\": \"" << name
            << "\", \"split_k\": " << info.split_k << ", \"tcsolve_ms\": " << t
            << ", \"speedup\": " << t_blas / t << ", \"error_cublas\": " << e_blas
-           << ", \"error_tcsolve\": " << e << ", \"device_ms\": " << device_ms << ", \"phases\": \"" << phases
+           << ", \"error_tcsolve\": " << e << ", \"host_us_cublas\": " << host_blas
+           << ", \"host_us_tcsolve\": " << host_ours << ", \"device_ms\": " << device_ms << ", \"phases\": \"" << phases
            << "\"}";
         first = false;
       }

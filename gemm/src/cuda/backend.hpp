@@ -18,11 +18,11 @@ namespace tcsolve::cuda::detail {
 /// first GEMM. Each is a growing array (Context::Workspaces::cached) or the cache that
 /// Context::Impl::take bypasses for stream-ordered calls.
 struct GemmWorkspaces : Context::Attachment {
-  Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints)
-  Scratch split;    ///< the Hopper kernels' split operands
+  Scratch scaling;  ///< the ec path's exponent ranges, shifts and auto flag (ints; mma.sync path)
+  Scratch split;    ///< the Hopper kernels' split operands (the production path: its ints and, with k
+                    ///< ranges, their FP32 sums before the reduction, in the same allocation)
   Scratch fp64;     ///< the fp64 variant's and the reference product's FP64 copies
   Scratch nearest;  ///< nearest_columns' per-column data (FP32 and FP64 weights, scalings, bounds)
-  Scratch partial;  ///< the ec path's k-splitting: each k range's FP32 sums before their reduction
 
   /// The workspaces of `ctx`, made on first use.
   static GemmWorkspaces& of(Context::Impl& ctx) {

@@ -201,14 +201,19 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
   // every member's shifts (the other paths: one member)
   const std::size_t total = (static_cast<std::size_t>(g.m) + g.n) * g.batch.count;
   const std::size_t ws_bytes = (3 * total + 3) * sizeof(int);
-  int* ws = static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
+  GemmArgs h = g;
+  if (production)  // k split by the batch's shape (never with the nearest epilogue)
+    h.split = g.nearest != nullptr ? KSplit{} : ec_k_split(g.m, g.n, g.k, g.batch.count, options.split_k);
+  // production: the ints and wgmma_production's workspace in one allocation (a stream-ordered
+  // one costs the caller's thread about a microsecond and a free, docs/BENCHMARKS.md session 32)
+  const std::size_t ints_bytes = (ws_bytes + 255) / 256 * 256;
+  int* ws = production ? static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).split,
+                                                       ints_bytes + wgmma_production_bytes(variant, h)))
+                       : static_cast<int*>(g.ctx->take(GemmWorkspaces::of(*g.ctx).scaling, ws_bytes));
   // max_range right after emin: compute_range_keys clears them together
   int *emax = ws, *emin = ws + total, *max_range = ws + 2 * total, *flag = max_range + 2, *shift = flag + 1;
-  if (production) {  // fused scaling and split; k split by the batch's shape (never with the nearest
-                     // epilogue)
+  if (production) {  // fused scaling and split
     info.kernels = CudaKernels::wgmma;
-    GemmArgs h = g;
-    h.split = g.nearest != nullptr ? KSplit{} : ec_k_split(g.m, g.n, g.k, g.batch.count, options.split_k);
     info.split_k = h.split.count;
     // GemmOptions::ec_scaling: with a long k the fused kernel's blocks (whole rows each) hold too
     // few of them to fill the GPU, so the ranges are found first (ranges_kernel, parallel along
@@ -226,7 +231,7 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
       compute_range_keys(h, keys);
     }
     const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range,
-                                       flag, keys);
+                                       flag, keys, reinterpret_cast<unsigned char*>(ws) + ints_bytes);
     if (variant == Variant::auto_) {
       if (g.auto_on_device)
         info.note = "auto: FP16/TF32 chosen on the device";

@@ -53,10 +53,16 @@ void wgmma_gemm(WgmmaScheme scheme, bool tf32, const GemmArgs& g, int chunk_step
 /// (auto: the ranges and the choice, 1 = FP16). range_keys (one member; ec_gemm.cu's scaling
 /// kernels, for few rows and a long k): the rows' exponent ranges were found first, as keys
 /// (hi keys of the m + n vectors, then lo keys; max_range cleared with them); the tile-parallel
-/// split pass then finishes the scaling from them (the same bits as the fused kernel). Returns
+/// split pass then finishes the scaling from them (the same bits as the fused kernel).
+/// workspace: wgmma_production_bytes(variant, g) bytes of device memory, 256-byte aligned, which
+/// the caller takes together with its own (one stream-ordered allocation a call). Returns
 /// whether the FP16 path ran.
 bool wgmma_production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range,
-                      int* flag, const unsigned* range_keys = nullptr);
+                      int* flag, const unsigned* range_keys, unsigned char* workspace);
+
+/// The device workspace wgmma_production needs for g (the split operands; with g.split.count >
+/// 1, the k ranges' partial sums too).
+std::size_t wgmma_production_bytes(Variant variant, const GemmArgs& g);
 
 /// The key of an exponent range's largest exponent (hi) or smallest (lo) for atomicMax: a zero
 /// fill is the empty range (INT_MIN, INT_MAX), so one cudaMemsetAsync initialises them.
