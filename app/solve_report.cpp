@@ -79,6 +79,15 @@ SolveOptions solver_options(const po::variables_map& vm) {
     throw InvalidInput("--rbt-window must be 0 or an integer in [64, 256], got " + std::to_string(window));
   o.rbt_window = static_cast<int>(window);
   o.beam_correction = parse_beam_correction(vm["beam-correction"].as<std::string>());
+  // an option of one pivoting given with another that never uses it is a mistake to report, not
+  // to ignore (auto may choose either)
+  const auto only_for = [&](const char* option, Pivoting wanted) {
+    if (!vm[option].defaulted() && o.pivoting != wanted && o.pivoting != Pivoting::auto_)
+      throw InvalidInput(std::string("--") + option + " applies to --pivoting " + std::string(to_string(wanted)) +
+                         " (or auto), not " + std::string(to_string(o.pivoting)));
+  };
+  only_for("beam-correction", Pivoting::beam);
+  only_for("rbt-window", Pivoting::rbt);
   const long long max_iter = vm["max-iter"].as<long long>();
   if (max_iter < 0 || max_iter > 1000000)
     throw InvalidInput("--max-iter must be an integer in [0, 1000000], got " + std::to_string(max_iter));

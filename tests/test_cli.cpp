@@ -645,4 +645,12 @@ TEST_CASE("solve --pivoting beam reports the pivoting that gave x and beam's mod
   CHECK(require_one_object(partial).find("modifications")->type == Json::Type::null);
   CHECK(require_one_object(partial).find("growth")->type == Json::Type::null);
   CHECK(run_tcsolve("solve --input '" + sys + "' --backend cpu --pivoting beem").exit_code == 2);
+  // another pivoting's option with a pivoting that never uses it: refused, named
+  const CommandResult stray = run_tcsolve("solve --input '" + sys + "' --backend cpu --beam-correction woodbury");
+  CHECK(stray.exit_code == 2);
+  CHECK(contains(stray.err, "--beam-correction applies to --pivoting beam (or auto), not partial"));
+  const CommandResult window = run_tcsolve("compare --input '" + sys + "' --backend cpu --pivoting beam --rbt-window 128");
+  CHECK(window.exit_code == 2);
+  CHECK(contains(window.err, "--rbt-window applies to --pivoting rbt (or auto), not beam"));
+  CHECK(run_tcsolve("solve --input '" + sys + "' --backend cpu --pivoting auto --beam-correction gmres").exit_code == 0);
 }
