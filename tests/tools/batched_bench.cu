@@ -14,7 +14,8 @@
 // of 5 (so the launch queue never fills and the figure is the caller's thread alone); --host
 // also times the pieces: one cuTensorMapEncodeTiled (a product on the wgmma path needs one per
 // operand tile map), one empty kernel launch, one cudaStreamIsCapturing and one stream-ordered
-// allocation and free, and gives tcsolve's calls workspaces as the drop-in does
+// allocation and free, a launch with 1 KB of parameters against five of them as one graph
+// (launched as captured, or with every node's parameters replaced first), and gives tcsolve's calls workspaces as the drop-in does
 // (Context::Workspaces::stream_ordered, from a pool that keeps its memory). With no
 // SHAPE, the default list: BERT-base's attention products (batch 384 = 32 x 12 heads), the
 // TransformerEncoder's (128 = 8 x 16 heads of 2048 tokens), CuPy's 64 x 512^3, few output tiles
@@ -27,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -134,6 +136,73 @@ double host_us(F&& call, cudaStream_t stream) {
 }
 
 __global__ void empty_kernel() {}
+
+/// A launch with a parameter block the size of the main kernel's (four tensor maps and its
+/// parameters: about 1 KB), for the launch and graph timings of --host.
+struct BigParams {
+  const void* pointers[4];
+  unsigned char rest[992];
+};
+__global__ void big_params_kernel(const __grid_constant__ BigParams q) {
+  if (threadIdx.x == 1024 && q.rest[0] == 1) __trap();  // never: blocks of 32 threads
+}
+
+/// Burst timing as host_us: 20 calls on an idle stream, the wall time divided; median of 25.
+template <typename F>
+double burst_us(F&& call, cudaStream_t stream) {
+  std::vector<double> t;
+  for (int r = 0; r < 25; ++r) {
+    check(cudaStreamSynchronize(stream), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) call(i);
+    const auto t1 = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 20);
+  }
+  check(cudaStreamSynchronize(stream), "sync");
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// --host: what a product's five launches would cost as one graph (docs/design.md, session 32):
+/// a graph of five big_params_kernel nodes captured once, launched; and one kernel node's
+/// parameters replaced in the executable graph (a call's pointers), then launched.
+void graph_pieces(cudaStream_t stream) {
+  cudaStream_t side = nullptr;
+  check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreate");
+  BigParams q{};
+  check(cudaStreamBeginCapture(side, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  for (int i = 0; i < 5; ++i) big_params_kernel<<<1, 32, 0, side>>>(q);
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(side, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  std::size_t count = 0;
+  check(cudaGraphGetNodes(graph, nullptr, &count), "cudaGraphGetNodes");
+  std::vector<cudaGraphNode_t> nodes(count);
+  check(cudaGraphGetNodes(graph, nodes.data(), &count), "cudaGraphGetNodes");
+  cudaKernelNodeParams kp{};
+  check(cudaGraphKernelNodeGetParams(nodes[0], &kp), "cudaGraphKernelNodeGetParams");
+  const double t_big = burst_us([&](int) { big_params_kernel<<<1, 32, 0, stream>>>(q); }, stream);
+  const double t_graph = burst_us([&](int) { check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, stream);
+  const double t_update = burst_us(
+      [&](int i) {
+        for (std::size_t n = 0; n < count; ++n) {  // every node: each would get the call's pointers
+          q.pointers[0] = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(i + 1) << 8);
+          void* args[] = {&q};
+          kp.kernelParams = args;
+          check(cudaGraphExecKernelNodeSetParams(exec, nodes[n], &kp), "cudaGraphExecKernelNodeSetParams");
+        }
+        check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+      },
+      stream);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(side);
+  std::printf(
+      "host: a launch with 1 KB of parameters %.3f us; five such launches as one graph: launched %.3f us, with "
+      "every node's parameters replaced first %.3f us\n\n",
+      t_big, t_graph, t_update);
+}
 
 /// --host: the pieces of a call's host cost, each timed over 2000 calls.
 void host_pieces(cudaStream_t stream, cudaMemPool_t pool) {
@@ -259,6 +328,7 @@ int main(int argc, char** argv) {
     ctx.set_workspaces(cuda::Context::Workspaces::stream_ordered);
     ctx.set_memory_pool(pool);
     host_pieces(stream, pool);
+    graph_pieces(stream);
   }
   std::printf(
       "| shape (batch x m x n x k, ops) | GFLOP | cuBLAS SGEMM ms | variant | split | tcsolve ms | speedup | "
