@@ -13,11 +13,11 @@
 // cost of a call (us): the wall time of enqueueing 20 calls on an idle stream, divided, median
 // of 5 (so the launch queue never fills and the figure is the caller's thread alone); --host
 // also times the pieces: one cuTensorMapEncodeTiled (a product on the wgmma path needs one per
-// operand tile map), one empty kernel launch, one cudaStreamIsCapturing and one stream-ordered
+// operand tile map), one empty kernel launch, one cudaStreamIsCapturing, one stream-ordered
 // allocation and free, a launch with 1 KB of parameters against five of them as one graph
-// (launched as captured, or with every node's parameters replaced first), and gives tcsolve's calls workspaces as the drop-in does
-// (Context::Workspaces::stream_ordered, from a pool that keeps its memory). With no
-// SHAPE, the default list: BERT-base's attention products (batch 384 = 32 x 12 heads), the
+// (launched as captured, or with every node's parameters replaced first); and it gives
+// tcsolve's calls workspaces as the drop-in does (Context::Workspaces::stream_ordered, from a
+// pool that keeps its memory). With no SHAPE, the default list: BERT-base's attention products (batch 384 = 32 x 12 heads), the
 // TransformerEncoder's (128 = 8 x 16 heads of 2048 tokens), CuPy's 64 x 512^3, few output tiles
 // with a long k (the split-k cases), and the layers' products (M tokens x N x K).
 #include <cublas_v2.h>
