@@ -999,26 +999,25 @@ void launch_scale_split(cudaStream_t stream, const ScaleSplitOperand& a, long lo
 /// FP16, or FP32-stored TF32 where ec-tf32 or auto may need them), then, with g.split.count > 1,
 /// each k range's partial sums (mp x np floats per member and range), 256-byte aligned.
 struct ProductionLayout {
-  std::size_t split_bytes, partial_offset, bytes;
+  std::size_t partial_offset, bytes;
   ProductionLayout(Variant variant, const GemmArgs& g) {
     const std::size_t mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
     const std::size_t members = g.batch.count;
     const std::size_t elem = variant == Variant::ec_tf32 || variant == Variant::auto_ ? 4 : 2;
-    split_bytes = 2 * (mp + np) * members * kp * elem;
+    const std::size_t split_bytes = 2 * (mp + np) * members * kp * elem;
     partial_offset = (split_bytes + 255) / 256 * 256;
     bytes = partial_offset + (g.split.count > 1 ? g.split.count * members * mp * np * sizeof(float) : 0);
   }
 };
 
 bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* shift, int* max_range, int* flag,
-                const unsigned* range_keys, unsigned char* workspace) {
+                const unsigned* range_keys, unsigned char* ws) {
   const int mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
   const int members = g.batch.count;  // every member's rows stacked: mp and np rows each
   const long long xp = static_cast<long long>(mp) * members, yp = static_cast<long long>(np) * members;
   if (xp > INT_MAX || yp > INT_MAX) throw Unavailable("a batched product of more than 2^31 - 1 rows over its members");
   const bool tf32_only = variant == Variant::ec_tf32, with_auto = variant == Variant::auto_;
   const ProductionLayout layout(variant, g);
-  unsigned char* ws = workspace;
   int* range = with_auto ? max_range : nullptr;
   // range_keys (one member): the rows' exponent ranges were found first (ec_gemm.cu); the split
   // pass finishes the scaling from them (and max_range, which was cleared with them)
@@ -1049,7 +1048,7 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     p.splits = g.split.count;
     p.partial_ld = mp;
     p.partial_stride = static_cast<long long>(mp) * np;
-    p.partial = reinterpret_cast<float*>(workspace + layout.partial_offset);
+    p.partial = reinterpret_cast<float*>(ws + layout.partial_offset);
   }
   // auto: the FP16 operands are made while the ranges are found; then either the choice is read
   // back (one synchronisation of the stream; launching both paths gated by the device flag cost

@@ -60,7 +60,8 @@ namespace {
 /// back sampled entries only), else on the host A (for a device-made A, a download: 8 GiB at n =
 /// 32768 took 9.9 s in the condition estimate of session 31's beam solve).
 std::optional<std::string> searched(const DeviceSystem& s, const HostMatrix& A) {
-  return s.singular.valid() ? s.singular.get() : detail::exact_singularity(A());
+  const detail::SingularitySearch upload = singularity_search(s);
+  return upload ? upload() : detail::exact_singularity(A());
 }
 
 }  // namespace
