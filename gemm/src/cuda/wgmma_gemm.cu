@@ -95,6 +95,11 @@ struct MainParams {
   const int* choose_range = nullptr;
   int* choice = nullptr;
   int* tf32_needed = nullptr;
+  // or, instead of choose_range, the split blocks' range slots (scale_split's range_slots: no
+  // fill of two cells first): the maxima of choose_slots[0, slots_a) (op(A)'s blocks) and
+  // [slots_a, slots_total) (op(B)'s), found by every warp alone (the same values)
+  const int* choose_slots = nullptr;
+  int slots_a = 0, slots_total = 0;
   // The nearest-column epilogue (Epilogue::nearest; GemmArgs::nearest): instead of
   // storing D, labels[i] = argmin_j (weights[j] - 2 D(i, j)) in FP64, the lowest j on ties, and
   // *changed += the labels that differ from before. Each block owns whole rows of tiles.
@@ -359,8 +364,23 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kNearest = E == Epilogue::nearest;
   constexpr bool kSwap = E == Epilogue::store_pairs;  // X is op(B): the cross products swap (cross_terms)
-  if (p.choose_range != nullptr) {  // auto's choice made here
-    const bool fp16 = auto_uses_fp16(p.choose_range[0], p.choose_range[1]);
+  if (p.choose_range != nullptr || p.choose_slots != nullptr) {  // auto's choice made here
+    int range_a = 0, range_b = 0;
+    if (p.choose_slots != nullptr) {
+#pragma unroll 8
+      for (int i = threadIdx.x % 32; i < p.slots_total; i += 32) {
+        const int v = p.choose_slots[i];
+        if (i < p.slots_a) range_a = max(range_a, v);
+        else range_b = max(range_b, v);
+      }
+      for (int off = 16; off > 0; off /= 2) {
+        range_a = max(range_a, __shfl_xor_sync(0xffffffffu, range_a, off));
+        range_b = max(range_b, __shfl_xor_sync(0xffffffffu, range_b, off));
+      }
+    } else {
+      range_a = p.choose_range[0], range_b = p.choose_range[1];
+    }
+    const bool fp16 = auto_uses_fp16(range_a, range_b);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
       *p.choice = fp16 ? 1 : 0;
       if (!fp16 && p.tf32_needed != nullptr) *p.tf32_needed = 1;
@@ -977,20 +997,36 @@ void run(WgmmaScheme scheme, const GemmArgs& g, int chunk_steps, const int* shif
 }
 
 /// ec-fp16 / ec-tf32 / auto with the fused scaling and split (see the header).
+/// The blocks of the fused scaling and split of rows_a and rows_b rows (launch_scale_split):
+/// op(A)'s, and all.
+struct ScaleSplitBlocks {
+  long long a, total;
+  ScaleSplitBlocks(long long rows_a, long long rows_b, int kp) {
+    const int rows = kp <= kMaxStagedK ? kStagedRows : kSplitRows;
+    a = rows_a / rows, total = (rows_a + rows_b) / rows;
+  }
+};
+
+/// auto on the device takes the split blocks' range slots (no fill first) up to this many
+/// blocks: the main kernel's warps read them all (32 a lane at most), beyond it the two cells.
+constexpr int kMaxRangeSlots = 1024;
+
 /// The fused scaling and split of rows_a rows of a, then rows_b rows of b (every member's,
 /// stacked; rows_b 0: a alone): staged in shared memory up to kMaxStagedK, else
-/// scale_split_kernel. The same bits either way.
+/// scale_split_kernel. The same bits either way. range_slots: ScaleSplitBlocks(...).total ints
+/// (the kernels' range_slots), or nullptr: a.max_range and b.max_range by atomicMax.
 template <Transform T, bool kTf32>
 void launch_scale_split(cudaStream_t stream, const ScaleSplitOperand& a, long long rows_a,
-                        const ScaleSplitOperand& b, long long rows_b, int k, int kp) {
+                        const ScaleSplitOperand& b, long long rows_b, int k, int kp, int* range_slots = nullptr) {
+  const ScaleSplitBlocks blocks(rows_a, rows_b, kp);
   if (kp <= kMaxStagedK) {
     auto kernel = scale_split_staged_kernel<T, kTf32>;
     allow_dynamic_smem(kernel, staged_smem_bytes(kMaxStagedK));
-    kernel<<<static_cast<unsigned>((rows_a + rows_b) / kStagedRows), kSplitThreads, staged_smem_bytes(kp), stream>>>(
-        a, b, static_cast<int>(rows_a / kStagedRows), k, kp);
+    kernel<<<static_cast<unsigned>(blocks.total), kSplitThreads, staged_smem_bytes(kp), stream>>>(
+        a, b, static_cast<int>(blocks.a), k, kp, range_slots);
   } else {
-    scale_split_kernel<T, kTf32><<<static_cast<unsigned>((rows_a + rows_b) / kSplitRows), kSplitThreads, 0, stream>>>(
-        a, b, static_cast<int>(rows_a / kSplitRows), k, kp);
+    scale_split_kernel<T, kTf32><<<static_cast<unsigned>(blocks.total), kSplitThreads, 0, stream>>>(
+        a, b, static_cast<int>(blocks.a), k, kp, range_slots);
   }
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
@@ -999,14 +1035,15 @@ void launch_scale_split(cudaStream_t stream, const ScaleSplitOperand& a, long lo
 /// FP16, or FP32-stored TF32 where ec-tf32 or auto may need them), then, with g.split.count > 1,
 /// each k range's partial sums (mp x np floats per member and range), 256-byte aligned.
 struct ProductionLayout {
-  std::size_t partial_offset, bytes;
+  std::size_t partial_offset, slots_offset, bytes;
   ProductionLayout(Variant variant, const GemmArgs& g) {
     const std::size_t mp = round_up(g.m, kTileM), np = round_up(g.n, kTileN), kp = round_up(g.k, kSplitK);
     const std::size_t members = g.batch.count;
     const std::size_t elem = variant == Variant::ec_tf32 || variant == Variant::auto_ ? 4 : 2;
     const std::size_t split_bytes = 2 * (mp + np) * members * kp * elem;
     partial_offset = (split_bytes + 255) / 256 * 256;
-    bytes = partial_offset + (g.split.count > 1 ? g.split.count * members * mp * np * sizeof(float) : 0);
+    slots_offset = partial_offset + (g.split.count > 1 ? g.split.count * members * mp * np * sizeof(float) : 0);
+    bytes = slots_offset + (variant == Variant::auto_ ? kMaxRangeSlots * sizeof(int) : 0);  // auto's range slots
   }
 };
 
@@ -1024,7 +1061,15 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   const bool shifts_ready = range_keys != nullptr;
   RangeKeys keys;
   if (shifts_ready) keys = RangeKeys{range_keys, range_keys + g.m + g.n, range};
-  if (with_auto && !shifts_ready) TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
+  // auto on the device: the split blocks write their ranges to slots that the FP16 main kernel
+  // reads (no fill launched first), where they are few enough; else the two cells, filled first
+  const bool gated = with_auto && g.auto_on_device;
+  const ScaleSplitBlocks blocks(xp, yp, kp);
+  int* range_slots = gated && !shifts_ready && blocks.total <= kMaxRangeSlots
+                         ? reinterpret_cast<int*>(ws + layout.slots_offset)
+                         : nullptr;
+  if (with_auto && !shifts_ready && range_slots == nullptr)
+    TCSOLVE_CUDA_CHECK(cudaMemsetAsync(max_range, 0, 2 * sizeof(int), g.stream()));
   PhaseTimer phases(g);
   phases.mark(tf32_only ? "scale+split-tf32" : "scale+split-fp16");
   int* shift_b_all = shift + static_cast<std::size_t>(g.m) * members;  // every member's A shifts, then B's
@@ -1034,7 +1079,8 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
                               reinterpret_cast<unsigned*>(o.ah), reinterpret_cast<unsigned*>(o.al), layout_a(g, mp)};
     const ScaleSplitOperand b{g.B, g.ldb, g.tb == Op::n, g.n, shift_b_all, range == nullptr ? nullptr : range + 1,
                               reinterpret_cast<unsigned*>(o.bh), reinterpret_cast<unsigned*>(o.bl), layout_b(g, np)};
-    launch_scale_split<decltype(transform)::value, decltype(tf32)::value>(g.stream(), a, xp, b, yp, g.k, kp);
+    launch_scale_split<decltype(transform)::value, decltype(tf32)::value>(g.stream(), a, xp, b, yp, g.k, kp,
+                                                                          range_slots);
   };
   const int* shift_a = shift;
   const int* shift_b = shift_b_all;
@@ -1053,12 +1099,11 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
   // auto: the FP16 operands are made while the ranges are found; then either the choice is read
   // back (one synchronisation of the stream; launching both paths gated by the device flag cost
   // 0.04 ms of early-returning blocks at m = n = 16384, k = 512), or, with g.auto_on_device, the
-  // FP16 main kernel makes the choice (MainParams::choose_range), writes the flag, and the TF32
-  // path is launched gated by it (no synchronisation; the return value is then meaningless), or,
-  // with g.auto_tf32_needed too, only the FP16 path, and a TF32 choice is reported there instead
-  // of computed (the caller redoes the work).
+  // FP16 main kernel makes the choice (MainParams::choose_range or choose_slots), writes the
+  // flag, and the TF32 path is launched gated by it (no synchronisation; the return value is
+  // then meaningless), or, with g.auto_tf32_needed too, only the FP16 path, and a TF32 choice
+  // is reported there instead of computed (the caller redoes the work).
   bool fp16 = !tf32_only;
-  const bool gated = with_auto && g.auto_on_device;
   const bool fp16_only = gated && g.auto_tf32_needed != nullptr;
   if (!tf32_only) {
     if (shifts_ready)
@@ -1081,7 +1126,11 @@ bool production(Variant variant, const GemmArgs& g, int tf32_chunk_steps, int* s
     q.k_tiles = kp / tile_k(false);
     q.split_tiles = g.split.length / tile_k(false);
     if (gated) {
-      q.choose_range = max_range, q.choice = flag, q.tf32_needed = fp16_only ? g.auto_tf32_needed : nullptr;
+      if (range_slots != nullptr)
+        q.choose_slots = range_slots, q.slots_a = static_cast<int>(blocks.a), q.slots_total = static_cast<int>(blocks.total);
+      else
+        q.choose_range = max_range;
+      q.choice = flag, q.tf32_needed = fp16_only ? g.auto_tf32_needed : nullptr;
       q.use_fp16 = flag, q.want_fp16 = 1;  // for split_reduce_kernel
     }
     launch_main<WgmmaScheme::ec, false>(g, xi, yi, kp, Operands(ws, xi, yi, kp, 2), q);

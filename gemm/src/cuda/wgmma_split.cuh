@@ -203,10 +203,13 @@ __device__ __forceinline__ ScaleSplitOperand pick(bool first, const ScaleSplitOp
 
 /// Both operands in one launch (blocks [0, blocks_a) take op(A), the rest op(B)), so that the
 /// two halves fill the GPU together.
+/// range_slots (auto on the device, in place of max_range's atomicMax and the fill it needs):
+/// block b writes the largest range of its rows to range_slots[b] (0 when none), and the FP16
+/// main kernel takes the maxima of blocks [0, blocks_a) and of the rest (MainParams::choose_slots).
 template <Transform T, bool kTf32>
 __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOperand a_op,
                                                                      ScaleSplitOperand b_op, int blocks_a, int k,
-                                                                     int kp) {
+                                                                     int kp, int* range_slots) {
   const bool first = static_cast<int>(blockIdx.x) < blocks_a;
   const ScaleSplitOperand op = pick(first, a_op, b_op);
   const int ld = op.ld, rows = op.rows;
@@ -246,15 +249,20 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_kernel(ScaleSplitOp
     }
   }
   __syncthreads();
-  if (threadIdx.x < kSplitRows) {
+  if (threadIdx.x < kSplitRows) {  // one warp: kSplitRows == 32
     const int fr = threadIdx.x, gr = r0 + fr;
     const int emax = row_hi[fr], emin = row_lo[fr];
     const bool any = emax != INT_MIN;
     const int s = scale_exponent(any, emax);
     factor[fr] = scale_factor(s);
+    int range = gr < rows && any ? emax - emin : 0;
     if (gr < rows) {
       shift[gr] = s;
-      if (max_range != nullptr && any) atomicMax(max_range, emax - emin);
+      if (range_slots == nullptr && max_range != nullptr && any) atomicMax(max_range, range);
+    }
+    if (range_slots != nullptr) {
+      for (int off = 16; off > 0; off /= 2) range = max(range, __shfl_xor_sync(0xffffffffu, range, off));
+      if (fr == 0) range_slots[blockIdx.x] = range;
     }
   }
   __syncthreads();
@@ -285,9 +293,11 @@ __device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, bool 
 template <Transform T, bool kTf32>
 __global__ void __launch_bounds__(kSplitThreads) scale_split_staged_kernel(ScaleSplitOperand a_op,
                                                                             ScaleSplitOperand b_op, int blocks_a,
-                                                                            int k, int kp) {
+                                                                            int k, int kp, int* range_slots) {
   extern __shared__ float staged[];  // [kStagedRows][kp + 1]
   __shared__ float factor[kStagedRows];
+  __shared__ int block_range;  // range_slots: the largest range of the block's rows
+  if (threadIdx.x == 0) block_range = 0;
   const int pitch = kp + 1;          // odd: a column's 16 rows in 16 banks
   const bool first = static_cast<int>(blockIdx.x) < blocks_a;
   const ScaleSplitOperand op = pick(first, a_op, b_op);
@@ -330,11 +340,16 @@ __global__ void __launch_bounds__(kSplitThreads) scale_split_staged_kernel(Scale
       factor[r] = scale_factor(s);
       if (gr < op.rows) {
         shift[gr] = s;
-        if (op.max_range != nullptr && any) atomicMax(op.max_range, hi - lo);
+        if (range_slots != nullptr) {
+          if (any) atomicMax(&block_range, hi - lo);
+        } else if (op.max_range != nullptr && any) {
+          atomicMax(op.max_range, hi - lo);
+        }
       }
     }
   }
   __syncthreads();
+  if (range_slots != nullptr && threadIdx.x == 0) range_slots[blockIdx.x] = block_range;
   for (int r = 0; r < kStagedRows; ++r) {  // split as store_split_tile does
     const float f = factor[r];
     const float* row = staged + r * pitch;
