@@ -13,6 +13,10 @@
 //
 //   tcsolve_small_lu_bench [--reps N] [N ...]      (default n: 200 256 384 512 768 1024 1536 2048
 //                                                   3072 4096; default reps 21)
+//   tcsolve_small_lu_bench --coop [--reps N] [N ...]
+// --coop: cusolverDnDgetrf against this project's one-launch LU (kernels::coop_lu, panel widths 32
+// and 16 where n fits, default grid, and the grid of one block), each followed by the same
+// cusolverDnDgetrs; the backward error of each x, and whether the two LUs chose the same pivots.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -26,6 +30,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "cuda/kernels.hpp"
 
 namespace {
 
@@ -73,16 +79,103 @@ struct Timer {
   }
 };
 
+/// --coop: one row per n (ms, medians of reps; each factorization of a fresh copy of A).
+void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cusolverDnHandle_t dn) {
+  namespace k = tcsolve::cuda::kernels;
+  Timer timer(stream);
+  const int max32 = k::coop_lu_max_n(32), max16 = k::coop_lu_max_n(16);
+  std::printf("coop_lu fits n <= %d (panel 32), n <= %d (panel 16)\n", max32, max16);
+  std::printf("%6s %10s %10s %10s %10s %10s %10s  %s\n", "n", "Dgetrf", "coop32", "coop16", "coop32g1", "Dgetrs",
+              "coop/Dgetrf", "backward errors (Dgetrf coop32 coop16), same pivots");
+  for (int n : sizes) {
+    const std::size_t nn = static_cast<std::size_t>(n) * n;
+    std::mt19937_64 gen(1);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> ha(nn), hb(n);
+    for (double& v : ha) v = u(gen);
+    for (double& v : hb) v = u(gen);
+    double *a0, *a, *b, *x, *work;
+    int *ipiv, *info;
+    check(cudaMalloc(&a0, nn * 8), "malloc");
+    check(cudaMalloc(&a, nn * 8), "malloc");
+    check(cudaMalloc(&b, n * 8), "malloc");
+    check(cudaMalloc(&x, n * 8), "malloc");
+    check(cudaMalloc(&ipiv, n * 4), "malloc");
+    check(cudaMalloc(&info, 16), "malloc");
+    check(cudaMemcpy(a0, ha.data(), nn * 8, cudaMemcpyHostToDevice), "copy");
+    check(cudaMemcpy(b, hb.data(), n * 8, cudaMemcpyHostToDevice), "copy");
+    int lwork = 0;
+    check(cusolverDnDgetrf_bufferSize(dn, n, n, a, n, &lwork), "bufferSize");
+    check(cudaMalloc(&work, std::max<std::size_t>(static_cast<std::size_t>(lwork) * 8, 8)), "malloc");
+    auto fresh = [&] { check(cudaMemcpyAsync(a, a0, nn * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
+    auto solve = [&] {
+      check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, a, n, ipiv, x, n, info + 1), "Dgetrs");
+      std::vector<double> hx(n);
+      check(cudaMemcpyAsync(hx.data(), x, n * 8, cudaMemcpyDeviceToHost, stream), "copy");
+      check(cudaStreamSynchronize(stream), "sync");
+      double rmax = 0, amax = 0, xmax = 0;
+      for (int i = 0; i < n; ++i) {
+        double s = hb[i], row = 0;
+        for (int j = 0; j < n; ++j) {
+          s -= ha[static_cast<std::size_t>(j) * n + i] * hx[j];
+          row += std::abs(ha[static_cast<std::size_t>(j) * n + i]);
+        }
+        rmax = std::max(rmax, std::abs(s));
+        amax = std::max(amax, row);
+        xmax = std::max(xmax, std::abs(hx[i]));
+      }
+      return rmax / (amax * xmax);
+    };
+    auto pivots = [&] {
+      std::vector<int> p(n);
+      check(cudaMemcpy(p.data(), ipiv, n * 4, cudaMemcpyDeviceToHost), "copy");
+      return p;
+    };
+    const double t_d = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrf(dn, n, n, a, n, work, ipiv, info), "Dgetrf");
+    }, fresh);
+    const double t_rs = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, a, n, ipiv, x, n, info + 1), "Dgetrs");
+    }, [&] { check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy"); });
+    const double be_d = solve();
+    const std::vector<int> p_d = pivots();
+    double t_c[2] = {-1, -1}, be_c[2] = {-1, -1}, t_g1 = -1;
+    bool same = true;
+    for (int w = 0; w < 2; ++w) {
+      const int nb = w == 0 ? 32 : 16;
+      if (n > (w == 0 ? max32 : max16)) continue;
+      t_c[w] = timer.median_ms(reps, [&] { k::coop_lu(stream, a, n, n, nb, ipiv, info); }, fresh);
+      be_c[w] = solve();
+      same = same && pivots() == p_d;
+      if (w == 0)
+        t_g1 = timer.median_ms(std::max(3, reps / 4), [&] { k::coop_lu(stream, a, n, n, nb, ipiv, info, 1); }, fresh);
+    }
+    const double best = t_c[0] > 0 && (t_c[1] < 0 || t_c[0] < t_c[1]) ? t_c[0] : t_c[1];
+    std::printf("%6d %10.4f %10.4f %10.4f %10.4f %10.4f %10.3f  %.1e %.1e %.1e %s\n", n, t_d, t_c[0], t_c[1], t_g1,
+                t_rs, best > 0 ? best / t_d : -1.0, be_d, be_c[0], be_c[1], same ? "yes" : "no");
+    std::fflush(stdout);
+    for (void* p : {static_cast<void*>(a0), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(x),
+                    static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(work)})
+      check(cudaFree(p), "free");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 21;
+  bool coop = false;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::printf("usage: tcsolve_small_lu_bench [--reps N] [N ...]\n");
+      std::printf("usage: tcsolve_small_lu_bench [--coop] [--reps N] [N ...]\n");
       return 0;
+    }
+    if (a == "--coop") {
+      coop = true;
+      continue;
     }
     if (a == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
@@ -96,6 +189,10 @@ int main(int argc, char** argv) {
   cusolverDnHandle_t dn;
   check(cusolverDnCreate(&dn), "cusolverDnCreate");
   check(cusolverDnSetStream(dn, stream), "cusolverDnSetStream");
+  if (coop) {
+    coop_table(sizes, reps, stream, dn);
+    return 0;
+  }
   cublasHandle_t blas;
   check(cublasCreate(&blas), "cublasCreate");
   check(cublasSetStream(blas, stream), "cublasSetStream");

@@ -1,4 +1,4 @@
-// Launchers of the solver's device kernels (equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu, leaf_beam.cu,
+// Launchers of the solver's device kernels (coop_lu.cu, equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu, leaf_beam.cu,
 // butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
@@ -16,6 +16,20 @@ namespace tcsolve::cuda::kernels {
 
 /// Widest leaf (column block factored at once) that the row-interchange kernels take.
 inline constexpr int kMaxLeafWidth = 32;
+
+// --- coop_lu.cu --------------------------------------------------------------------------------
+
+/// Largest n that coop_lu() takes on the current device with panel width nb (16 or 32): its panel
+/// of n x nb doubles in one block's shared memory; 0 where the device has no cooperative launch.
+int coop_lu_max_n(int nb);
+
+/// dgetrf in one cooperative launch on the column-major n x n A (leading dimension lda): A :=
+/// L \ U, ipiv (n ints, 1-based, LAPACK's), *info (0, or the 1-based column of the first zero
+/// pivot), bitwise cpu/coop_lu.hpp's coop_lu_reference with the same nb for any grid. blocks: the
+/// grid (0: one block per 16 columns and block 0, as many as fit the device at once). Throws
+/// Unavailable for n > coop_lu_max_n(nb). Not used by the solver yet: measured no faster than
+/// cusolverDnDgetrf (coop_lu.cu's header).
+void coop_lu(CUstream_st* stream, double* a, int n, int lda, int nb, int* ipiv, int* info, int blocks = 0);
 
 // --- equilibrate.cu ----------------------------------------------------------------------------
 
