@@ -178,6 +178,74 @@ TEST_CASE("stream-ordered workspaces and device scalars give bitwise the cached,
   }
 }
 
+TEST_CASE("cached graphs (GemmOptions::cuda_launch) give bitwise the direct launches' products, from a graph "
+          "from the second call with the same arguments, never inside the caller's capture",
+          "[gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the cached graphs");
+  Stream stream;
+  const cudaStream_t s = stream.get();
+  const DeviceAuto on_device;
+  GemmOptions graphs;
+  graphs.cuda_launch = CudaLaunch::cached_graphs;
+  // k = 613 (fused scaling), k = 3000 (the ranges found first), and a batch split along k
+  struct Shape {
+    int m, n, k, batch;
+  };
+  for (const Shape& sh : {Shape{1000, 777, 613, 1}, Shape{300, 200, 3000, 1}, Shape{128, 64, 2048, 6}}) {
+    const int m = sh.m, n = sh.n, k = sh.k, batch = sh.batch;
+    CAPTURE(m, n, k, batch);
+    const test::Problem p = test::make_problem(m, n * batch, k, "urand", "exp_rand:-8:8", 23);
+    std::vector<float> C0(static_cast<std::size_t>(m) * n * batch);
+    for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = static_cast<float>((i * 7919) % 1000) / 500.0f - 1.0f;
+    cuda::DeviceBuffer<float> A(p.A), B(p.B), C(C0), C2(C0);
+    Batch members;
+    members.count = batch;
+    members.stride_a = 0, members.stride_b = static_cast<long long>(k) * n, members.stride_c = static_cast<long long>(m) * n;
+    for (Variant v : {Variant::ec_fp16, Variant::auto_}) {
+      INFO(to_string(v));
+      const DeviceAuto* gated = v == Variant::auto_ ? &on_device : nullptr;
+      auto run = [&](cuda::Context& ctx, const GemmOptions& o, float* c) {
+        cuda::DeviceBuffer<float>& buffer = c == C.data() ? C : C2;
+        buffer.upload(C0, s);
+        const GemmInfo info = cuda::gemm_batched(ctx, v, Op::t, Op::n, m, n, k, 1.5f, A.data(), k, B.data(), k,
+                                                 -0.75f, c, m, members, o, gated);
+        return std::make_pair(buffer.download(s), info.from_graph);
+      };
+      cuda::Context direct(s);
+      const std::vector<float> want = run(direct, {}, C.data()).first;
+      cuda::Context cached(s);  // workspaces at one address: the key repeats
+      const auto first = run(cached, graphs, C.data()), second = run(cached, graphs, C.data()),
+                 third = run(cached, graphs, C.data());
+      CHECK(first.first == want);
+      CHECK(second.first == want);
+      CHECK(third.first == want);
+      CHECK_FALSE(first.second);
+      CHECK(second.second);
+      CHECK(third.second);
+      const auto elsewhere = run(cached, graphs, C2.data());  // another C: a new key
+      CHECK(elsewhere.first == want);
+      CHECK_FALSE(elsewhere.second);
+      cuda::Context ordered(s);  // stream-ordered workspaces, as the drop-in's
+      ordered.set_workspaces(cuda::Context::Workspaces::stream_ordered);
+      for (int call = 0; call < 4; ++call) CHECK(run(ordered, graphs, C.data()).first == want);
+      // inside the caller's capture the call's launches go into the caller's graph
+      C.upload(C0, s);
+      cudaGraph_t graph = nullptr;
+      REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+      const GemmInfo captured = cuda::gemm_batched(cached, v, Op::t, Op::n, m, n, k, 1.5f, A.data(), k, B.data(), k,
+                                                   -0.75f, C.data(), m, members, graphs, gated);
+      REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+      CHECK_FALSE(captured.from_graph);
+      cudaGraphExec_t exec = nullptr;
+      REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+      REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+      CHECK(C.download(s) == want);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+    }
+  }
+}
+
 TEST_CASE("scale_matrix with a device beta is bitwise the host beta's, and beta = 0 does not read C", "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("scale_matrix with a device beta");
   const int m = 300, n = 7, ldc = 301;

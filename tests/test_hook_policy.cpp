@@ -391,7 +391,8 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
                          {"TCSOLVE_HOOK_MIN_TILES", "7"},
                          {"TCSOLVE_HOOK_MIN_SPEEDUP", "0.5"},
                          {"TCSOLVE_HOOK_LOG", "/tmp/x.jsonl"},
-                         {"TCSOLVE_HOOK_REPORT", "1"}});
+                         {"TCSOLVE_HOOK_REPORT", "1"},
+                         {"TCSOLVE_HOOK_GRAPHS", "0"}});
   CHECK(c.policy.variant == HookVariant::ec_tf32);
   CHECK(c.policy.tf32_replace);
   CHECK(c.policy.min_flops == 1e6);
@@ -400,6 +401,8 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
   CHECK(c.policy.min_speedup == 0.5);
   CHECK(c.log_path == "/tmp/x.jsonl");
   CHECK(c.report);
+  CHECK(defaults.graphs);
+  CHECK_FALSE(c.graphs);
   CHECK(c.problems.empty());
 
   for (const auto& [name, value] : std::map<std::string, std::string>{{"TCSOLVE_HOOK_VARIANT", "ec_fp16"},
@@ -408,7 +411,8 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
                                                                       {"TCSOLVE_HOOK_MIN_DIM", "2.5"},
                                                                       {"TCSOLVE_HOOK_MIN_TILES", "x"},
                                                                       {"TCSOLVE_HOOK_MIN_SPEEDUP", "fast"},
-                                                                      {"TCSOLVE_HOOK_REPORT", "on"}}) {
+                                                                      {"TCSOLVE_HOOK_REPORT", "on"},
+                                                                      {"TCSOLVE_HOOK_GRAPHS", "yes"}}) {
     const Config bad = from({{name, value}});
     REQUIRE(bad.problems.size() == 1);
     CHECK(bad.problems[0].find(name + "='" + value + "'") != std::string::npos);
@@ -417,6 +421,7 @@ TEST_CASE("TCSOLVE_HOOK_* settings parse, and a bad value keeps the default and 
     CHECK(bad.policy.min_dim == defaults.policy.min_dim);
     CHECK(bad.policy.min_tiles == defaults.policy.min_tiles);
     CHECK(bad.policy.min_speedup == defaults.policy.min_speedup);
+    CHECK(bad.graphs == defaults.graphs);
   }
 }
 
@@ -432,7 +437,7 @@ TEST_CASE("a log line is one JSON object with the call, the action and the varia
   CHECK(
       json_line(r) ==
       "{\"function\":\"cublasSgemmStridedBatched_64\",\"ops\":\"TN\",\"m\":7,\"n\":61,\"k\":68,\"batch\":16,"
-      "\"flops\":929152,\"action\":\"intercept\",\"variant\":\"auto\",\"units\":16}");
+      "\"flops\":929152,\"action\":\"intercept\",\"variant\":\"auto\",\"graph\":false,\"units\":16}");
   r.intercepted = false;
   r.reason = "error: say \"no\"\n";
   CHECK(json_line(r).find(",\"action\":\"pass\",\"reason\":\"error: say \\\"no\\\" \",\"units\":16}") !=
@@ -463,12 +468,13 @@ TEST_CASE("the report lists the pass-throughs by reason and by shape, the most G
   journal.record(passed(pv, "below min flops"));
   journal.record(passed(tall, "few output tiles"));
   CallRecord taken = passed(square(4096), "");
-  taken.intercepted = true, taken.variant = "auto";
+  taken.intercepted = true, taken.variant = "auto", taken.graph = true;
   journal.record(taken);
   // 2 x 4096^3 = 137.4 GFLOP taken; passed 4 x 0.81 + 68.7 = 71.9 GFLOP; 137.4 / 209.4 = 65.6%
   CHECK(journal.report() ==
         "tcsolve hook: 1 calls intercepted (137.4 GFLOP, 65.6% of the GEMM flops), 5 passed through (71.9 "
         "GFLOP)\n"
+        "tcsolve hook:   intercepted, replayed from cached graphs: 1 calls\n"
         "tcsolve hook:   passed, few output tiles: 1 calls, 68.7 GFLOP\n"
         "tcsolve hook:     16384 x 128 x 16384, batch 1, NN: 1 calls, 68.7 GFLOP\n"
         "tcsolve hook:   passed, below min flops: 4 calls, 3.2 GFLOP\n"

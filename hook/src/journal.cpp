@@ -36,7 +36,7 @@ std::string json_line(const CallRecord& r) {
      << ",\"n\":" << r.n << ",\"k\":" << r.k << ",\"batch\":" << r.batch << ",\"flops\":" << r.flops
      << ",\"action\":\"" << (r.intercepted ? "intercept" : "pass") << "\"";
   if (r.intercepted)
-    os << ",\"variant\":" << quoted(r.variant);
+    os << ",\"variant\":" << quoted(r.variant) << ",\"graph\":" << (r.graph ? "true" : "false");
   else
     os << ",\"reason\":" << quoted(r.reason);
   os << ",\"units\":" << r.units << "}";
@@ -79,6 +79,7 @@ void Journal::record(const CallRecord& r) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (r.intercepted) {
     intercepted_.add(r.flops);
+    from_graphs_ += r.graph ? 1 : 0;
     return;
   }
   Passed& p = passed_[r.reason];
@@ -121,6 +122,7 @@ std::string Journal::report() const {
      << " GFLOP";
   if (total > 0) os << ", " << 100.0 * intercepted_.flops / total << "% of the GEMM flops";
   os << "), " << passed.calls << " passed through (" << passed.flops * 1e-9 << " GFLOP)\n";
+  os << "tcsolve hook:   intercepted, replayed from cached graphs: " << from_graphs_ << " calls\n";
   auto line = [&](const Tally& t) { os << t.calls << " calls, " << t.flops * 1e-9 << " GFLOP\n"; };
   for (const auto* reason : largest_first(passed_, [](const Passed& p) -> const Tally& { return p.all; })) {
     const Passed& p = reason->second;

@@ -44,6 +44,7 @@ struct CallRecord {
   double units = 0;  ///< policy.hpp's work_units
   bool intercepted = false;
   std::string variant;  ///< intercepted: the variant that ran
+  bool graph = false;   ///< intercepted: its kernels ran as a cached graph (TCSOLVE_HOOK_GRAPHS)
   std::string reason;   ///< passed: why
 };
 
@@ -94,6 +95,7 @@ class Journal {
   bool report_ = false;
   mutable std::mutex mutex_;
   Tally intercepted_;
+  std::int64_t from_graphs_ = 0;  ///< intercepted calls replayed from a cached graph
   std::map<std::string, Passed> passed_;  ///< by reason
   std::size_t tracked_shapes_ = 0;        ///< (reason, shape) pairs in passed_
 };

@@ -44,7 +44,7 @@ void copy_c_in(cudaStream_t stream, const Operands& p) {
 
 }  // namespace
 
-void run_product(cuda::Context& context, HookVariant variant, const Operands& p) {
+bool run_product(cuda::Context& context, HookVariant variant, const Operands& p, bool graphs) {
   const Variant v = to_variant(variant);
   const DeviceAuto on_device;  // auto chooses FP16/TF32 on the device: no host wait
   // beta C is read only when beta may be non-zero: a NaN in C must not leak into beta = 0.
@@ -55,13 +55,16 @@ void run_product(cuda::Context& context, HookVariant variant, const Operands& p)
   batch.stride_a = p.stride_a, batch.stride_b = p.stride_b, batch.stride_c = p.stride_c;
   batch.a_array = p.a_array, batch.b_array = p.b_array, batch.c_array = p.c_array;
   const Op ta = to_op(p.ta), tb = to_op(p.tb);
-  if (p.device_scalars)
-    cuda::gemm_batched(context, v, ta, tb, p.m, p.n, p.k, cuda::DeviceScalars{p.d_alpha, p.d_beta}, p.A,
-                       p.lda, p.B, p.ldb, p.C, p.ldc, batch, {}, &on_device);
-  else
-    cuda::gemm_batched(context, v, ta, tb, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc,
-                       batch, {}, &on_device);
+  GemmOptions options;
+  options.cuda_launch = graphs ? CudaLaunch::cached_graphs : CudaLaunch::direct;
+  const GemmInfo info =
+      p.device_scalars
+          ? cuda::gemm_batched(context, v, ta, tb, p.m, p.n, p.k, cuda::DeviceScalars{p.d_alpha, p.d_beta}, p.A,
+                               p.lda, p.B, p.ldb, p.C, p.ldc, batch, options, &on_device)
+          : cuda::gemm_batched(context, v, ta, tb, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C,
+                               p.ldc, batch, options, &on_device);
   if (p.bias != nullptr || p.activation != Activation::none) apply_epilogue(context.stream(), p);
+  return info.from_graph;
 }
 
 }  // namespace tcsolve::hook

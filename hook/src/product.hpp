@@ -47,8 +47,10 @@ struct Operands {
   bool arrays() const { return a_array != nullptr; }
 };
 
-/// Enqueues the products on context.stream() with `variant` (not off). Throws tcsolve errors.
-void run_product(cuda::Context& context, HookVariant variant, const Operands& p);
+/// Enqueues the products on context.stream() with `variant` (not off), through the context's
+/// cached graphs when `graphs` (GemmOptions::cuda_launch). Returns whether they ran from one.
+/// Throws tcsolve errors.
+bool run_product(cuda::Context& context, HookVariant variant, const Operands& p, bool graphs);
 
 /// The epilogue of `p` on its outputs (p.C, or the members of p.c_array), on `stream`: one
 /// kernel over the whole batch, D = activation(D + bias), bias and activation as `p` has them

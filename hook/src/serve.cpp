@@ -50,7 +50,7 @@ cublasStatus_t serve(const void* handle, CUstream_st* stream, const Call& call,
       HandleState& state = handle_state(handle);
       const std::lock_guard<std::mutex> lock(state.mutex);
       state.context.set_stream(stream);
-      run_product(state.context, d.variant, call.operands);
+      record.graph = run_product(state.context, d.variant, call.operands, config().graphs);
     }
     record.intercepted = true;
     record.variant = to_string(d.variant);

@@ -77,6 +77,15 @@ Config parse_config(const std::function<const char*(const char*)>& lookup) {
     else if (s != "0" && !s.empty())
       bad("TCSOLVE_HOOK_REPORT", v, "1 or 0");
   }
+  if (const char* v = lookup("TCSOLVE_HOOK_GRAPHS")) {
+    const std::string_view s(v);
+    if (s == "1")
+      c.graphs = true;
+    else if (s == "0")
+      c.graphs = false;
+    else
+      bad("TCSOLVE_HOOK_GRAPHS", v, "1 or 0");
+  }
   return c;
 }
 

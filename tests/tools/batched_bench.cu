@@ -7,6 +7,9 @@
 //
 //   tcsolve_batched_bench [--variants ec-fp16,auto] [--reps N] [--unsplit] [--host] [--json FILE]
 //                         [--scaling automatic|fused|separate]   (GemmOptions::ec_scaling)
+//                         [--graphs]       tcsolve's calls with GemmOptions::cuda_launch =
+//                                          cached_graphs (a call's kernels replayed as one graph
+//                                          from its second call with the same arguments)
 //                         [SHAPE ...]      SHAPE: BATCHxMxNxK[:TT] (TT: op letters, default NN)
 //
 // Times: median of 5 timings of N repetitions (CUDA events), after 3 warm-up calls. The host's
@@ -277,7 +280,7 @@ __global__ void widen(const float* x, double* y, std::size_t n) {
 int main(int argc, char** argv) {
   std::vector<std::string> variants{"ec-fp16", "auto"};
   int reps = 0;
-  bool unsplit = false, host = false;
+  bool unsplit = false, host = false, graphs = false;
   EcScaling scaling = EcScaling::automatic;
   std::string json;
   std::vector<Shape> shapes;
@@ -286,7 +289,7 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::puts(
           "usage: tcsolve_batched_bench [--variants V,V] [--reps N] [--unsplit] [--scaling "
-          "automatic|fused|separate] [--host] [--json FILE] [BATCHxMxNxK[:TT] ...]");
+          "automatic|fused|separate] [--host] [--graphs] [--json FILE] [BATCHxMxNxK[:TT] ...]");
       return 0;
     } else if (a == "--variants" && i + 1 < argc) {
       variants.clear();
@@ -303,6 +306,8 @@ int main(int argc, char** argv) {
       unsplit = true;
     } else if (a == "--host") {
       host = true;
+    } else if (a == "--graphs") {
+      graphs = true;
     } else if (a == "--json" && i + 1 < argc) {
       json = argv[++i];
     } else {
@@ -392,6 +397,7 @@ int main(int argc, char** argv) {
         GemmOptions o;
         o.split_k = split;
         o.ec_scaling = scaling;
+        o.cuda_launch = graphs ? CudaLaunch::cached_graphs : CudaLaunch::direct;
         Batch batch;
         batch.count = static_cast<int>(s.batch), batch.stride_a = sa, batch.stride_b = sb,
         batch.stride_c = sc;

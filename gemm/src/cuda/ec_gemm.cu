@@ -19,6 +19,7 @@
 #include <string>
 
 #include "backend.hpp"
+#include "launch_graphs.hpp"
 #include "exponent_range.cuh"
 #include "mma_gemm.hpp"
 #include "tcsolve/gemm/scaling.hpp"
@@ -225,13 +226,24 @@ GemmInfo ec_gemm(Variant variant, const GemmArgs& g, const GemmOptions& options)
     const bool shifts_first = may_separate && (options.ec_scaling == EcScaling::separate ||
                                                (options.ec_scaling == EcScaling::automatic && g.k > 1024));
     unsigned* keys = shifts_first ? reinterpret_cast<unsigned*>(emax) : nullptr;  // emax, emin, max_range
-    if (shifts_first) {
-      PhaseTimer phases(h);
-      phases.mark("scaling");
-      compute_range_keys(h, keys);
-    }
-    const bool fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range,
-                                       flag, keys, reinterpret_cast<unsigned char*>(ws) + ints_bytes);
+    bool fp16 = true;
+    auto launches = [&] {
+      if (shifts_first) {
+        PhaseTimer phases(h);
+        phases.mark("scaling");
+        compute_range_keys(h, keys);
+      }
+      fp16 = wgmma_production(variant, h, options.ec_chunk_k_tf32 / kTf32Steps, shift, max_range, flag, keys,
+                              reinterpret_cast<unsigned char*>(ws) + ints_bytes);
+    };
+    // GemmOptions::cuda_launch: a graph holds launches only (no wait for auto's choice, no timings)
+    const bool graphs = options.cuda_launch == CudaLaunch::cached_graphs && !g.ctx->time_phases &&
+                        g.nearest == nullptr && (variant != Variant::auto_ || g.auto_on_device);
+    if (graphs)
+      info.from_graph = LaunchGraphs::of(*g.ctx).run(
+          *g.ctx, product_key(variant, h, ws, options.ec_chunk_k_tf32, shifts_first), launches);
+    else
+      launches();
     if (variant == Variant::auto_) {
       if (g.auto_on_device)
         info.note = "auto: FP16/TF32 chosen on the device";

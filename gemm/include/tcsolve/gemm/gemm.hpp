@@ -41,6 +41,9 @@ CudaKernels parse_cuda_kernels(std::string_view name);  ///< inverse of to_strin
 /// How the ec path on the Hopper kernels finds its power-of-two scaling (GemmOptions::ec_scaling).
 enum class EcScaling { automatic, fused, separate };
 
+/// How the cuda production path enqueues its kernels (GemmOptions::cuda_launch).
+enum class CudaLaunch { direct, cached_graphs };
+
 struct GemmOptions {
   TcModel model{};
   /// ec-fp16: number of k (a multiple of 16) over which lo*hi, hi*lo and hi*hi are accumulated
@@ -78,6 +81,15 @@ struct GemmOptions {
   /// (measured faster there), else fused. The same shifts and splits either way, so the same
   /// bits. Batches and the nearest epilogue always fuse.
   EcScaling ec_scaling = EcScaling::automatic;
+  /// cuda, the ec path on the wgmma kernels (its production path): direct, each kernel launched
+  /// by the call (4-5 us of the calling thread each; auto's product makes four); cached_graphs,
+  /// the call's launches kept as a CUDA graph in a cache of the Context, keyed by every argument
+  /// (pointers, sizes, scalars, options, the workspace's address, the stream): a call is
+  /// captured the second time its exact arguments come and replayed by one graph launch from the
+  /// third. Not while the caller's stream is being captured, with Context::time_phases, or where
+  /// auto reads its choice back. The same kernels with the same parameters: the same bits.
+  /// Reported in GemmInfo::from_graph. The drop-in sets it (TCSOLVE_HOOK_GRAPHS).
+  CudaLaunch cuda_launch = CudaLaunch::direct;
   /// cpu: polled by the emulated products between blocks of output columns (well under a second
   /// apart); when it reads true the call throws Interrupted with C unspecified. nullptr: never.
   /// The caller owns the flag (another thread or a signal handler sets it).
@@ -108,6 +120,8 @@ struct GemmInfo {
   CudaKernels kernels = CudaKernels::automatic;
   /// The ec path's k ranges (GemmOptions::split_k) that ran: 1 when k was not split.
   int split_k = 1;
+  /// cuda: the call's kernels ran as one cached CUDA graph (GemmOptions::cuda_launch).
+  bool from_graph = false;
   /// cuda with Context::time_phases(): the device seconds of the call's phases, in order.
   std::vector<std::pair<std::string, double>> phases;
 };
