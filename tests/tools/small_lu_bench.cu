@@ -79,6 +79,55 @@ struct Timer {
   }
 };
 
+/// A U(-1,1) system of order n (seed 1) on the host (ha, hb) and the device: A (a0) and a working
+/// copy (a), b, x, the pivots and two infos.
+struct System {
+  int n;
+  std::size_t nn;
+  std::vector<double> ha, hb;
+  double *a0 = nullptr, *a = nullptr, *b = nullptr, *x = nullptr;
+  int *ipiv = nullptr, *info = nullptr;
+  explicit System(int order) : n(order), nn(static_cast<std::size_t>(order) * order), ha(nn), hb(order) {
+    std::mt19937_64 gen(1);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (double& v : ha) v = u(gen);
+    for (double& v : hb) v = u(gen);
+    check(cudaMalloc(&a0, nn * 8), "malloc");
+    check(cudaMalloc(&a, nn * 8), "malloc");
+    check(cudaMalloc(&b, n * 8), "malloc");
+    check(cudaMalloc(&x, n * 8), "malloc");
+    check(cudaMalloc(&ipiv, n * 4), "malloc");
+    check(cudaMalloc(&info, 16), "malloc");
+    check(cudaMemcpy(a0, ha.data(), nn * 8, cudaMemcpyHostToDevice), "copy");
+    check(cudaMemcpy(b, hb.data(), n * 8, cudaMemcpyHostToDevice), "copy");
+  }
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+  ~System() {
+    for (void* p : {static_cast<void*>(a0), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(x),
+                    static_cast<void*>(ipiv), static_cast<void*>(info)})
+      cudaFree(p);
+  }
+};
+
+/// ||b - A x||_inf / (||A||_inf ||x||_inf) of the device x against the host A (column-major) and b.
+double backward_error(const std::vector<double>& ha, const std::vector<double>& hb, const double* x, int n) {
+  std::vector<double> hx(n);
+  check(cudaMemcpy(hx.data(), x, n * 8, cudaMemcpyDeviceToHost), "copy");
+  double rmax = 0, amax = 0, xmax = 0;
+  for (int i = 0; i < n; ++i) {
+    double s = hb[i], row = 0;
+    for (int j = 0; j < n; ++j) {
+      s -= ha[static_cast<std::size_t>(j) * n + i] * hx[j];
+      row += std::abs(ha[static_cast<std::size_t>(j) * n + i]);
+    }
+    rmax = std::max(rmax, std::abs(s));
+    amax = std::max(amax, row);
+    xmax = std::max(xmax, std::abs(hx[i]));
+  }
+  return rmax / (amax * xmax);
+}
+
 /// --coop: one row per n (ms, medians of reps; each factorization of a fresh copy of A).
 void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cusolverDnHandle_t dn) {
   namespace k = tcsolve::cuda::kernels;
@@ -88,22 +137,10 @@ void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cu
   std::printf("%6s %10s %10s %10s %10s %10s %10s  %s\n", "n", "Dgetrf", "coop32", "coop16", "coop32g1", "Dgetrs",
               "coop/Dgetrf", "backward errors (Dgetrf coop32 coop16), same pivots");
   for (int n : sizes) {
-    const std::size_t nn = static_cast<std::size_t>(n) * n;
-    std::mt19937_64 gen(1);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> ha(nn), hb(n);
-    for (double& v : ha) v = u(gen);
-    for (double& v : hb) v = u(gen);
-    double *a0, *a, *b, *x, *work;
-    int *ipiv, *info;
-    check(cudaMalloc(&a0, nn * 8), "malloc");
-    check(cudaMalloc(&a, nn * 8), "malloc");
-    check(cudaMalloc(&b, n * 8), "malloc");
-    check(cudaMalloc(&x, n * 8), "malloc");
-    check(cudaMalloc(&ipiv, n * 4), "malloc");
-    check(cudaMalloc(&info, 16), "malloc");
-    check(cudaMemcpy(a0, ha.data(), nn * 8, cudaMemcpyHostToDevice), "copy");
-    check(cudaMemcpy(b, hb.data(), n * 8, cudaMemcpyHostToDevice), "copy");
+    const System sys(n);
+    const std::size_t nn = sys.nn;
+    double *a0 = sys.a0, *a = sys.a, *b = sys.b, *x = sys.x, *work = nullptr;
+    int *ipiv = sys.ipiv, *info = sys.info;
     int lwork = 0;
     check(cusolverDnDgetrf_bufferSize(dn, n, n, a, n, &lwork), "bufferSize");
     check(cudaMalloc(&work, std::max<std::size_t>(static_cast<std::size_t>(lwork) * 8, 8)), "malloc");
@@ -111,21 +148,8 @@ void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cu
     auto solve = [&] {
       check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy");
       check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, a, n, ipiv, x, n, info + 1), "Dgetrs");
-      std::vector<double> hx(n);
-      check(cudaMemcpyAsync(hx.data(), x, n * 8, cudaMemcpyDeviceToHost, stream), "copy");
       check(cudaStreamSynchronize(stream), "sync");
-      double rmax = 0, amax = 0, xmax = 0;
-      for (int i = 0; i < n; ++i) {
-        double s = hb[i], row = 0;
-        for (int j = 0; j < n; ++j) {
-          s -= ha[static_cast<std::size_t>(j) * n + i] * hx[j];
-          row += std::abs(ha[static_cast<std::size_t>(j) * n + i]);
-        }
-        rmax = std::max(rmax, std::abs(s));
-        amax = std::max(amax, row);
-        xmax = std::max(xmax, std::abs(hx[i]));
-      }
-      return rmax / (amax * xmax);
+      return backward_error(sys.ha, sys.hb, x, n);
     };
     auto pivots = [&] {
       std::vector<int> p(n);
@@ -155,9 +179,7 @@ void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cu
     std::printf("%6d %10.4f %10.4f %10.4f %10.4f %10.4f %10.3f  %.1e %.1e %.1e %s\n", n, t_d, t_c[0], t_c[1], t_g1,
                 t_rs, best > 0 ? best / t_d : -1.0, be_d, be_c[0], be_c[1], same ? "yes" : "no");
     std::fflush(stdout);
-    for (void* p : {static_cast<void*>(a0), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(x),
-                    static_cast<void*>(ipiv), static_cast<void*>(info), static_cast<void*>(work)})
-      check(cudaFree(p), "free");
+    check(cudaFree(work), "free");
   }
 }
 
@@ -206,25 +228,14 @@ int main(int argc, char** argv) {
               "batched", "Dgetrs", "Xgetrs", "batchrs", "gemv", "malloc", "sequence", "graph",
               "backward errors (D X0 X1 batched graph)");
   for (int n : sizes) {
-    const std::size_t nn = static_cast<std::size_t>(n) * n;
-    std::mt19937_64 gen(1);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> ha(nn), hb(n);
-    for (double& v : ha) v = u(gen);
-    for (double& v : hb) v = u(gen);
-    double *a0, *a, *b, *x, *r, *work;
-    int *ipiv, *info;
-    int64_t* ipiv64;
-    check(cudaMalloc(&a0, nn * 8), "malloc");
-    check(cudaMalloc(&a, nn * 8), "malloc");
-    check(cudaMalloc(&b, n * 8), "malloc");
-    check(cudaMalloc(&x, n * 8), "malloc");
+    const System sys(n);
+    const std::size_t nn = sys.nn;
+    const std::vector<double>&ha = sys.ha, &hb = sys.hb;
+    double *a0 = sys.a0, *a = sys.a, *b = sys.b, *x = sys.x, *r = nullptr, *work = nullptr;
+    int *ipiv = sys.ipiv, *info = sys.info;
+    int64_t* ipiv64 = nullptr;
     check(cudaMalloc(&r, n * 8), "malloc");
-    check(cudaMalloc(&ipiv, n * 4), "malloc");
     check(cudaMalloc(&ipiv64, n * 8), "malloc");
-    check(cudaMalloc(&info, 16), "malloc");
-    check(cudaMemcpy(a0, ha.data(), nn * 8, cudaMemcpyHostToDevice), "copy");
-    check(cudaMemcpy(b, hb.data(), n * 8, cudaMemcpyHostToDevice), "copy");
     int lwork = 0;
     check(cusolverDnDgetrf_bufferSize(dn, n, n, a, n, &lwork), "bufferSize");
     std::size_t dev_bytes = 0, host_bytes = 0, dev1 = 0, host1 = 0;
@@ -244,22 +255,7 @@ int main(int argc, char** argv) {
     auto fresh = [&] { check(cudaMemcpyAsync(a, a0, nn * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
     auto rhs = [&] { check(cudaMemcpyAsync(x, b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
     // backward error of x against a0, b (host)
-    auto backward = [&]() {
-      std::vector<double> hx(n);
-      check(cudaMemcpy(hx.data(), x, n * 8, cudaMemcpyDeviceToHost), "copy");
-      double rmax = 0, amax = 0, xmax = 0;
-      for (int i = 0; i < n; ++i) {
-        double s = hb[i], row = 0;
-        for (int j = 0; j < n; ++j) {
-          s -= ha[static_cast<std::size_t>(j) * n + i] * hx[j];
-          row += std::abs(ha[static_cast<std::size_t>(j) * n + i]);
-        }
-        rmax = std::max(rmax, std::abs(s));
-        amax = std::max(amax, row);
-        xmax = std::max(xmax, std::abs(hx[i]));
-      }
-      return rmax / (amax * xmax);
-    };
+    auto backward = [&] { return backward_error(ha, hb, x, n); };
     const double t_d = timer.median_ms(reps, [&] {
       check(cusolverDnDgetrf(dn, n, n, a, n, work, ipiv, info), "Dgetrf");
     }, fresh);
@@ -336,10 +332,8 @@ int main(int argc, char** argv) {
                 n, t_d, t_x[0], t_x[1], t_bf, t_drs, t_xrs, t_brs, t_gemv, mt[mt.size() / 2], t_seq, t_graph, be_d,
                 be_x[0], be_x[1], be_b, be_g);
     std::fflush(stdout);
-    for (void* p : {static_cast<void*>(a0), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(x),
-                    static_cast<void*>(r), static_cast<void*>(ipiv), static_cast<void*>(ipiv64),
-                    static_cast<void*>(info), static_cast<void*>(work), static_cast<void*>(aptr),
-                    static_cast<void*>(bptr)})
+    for (void* p : {static_cast<void*>(r), static_cast<void*>(ipiv64), static_cast<void*>(work),
+                    static_cast<void*>(aptr), static_cast<void*>(bptr)})
       check(cudaFree(p), "free");
   }
   return 0;
