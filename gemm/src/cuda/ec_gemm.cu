@@ -7,7 +7,8 @@
 //                           over both operands (ranges_kernel, after one fill), the shifts then
 //                           finished by the split pass; batches in one launch, k split into
 //                           ranges (batch.hpp); auto's choice made by the FP16 main kernel when
-//                           it stays on the device;
+//                           it stays on the device; the launches replayed from the context's
+//                           cached graphs with GemmOptions::cuda_launch (launch_graphs.hpp);
 //   otherwise               the scaling kernels below, then the FP16 path (the wgmma ec scheme
 //                           for chunks of 2 k-steps, else mma.sync halfhalf_fp16_shared) and/or
 //                           the TF32 path (the wgmma halfhalf_tiles scheme for whole k-tiles,
@@ -19,8 +20,8 @@
 #include <string>
 
 #include "backend.hpp"
-#include "launch_graphs.hpp"
 #include "exponent_range.cuh"
+#include "launch_graphs.hpp"
 #include "mma_gemm.hpp"
 #include "tcsolve/gemm/scaling.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
