@@ -4,7 +4,7 @@
 // captured (on a stream of the cache's own, into a graph that is instantiated and launched on the
 // caller's stream); from the third on the call is one cudaGraphLaunch. Why: a launch costs the
 // calling thread 4-5 us and auto's product makes four; a graph of five launches 1.5-2.2 us
-// (docs/BENCHMARKS.md, "The host's cost of a product", session 33). Internal to the gemm library.
+// (docs/BENCHMARKS.md, the drop-in's "Session 33" table). Internal to the gemm library.
 #pragma once
 
 #include <cuda_runtime.h>
