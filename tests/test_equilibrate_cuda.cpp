@@ -1,5 +1,6 @@
 // [gpu] tests of the device equilibration in parts (kernels::equilibrate_rows and
-// equilibrate_columns, solver/src/cuda/equilibrate.cu): the LU converts its first block's columns
+// equilibrate_columns, solver/src/cuda/equilibrate.cu), and in one launch for the FP64 path
+// (equilibrate_fp64, bitwise the parts and scale_copy): the LU converts its first block's columns
 // before the first panel and the rest beside it, so any split of the columns, in any order, must
 // give bitwise the scales and the FP32 A_s of the one-call equilibrate(), and A_s must be
 // fp32_rn((r_i a_ij) c_j) in row-major order (a transposition slip or a missed tile shows as a
@@ -77,6 +78,46 @@ TEST_CASE("the device equilibration in column parts, in any order, gives bitwise
     CHECK(split.col_scale == whole.col_scale);
     CHECK(split.norm == whole.norm);
     CHECK(split.a_s == whole.a_s);
+  }
+}
+
+TEST_CASE("the FP64 path's one-launch equilibration gives bitwise the separate kernels' scales, sums, norm and A_s",
+          "[gpu]") {
+  if (!cuda::device_available()) {
+    WARN("no CUDA device: skipping the one-launch equilibration (" << cuda::device_name() << ")");
+    return;
+  }
+  // n from 1 to past the grid's blocks (more columns than SMs, several row blocks and chunks)
+  for (const int n : {1, 7, 200, 777, 2047}) {
+    INFO("n = " << n);
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    Eigen::MatrixXd A(n, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A(i, j) = dist(rng) * std::ldexp(1.0, (i * 7) % 41 - 20 + (j * 3) % 37 - 18);
+    const std::size_t m = static_cast<std::size_t>(n);
+    cuda::DeviceBuffer<double> a(std::vector<double>(A.data(), A.data() + A.size()));
+    cuda::DeviceBuffer<double> workspace(cuda::kernels::equilibrate_workspace_doubles(n));
+    cuda::DeviceBuffer<double> row(m), col(m), sum(m), norm(1), a_s(m * m);
+    cuda::DeviceBuffer<double> row2(m), col2(m), sum2(m), norm2(1), a_s2(m * m);
+    cuda::DeviceBuffer<int> zero(std::vector<int>{12345});
+    cuda::kernels::equilibrate_rows(nullptr, a.data(), n, row.data(), norm.data(), workspace.data());
+    cuda::kernels::equilibrate_columns(nullptr, a.data(), n, row.data(), col.data(), nullptr, 0, n, sum.data());
+    cuda::kernels::scale_copy(nullptr, a.data(), n, row.data(), col.data(), a_s.data());
+    cuda::kernels::equilibrate_fp64(nullptr, a.data(), n, row2.data(), col2.data(), sum2.data(), norm2.data(),
+                                    a_s2.data(), zero.data(), workspace.data());
+    CHECK(row2.download() == row.download());
+    CHECK(col2.download() == col.download());
+    CHECK(sum2.download() == sum.download());
+    CHECK(norm2.download() == norm.download());
+    CHECK(zero.download()[0] == 0);
+    const std::vector<double> s = a_s2.download(), r = row.download(), c = col.download();
+    CHECK(s == a_s.download());
+    Eigen::Index wrong = 0;  // the definition: (r_i a_ij) c_j, column-major
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        if (s[static_cast<std::size_t>(j) * m + static_cast<std::size_t>(i)] != (r[i] * A(i, j)) * c[j]) ++wrong;
+    CHECK(wrong == 0);
   }
 }
 

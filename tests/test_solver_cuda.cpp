@@ -200,6 +200,7 @@ TEST_CASE(
       o.variant = v;
       o.block_size = 256;
       o.cuda_plan = automatic;
+      o.fp64_below = 0;  // the mixed path's LU, whose plan this is (auto would take the FP64 LU at n = 2500)
       return o;
     }());
     REQUIRE(r.cuda_plan);
@@ -563,6 +564,49 @@ TEST_CASE("an exactly singular matrix throws InvalidInput naming the column on t
                       Catch::Matchers::Contains(expected));
     CHECK_THROWS_WITH(solve_baseline(sys, "cusolver-dgetrf"), Catch::Matchers::Contains(expected));
   }
+}
+
+TEST_CASE("the FP64 path of small systems: one context's store serves solves of every size, a zero pivot is "
+          "named after the deferred read-back",
+          "[gpu]") {
+  TCSOLVE_GPU_SOLVER_SKIP_WITHOUT_GPU("the FP64 path's store on the cuda backend");
+  cuda::Context ctx;
+  SolveOptions o = options(Backend::cuda, Variant::auto_, 64);
+  o.fp64_below = 100000;
+  o.condition_estimate = ConditionEstimate::automatic;
+  o.cuda_context = &ctx;
+  const LinearSystem big = generate_system(300, 1e4, SpectrumMode::geometric, 41);
+  const LinearSystem small = generate_system(120, 1e2, SpectrumMode::geometric, 42, 3);
+  const SolveResult first = solve(big, o);
+  const SolveResult other = solve(small, o);  // the store reused, smaller
+  const SolveResult again = solve(big, o);    // and again as large
+  cuda::Context fresh;                        // a context's first solve
+  SolveOptions f = o;
+  f.cuda_context = &fresh;
+  const SolveResult alone = solve(big, f);
+  for (const SolveResult* r : {&first, &other, &again, &alone}) {
+    INFO(r->note);
+    CHECK(r->fp64_lu);
+    CHECK(r->converged);
+    CHECK(r->time_s.factorization > 0);
+    CHECK(r->time_s.factorization <= r->time_s.total);
+  }
+  CHECK(dsgesv_criterion(big, first.x));
+  CHECK(dsgesv_criterion(small, other.x));
+  CHECK((again.x.array() == first.x.array()).all());  // the same arithmetic on reused memory
+  CHECK((alone.x.array() == first.x.array()).all());
+  CHECK(first.history == again.history);
+  // U upper triangular with u_jj = 0 (entries above it and right of it, so no zero row or
+  // column, no equal rows): dgetrf's info names column j + 1 once the diagonal is read back
+  LinearSystem singular = big;
+  const int n = big.n(), j = 149;
+  singular.A = Eigen::MatrixXd(big.A.triangularView<Eigen::Upper>());
+  for (int i = 0; i < n; ++i) singular.A(i, i) = i == j ? 0.0 : 1.0 + 0.25 * (i % 7);
+  singular.b = singular.A * *big.x_true;
+  CHECK_THROWS_WITH(solve(singular, o), Catch::Matchers::Contains("exactly singular") &&
+                                            Catch::Matchers::Contains("column " + std::to_string(j + 1)));
+  const SolveResult after = solve(big, o);  // the context serves on after the throw
+  CHECK((after.x.array() == first.x.array()).all());
 }
 
 TEST_CASE("cuda condition estimate auto: skipped where the solve shows the conditioning, equal rows refused",

@@ -107,7 +107,11 @@ struct LineHash {
   std::uint64_t hash = 0;
   int count = 0;  ///< non-zero entries absorbed
 
-  void absorb(int pos, double value) {
+  void absorb(int pos, double value) { absorb_at(position_mix(pos), value); }
+  /// The position's part of the hash, for callers that absorb many lines at one position.
+  static std::uint64_t position_mix(int pos) { return mix(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pos)); }
+  /// absorb() with the position's part given (position_mix(pos)).
+  void absorb_at(std::uint64_t pos_mix, double value) {
     if (value == 0) return;
     // frexp's m and e from the bits (normal numbers: m's bits are the mantissa with the exponent
     // field of [1/2, 1)); frexp itself for subnormals
@@ -134,7 +138,7 @@ struct LineHash {
     std::memcpy(&bits, &a, sizeof bits);
     hash += mix(bits ^ mix(static_cast<std::uint64_t>(static_cast<std::uint32_t>(e - ref_exp)) * 2 +
                            (negative != ref_negative ? 1 : 0)) ^
-                mix(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(pos)));
+                pos_mix);
     ++count;
   }
   bool operator<(const LineHash& o) const { return hash != o.hash ? hash < o.hash : count < o.count; }
@@ -313,8 +317,10 @@ SampledCandidates sampled_candidates(int n, const std::vector<double>& row_sampl
     const std::vector<double>& samples = rows ? row_samples : column_samples;
     (rows ? c.rows : c.columns) = sampled_groups(n, [&](std::vector<LineHash>& h, const std::vector<int>& sample) {
       const std::size_t count = sample.size(), m = static_cast<std::size_t>(n);
-      for (std::size_t k = 0; k < count; ++k)
-        for (std::size_t line = 0; line < m; ++line) h[line].absorb(sample[k], samples[k * m + line]);
+      for (std::size_t k = 0; k < count; ++k) {
+        const std::uint64_t pos = LineHash::position_mix(sample[k]);
+        for (std::size_t line = 0; line < m; ++line) h[line].absorb_at(pos, samples[k * m + line]);
+      }
     });
   }
   return c;
@@ -347,13 +353,17 @@ std::optional<std::string> exact_singularity(const Eigen::MatrixXd& A) {
     return proportional_lines(
         n, rows,
         [&](std::vector<LineHash>& h, const std::vector<int>& sample) {  // in the storage order of A
+          std::vector<std::uint64_t> mixes;
+          for (const int pos : sample) mixes.push_back(LineHash::position_mix(pos));
+          const std::size_t count = sample.size();
           if (rows) {
-            for (int pos : sample)
+            for (std::size_t k = 0; k < count; ++k)
               for (int line = 0; line < n; ++line)
-                h[static_cast<std::size_t>(line)].absorb(pos, A(line, pos));
+                h[static_cast<std::size_t>(line)].absorb_at(mixes[k], A(line, sample[k]));
           } else {
             for (int line = 0; line < n; ++line)
-              for (int pos : sample) h[static_cast<std::size_t>(line)].absorb(pos, A(pos, line));
+              for (std::size_t k = 0; k < count; ++k)
+                h[static_cast<std::size_t>(line)].absorb_at(mixes[k], A(sample[k], line));
           }
         },
         fetch,

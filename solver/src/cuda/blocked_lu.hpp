@@ -135,9 +135,10 @@ class BlockPanel {
 /// Host copies of the equilibration's scales (the EquilibratedInverse works on the host).
 struct HostScales {
   Eigen::VectorXd row, col;
-  HostScales(const DeviceRun& run, const DeviceLu& f) : row(f.n), col(f.n) {
-    copy_to_host(row.data(), f.row_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double), run.stream);
-    copy_to_host(col.data(), f.col_scale.data(), static_cast<std::size_t>(f.n) * sizeof(double), run.stream);
+  HostScales(const DeviceRun& run, const DeviceLu& f) : HostScales(run, f.n, f.row_scale.data(), f.col_scale.data()) {}
+  HostScales(const DeviceRun& run, int n, const double* row_scale, const double* col_scale) : row(n), col(n) {
+    copy_to_host(row.data(), row_scale, static_cast<std::size_t>(n) * sizeof(double), run.stream);
+    copy_to_host(col.data(), col_scale, static_cast<std::size_t>(n) * sizeof(double), run.stream);
   }
 };
 

@@ -1,7 +1,7 @@
 // The system on the device: A (FP64) and b copied once (DeviceSystem, upload), the norms of A that
 // the stopping test needs (norm_inf, norm_1, overflow-safe through safe_norm), and DeviceChecker:
 // r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and the column norms of r and x (a
-// few doubles read back per step), assessed by detail::assess_columns (refinement_rules.hpp, the
+// few doubles read back per step; on its own arrays or the caller's), assessed by detail::assess_columns (refinement_rules.hpp, the
 // cpu's rules). Internal to tcsolve::solver; host code built with CUDA only.
 #pragma once
 
@@ -96,23 +96,40 @@ detail::ScaledNorm norm_inf(const DeviceRun& run, const DeviceSystem& s, const H
 /// ||A||_1: the maximum of the column sums the equilibration left in col_sum (device), on the host.
 detail::ScaledNorm norm_1(const DeviceRun& run, const DeviceBuffer<double>& col_sum, const HostMatrix& A);
 
+/// ||A||_1 from n column sums on the device (the small systems' store).
+detail::ScaledNorm norm_1(const DeviceRun& run, const double* col_sum, int n, const HostMatrix& A);
+
 /// r = b - A x and the assessment of x (detail::assess_columns) for one device system.
 class DeviceChecker {
  public:
   DeviceChecker(const DeviceRun& run, const DeviceSystem& s, detail::ScaledNorm norm_a)
-      : run_(run), s_(s), norm_a_(norm_a), r_(elements(s.n, s.nrhs)), norms_(2 * static_cast<std::size_t>(s.nrhs)) {}
+      : run_(run), s_(s), norm_a_(norm_a), own_r_(elements(s.n, s.nrhs)), own_norms_(2 * static_cast<std::size_t>(s.nrhs)),
+        r_(own_r_.data()), norms_(own_norms_.data()) {}
+  /// On the caller's arrays: r (n nrhs doubles) and norms (2 nrhs doubles: those of r, then of
+  /// x); ||A||_inf given later by set_norm_a() (the small systems' path reads it back with its
+  /// first assessment).
+  DeviceChecker(const DeviceRun& run, const DeviceSystem& s, double* r, double* norms)
+      : run_(run), s_(s), r_(r), norms_(norms) {}
 
   /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
   detail::Assessment assess(const double* x);
 
-  const double* r() const { return r_.data(); }
+  /// The device half of assess(): r and the norms, enqueued (nothing waits).
+  void enqueue(const double* x);
+  /// The host half: the assessment from the 2 nrhs norms read back.
+  detail::Assessment assessment(const double* norms) const;
+
+  void set_norm_a(detail::ScaledNorm norm_a) { norm_a_ = norm_a; }
+
+  const double* r() const { return r_; }
 
  private:
   const DeviceRun& run_;
   const DeviceSystem& s_;
-  detail::ScaledNorm norm_a_;
-  DeviceBuffer<double> r_;
-  DeviceBuffer<double> norms_;
+  detail::ScaledNorm norm_a_{};
+  DeviceBuffer<double> own_r_, own_norms_;
+  double* r_;
+  double* norms_;
 };
 
 }  // namespace tcsolve::cuda

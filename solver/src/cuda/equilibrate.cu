@@ -15,9 +15,15 @@
 //   scale_convert_kernel a_s(i, j) = fp32_rn((row_scale[i] a_ij) col_scale[j]), written row-major
 //                        (the LU's layout) through shared-memory tiles.
 //
+//   equilibrate_fp64_kernel  the FP64 path of small systems' equilibration and A_s in FP64 (the
+//                        matrix dgetrf factors) in one cooperative launch: the same arithmetic
+//                        as the kernels above and scale_copy, parted by grid barriers (a launch
+//                        costs the host 5-10 us, and before the LU the device only waits).
+//
 // The last two go by column ranges (equilibrate_columns): the LU converts its first block's
 // columns before the first panel and the rest on the update stream while that panel is factored
 // (the columns' scales and values do not depend on the split: bitwise the same A_s).
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -32,34 +38,42 @@
 namespace tcsolve::cuda::kernels {
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kThreads = 256;             ///< threads per block of every kernel here
 constexpr int kMaxChunks = 64;            ///< column chunks of the row pass (scratch: 2 kMaxChunks n doubles)
 constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and block rows
 
-int row_chunks(int n) { return std::max(1, std::min(kMaxChunks, n / 128)); }
+/// Column chunks of the row pass: about 16 columns each up to n = 1024, so that a small A's few
+/// rows still make several blocks of short loops (at n = 200, one chunk of 200 dependent loads
+/// took 43 us, a tenth of the FP64 path's time), then kMaxChunks.
+int row_chunks(int n) { return std::max(1, std::min(kMaxChunks, ceil_div(n, 16))); }
 
-__global__ void __launch_bounds__(kThreads)
-    row_partial_kernel(const double* __restrict__ a, int n, int chunk_cols, double* __restrict__ pmax,
-                       double* __restrict__ psum) {
-  const int i = blockIdx.x * kThreads + threadIdx.x;  // row
+/// Row block bx, chunk by of the row pass: max |a_ij| and sum |a_ij| over the chunk's columns.
+__device__ __forceinline__ void row_partial(const double* __restrict__ a, int n, int chunk_cols, int bx, int by,
+                                            double* __restrict__ pmax, double* __restrict__ psum) {
+  const int i = bx * kThreads + static_cast<int>(threadIdx.x);  // row
   if (i >= n) return;
-  const int c0 = blockIdx.y * chunk_cols, c1 = min(n, c0 + chunk_cols);
+  const int c0 = by * chunk_cols, c1 = min(n, c0 + chunk_cols);
   double m = 0, s = 0;
+#pragma unroll 4
   for (int c = c0; c < c1; ++c) {
     const double v = fabs(a[i + static_cast<std::size_t>(c) * n]);
     m = fmax(m, v);
     s += v;
   }
-  pmax[i + static_cast<std::size_t>(blockIdx.y) * n] = m;
-  psum[i + static_cast<std::size_t>(blockIdx.y) * n] = s;
+  pmax[i + static_cast<std::size_t>(by) * n] = m;
+  psum[i + static_cast<std::size_t>(by) * n] = s;
 }
 
-__global__ void __launch_bounds__(kThreads)
-    row_finish_kernel(const double* __restrict__ pmax, const double* __restrict__ psum, int n, int chunks,
-                      double* __restrict__ row_scale, unsigned long long* __restrict__ norm_bits) {
-  const int i = blockIdx.x * kThreads + threadIdx.x;
+/// Row block bx of the row pass's end: the chunks in order -> row_scale[i], ||A||_inf.
+__device__ __forceinline__ void row_finish(const double* __restrict__ pmax, const double* __restrict__ psum, int n,
+                                           int chunks, int bx, double* __restrict__ row_scale,
+                                           unsigned long long* __restrict__ norm_bits) {
+  const int i = bx * kThreads + static_cast<int>(threadIdx.x);
   if (i >= n) return;
   double m = 0, s = 0;
+#pragma unroll 8
   for (int k = 0; k < chunks; ++k) {  // fixed order: the sum is deterministic
     m = fmax(m, pmax[i + static_cast<std::size_t>(k) * n]);
     s += psum[i + static_cast<std::size_t>(k) * n];
@@ -69,12 +83,25 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    col_scale_kernel(const double* __restrict__ a, int n, int c0, int c1,
-                     const double* __restrict__ row_scale, double* __restrict__ col_scale,
-                     double* __restrict__ col_sum) {
+    row_partial_kernel(const double* __restrict__ a, int n, int chunk_cols, double* __restrict__ pmax,
+                       double* __restrict__ psum) {
+  row_partial(a, n, chunk_cols, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), pmax, psum);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    row_finish_kernel(const double* __restrict__ pmax, const double* __restrict__ psum, int n, int chunks,
+                      double* __restrict__ row_scale, unsigned long long* __restrict__ norm_bits) {
+  row_finish(pmax, psum, n, chunks, static_cast<int>(blockIdx.x), row_scale, norm_bits);
+}
+
+/// Columns first, first + stride, ... of [c0, c1) (the whole block together): max_i row_scale[i]
+/// |a_ij| -> col_scale[j] and sum_i |a_ij| -> col_sum[j] (when not null), in a fixed order.
+__device__ __forceinline__ void col_scales(const double* __restrict__ a, int n, int c0, int c1, int first, int stride,
+                                           const double* __restrict__ row_scale, double* __restrict__ col_scale,
+                                           double* __restrict__ col_sum) {
   __shared__ double partial[kThreads];
   __shared__ double partial_sum[kThreads];
-  for (int j = c0 + static_cast<int>(blockIdx.x); j < c1; j += static_cast<int>(gridDim.x)) {
+  for (int j = c0 + first; j < c1; j += stride) {
     const double* col = a + static_cast<std::size_t>(j) * n;
     double m = 0, s = 0;
     for (int i = threadIdx.x; i < n; i += kThreads) {
@@ -97,6 +124,41 @@ __global__ void __launch_bounds__(kThreads)
       if (col_sum) col_sum[j] = partial_sum[0];
     }
     __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    col_scale_kernel(const double* __restrict__ a, int n, int c0, int c1,
+                     const double* __restrict__ row_scale, double* __restrict__ col_scale,
+                     double* __restrict__ col_sum) {
+  col_scales(a, n, c0, c1, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), row_scale, col_scale, col_sum);
+}
+
+/// equilibrate_fp64's one cooperative launch: the row pass's two steps, the column scales and
+/// sums, then a_s = (R A) C in FP64, the phases parted by grid barriers; `zero` set to 0 first.
+__global__ void __launch_bounds__(kThreads)
+    equilibrate_fp64_kernel(const double* __restrict__ a, int n, int chunks, int chunk_cols, double* __restrict__ pmax,
+                            double* __restrict__ psum, double* __restrict__ row_scale, double* __restrict__ col_scale,
+                            double* __restrict__ col_sum, unsigned long long* __restrict__ norm_bits,
+                            double* __restrict__ a_s, int* __restrict__ zero) {
+  cg::grid_group grid = cg::this_grid();
+  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  if (block == 0 && threadIdx.x == 0) {
+    *norm_bits = 0;  // +0.0: the bits of the smallest sum
+    *zero = 0;
+  }
+  const int row_blocks = ceil_div(n, kThreads);
+  for (int v = block; v < row_blocks * chunks; v += blocks) row_partial(a, n, chunk_cols, v % row_blocks, v / row_blocks, pmax, psum);
+  grid.sync();
+  for (int v = block; v < row_blocks; v += blocks) row_finish(pmax, psum, n, chunks, v, row_scale, norm_bits);
+  grid.sync();
+  col_scales(a, n, 0, n, block, blocks, row_scale, col_scale, col_sum);
+  grid.sync();
+  for (int j = block; j < n; j += blocks) {  // a block per column, its threads down the rows
+    const double c = col_scale[j];
+    const std::size_t col = static_cast<std::size_t>(j) * static_cast<std::size_t>(n);
+    for (int i = static_cast<int>(threadIdx.x); i < n; i += kThreads)
+      a_s[col + i] = __dmul_rn(__dmul_rn(row_scale[i], a[col + i]), c);
   }
 }
 
@@ -163,6 +225,34 @@ void equilibrate_columns(CUstream_st* stream, const double* a, int n, const doub
   scale_convert_kernel<<<dim3(row_tiles, col_tiles), dim3(kTile, kTileRows), 0, stream>>>(a, n, c0, c1, row_scale,
                                                                                          col_scale, a_s);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
+                      double* norm_inf, double* a_s, int* zero, double* workspace) {
+  int dev = 0, sms = 0, coop = 0;
+  TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
+  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+  if (coop == 0) {  // the same kernels one by one
+    equilibrate_rows(stream, a, n, row_scale, norm_inf, workspace);
+    equilibrate_columns(stream, a, n, row_scale, col_scale, nullptr, 0, n, col_sum);
+    scale_copy(stream, a, n, row_scale, col_scale, a_s);
+    TCSOLVE_CUDA_CHECK(cudaMemsetAsync(zero, 0, sizeof(int), stream));
+    return;
+  }
+  int chunks = row_chunks(n), chunk_cols = ceil_div(n, chunks);
+  double* pmax = workspace;
+  double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
+  unsigned long long* norm_bits = reinterpret_cast<unsigned long long*>(norm_inf);
+  // as many blocks as are resident at once (a cooperative launch's limit; about 8 an SM), at
+  // most the widest phase's tasks: with one block an SM, n = 2048 took 161 us against 66 for
+  // the separate kernels
+  int per_sm = 0;
+  TCSOLVE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, equilibrate_fp64_kernel, kThreads, 0));
+  const int grid = std::max(1, std::min(std::max(per_sm, 1) * sms, std::max(n, ceil_div(n, kThreads) * chunks)));
+  void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_bits, &a_s, &zero};
+  TCSOLVE_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(equilibrate_fp64_kernel), dim3(grid),
+                                                 dim3(kThreads), args, 0, stream));
 }
 
 void equilibrate(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,

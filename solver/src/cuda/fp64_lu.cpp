@@ -1,4 +1,5 @@
-// FP64 LUs on the device (fp64_lu.hpp): fp64_lu_solve and DeviceFp64Lu.
+// FP64 LUs on the device (fp64_lu.hpp): fp64_lu_solve and DeviceFp64Lu (its arrays carved out of
+// one store: its own allocation, or the small systems' SolveStore).
 #include "fp64_lu.hpp"
 
 #include <cublas_v2.h>
@@ -15,6 +16,7 @@
 #include "../input_checks.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
+#include "solve_store.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
 
@@ -66,36 +68,90 @@ std::optional<std::string> searched(const DeviceSystem& s, const HostMatrix& A) 
 
 }  // namespace
 
-DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s,
-                           const DeviceLu& f, Search search)
-    : run_(run), n_(s.n), store_cols_(std::max(s.nrhs, 2)) {
+namespace {
+
+/// The store's arrays for order n, `cols` right-hand sides and dgetrf's lwork (Carver's order).
+struct Fp64LuLayout {
+  double *lu, *work, *diagonal, *rhs, *norms;
+  int *ipiv, *info, *exponents;
+  Fp64LuLayout(Carver& c, int n, int cols, int lwork) {
+    const std::size_t m = static_cast<std::size_t>(n), k = static_cast<std::size_t>(cols);
+    info = c.take<int>(1);  // first, then lu: DeviceFp64Lu::info_of, factors_of
+    lu = c.take<double>(m * m);
+    work = c.take<double>(static_cast<std::size_t>(std::max(lwork, 1)));
+    diagonal = c.take<double>(m + 1);
+    rhs = c.take<double>(m * k);
+    norms = c.take<double>(k);
+    ipiv = c.take<int>(m);
+    exponents = c.take<int>(k);
+  }
+};
+
+int getrf_lwork(const DeviceRun& run, const DeviceSystem& s) {
+  int lwork = 0;
+  TCSOLVE_CUSOLVER_CHECK(
+      cusolverDnDgetrf_bufferSize(run.dense(), s.n, s.n, const_cast<double*>(s.a.data()), s.n, &lwork));
+  return lwork;
+}
+
+int store_columns(const DeviceSystem& s) { return std::max(s.nrhs, 2); }
+
+}  // namespace
+
+int* DeviceFp64Lu::info_of(void* store) { return static_cast<int*>(store); }
+
+double* DeviceFp64Lu::factors_of(void* store) {
+  Carver c(store);
+  (void)c.take<int>(1);
+  return c.take<double>(0);
+}
+
+int DeviceFp64Lu::workspace_size(const DeviceRun& run, const DeviceSystem& s) { return getrf_lwork(run, s); }
+
+std::size_t DeviceFp64Lu::store_bytes(const DeviceSystem& s, int lwork) {
+  Carver count;
+  Fp64LuLayout(count, s.n, store_columns(s), lwork);
+  return count.bytes();
+}
+
+DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const DeviceSystem& s, DeviceScales scales,
+                           Search search, Placement placement)
+    : run_(run), s_(s), a_(A), search_(search), n_(s.n), scales_(scales), store_cols_(store_columns(s)) {
   if (search == Search::first)  // the upload's search where it started one (a device A is then never read back)
     if (const auto why = searched(s, A)) throw InvalidInput(*why);
-  cusolverDnHandle_t solver = run.dense();
-  const std::size_t n = static_cast<std::size_t>(n_), k = static_cast<std::size_t>(store_cols_);
-  // the store, in doubles: lu (n^2), work (lwork), the diagonal and info (n + 1), rhs (n k),
-  // norms (k), then the ints: ipiv (n), info (1), exponents (k)
-  int lwork = 0;
-  TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf_bufferSize(solver, n_, n_, const_cast<double*>(s.a.data()), n_, &lwork));
-  const std::size_t work = static_cast<std::size_t>(std::max(lwork, 1)), ints = n + 1 + k;
-  store_ = DeviceBuffer<double>(n * n + work + (n + 1) + n * k + k + (ints + 1) / 2);
-  lu_ = store_.data();
-  work_ = lu_ + n * n;
-  diagonal_ = work_ + work;
-  rhs_ = diagonal_ + n + 1;
-  norms_ = rhs_ + n * k;
-  ipiv_ = reinterpret_cast<int*>(norms_ + k);
-  info_ = ipiv_ + n;
-  exponents_ = info_ + 1;
-  kernels::scale_copy(run.stream, s.a.data(), n_, f.row_scale.data(), f.col_scale.data(), lu_);
-  device_memset(info_, 0, sizeof(int), run.stream);
-  TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(solver, n_, n_, lu_, n_, work_, ipiv_, info_));
+  const int lwork = placement.lwork >= 0 ? placement.lwork : getrf_lwork(run, s);
+  if (placement.store == nullptr) {
+    own_ = DeviceBuffer<char>(store_bytes(s, lwork));
+    placement.store = own_.data();
+  }
+  Carver carve(placement.store);
+  const Fp64LuLayout at(carve, n_, store_cols_, lwork);
+  lu_ = at.lu;
+  work_ = at.work;
+  diagonal_ = placement.diagonal != nullptr ? placement.diagonal : at.diagonal;
+  rhs_ = at.rhs;
+  norms_ = at.norms;
+  ipiv_ = at.ipiv;
+  info_ = at.info;
+  exponents_ = at.exponents;
+  const std::size_t n = static_cast<std::size_t>(n_);
+  if (!placement.prepared) {
+    kernels::scale_copy(run.stream, s.a.data(), n_, scales.row, scales.col, lu_);
+    device_memset(info_, 0, sizeof(int), run.stream);
+  }
+  TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(run.dense(), n_, n_, lu_, n_, work_, ipiv_, info_));
   // The diagonal of U (stride n + 1) and info after it, read back at once: a zero pivot (info >
   // 0), or a non-finite one (growth past DBL_MAX), is an exactly singular A to FP64.
   TCSOLVE_CUBLAS_CHECK(cublasDcopy(run.blas(), n_, lu_, n_ + 1, diagonal_, 1));
   copy_device_to_device(diagonal_ + n, info_, sizeof(int), run.stream);
+  if (placement.deferred) return;
   std::vector<double> d(n + 1);
   copy_to_host(d.data(), diagonal_, (n + 1) * sizeof(double), run.stream);
+  check_pivots(d.data());
+}
+
+void DeviceFp64Lu::check_pivots(const double* d) {
+  const std::size_t n = static_cast<std::size_t>(n_);
   int info = 0;
   std::memcpy(&info, &d[n], sizeof info);
   if (info < 0) throw CudaError("cusolverDnDgetrf: invalid argument " + std::to_string(-info));
@@ -108,8 +164,8 @@ DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const Devi
     high = std::max(high, v);
   }
   if (bad >= 0) {
-    if (search == Search::on_failure)
-      if (const auto why = searched(s, A)) throw InvalidInput(*why);
+    if (search_ == Search::on_failure)
+      if (const auto why = searched(s_, a_)) throw InvalidInput(*why);
     throw InvalidInput(detail::zero_pivot_message(bad));
   }
   pivot_span_ = n_ > 0 ? high / low : 1;
@@ -122,14 +178,14 @@ double* DeviceFp64Lu::rhs(int cols) {
   return extra_.data();
 }
 
-void DeviceFp64Lu::apply(const DeviceLu& f, const double* rhs, double* out, int cols) {
+void DeviceFp64Lu::apply(const double* rhs, double* out, int cols) {
   if (cols > store_cols_) throw InvalidInput("DeviceFp64Lu::apply: more columns than the solve's");
   // k per column: ||R rhs||_inf = g 2^k, g in [1/2, 1) (0 for a zero or non-finite column)
-  kernels::column_max_abs(run_.stream, rhs, n_, n_, cols, f.row_scale.data(), norms_, exponents_);
-  kernels::scale_pow2(run_.stream, rhs, n_, cols, f.row_scale.data(), exponents_, -1, rhs_);
+  kernels::column_max_abs(run_.stream, rhs, n_, n_, cols, scales_.row, norms_, exponents_);
+  kernels::scale_pow2(run_.stream, rhs, n_, cols, scales_.row, exponents_, -1, rhs_);
   TCSOLVE_CUSOLVER_CHECK(
       cusolverDnDgetrs(run_.dense(), CUBLAS_OP_N, n_, cols, lu_, n_, ipiv_, rhs_, n_, info_));
-  kernels::scale_pow2(run_.stream, rhs_, n_, cols, f.col_scale.data(), exponents_, 1, out);
+  kernels::scale_pow2(run_.stream, rhs_, n_, cols, scales_.col, exponents_, 1, out);
 }
 
 void DeviceFp64Lu::solve(Eigen::MatrixXd& w, bool transpose) {

@@ -1,12 +1,23 @@
 // The cuda path's FP64 solve of small systems (fp64_solve.hpp): the cpu path's solve_fp64 with
 // A on the device. The LU is cuSOLVER's dgetrf of A_s (DeviceFp64Lu, the search for equal rows
 // only after a zero pivot); every solve is dgetrs on the device between the equilibration's
-// power-of-two scalings (DeviceFp64Lu::apply); the residuals stay on the device. What reaches
-// the host per step: the norms of r, x and d (a few doubles per right-hand side). The condition
-// estimate (SolveOptions::condition_estimate) goes through the host.
+// power-of-two scalings (DeviceFp64Lu::apply); the residuals stay on the device.
+//
+// Its fixed costs are what small systems pay beyond dgetrf + dgetrs, so every array comes from
+// the context's SolveStore (no cudaMalloc or cudaFree after the first solve of a size), and
+// nothing waits between the equilibration and the first assessment: the equilibration, the LU,
+// the first solve and its residual are enqueued together, and one read-back brings U's diagonal,
+// dgetrf's info, ||A||_inf and the norms of r and x (the pivots are checked then, before the
+// assessment). Later steps read back a few doubles each. The factorization's seconds are the
+// device's (events around the equilibration and the LU), the host not having waited for it. The
+// condition estimate (SolveOptions::condition_estimate) goes through the host.
 #include "fp64_solve.hpp"
 
+#include <cuda_runtime.h>
+
 #include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,80 +29,164 @@
 #include "fp64_lu.hpp"
 #include "kernels.hpp"
 #include "refinement_cuda.hpp"
+#include "solve_store.hpp"
 #include "tcsolve/gemm/cuda.hpp"
+#include "tcsolve/runtime/cuda_check.hpp"
+#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {
 
+/// The small solve's arrays in the context's store (Carver's order). `report`: what the first
+/// assessment reads back at once: U's diagonal and info (n + 1), ||A||_inf (1), the norms of r
+/// and x (2 nrhs); the correction's norms (nrhs) follow it.
+struct SmallLayout {
+  double *row_scale, *col_scale, *col_sum, *workspace, *x, *best, *d, *r, *report;
+  int* mask;
+  void* lu;
+  std::size_t report_count;
+  SmallLayout(Carver& c, int n, int k, std::size_t lu_bytes) {
+    const std::size_t m = static_cast<std::size_t>(n), count = elements(n, k), cols = static_cast<std::size_t>(k);
+    row_scale = c.take<double>(m);
+    col_scale = c.take<double>(m);
+    col_sum = c.take<double>(m);
+    workspace = c.take<double>(kernels::equilibrate_workspace_doubles(n));
+    x = c.take<double>(count);
+    best = c.take<double>(count);
+    d = c.take<double>(count);
+    r = c.take<double>(count);
+    report_count = m + 2 + 3 * cols;
+    report = c.take<double>(report_count);
+    mask = c.take<int>(cols);
+    lu = c.take<char>(lu_bytes);
+  }
+  double* diagonal() const { return report; }                   ///< n + 1: U's diagonal, info
+  double* norm_a(int n) const { return report + n + 1; }        ///< ||A||_inf
+  double* norms(int n) const { return report + n + 2; }         ///< r's, then x's (2 nrhs)
+  double* d_norms(int n, int k) const { return report + n + 2 + 2 * k; }  ///< the correction's (nrhs)
+};
+
+/// `count` doubles from the device to pinned host memory, after the stream's work.
+void read_back(const DeviceRun& run, double* host, const double* device, std::size_t count) {
+  TCSOLVE_CUDA_CHECK(
+      cudaMemcpyAsync(host, device, count * sizeof(double), cudaMemcpyDeviceToHost, run.stream));
+  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(run.stream));
+}
+
+/// Two timing events on the run's stream (the factorization's device seconds).
+class EventPair {
+ public:
+  EventPair() {
+    TCSOLVE_CUDA_CHECK(cudaEventCreate(&from_));
+    if (cudaEventCreate(&to_) != cudaSuccess) {
+      cudaEventDestroy(from_);
+      throw CudaError("cudaEventCreate failed");
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(from_);
+    cudaEventDestroy(to_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  void start(cudaStream_t s) { TCSOLVE_CUDA_CHECK(cudaEventRecord(from_, s)); }
+  void stop(cudaStream_t s) { TCSOLVE_CUDA_CHECK(cudaEventRecord(to_, s)); }
+  /// Seconds between them (both done).
+  double seconds() const {
+    float ms = 0;
+    TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, from_, to_));
+    return 1e-3 * static_cast<double>(ms);
+  }
+
+ private:
+  cudaEvent_t from_ = nullptr, to_ = nullptr;
+};
+
 /// The operations of detail::refinement_loop with the FP64 LU: x, r and d on the device, the
-/// residual by DeviceChecker, d = A^-1 r by DeviceFp64Lu::apply.
+/// residual by DeviceChecker, d = A^-1 r by DeviceFp64Lu::apply. The first assessment also
+/// checks the LU's pivots and learns ||A||_inf (one read-back, SmallLayout::report).
 class Fp64Refinement {
  public:
-  Fp64Refinement(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, DeviceFp64Lu& lu,
-                 detail::ScaledNorm norm_a, PhaseClock& clock)
-      : run_(run),
-        s_(s),
-        f_(f),
-        lu_(lu),
-        clock_(clock),
-        checker_(run, s, norm_a),
-        count_(elements(s.n, s.nrhs)),
-        store_(3 * count_ + static_cast<std::size_t>(2 * s.nrhs)) {}  // one allocation: x, best, d, norms, mask
+  Fp64Refinement(const DeviceRun& run, const DeviceSystem& s, const SmallLayout& at, double* host_report,
+                 DeviceFp64Lu& lu, const HostMatrix& host_a, PhaseClock& clock)
+      : run_(run), s_(s), at_(at), host_(host_report), lu_(lu), host_a_(host_a), clock_(clock),
+        checker_(run, s, at.r, at.norms(s.n)), count_(elements(s.n, s.nrhs)) {}
 
   /// x = A^-1 b.
   void initial_solve() {
     clock_.mark("correction");
-    lu_.apply(f_, s_.b.data(), x(), s_.nrhs);
+    lu_.apply(s_.b.data(), at_.x, s_.nrhs);
     clock_.mark(nullptr);
   }
 
   detail::Assessment assess() {
     clock_.mark("residual");
-    const detail::Assessment a = checker_.assess(x());
+    checker_.enqueue(at_.x);
     clock_.mark(nullptr);
-    return a;
+    const int n = s_.n, k = s_.nrhs;
+    if (!first_done_) {  // the pivots, ||A||_inf and the norms at once
+      enqueued_ = Clock::now();
+      read_back(run_, host_, at_.report, static_cast<std::size_t>(n) + 2 + 2 * static_cast<std::size_t>(k));
+      read_ = Clock::now();
+      first_done_ = true;
+      lu_.check_pivots(host_);
+      checker_.set_norm_a(safe_norm(host_[n + 1], host_a_, true));
+    } else {
+      read_back(run_, host_ + n + 2, at_.norms(n), 2 * static_cast<std::size_t>(k));
+    }
+    return checker_.assessment(host_ + n + 2);
   }
 
   std::vector<double> correct(const std::vector<bool>&) {
+    const int n = s_.n, k = s_.nrhs;
     clock_.mark("correction");
-    lu_.apply(f_, checker_.r(), d(), s_.nrhs);
-    kernels::column_max_abs(run_.stream, d(), s_.n, s_.n, s_.nrhs, nullptr, norms(), nullptr);
+    lu_.apply(checker_.r(), at_.d, k);
+    kernels::column_max_abs(run_.stream, at_.d, n, n, k, nullptr, at_.d_norms(n, k), nullptr);
     clock_.mark(nullptr);
-    std::vector<double> out(static_cast<std::size_t>(s_.nrhs));
-    copy_to_host(out.data(), norms(), out.size() * sizeof(double), run_.stream);
-    return out;
+    double* norms = host_ + n + 2 + 2 * k;
+    read_back(run_, norms, at_.d_norms(n, k), static_cast<std::size_t>(k));
+    return std::vector<double>(norms, norms + k);
   }
 
   void apply(const std::vector<bool>& done) {
+    if (best_is_x_) {  // keep_best()'s copy, owed before x changes
+      copy_device_to_device(at_.best, at_.x, count_ * sizeof(double), run_.stream);
+      best_is_x_ = false;
+    }
     std::vector<int> mask(done.size());
     for (std::size_t j = 0; j < done.size(); ++j) mask[j] = done[j] ? 0 : 1;
-    int* device_mask = reinterpret_cast<int*>(norms() + s_.nrhs);
-    copy_to_device(device_mask, mask.data(), mask.size() * sizeof(int), run_.stream);
-    kernels::masked_add(run_.stream, x(), d(), s_.n, s_.nrhs, device_mask);
+    copy_to_device(at_.mask, mask.data(), mask.size() * sizeof(int), run_.stream);
+    kernels::masked_add(run_.stream, at_.x, at_.d, s_.n, s_.nrhs, at_.mask);
   }
 
-  void keep_best() { copy_device_to_device(best_x(), x(), count_ * sizeof(double), run_.stream); }
+  /// When the first assessment's read-back was asked for and when it arrived (host_times).
+  Clock::time_point enqueued() const { return enqueued_; }
+  Clock::time_point read() const { return read_; }
+
+  /// The best iterate is x as it is now: copied only if x changes after (apply()), so that a
+  /// solve that converges at once ends without a copy.
+  void keep_best() { best_is_x_ = true; }
   void switch_to_gmres() {}  // never asked: the loop runs without refine auto's switch
 
   Eigen::MatrixXd best() const {
     Eigen::MatrixXd x(s_.n, s_.nrhs);
-    copy_to_host(x.data(), store_.data() + count_, count_ * sizeof(double), run_.stream);
+    copy_to_host(x.data(), best_is_x_ ? at_.x : at_.best, count_ * sizeof(double), run_.stream);
     return x;
   }
 
  private:
   const DeviceRun& run_;
   const DeviceSystem& s_;
-  const DeviceLu& f_;
+  const SmallLayout& at_;
+  double* host_;  ///< pinned: SmallLayout::report's host copy
   DeviceFp64Lu& lu_;
+  const HostMatrix& host_a_;
   PhaseClock& clock_;
   DeviceChecker checker_;
-  std::size_t count_;            ///< n nrhs
-  DeviceBuffer<double> store_;   ///< x, the best x, d (count_ each), the norms, the mask (ints)
-  double* x() { return store_.data(); }
-  double* best_x() { return store_.data() + count_; }
-  double* d() { return store_.data() + 2 * count_; }
-  double* norms() { return store_.data() + 3 * count_; }
+  std::size_t count_;  ///< n nrhs
+  bool first_done_ = false;
+  bool best_is_x_ = false;  ///< keep_best() since x last changed
+  Clock::time_point enqueued_, read_;
 };
 
 }  // namespace
@@ -103,36 +198,59 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   res.fp64_lu = true;
   res.resolved_variant = Variant::fp64;
   res.cuda_plan = run.plan;
+  const int n = s.n, k = s.nrhs;
+  SolveStoreLease store(run.ctx);
+  const int lwork = DeviceFp64Lu::workspace_size(run, s);
+  const std::size_t lu_bytes = DeviceFp64Lu::store_bytes(s, lwork);
+  Carver count;
+  (void)SmallLayout(count, n, k, lu_bytes);
+  Carver carve(store->device(count.bytes()));
+  const SmallLayout at(carve, n, k, lu_bytes);
+  double* host = static_cast<double*>(store->host(at.report_count * sizeof(double)));
+  EventPair lu_time;
   run.synchronize();
   const auto t_start = Clock::now();
-  const DeviceLu f = equilibrate(run, s, clock);
+  lu_time.start(run.stream);
+  clock.mark("equilibrate");  // equilibrate()'s arithmetic, and A_s for dgetrf, in one launch
+  kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
+                            DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace);
   clock.mark("fp64_lu");
   // The upload's thread searches A for equal rows beside the LU (asked below); without it, the
   // search needs the host A (a download of a device A), before the LU as the fallback's
-  const bool host = s.singular.valid();
-  DeviceFp64Lu lu(run, host_a, s, f, host ? DeviceFp64Lu::Search::on_failure : DeviceFp64Lu::Search::first);
+  const bool host_search = s.singular.valid();
+  DeviceFp64Lu lu(run, host_a, s, DeviceScales{at.row_scale, at.col_scale},
+                  host_search ? DeviceFp64Lu::Search::on_failure : DeviceFp64Lu::Search::first,
+                  DeviceFp64Lu::Placement{at.lu, at.diagonal(), true, true, lwork});
   clock.mark(nullptr);
-  const auto t_factored = Clock::now();
-  Fp64Refinement refinement(run, s, f, lu, safe_norm(f.norm_a, host_a, true), clock);
+  lu_time.stop(run.stream);
+  Fp64Refinement refinement(run, s, at, host, lu, host_a, clock);
   refinement.initial_solve();
   detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
+  // the LU's device seconds, from the start (the first assessment waited for both events)
+  const auto t_factored = t_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lu_time.seconds()));
   const int below = options.fp64_below == kFp64BelowDefault ? fp64_below_default(Backend::cuda) : options.fp64_below;
-  res.note = "n = " + std::to_string(s.n) + " below fp64_below = " + std::to_string(below) +
+  res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(below) +
              ": FP64 LU (cuSOLVER dgetrf), refined in FP64; " + res.note;
   const detail::SingularitySearch searched = [] {
     return std::optional<std::string>();
   };  // done before the LU
-  if (detail::decide_condition_estimate(options, res, s.n, [&] { return lu.pivot_span(); },
-                                        host ? singularity_search(s) : searched)) {
+  if (detail::decide_condition_estimate(options, res, n, [&] { return lu.pivot_span(); },
+                                        host_search ? singularity_search(s) : searched)) {
     clock.mark("condition");
-    const HostScales scales(run, f);
+    const HostScales scales(run, n, at.row_scale, at.col_scale);
     const detail::EquilibratedInverse inverse = lu.inverse(scales);
-    res.condition_estimate = detail::estimate_condition(norm_1(run, f.col_sum, host_a), inverse).estimate;
+    res.condition_estimate = detail::estimate_condition(norm_1(run, at.col_sum, n, host_a), inverse).estimate;
     if (detail::needs_equilibrated_estimate(res.condition_estimate, inverse))
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(host_a(), inverse).estimate;
     clock.mark(nullptr);
   }
-  finish_solve(run, [&] { return refinement.best(); }, f.note, transfer, clock, meta, t_start, t_factored, res);
+  if (run.plan.host_times) {  // the host's part: enqueueing up to the first read-back, waiting for it, the rest
+    clock.add("host_enqueue", seconds(t_start, refinement.enqueued()));
+    clock.add("host_wait", seconds(refinement.enqueued(), refinement.read()));
+    clock.add("host_rest", seconds(refinement.read(), Clock::now()));
+  }
+  finish_solve(run, [&] { return refinement.best(); }, "", transfer, clock, meta, t_start,
+               std::min(t_factored, Clock::now()), res);
   return res;
 }
 

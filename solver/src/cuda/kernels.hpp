@@ -53,6 +53,13 @@ void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_s
 void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum = nullptr);
 
+/// The FP64 LU path's equilibration (fp64_solve.cpp): equilibrate_rows, equilibrate_columns
+/// (col_sum not null) and scale_copy into a_s (FP64, leading dimension n), bitwise, and *zero =
+/// 0 (dgetrf's info), in one cooperative launch where the device has them, else one by one.
+/// workspace: equilibrate_workspace_doubles(n).
+void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
+                      double* norm_inf, double* a_s, int* zero, double* workspace);
+
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).
 void norm_inf(CUstream_st* stream, const double* a, int n, double* norm, double* workspace);

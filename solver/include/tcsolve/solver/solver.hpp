@@ -184,7 +184,7 @@ int resolve_block_size(const SolveOptions& options, Backend backend, std::int64_
 /// 1024, 0.89-0.95x at 1536, 0.95-1.08x at 2048 and 1.03-1.35x at 2560 (from there its first
 /// solve needs a correction). Session 13's 224 was measured with the FP64 path's solves through
 /// the host and its search for equal rows before the LU.
-inline constexpr int kFp64BelowCuda = 2048;
+inline constexpr int kFp64BelowCuda = 2560;
 /// CudaLuPlan::joins: the narrowest join (columns of its left half, the product's k) that the
 /// variant takes, and (automatic) the fewest rows below it.
 inline constexpr int kJoinVariantMinK = 128;
