@@ -87,7 +87,8 @@ TEST_CASE("the FP64 path's one-launch equilibration gives bitwise the separate k
     WARN("no CUDA device: skipping the one-launch equilibration (" << cuda::device_name() << ")");
     return;
   }
-  // n from 1 to past the grid's blocks (more columns than SMs, several row blocks and chunks)
+  // n from 1 to past the grid's blocks (more columns than SMs, several row blocks and chunks);
+  // 2047: the kernels one by one (from n = 1024), which must give the same
   for (const int n : {1, 7, 200, 777, 2047}) {
     INFO("n = " << n);
     std::mt19937 rng(static_cast<unsigned>(n));

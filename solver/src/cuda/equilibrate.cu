@@ -16,9 +16,10 @@
 //                        (the LU's layout) through shared-memory tiles.
 //
 //   equilibrate_fp64_kernel  the FP64 path of small systems' equilibration and A_s in FP64 (the
-//                        matrix dgetrf factors) in one cooperative launch: the same arithmetic
-//                        as the kernels above and scale_copy, parted by grid barriers (a launch
-//                        costs the host 5-10 us, and before the LU the device only waits).
+//                        matrix dgetrf factors) in one cooperative launch below n = 1024: the
+//                        same arithmetic as the kernels above and scale_copy, parted by grid
+//                        barriers (each launch costs the host microseconds, and before the LU
+//                        the device only waits).
 //
 // The last two go by column ranges (equilibrate_columns): the LU converts its first block's
 // columns before the first panel and the rest on the update stream while that panel is factored
@@ -43,6 +44,12 @@ namespace cg = cooperative_groups;
 constexpr int kThreads = 256;             ///< threads per block of every kernel here
 constexpr int kMaxChunks = 64;            ///< column chunks of the row pass (scratch: 2 kMaxChunks n doubles)
 constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and block rows
+/// equilibrate_fp64 in one cooperative launch below this n, the kernels one by one from it. On
+/// an H200 (session 34, calls b, f and g: the FP64 path's "equilibrate" phase, launches
+/// included) one launch took 26 us at n = 200 against 43 for the four kernels alone (scale_copy
+/// and the memset not counted), 67 against 66 at 1024 with everything counted, and 109 against
+/// 97 at 2048: its grid barriers cost more than the launches they save once the passes are long.
+constexpr int kOneLaunchBelow = 1024;
 
 /// Column chunks of the row pass: about 16 columns each up to n = 1024, so that a small A's few
 /// rows still make several blocks of short loops (at n = 200, one chunk of 200 dependent loads
@@ -233,7 +240,7 @@ void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_s
   TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
   TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
-  if (coop == 0) {  // the same kernels one by one
+  if (coop == 0 || n >= kOneLaunchBelow) {  // the same kernels one by one
     equilibrate_rows(stream, a, n, row_scale, norm_inf, workspace);
     equilibrate_columns(stream, a, n, row_scale, col_scale, nullptr, 0, n, col_sum);
     scale_copy(stream, a, n, row_scale, col_scale, a_s);

@@ -55,7 +55,8 @@ void equilibrate_columns(CUstream_st* stream, const double* a, int n, const doub
 
 /// The FP64 LU path's equilibration (fp64_solve.cpp): equilibrate_rows, equilibrate_columns
 /// (col_sum not null) and scale_copy into a_s (FP64, leading dimension n), bitwise, and *zero =
-/// 0 (dgetrf's info), in one cooperative launch where the device has them, else one by one.
+/// 0 (dgetrf's info), in one cooperative launch below n = 1024 where the device has them, else
+/// one by one.
 /// workspace: equilibrate_workspace_doubles(n).
 void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
                       double* norm_inf, double* a_s, int* zero, double* workspace);

@@ -177,13 +177,12 @@ inline constexpr int kMaxBeamBlockCuda = 512;
 struct SolveOptions;
 int resolve_block_size(const SolveOptions& options, Backend backend, std::int64_t n);
 
-/// The cuda default of SolveOptions::fp64_below: auto solves n < 2048 by the FP64 LU. Measured
-/// on an H200 (docs/BENCHMARKS.md, 2026-11-28, session 23, calls b and c; `tcsolve solve
-/// --warmup`, U(-1,1) seed 1, the FP64 LU path with its solves on the device, no condition
-/// estimate): the FP64 path takes 0.37-0.62x the mixed path's time at n = 200, 0.73-0.79x at
-/// 1024, 0.89-0.95x at 1536, 0.95-1.08x at 2048 and 1.03-1.35x at 2560 (from there its first
-/// solve needs a correction). Session 13's 224 was measured with the FP64 path's solves through
-/// the host and its search for equal rows before the LU.
+/// The cuda default of SolveOptions::fp64_below: auto solves n < 2560 by the FP64 LU. Measured
+/// on an H200 (docs/BENCHMARKS.md, "Small systems", 2026-11-29, session 34, calls b, d and f;
+/// `tcsolve solve --warmup`, U(-1,1) seed 1): the FP64 path takes 1.01-1.04x cuSOLVER
+/// dgetrf+getrs at n = 2048 where the mixed path takes 1.24-1.27x; at 2560 the mixed path
+/// (1.07-1.13x) beats the FP64 path (1.13-1.15x: from there its first solve needs a correction).
+/// Session 23's 2048 was measured before the FP64 path lost its allocations and waits.
 inline constexpr int kFp64BelowCuda = 2560;
 /// CudaLuPlan::joins: the narrowest join (columns of its left half, the product's k) that the
 /// variant takes, and (automatic) the fewest rows below it.
@@ -313,7 +312,9 @@ struct CudaLuPlan {
   enum class Phases { blocks, detail, off };
   Phases phases = Phases::blocks;
   /// Host seconds spent enqueueing each kind of LU work, returned as phases "host_*" (to see
-  /// whether the host or the device sets the pace). Synchronizes the LU's streams at its end.
+  /// whether the host or the device sets the pace). Synchronizes the LU's streams at its end. On
+  /// the FP64 path of small systems: host_enqueue (up to the first read-back), host_wait (for
+  /// it), host_rest (after it).
   bool host_times = false;
 };
 
