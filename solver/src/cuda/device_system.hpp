@@ -1,8 +1,9 @@
 // The system on the device: A (FP64) and b copied once (DeviceSystem, upload), the norms of A that
 // the stopping test needs (norm_inf, norm_1, overflow-safe through safe_norm), and DeviceChecker:
 // r = b - A x in FP64 (cublasDgemv, or Dgemm for several rhs) and the column norms of r and x (a
-// few doubles read back per step; on its own arrays or the caller's), assessed by detail::assess_columns (refinement_rules.hpp, the
-// cpu's rules). Internal to tcsolve::solver; host code built with CUDA only.
+// few doubles read back per step; on its own arrays or the caller's), assessed by
+// detail::assess_columns (refinement_rules.hpp, the cpu's rules). Internal to tcsolve::solver;
+// host code built with CUDA only.
 #pragma once
 
 #include <Eigen/Dense>
