@@ -53,8 +53,17 @@ void EventTimer::start() {
 }
 
 float EventTimer::stop_ms() {
-  if (!impl_) throw Error("EventTimer::stop_ms on a moved-from timer");
+  stop();
+  return elapsed_ms();
+}
+
+void EventTimer::stop() {
+  if (!impl_) throw Error("EventTimer::stop on a moved-from timer");
   TCSOLVE_CUDA_CHECK(cudaEventRecord(impl_->stop, impl_->stream));
+}
+
+float EventTimer::elapsed_ms() {
+  if (!impl_) throw Error("EventTimer::elapsed_ms on a moved-from timer");
   TCSOLVE_CUDA_CHECK(cudaEventSynchronize(impl_->stop));
   float ms = 0.0f;
   TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, impl_->start, impl_->stop));

@@ -78,6 +78,8 @@ EventTimer::EventTimer(EventTimer&&) noexcept = default;
 EventTimer& EventTimer::operator=(EventTimer&&) noexcept = default;
 void EventTimer::start() { not_built(); }
 float EventTimer::stop_ms() { not_built(); }
+void EventTimer::stop() { not_built(); }
+float EventTimer::elapsed_ms() { not_built(); }
 
 void reference_product_device(Context&, Op, Op, int, int, int, const float*, int, const float*, int,
                               double*, double, const float*, double) {

@@ -13,8 +13,6 @@
 // condition estimate (SolveOptions::condition_estimate) goes through the host.
 #include "fp64_solve.hpp"
 
-#include <cuda_runtime.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
@@ -31,8 +29,6 @@
 #include "refinement_cuda.hpp"
 #include "solve_store.hpp"
 #include "tcsolve/gemm/cuda.hpp"
-#include "tcsolve/runtime/cuda_check.hpp"
-#include "tcsolve/runtime/error.hpp"
 
 namespace tcsolve::cuda {
 namespace {
@@ -66,42 +62,6 @@ struct SmallLayout {
   double* d_norms(int n, int k) const { return report + n + 2 + 2 * k; }  ///< the correction's (nrhs)
 };
 
-/// `count` doubles from the device to pinned host memory, after the stream's work.
-void read_back(const DeviceRun& run, double* host, const double* device, std::size_t count) {
-  TCSOLVE_CUDA_CHECK(
-      cudaMemcpyAsync(host, device, count * sizeof(double), cudaMemcpyDeviceToHost, run.stream));
-  TCSOLVE_CUDA_CHECK(cudaStreamSynchronize(run.stream));
-}
-
-/// Two timing events on the run's stream (the factorization's device seconds).
-class EventPair {
- public:
-  EventPair() {
-    TCSOLVE_CUDA_CHECK(cudaEventCreate(&from_));
-    if (cudaEventCreate(&to_) != cudaSuccess) {
-      cudaEventDestroy(from_);
-      throw CudaError("cudaEventCreate failed");
-    }
-  }
-  ~EventPair() {
-    cudaEventDestroy(from_);
-    cudaEventDestroy(to_);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  void start(cudaStream_t s) { TCSOLVE_CUDA_CHECK(cudaEventRecord(from_, s)); }
-  void stop(cudaStream_t s) { TCSOLVE_CUDA_CHECK(cudaEventRecord(to_, s)); }
-  /// Seconds between them (both done).
-  double seconds() const {
-    float ms = 0;
-    TCSOLVE_CUDA_CHECK(cudaEventElapsedTime(&ms, from_, to_));
-    return 1e-3 * static_cast<double>(ms);
-  }
-
- private:
-  cudaEvent_t from_ = nullptr, to_ = nullptr;
-};
-
 /// The operations of detail::refinement_loop with the FP64 LU: x, r and d on the device, the
 /// residual by DeviceChecker, d = A^-1 r by DeviceFp64Lu::apply. The first assessment also
 /// checks the LU's pivots and learns ||A||_inf (one read-back, SmallLayout::report).
@@ -126,13 +86,14 @@ class Fp64Refinement {
     const int n = s_.n, k = s_.nrhs;
     if (!first_done_) {  // the pivots, ||A||_inf and the norms at once
       enqueued_ = Clock::now();
-      read_back(run_, host_, at_.report, static_cast<std::size_t>(n) + 2 + 2 * static_cast<std::size_t>(k));
+      const std::size_t count = static_cast<std::size_t>(n) + 2 + 2 * static_cast<std::size_t>(k);
+      copy_to_host(host_, at_.report, count * sizeof(double), run_.stream);
       read_ = Clock::now();
       first_done_ = true;
       lu_.check_pivots(host_);
       checker_.set_norm_a(safe_norm(host_[n + 1], host_a_, true));
     } else {
-      read_back(run_, host_ + n + 2, at_.norms(n), 2 * static_cast<std::size_t>(k));
+      copy_to_host(host_ + n + 2, at_.norms(n), 2 * static_cast<std::size_t>(k) * sizeof(double), run_.stream);
     }
     return checker_.assessment(host_ + n + 2);
   }
@@ -144,7 +105,7 @@ class Fp64Refinement {
     kernels::column_max_abs(run_.stream, at_.d, n, n, k, nullptr, at_.d_norms(n, k), nullptr);
     clock_.mark(nullptr);
     double* norms = host_ + n + 2 + 2 * k;
-    read_back(run_, norms, at_.d_norms(n, k), static_cast<std::size_t>(k));
+    copy_to_host(norms, at_.d_norms(n, k), static_cast<std::size_t>(k) * sizeof(double), run_.stream);
     return std::vector<double>(norms, norms + k);
   }
 
@@ -207,10 +168,10 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   Carver carve(store->device(count.bytes()));
   const SmallLayout at(carve, n, k, lu_bytes);
   double* host = static_cast<double*>(store->host(at.report_count * sizeof(double)));
-  EventPair lu_time;
+  EventTimer lu_time(run.stream);
   run.synchronize();
   const auto t_start = Clock::now();
-  lu_time.start(run.stream);
+  lu_time.start();
   clock.mark("equilibrate");  // equilibrate()'s arithmetic, and A_s for dgetrf, in one launch
   kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
                             DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace);
@@ -222,12 +183,13 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
                   host_search ? DeviceFp64Lu::Search::on_failure : DeviceFp64Lu::Search::first,
                   DeviceFp64Lu::Placement{at.lu, at.diagonal(), true, true, lwork});
   clock.mark(nullptr);
-  lu_time.stop(run.stream);
+  lu_time.stop();
   Fp64Refinement refinement(run, s, at, host, lu, host_a, clock);
   refinement.initial_solve();
   detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
   // the LU's device seconds, from the start (the first assessment waited for both events)
-  const auto t_factored = t_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(lu_time.seconds()));
+  const auto t_factored =
+      t_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1e-3 * lu_time.elapsed_ms()));
   const int below = options.fp64_below == kFp64BelowDefault ? fp64_below_default(Backend::cuda) : options.fp64_below;
   res.note = "n = " + std::to_string(n) + " below fp64_below = " + std::to_string(below) +
              ": FP64 LU (cuSOLVER dgetrf), refined in FP64; " + res.note;

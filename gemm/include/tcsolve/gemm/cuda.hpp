@@ -125,7 +125,8 @@ void scale_matrix(Context& ctx, int m, int n, const float* d_beta, float* d_C, i
 
 /// Device-side stopwatch: a pair of CUDA events recorded on one stream.
 ///   timer.start(); <enqueue work>; const float ms = timer.stop_ms();
-/// measures the device time between the two records. Move-only.
+/// measures the device time between the two records; stop() and elapsed_ms() apart let more
+/// work be enqueued before anything waits. Move-only.
 class EventTimer {
  public:
   /// Creates the two events, recorded on `stream` (nullptr: the legacy default stream); throws
@@ -140,8 +141,12 @@ class EventTimer {
   /// Records the start event.
   void start();
   /// Records the stop event, waits for it and returns the milliseconds since start(); throws
-  /// CudaError if work enqueued in between failed.
+  /// CudaError if work enqueued in between failed. stop() then elapsed_ms().
   float stop_ms();
+  /// Records the stop event (nothing waits).
+  void stop();
+  /// Waits for the stop event and returns the milliseconds between the two records.
+  float elapsed_ms();
 
  private:
   struct Impl;
