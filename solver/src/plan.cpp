@@ -103,6 +103,21 @@ std::string_view to_string(CudaLuPlan::MemberSweeps v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::Fp64Solves v) {
+  switch (v) {
+    case CudaLuPlan::Fp64Solves::automatic: return "automatic";
+    case CudaLuPlan::Fp64Solves::kernel: return "kernel";
+    case CudaLuPlan::Fp64Solves::dgetrs: return "dgetrs";
+  }
+  return "?";
+}
+
+CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n) {
+  if (plan.fp64_solves == CudaLuPlan::Fp64Solves::dgetrs || n > kFp64SolveKernelMaxN)
+    return CudaLuPlan::Fp64Solves::dgetrs;
+  return CudaLuPlan::Fp64Solves::kernel;
+}
+
 std::string_view to_string(CudaLuPlan::LeafCopies v) {
   switch (v) {
     case CudaLuPlan::LeafCopies::automatic: return "automatic";
@@ -144,6 +159,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"trsm_products", std::string(to_string(p.trsm_products))},
           {"trsv", std::string(to_string(p.trsv))},
           {"member_sweeps", std::string(to_string(p.member_sweeps))},
+          {"fp64_solves", std::string(to_string(p.fp64_solves))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
           {"host_times", on_off(p.host_times)}};
@@ -170,13 +186,15 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "member_sweeps")
     p.member_sweeps = parse_value(name, value, {P::MemberSweeps::fan_in, P::MemberSweeps::broadcast});
+  else if (name == "fp64_solves")
+    p.fp64_solves = parse_value(name, value, {P::Fp64Solves::automatic, P::Fp64Solves::kernel, P::Fp64Solves::dgetrs});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, auto_paths, "
                        "phases, host_times)");
 }
 

@@ -22,6 +22,8 @@
 
 namespace tcsolve::cuda {
 
+static_assert(kernels::kLuApplyMaxN == kFp64SolveKernelMaxN, "fp64_solves = kernel serves what lu_apply takes");
+
 Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, bool timed) {
   const int n = s.n;
   cusolverDnHandle_t solver = run.dense();
@@ -135,13 +137,19 @@ DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const Devi
   info_ = at.info;
   exponents_ = at.exponents;
   const std::size_t n = static_cast<std::size_t>(n_);
+  kernel_solves_ = fp64_solves_for(run.plan, n_) == CudaLuPlan::Fp64Solves::kernel;
   if (!placement.prepared) {
     kernels::scale_copy(run.stream, s.a.data(), n_, scales.row, scales.col, lu_);
     device_memset(info_, 0, sizeof(int), run.stream);
   }
   TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(run.dense(), n_, n_, lu_, n_, work_, ipiv_, info_));
   // The diagonal of U (stride n + 1) and info after it, read back at once: a zero pivot (info >
-  // 0), or a non-finite one (growth past DBL_MAX), is an exactly singular A to FP64.
+  // 0), or a non-finite one (growth past DBL_MAX), is an exactly singular A to FP64. Deferred
+  // with the kernel's solves, the first apply() writes them (one launch fewer).
+  if (placement.deferred && kernel_solves_) {
+    diagonal_owed_ = true;
+    return;
+  }
   TCSOLVE_CUBLAS_CHECK(cublasDcopy(run.blas(), n_, lu_, n_ + 1, diagonal_, 1));
   copy_device_to_device(diagonal_ + n, info_, sizeof(int), run.stream);
   if (placement.deferred) return;
@@ -179,6 +187,12 @@ double* DeviceFp64Lu::rhs(int cols) {
 }
 
 void DeviceFp64Lu::apply(const double* rhs, double* out, int cols) {
+  if (kernel_solves_) {
+    kernels::lu_apply(run_.stream, lu_, n_, ipiv_, scales_.row, scales_.col, rhs, cols, out,
+                      diagonal_owed_ ? diagonal_ : nullptr, info_);
+    diagonal_owed_ = false;
+    return;
+  }
   if (cols > store_cols_) throw InvalidInput("DeviceFp64Lu::apply: more columns than the solve's");
   // k per column: ||R rhs||_inf = g 2^k, g in [1/2, 1) (0 for a zero or non-finite column)
   kernels::column_max_abs(run_.stream, rhs, n_, n_, cols, scales_.row, norms_, exponents_);

@@ -1,7 +1,8 @@
 // FP64 LUs on the device by cuSOLVER dgetrf: DeviceFp64Lu, the LU of the equilibrated A_s = R A C
 // for the fallback and the condition estimate, its pivots read back (info and the diagonal: a zero
-// or non-finite pivot is an exactly singular A), dgetrs per right-hand side through condition.hpp's
-// EquilibratedInverse (R b and C y in exponent arithmetic on the host); fp64_lu_solve(), the plain
+// or non-finite pivot is an exactly singular A), its solves on the device (apply(): kernels::lu_apply
+// or dgetrs, CudaLuPlan::fp64_solves) and through condition.hpp's EquilibratedInverse (dgetrs; R b
+// and C y in exponent arithmetic on the host); fp64_lu_solve(), the plain
 // dgetrf + dgetrs of the unscaled A (the cusolver-dgetrf baseline). Internal to tcsolve::solver;
 // host code built with CUDA only.
 #pragma once
@@ -88,7 +89,10 @@ class DeviceFp64Lu {
 
   /// out = C A_s^-1 R rhs = A^-1 rhs for `cols` device columns (leading dimension n; out may be
   /// rhs) on the device: the scalings of EquilibratedInverse::apply (column by column to
-  /// ||R rhs||_inf in [1/2, 1), in exponent arithmetic: bitwise its result) around dgetrs.
+  /// ||R rhs||_inf in [1/2, 1), in exponent arithmetic) around the triangular solves, by
+  /// CudaLuPlan::fp64_solves (fp64_solves_for): kernels::lu_apply (one launch), or dgetrs between
+  /// the scalings' kernels (bitwise EquilibratedInverse::apply with dgetrs). With
+  /// Placement::deferred and the kernel, the first call also writes U's diagonal and info.
   void apply(const double* rhs, double* out, int cols);
 
   /// W := A_s^-1 W (transpose: A_s^-T W) by dgetrs, through the device.
@@ -121,6 +125,8 @@ class DeviceFp64Lu {
   double *lu_ = nullptr, *work_ = nullptr, *diagonal_ = nullptr, *rhs_ = nullptr, *norms_ = nullptr;
   int *ipiv_ = nullptr, *info_ = nullptr, *exponents_ = nullptr;
   double pivot_span_ = 1;
+  bool kernel_solves_ = false;  ///< apply() by kernels::lu_apply
+  bool diagonal_owed_ = false;  ///< U's diagonal and info not yet written (the next apply() does)
 };
 
 }  // namespace tcsolve::cuda

@@ -1,7 +1,8 @@
 // The cuda path's FP64 solve of small systems (fp64_solve.hpp): the cpu path's solve_fp64 with
 // A on the device. The LU is cuSOLVER's dgetrf of A_s (DeviceFp64Lu, the search for equal rows
-// only after a zero pivot); every solve is dgetrs on the device between the equilibration's
-// power-of-two scalings (DeviceFp64Lu::apply); the residuals stay on the device.
+// only after a zero pivot); every solve is DeviceFp64Lu::apply on the device (the equilibration's
+// power-of-two scalings around the triangular solves: one kernel, or dgetrs, by
+// CudaLuPlan::fp64_solves); the residuals stay on the device.
 //
 // Its fixed costs are what small systems pay beyond dgetrf + dgetrs, so every array comes from
 // the context's SolveStore (no cudaMalloc or cudaFree after the first solve of a size), and
@@ -158,8 +159,9 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   res.backend = Backend::cuda;
   res.fp64_lu = true;
   res.resolved_variant = Variant::fp64;
-  res.cuda_plan = run.plan;
   const int n = s.n, k = s.nrhs;
+  run.plan.fp64_solves = fp64_solves_for(run.plan, n);  // (reported)
+  res.cuda_plan = run.plan;
   SolveStoreLease store(run.ctx);
   const int lwork = DeviceFp64Lu::workspace_size(run, s);
   const std::size_t lu_bytes = DeviceFp64Lu::store_bytes(s, lwork);

@@ -1,5 +1,5 @@
 // Launchers of the solver's device kernels (coop_lu.cu, equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu, leaf_beam.cu,
-// butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, random_kernels.cu, triangular.cu),
+// butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, lu_apply.cu, random_kernels.cu, triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
 // column-major unless a launcher says otherwise (lu_solve's LU is row-major); every launcher
@@ -316,6 +316,21 @@ void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols
 
 /// y[i] = x[i] / s for i < n, correctly rounded (the cpu's Eigen `x / s`); y may be x.
 void divide(CUstream_st* stream, const double* x, int n, double s, double* y);
+
+// --- lu_apply.cu -------------------------------------------------------------------------------
+
+/// The largest n lu_apply() takes: its vector and permutation in 48 KB of shared memory.
+inline constexpr int kLuApplyMaxN = 4000;
+
+/// out(:, c) = C A_s^-1 R rhs(:, c) for c < cols in one launch (a thread block per column): lu,
+/// ipiv dgetrf's factors of the n x n A_s (leading dimension n), row_scale and col_scale R and C
+/// (powers of two), rhs and out n x cols (leading dimension n; out may be rhs). Bitwise
+/// cpu/lu_apply.hpp's lu_apply_reference, column by column. diagonal (nullptr: not written):
+/// n + 1 doubles that get U's diagonal and, in the bits of the last, *info (dgetrf's).
+/// InvalidInput for n outside 1..kLuApplyMaxN.
+void lu_apply(CUstream_st* stream, const double* lu, int n, const int* ipiv, const double* row_scale,
+              const double* col_scale, const double* rhs, int cols, double* out, double* diagonal = nullptr,
+              const int* info = nullptr);
 
 // --- random_kernels.cu ------------------------------------------------------------------------
 

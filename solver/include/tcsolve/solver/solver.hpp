@@ -300,6 +300,16 @@ struct CudaLuPlan {
   /// refinement's solves took 49.5-50.3 ms fanned in against 67.0-67.1 broadcast (8 iterations).
   enum class MemberSweeps { fan_in, broadcast };
   MemberSweeps member_sweeps = MemberSweeps::fan_in;
+  /// The FP64 LU's solves with A_s = R A C (the FP64 path of small systems, and the refinement
+  /// of the FP64 fallback): kernel (lu_apply.cu: the scalings, dgetrf's interchanges and both
+  /// triangular solves in one launch, a thread block per right-hand side holding its vector in
+  /// shared memory; n <= kFp64SolveKernelMaxN), dgetrs (cuSOLVER's, between kernels for the
+  /// scalings: five launches), or automatic (the default: kernel up to kFp64SolveKernelMaxN,
+  /// dgetrs beyond). Both are backward stable substitutions with other roundings: the solutions
+  /// differ in the last bits, which the refinement corrects. The value that ran is written back
+  /// (kernel asked beyond its n: dgetrs). The condition estimate's solves are dgetrs's.
+  enum class Fp64Solves { automatic, kernel, dgetrs };
+  Fp64Solves fp64_solves = Fp64Solves::automatic;
   /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
   /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
   /// paths every time; retry behaves as fp16_first and repeats the LU as if TF32 had been
@@ -326,8 +336,14 @@ std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm",
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
 std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budget", "tiles"
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
+std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
+/// The largest order whose FP64 solves CudaLuPlan::Fp64Solves::kernel serves (its vector in one
+/// thread block's shared memory).
+inline constexpr int kFp64SolveKernelMaxN = 4000;
+/// What the plan's fp64_solves runs for an order-n system: kernel or dgetrs.
+CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
 std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
 /// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
