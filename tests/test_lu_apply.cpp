@@ -21,6 +21,7 @@
 
 #include "cpu/coop_lu.hpp"
 #include "cpu/lu_apply.hpp"
+#include "tcsolve/solver/solver.hpp"
 
 namespace {
 
@@ -110,4 +111,25 @@ TEST_CASE("lu_apply_reference: out may be rhs, and a zero right-hand side gives 
   std::vector<double> zero(n, 0.0), z(n, 1.0);
   tcsolve::cpu::lu_apply_reference(f.lu.data(), n, f.ipiv.data(), f.row.data(), f.col.data(), zero.data(), z.data());
   for (double v : z) REQUIRE(v == 0.0);
+}
+
+TEST_CASE("fp64_solves: automatic takes the kernel below the measured crossover, kernel up to its largest n, the "
+          "field parsed and listed",
+          "[solver]") {
+  using tcsolve::CudaLuPlan;
+  CudaLuPlan plan;
+  REQUIRE(plan.fp64_solves == CudaLuPlan::Fp64Solves::automatic);
+  REQUIRE(tcsolve::fp64_solves_for(plan, 200) == CudaLuPlan::Fp64Solves::kernel);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelBelow - 1) == CudaLuPlan::Fp64Solves::kernel);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelBelow) == CudaLuPlan::Fp64Solves::dgetrs);
+  tcsolve::set_plan_field(plan, "fp64_solves", "kernel");
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelMaxN) == CudaLuPlan::Fp64Solves::kernel);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelMaxN + 1) == CudaLuPlan::Fp64Solves::dgetrs);
+  tcsolve::set_plan_fields(plan, "fp64_solves=dgetrs");
+  REQUIRE(tcsolve::fp64_solves_for(plan, 10) == CudaLuPlan::Fp64Solves::dgetrs);
+  bool listed = false;
+  for (const auto& [name, value] : tcsolve::plan_fields(plan)) listed |= name == "fp64_solves" && value == "dgetrs";
+  REQUIRE(listed);
+  REQUIRE_THROWS_WITH(tcsolve::set_plan_field(plan, "fp64_solves", "trsv"),
+                      Catch::Matchers::Contains("fp64_solves") && Catch::Matchers::Contains("dgetrs"));
 }

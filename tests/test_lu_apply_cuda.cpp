@@ -167,8 +167,9 @@ TEST_CASE("the FP64 path of small systems on both fp64_solves: converged, forwar
       INFO(r.note);
       REQUIRE(r.fp64_lu);
       REQUIRE(r.converged);
-      REQUIRE(r.cuda_plan->fp64_solves ==
-              (asked == CudaLuPlan::Fp64Solves::dgetrs ? asked : CudaLuPlan::Fp64Solves::kernel));
+      const bool kernel = asked == CudaLuPlan::Fp64Solves::kernel ||
+                          (asked == CudaLuPlan::Fp64Solves::automatic && n < tcsolve::kFp64SolveKernelBelow);
+      REQUIRE(r.cuda_plan->fp64_solves == (kernel ? CudaLuPlan::Fp64Solves::kernel : CudaLuPlan::Fp64Solves::dgetrs));
       const Eigen::MatrixXd& x_true = *sys.x_true;
       CHECK((r.x - x_true).cwiseAbs().maxCoeff() <= e / (1 - e) * x_true.cwiseAbs().maxCoeff());
     }

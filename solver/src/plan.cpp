@@ -113,9 +113,10 @@ std::string_view to_string(CudaLuPlan::Fp64Solves v) {
 }
 
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n) {
-  if (plan.fp64_solves == CudaLuPlan::Fp64Solves::dgetrs || n > kFp64SolveKernelMaxN)
-    return CudaLuPlan::Fp64Solves::dgetrs;
-  return CudaLuPlan::Fp64Solves::kernel;
+  const bool kernel = plan.fp64_solves == CudaLuPlan::Fp64Solves::kernel
+                         ? n <= kFp64SolveKernelMaxN
+                         : plan.fp64_solves == CudaLuPlan::Fp64Solves::automatic && n < kFp64SolveKernelBelow;
+  return kernel ? CudaLuPlan::Fp64Solves::kernel : CudaLuPlan::Fp64Solves::dgetrs;
 }
 
 std::string_view to_string(CudaLuPlan::LeafCopies v) {

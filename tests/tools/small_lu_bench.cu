@@ -17,6 +17,10 @@
 // --coop: cusolverDnDgetrf against this project's one-launch LU (kernels::coop_lu, panel widths 32
 // and 16 where n fits, default grid, and the grid of one block), each followed by the same
 // cusolverDnDgetrs; the backward error of each x, and whether the two LUs chose the same pivots.
+//   tcsolve_small_lu_bench --apply [--reps N] [N ...]
+// --apply: the solves of one cusolverDnDgetrf factorization: cusolverDnDgetrs against this
+// project's one-launch solve (kernels::lu_apply, R = C = 1), for one and two right-hand sides,
+// each x's backward error beside.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -185,18 +189,68 @@ void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cu
 
 }  // namespace
 
+/// --apply: one row per n (ms, medians of reps; b copied to x before each timing, outside it).
+void apply_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cusolverDnHandle_t dn) {
+  namespace k = tcsolve::cuda::kernels;
+  Timer timer(stream);
+  std::printf("%6s %10s %10s %10s %10s  %s\n", "n", "Dgetrs", "lu_apply", "Dgetrs2", "lu_apply2",
+              "backward errors (Dgetrs lu_apply)");
+  for (int n : sizes) {
+    if (n > k::kLuApplyMaxN) continue;
+    System s(n);
+    double *x2 = nullptr, *ones = nullptr, *b2 = nullptr;
+    check(cudaMalloc(&x2, 2 * static_cast<std::size_t>(n) * 8), "malloc");
+    check(cudaMalloc(&b2, 2 * static_cast<std::size_t>(n) * 8), "malloc");
+    check(cudaMalloc(&ones, static_cast<std::size_t>(n) * 8), "malloc");
+    std::vector<double> one(n, 1.0);
+    check(cudaMemcpy(ones, one.data(), n * 8, cudaMemcpyHostToDevice), "copy");
+    check(cudaMemcpy(b2, s.b, n * 8, cudaMemcpyDeviceToDevice), "copy");
+    check(cudaMemcpy(b2 + n, s.b, n * 8, cudaMemcpyDeviceToDevice), "copy");
+    int lwork = 0;
+    check(cusolverDnDgetrf_bufferSize(dn, n, n, s.a, n, &lwork), "bufferSize");
+    double* work = nullptr;
+    check(cudaMalloc(&work, std::max(lwork, 1) * 8), "malloc");
+    check(cudaMemcpy(s.a, s.a0, s.nn * 8, cudaMemcpyDeviceToDevice), "copy");
+    check(cusolverDnDgetrf(dn, n, n, s.a, n, work, s.ipiv, s.info), "Dgetrf");
+    check(cudaStreamSynchronize(stream), "sync");
+    const auto fresh = [&] { check(cudaMemcpyAsync(s.x, s.b, n * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
+    const auto fresh2 = [&] { check(cudaMemcpyAsync(x2, b2, 2 * n * 8, cudaMemcpyDeviceToDevice, stream), "copy"); };
+    const double t_rs = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, s.a, n, s.ipiv, s.x, n, s.info + 1), "Dgetrs");
+    }, fresh);
+    const double e_rs = backward_error(s.ha, s.hb, s.x, n);
+    const double t_ap = timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, s.x, 1, s.x); },
+                                        fresh);
+    const double e_ap = backward_error(s.ha, s.hb, s.x, n);
+    const double t_rs2 = timer.median_ms(reps, [&] {
+      check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 2, s.a, n, s.ipiv, x2, n, s.info + 1), "Dgetrs");
+    }, fresh2);
+    const double t_ap2 = timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, x2, 2, x2); },
+                                         fresh2);
+    std::printf("%6d %10.4f %10.4f %10.4f %10.4f  %.1e %.1e\n", n, t_rs, t_ap, t_rs2, t_ap2, e_rs, e_ap);
+    cudaFree(work);
+    cudaFree(x2);
+    cudaFree(b2);
+    cudaFree(ones);
+  }
+}
+
 int main(int argc, char** argv) {
   int reps = 21;
-  bool coop = false;
+  bool coop = false, apply = false;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::printf("usage: tcsolve_small_lu_bench [--coop] [--reps N] [N ...]\n");
+      std::printf("usage: tcsolve_small_lu_bench [--coop | --apply] [--reps N] [N ...]\n");
       return 0;
     }
     if (a == "--coop") {
       coop = true;
+      continue;
+    }
+    if (a == "--apply") {
+      apply = true;
       continue;
     }
     if (a == "--reps" && i + 1 < argc) {
@@ -211,6 +265,10 @@ int main(int argc, char** argv) {
   cusolverDnHandle_t dn;
   check(cusolverDnCreate(&dn), "cusolverDnCreate");
   check(cusolverDnSetStream(dn, stream), "cusolverDnSetStream");
+  if (apply) {
+    apply_table(sizes, reps, stream, dn);
+    return 0;
+  }
   if (coop) {
     coop_table(sizes, reps, stream, dn);
     return 0;

@@ -6,16 +6,22 @@
 // One thread block per right-hand side holds the vector in shared memory:
 //   scale     the block's maximum of |R b| (NaN kept), its frexp exponent k, and w = ldexp(b,
 //             log2 R - k) (EquilibratedInverse's scaling, bitwise scale_pow2's);
-//   permute   one thread composes dgetrf's interchanges into a permutation while the others
-//             reduce the maximum; then w is gathered through it;
-//   L, U      by blocks of 32 rows: warp 0 solves the diagonal block by substitution, a lane per
-//             row, its 32 x 32 block of the factors in registers (loaded while the previous
-//             block's update runs), one shuffle a column; then every warp updates the rest of
-//             the vector by the block's columns, four lanes a row, each summing 8 columns
-//             (column-major: the lanes of a warp read 8 consecutive rows of 4 columns), the four
-//             sums added by two shuffles in a fixed tree. U's diagonal is applied through its
-//             reciprocal, computed beside the load (triangular.cu does the same);
+//   permute   dgetrf's pivots are staged in shared memory (in w's place), and one thread composes
+//             them into a permutation while the others reduce the maximum and the worker warps
+//             load L's first tile; then w is gathered through it;
+//   L, U      by blocks of 32 rows, the warps specialised: warp 0 solves each diagonal block by
+//             substitution, a lane per row, its 32 x 32 block read from a shared-memory tile, by
+//             groups of 4 rows: one round of shuffles brings a group's values to every lane,
+//             which solves the group's small triangle itself (triangular.cu's way), so the
+//             chain waits on one shuffle latency per 4 rows; meanwhile the other warps load the next block's tile (U's with
+//             its diagonal's reciprocals, triangular.cu's way) and, into registers, their
+//             share of the block's columns for the rows beyond it (the first kPrefetch passes
+//             of 120 rows); after a barrier they update those rows, four lanes a row, each
+//             summing 8 columns in order, the four sums added by two shuffles in a fixed tree;
 //   unscale   x = ldexp(w, log2 C + k).
+// So a block's step costs the substitution's chain, two barriers and the update's arithmetic,
+// not the latency of its loads (session 35's first version, which loaded in turn, took 69 us at
+// n = 200 and 2.7 ms at 2048, against dgetrs's 73 us and 0.52 ms).
 // Every step's order is fixed by the indices alone: the result is bitwise cpu/lu_apply.hpp's
 // lu_apply_reference. Accuracy: each triangular solve is a substitution over at most n + 2
 // roundings per entry (a reciprocal and a product for U's diagonal), backward stable with
@@ -41,7 +47,14 @@ constexpr int kBlock = cpu::kLuApplyBlock;  ///< rows of a diagonal block: one w
 constexpr int kParts = cpu::kLuApplyParts;  ///< lanes (partial sums) per row of an update
 constexpr int kPartCols = kBlock / kParts;
 constexpr int kRowsPerWarp = 32 / kParts;
+constexpr int kWorkers = kWarps - 1;                 ///< warps 1.. : tiles and updates
+constexpr int kRowsPerPass = kWorkers * kRowsPerWarp;  ///< rows the workers update at once
+constexpr int kPrefetch = 2;  ///< passes whose entries a worker loads while the chain runs
+constexpr int kTileLoaders = kBlock / 8;  ///< worker warps that load a tile, 8 columns each
+constexpr int kTile = kBlock * kBlock;    ///< a tile's doubles (column-major: lane-contiguous)
+constexpr int kGroup = 4;  ///< diagonal rows solved per round of shuffles
 constexpr unsigned kFull = 0xffffffffu;
+static_assert(kBlock % kGroup == 0, "whole groups");
 static_assert(kBlock == 32 && kParts == 4, "a diagonal block is one warp; a row's update four lanes");
 
 __device__ __forceinline__ double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
@@ -50,37 +63,159 @@ __device__ __forceinline__ double at(const double* lu, int n, int i, int j) {
   return lu[i + static_cast<std::size_t>(j) * n];
 }
 
-/// Lane `lane`'s row of the diagonal block [r0, r1): L's entries left of the diagonal (lower) or
-/// U's right of it (upper), 0 elsewhere.
+/// Every thread of the block, in warp-specialised code (the warps take different branches but
+/// each warp stays whole, so a counted barrier is well defined).
+__device__ __forceinline__ void barrier() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
+
+/// A loader warp's share of the diagonal block [r0, r1) (8 columns, a lane per row): L's entries
+/// left of the diagonal, or U's right of it with 1 / u_rr on it; 0 elsewhere. Loaded into
+/// registers (fetch_tile) and stored into a column-major tile later (store_tile), so that no
+/// barrier waits for the loads.
 template <bool kLower>
-__device__ __forceinline__ void load_diagonal_block(const double* lu, int n, int r0, int r1, int lane,
-                                                    double (&t)[kBlock]) {
+__device__ __forceinline__ void fetch_tile(const double* lu, int n, int r0, int r1, int worker, int lane,
+                                           double (&v)[8]) {
   const int r = r0 + lane;
 #pragma unroll
-  for (int c = 0; c < kBlock; ++c) {
-    const bool inside = kLower ? c < lane : c > lane;
-    t[c] = (inside && r < r1 && r0 + c < r1) ? at(lu, n, r, r0 + c) : 0.0;
+  for (int j = 0; j < 8; ++j) {
+    const int c = worker * 8 + j;
+    v[j] = 0;
+    if (worker < kTileLoaders && r < r1 && r0 + c < r1) {
+      if (kLower ? c < lane : c > lane) v[j] = at(lu, n, r, r0 + c);
+      else if (!kLower && c == lane) v[j] = __ddiv_rn(1.0, at(lu, n, r, r));
+    }
   }
 }
-
-/// w_i -= (the product of row i of the columns [c0, c1) with w[c0, c1)) for the rows [i0, i1),
-/// four lanes a row (cpu/lu_apply.cpp's block_product).
-__device__ __forceinline__ void update_rows(const double* lu, int n, int c0, int c1, int i0, int i1, double* w,
-                                            int warp, int lane) {
-  const int part = lane % kParts;
-  for (int base = i0 + warp * kRowsPerWarp; base < i1; base += kWarps * kRowsPerWarp) {
-    const int i = base + lane / kParts;  // uniform trip count per warp: the shuffles need every lane
-    double s = 0;
-    if (i < i1) {
+__device__ __forceinline__ void store_tile(const double (&v)[8], int worker, int lane, double* tile) {
+  if (worker >= kTileLoaders) return;
 #pragma unroll
-      for (int j = 0; j < kPartCols; ++j) {
-        const int c = c0 + part * kPartCols + j;
-        if (c < c1) s = fma(at(lu, n, i, c), w[c], s);
-      }
+  for (int j = 0; j < 8; ++j) tile[(worker * 8 + j) * kBlock + lane] = v[j];
+}
+template <bool kLower>
+__device__ __forceinline__ void load_tile(const double* lu, int n, int r0, int r1, int worker, int lane,
+                                          double* tile) {
+  double v[8];
+  fetch_tile<kLower>(lu, n, r0, r1, worker, lane, v);
+  store_tile(v, worker, lane, tile);
+}
+
+/// A worker's entries of the columns [c0, c1) for pass q of the rows from i0 (to i1).
+struct Pass {
+  int row, part;
+  __device__ Pass(int i0, int q, int worker, int lane)
+      : row(i0 + q * kRowsPerPass + worker * kRowsPerWarp + lane / kParts), part(lane % kParts) {}
+  __device__ void load(const double* lu, int n, int c0, int c1, int i1, double (&e)[kPartCols]) const {
+#pragma unroll
+    for (int j = 0; j < kPartCols; ++j) {
+      const int c = c0 + part * kPartCols + j;
+      e[j] = (row < i1 && c < c1) ? at(lu, n, row, c) : 0.0;
+    }
+  }
+  /// w_row -= the product of the entries with w[c0, c1) (cpu/lu_apply.cpp's block_product).
+  __device__ void apply(const double (&e)[kPartCols], int c0, int c1, int i1, double* w) const {
+    double s = 0;
+#pragma unroll
+    for (int j = 0; j < kPartCols; ++j) {
+      const int c = c0 + part * kPartCols + j;
+      if (row < i1 && c < c1) s = fma(e[j], w[c], s);
     }
     s = __dadd_rn(s, __shfl_xor_sync(kFull, s, 1));  // (s0 + s1), (s2 + s3)
     s = __dadd_rn(s, __shfl_xor_sync(kFull, s, 2));  // their sum
-    if (i < i1 && part == 0) w[i] = __dsub_rn(w[i], s);
+    if (row < i1 && part == 0) w[row] = __dsub_rn(w[row], s);
+  }
+};
+
+/// The worker warps' side of a sweep over the blocks (L: top down, the rows below each block; U:
+/// bottom up, the rows above it), in step with chain() by its barriers.
+/// The first block's tile is loaded here unless the caller did (first_loaded).
+template <bool kLower>
+__device__ void work(const double* lu, int n, double* w, double* tiles, int worker, int lane, bool first_loaded) {
+  const int blocks = (n + kBlock - 1) / kBlock;
+  const int first = kLower ? 0 : blocks - 1;
+  if (!first_loaded) load_tile<kLower>(lu, n, first * kBlock, min(n, first * kBlock + kBlock), worker, lane, tiles);
+  barrier();
+  for (int j = 0; j < blocks; ++j) {
+    const int q0 = kLower ? j : blocks - 1 - j;
+    const int r0 = q0 * kBlock, r1 = min(n, r0 + kBlock);
+    const int i0 = kLower ? r1 : 0, i1 = kLower ? n : r0;  // the rows this block updates
+    double e[kPrefetch][kPartCols];
+#pragma unroll
+    for (int q = 0; q < kPrefetch; ++q) Pass(i0, q, worker, lane).load(lu, n, r0, r1, i1, e[q]);
+    const int next = kLower ? q0 + 1 : q0 - 1;
+    double v[8] = {};
+    if (j + 1 < blocks) fetch_tile<kLower>(lu, n, next * kBlock, min(n, next * kBlock + kBlock), worker, lane, v);
+    barrier();  // the block's solution is in w
+    if (j + 1 < blocks) store_tile(v, worker, lane, tiles + ((j + 1) % 2) * kTile);
+#pragma unroll
+    for (int q = 0; q < kPrefetch; ++q) Pass(i0, q, worker, lane).apply(e[q], r0, r1, i1, w);
+    for (int q = kPrefetch; i0 + q * kRowsPerPass < i1; ++q) {
+      const Pass p(i0, q, worker, lane);
+      double f[kPartCols];
+      p.load(lu, n, r0, r1, i1, f);
+      p.apply(f, r0, r1, i1, w);
+    }
+    barrier();  // the rows are updated
+  }
+}
+
+/// Warp 0's side: each diagonal block solved by substitution from its tile.
+template <bool kLower>
+__device__ void chain(int n, double* w, const double* tiles, int lane) {
+  const int blocks = (n + kBlock - 1) / kBlock;
+  barrier();  // the first tile
+  for (int j = 0; j < blocks; ++j) {
+    const int q0 = kLower ? j : blocks - 1 - j;
+    const int r0 = q0 * kBlock, r1 = min(n, r0 + kBlock);
+    const double* tile = tiles + (j % 2) * kTile;
+    double t[kBlock];
+#pragma unroll
+    for (int c = 0; c < kBlock; ++c) t[c] = tile[c * kBlock + lane];
+    double v = r0 + lane < r1 ? w[r0 + lane] : 0.0;
+    // by groups of kGroup rows: the group's values gathered by one round of shuffles, its small
+    // triangle solved by every lane (the same operations in the same order as one lane would:
+    // bitwise the column-by-column substitution), then each lane's row updated by the group's
+    // columns in order
+    if (kLower) {
+#pragma unroll
+      for (int a = 0; a < kBlock; a += kGroup) {
+        double x[kGroup];
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k) x[k] = __shfl_sync(kFull, v, a + k);
+#pragma unroll
+        for (int k = 1; k < kGroup; ++k)
+#pragma unroll
+          for (int c = 0; c < k; ++c) x[k] = fma(-tile[(a + c) * kBlock + a + k], x[c], x[k]);
+        if (lane >= a + kGroup) {
+#pragma unroll
+          for (int c = 0; c < kGroup; ++c) v = fma(-t[a + c], x[c], v);
+        }
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k)
+          if (lane == a + k) v = x[k];
+      }
+    } else {
+#pragma unroll
+      for (int a = kBlock - kGroup; a >= 0; a -= kGroup) {
+        double x[kGroup];
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k) x[k] = __shfl_sync(kFull, v, a + k);
+#pragma unroll
+        for (int k = kGroup - 1; k >= 0; --k) {
+#pragma unroll
+          for (int c = kGroup - 1; c > k; --c) x[k] = fma(-tile[(a + c) * kBlock + a + k], x[c], x[k]);
+          x[k] = __dmul_rn(x[k], tile[(a + k) * kBlock + a + k]);  // 1 / u
+        }
+        if (lane < a) {
+#pragma unroll
+          for (int c = kGroup - 1; c >= 0; --c) v = fma(-t[a + c], x[c], v);
+        }
+#pragma unroll
+        for (int k = 0; k < kGroup; ++k)
+          if (lane == a + k) v = x[k];
+      }
+    }
+    if (r0 + lane < r1) w[r0 + lane] = v;
+    barrier();  // the solution for the workers
+    barrier();  // their update of the rows beyond
   }
 }
 
@@ -89,8 +224,10 @@ __global__ void __launch_bounds__(kThreads)
                     const double* __restrict__ row_scale, const double* __restrict__ col_scale, const double* rhs,
                     int cols, double* out, double* __restrict__ diagonal, const int* __restrict__ info) {
   extern __shared__ double shared[];
-  double* w = shared;                                    // n
-  int* perm = reinterpret_cast<int*>(shared + n);        // n
+  double* w = shared;                             // n
+  double* tiles = shared + n;                     // two tiles
+  int* staged = reinterpret_cast<int*>(w);        // the pivots, then the permutation, before w is formed
+  int* perm = staged + n;
   __shared__ double partial[kWarps];
   __shared__ int exponent;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -101,13 +238,17 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (int col = blockIdx.x; col < cols; col += gridDim.x) {
     const double* b = rhs + static_cast<std::size_t>(col) * n;
+    if (warp > 0) load_tile<true>(lu, n, 0, min(n, kBlock), warp - 1, lane, tiles);  // L's first, early
     // scale and permute: thread 0 composes the interchanges; the others find max |R b|
-    for (int i = tid; i < n; i += kThreads) perm[i] = i;
+    for (int i = tid; i < n; i += kThreads) {
+      staged[i] = ipiv[i] - 1;
+      perm[i] = i;
+    }
     __syncthreads();
     double m = 0;
     if (tid == 0) {
       for (int i = 0; i < n; ++i) {
-        const int p = ipiv[i] - 1;
+        const int p = staged[i];
         const int t = perm[i];
         perm[i] = perm[p];
         perm[p] = t;
@@ -128,70 +269,35 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
     const int k = exponent;
-    for (int i = tid; i < n; i += kThreads) {
-      const int p = perm[i];
-      w[i] = ldexp(b[p], ilogb(row_scale[p]) - k);
+    double gathered[(kLuApplyMaxN + kThreads - 1) / kThreads];
+#pragma unroll
+    for (int q = 0; q < (kLuApplyMaxN + kThreads - 1) / kThreads; ++q) {  // read perm before w overwrites staged
+      const int i = tid + q * kThreads;
+      if (i < n) {
+        const int p = perm[i];
+        gathered[q] = ldexp(b[p], ilogb(row_scale[p]) - k);
+      }
     }
-    double t[kBlock];
-    if (warp == 0) load_diagonal_block<true>(lu, n, 0, min(n, kBlock), lane, t);
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < (kLuApplyMaxN + kThreads - 1) / kThreads; ++q)
+      if (tid + q * kThreads < n) w[tid + q * kThreads] = gathered[q];
     __syncthreads();
 
-    // L (unit lower), top down
-    for (int r0 = 0; r0 < n; r0 += kBlock) {
-      const int r1 = min(n, r0 + kBlock);
-      if (warp == 0) {
-        double v = r0 + lane < r1 ? w[r0 + lane] : 0.0;
-#pragma unroll
-        for (int c = 0; c < kBlock; ++c) {
-          const double x = __shfl_sync(kFull, v, c);
-          if (lane > c) v = fma(-t[c], x, v);
-        }
-        if (r0 + lane < r1) w[r0 + lane] = v;
-        if (r1 < n) load_diagonal_block<true>(lu, n, r1, min(n, r1 + kBlock), lane, t);  // the next block's
-      }
-      __syncthreads();
-      update_rows(lu, n, r0, r1, r1, n, w, warp, lane);
-      __syncthreads();
-    }
-
-    // U (upper), bottom up
-    const int blocks = (n + kBlock - 1) / kBlock;
-    double inverse = 1;
-    if (warp == 0) {
-      const int r0 = (blocks - 1) * kBlock;
-      load_diagonal_block<false>(lu, n, r0, n, lane, t);
-      if (r0 + lane < n) inverse = __ddiv_rn(1.0, at(lu, n, r0 + lane, r0 + lane));
-    }
-    for (int q = blocks - 1; q >= 0; --q) {
-      const int r0 = q * kBlock, r1 = min(n, r0 + kBlock);
-      if (warp == 0) {
-        double v = r0 + lane < r1 ? w[r0 + lane] : 0.0;
-#pragma unroll
-        for (int c = kBlock - 1; c >= 0; --c) {
-          if (r0 + c >= r1) continue;  // past the last row (uniform across the warp)
-          if (lane == c) v = __dmul_rn(v, inverse);
-          const double x = __shfl_sync(kFull, v, c);
-          if (lane < c) v = fma(-t[c], x, v);
-        }
-        if (r0 + lane < r1) w[r0 + lane] = v;
-        if (q > 0) {  // the next block's factors and reciprocals
-          load_diagonal_block<false>(lu, n, r0 - kBlock, r0, lane, t);
-          inverse = __ddiv_rn(1.0, at(lu, n, r0 - kBlock + lane, r0 - kBlock + lane));
-        }
-      }
-      __syncthreads();
-      update_rows(lu, n, r0, r1, 0, r0, w, warp, lane);
-      __syncthreads();
-    }
+    if (warp == 0) chain<true>(n, w, tiles, lane);  // L (unit lower), top down
+    else work<true>(lu, n, w, tiles, warp - 1, lane, true);
+    if (warp == 0) chain<false>(n, w, tiles, lane);  // U (upper), bottom up
+    else work<false>(lu, n, w, tiles, warp - 1, lane, false);
 
     double* x = out + static_cast<std::size_t>(col) * n;
     for (int i = tid; i < n; i += kThreads) x[i] = ldexp(w[i], ilogb(col_scale[i]) + k);
-    __syncthreads();  // w and perm are the next column's
+    __syncthreads();  // w and the tiles are the next column's
   }
 }
 
-/// The dynamic shared memory: the vector w and the permutation.
-std::size_t shared_bytes(int n) { return static_cast<std::size_t>(n) * (sizeof(double) + sizeof(int)); }
+/// The dynamic shared memory: the vector w (the pivots and the permutation there first) and two
+/// tiles.
+std::size_t shared_bytes(int n) { return static_cast<std::size_t>(n) * sizeof(double) + 2 * kTile * sizeof(double); }
 
 }  // namespace
 
