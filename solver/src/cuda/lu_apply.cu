@@ -13,15 +13,19 @@
 //             substitution, a lane per row, its 32 x 32 block read from a shared-memory tile, by
 //             groups of 4 rows: one round of shuffles brings a group's values to every lane,
 //             which solves the group's small triangle itself (triangular.cu's way), so the
-//             chain waits on one shuffle latency per 4 rows; meanwhile the other warps load the next block's tile (U's with
-//             its diagonal's reciprocals, triangular.cu's way) and, into registers, their
-//             share of the block's columns for the rows beyond it (the first kPrefetch passes
-//             of 120 rows); after a barrier they update those rows, four lanes a row, each
-//             summing 8 columns in order, the four sums added by two shuffles in a fixed tree;
+//             chain waits on one shuffle latency per 4 rows. Meanwhile the other warps load the
+//             next block's tile (stored after the barrier; U's with its diagonal's reciprocals,
+//             triangular.cu's way) and, into registers, their share of the next block's columns
+//             for the rows beyond it (the first kPrefetch passes of 88 rows); after the barrier
+//             they update the rows beyond this block with the entries loaded the step before,
+//             four lanes a row, each summing 8 columns in order, the four sums added by two
+//             shuffles in a fixed tree;
 //   unscale   x = ldexp(w, log2 C + k).
 // So a block's step costs the substitution's chain, two barriers and the update's arithmetic,
-// not the latency of its loads (session 35's first version, which loaded in turn, took 69 us at
-// n = 200 and 2.7 ms at 2048, against dgetrs's 73 us and 0.52 ms).
+// not the latency of its loads (about 2000 cycles a round trip in an instrumented run). Measured
+// on an H200 (session 35, docs/BENCHMARKS.md "Small systems"): 41 us at n = 200 against dgetrs's
+// 72, 119 against 150 at 512; one block's update falls behind dgetrs's whole-GPU kernels from
+// n = 768 (209 against 211; 336 against 269 at 1024).
 // Every step's order is fixed by the indices alone: the result is bitwise cpu/lu_apply.hpp's
 // lu_apply_reference. Accuracy: each triangular solve is a substitution over at most n + 2
 // roundings per entry (a reciprocal and a product for U's diagonal), backward stable with
@@ -41,7 +45,7 @@
 namespace tcsolve::cuda::kernels {
 namespace {
 
-constexpr int kThreads = 512;
+constexpr int kThreads = 384;  ///< 168 registers a thread: the update's entries a step ahead without spills
 constexpr int kWarps = kThreads / 32;
 constexpr int kBlock = cpu::kLuApplyBlock;  ///< rows of a diagonal block: one warp's lanes
 constexpr int kParts = cpu::kLuApplyParts;  ///< lanes (partial sums) per row of an update
@@ -55,6 +59,7 @@ constexpr int kTile = kBlock * kBlock;    ///< a tile's doubles (column-major: l
 constexpr int kGroup = 4;  ///< diagonal rows solved per round of shuffles
 constexpr unsigned kFull = 0xffffffffu;
 static_assert(kBlock % kGroup == 0, "whole groups");
+static_assert(kWorkers >= kTileLoaders, "the tile's loaders are workers");
 static_assert(kBlock == 32 && kParts == 4, "a diagonal block is one warp; a row's update four lanes");
 
 __device__ __forceinline__ double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
@@ -67,35 +72,30 @@ __device__ __forceinline__ double at(const double* lu, int n, int i, int j) {
 /// each warp stays whole, so a counted barrier is well defined).
 __device__ __forceinline__ void barrier() { asm volatile("bar.sync 1, %0;" ::"n"(kThreads) : "memory"); }
 
-/// A loader warp's share of the diagonal block [r0, r1) (8 columns, a lane per row): L's entries
-/// left of the diagonal, or U's right of it with 1 / u_rr on it; 0 elsewhere. Loaded into
-/// registers (fetch_tile) and stored into a column-major tile later (store_tile), so that no
-/// barrier waits for the loads.
+/// A loader warp's share of the diagonal block from row r0 (8 columns, a lane per row) as it lies
+/// in the factors, from clamped addresses (always inside the matrix), so that the loads stay in
+/// flight across barriers until store_tile() uses them.
+__device__ __forceinline__ void fetch_tile(const double* lu, int n, int r0, int worker, int lane, double (&v)[8]) {
+  if (worker >= kTileLoaders) return;
+  const int r = min(max(r0 + lane, 0), n - 1);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = at(lu, n, r, min(max(r0 + worker * 8 + j, 0), n - 1));
+}
+/// The tile of the diagonal block [r0, r1) (column-major) from fetch_tile()'s values: L's entries
+/// left of the diagonal, or U's right of it with 1 / u_rr on it; 0 elsewhere.
 template <bool kLower>
-__device__ __forceinline__ void fetch_tile(const double* lu, int n, int r0, int r1, int worker, int lane,
-                                           double (&v)[8]) {
-  const int r = r0 + lane;
+__device__ __forceinline__ void store_tile(const double (&v)[8], int r0, int r1, int worker, int lane, double* tile) {
+  if (worker >= kTileLoaders) return;
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int c = worker * 8 + j;
-    v[j] = 0;
-    if (worker < kTileLoaders && r < r1 && r0 + c < r1) {
-      if (kLower ? c < lane : c > lane) v[j] = at(lu, n, r, r0 + c);
-      else if (!kLower && c == lane) v[j] = __ddiv_rn(1.0, at(lu, n, r, r));
+    double value = 0;
+    if (r0 + lane < r1 && r0 + c < r1) {
+      if (kLower ? c < lane : c > lane) value = v[j];
+      else if (!kLower && c == lane) value = __ddiv_rn(1.0, v[j]);
     }
+    tile[c * kBlock + lane] = value;
   }
-}
-__device__ __forceinline__ void store_tile(const double (&v)[8], int worker, int lane, double* tile) {
-  if (worker >= kTileLoaders) return;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) tile[(worker * 8 + j) * kBlock + lane] = v[j];
-}
-template <bool kLower>
-__device__ __forceinline__ void load_tile(const double* lu, int n, int r0, int r1, int worker, int lane,
-                                          double* tile) {
-  double v[8];
-  fetch_tile<kLower>(lu, n, r0, r1, worker, lane, v);
-  store_tile(v, worker, lane, tile);
 }
 
 /// A worker's entries of the columns [c0, c1) for pass q of the rows from i0 (to i1).
@@ -103,12 +103,11 @@ struct Pass {
   int row, part;
   __device__ Pass(int i0, int q, int worker, int lane)
       : row(i0 + q * kRowsPerPass + worker * kRowsPerWarp + lane / kParts), part(lane % kParts) {}
-  __device__ void load(const double* lu, int n, int c0, int c1, int i1, double (&e)[kPartCols]) const {
+  /// From clamped addresses (apply() uses only the entries inside the rows and columns).
+  __device__ void load(const double* lu, int n, int c0, double (&e)[kPartCols]) const {
+    const int r = min(row, n - 1);
 #pragma unroll
-    for (int j = 0; j < kPartCols; ++j) {
-      const int c = c0 + part * kPartCols + j;
-      e[j] = (row < i1 && c < c1) ? at(lu, n, row, c) : 0.0;
-    }
+    for (int j = 0; j < kPartCols; ++j) e[j] = at(lu, n, r, min(c0 + part * kPartCols + j, n - 1));
   }
   /// w_row -= the product of the entries with w[c0, c1) (cpu/lu_apply.cpp's block_product).
   __device__ void apply(const double (&e)[kPartCols], int c0, int c1, int i1, double* w) const {
@@ -125,35 +124,51 @@ struct Pass {
 };
 
 /// The worker warps' side of a sweep over the blocks (L: top down, the rows below each block; U:
-/// bottom up, the rows above it), in step with chain() by its barriers.
-/// The first block's tile is loaded here unless the caller did (first_loaded).
+/// bottom up, the rows above it), in step with chain() by its barriers. The update's entries are
+/// loaded a step ahead (during block j those of block j + 1), so that no step waits for its own
+/// loads (session 35, an instrumented run: a load's round trip took about 2000 cycles, more than
+/// the diagonal block's chain); the next block's tile is loaded at a step's start and stored
+/// after its first barrier. The first block's tile is loaded here unless the caller did
+/// (first_loaded).
 template <bool kLower>
 __device__ void work(const double* lu, int n, double* w, double* tiles, int worker, int lane, bool first_loaded) {
   const int blocks = (n + kBlock - 1) / kBlock;
-  const int first = kLower ? 0 : blocks - 1;
-  if (!first_loaded) load_tile<kLower>(lu, n, first * kBlock, min(n, first * kBlock + kBlock), worker, lane, tiles);
+  auto start = [&](int j) { return (kLower ? j : blocks - 1 - j) * kBlock; };  // block j's first row
+  double e[kPrefetch][kPartCols];
+  if (!first_loaded) {
+    double v[8];
+    fetch_tile(lu, n, start(0), worker, lane, v);
+    store_tile<kLower>(v, start(0), min(n, start(0) + kBlock), worker, lane, tiles);
+  }
+#pragma unroll
+  for (int q = 0; q < kPrefetch; ++q) Pass(kLower ? min(n, kBlock) : 0, q, worker, lane).load(lu, n, start(0), e[q]);
   barrier();
   for (int j = 0; j < blocks; ++j) {
-    const int q0 = kLower ? j : blocks - 1 - j;
-    const int r0 = q0 * kBlock, r1 = min(n, r0 + kBlock);
+    const int r0 = start(j), r1 = min(n, r0 + kBlock);
     const int i0 = kLower ? r1 : 0, i1 = kLower ? n : r0;  // the rows this block updates
-    double e[kPrefetch][kPartCols];
+    double en[kPrefetch][kPartCols], v[8];
+    if (j + 1 < blocks) {
+      const int n0 = start(j + 1);
 #pragma unroll
-    for (int q = 0; q < kPrefetch; ++q) Pass(i0, q, worker, lane).load(lu, n, r0, r1, i1, e[q]);
-    const int next = kLower ? q0 + 1 : q0 - 1;
-    double v[8] = {};
-    if (j + 1 < blocks) fetch_tile<kLower>(lu, n, next * kBlock, min(n, next * kBlock + kBlock), worker, lane, v);
+      for (int q = 0; q < kPrefetch; ++q) Pass(kLower ? min(n, n0 + kBlock) : 0, q, worker, lane).load(lu, n, n0, en[q]);
+      fetch_tile(lu, n, n0, worker, lane, v);
+    }
     barrier();  // the block's solution is in w
-    if (j + 1 < blocks) store_tile(v, worker, lane, tiles + ((j + 1) % 2) * kTile);
+    if (j + 1 < blocks) store_tile<kLower>(v, start(j + 1), min(n, start(j + 1) + kBlock), worker, lane,
+                                           tiles + ((j + 1) % 2) * kTile);
 #pragma unroll
     for (int q = 0; q < kPrefetch; ++q) Pass(i0, q, worker, lane).apply(e[q], r0, r1, i1, w);
     for (int q = kPrefetch; i0 + q * kRowsPerPass < i1; ++q) {
       const Pass p(i0, q, worker, lane);
       double f[kPartCols];
-      p.load(lu, n, r0, r1, i1, f);
+      p.load(lu, n, r0, f);
       p.apply(f, r0, r1, i1, w);
     }
     barrier();  // the rows are updated
+#pragma unroll
+    for (int q = 0; q < kPrefetch; ++q)
+#pragma unroll
+      for (int k = 0; k < kPartCols; ++k) e[q][k] = en[q][k];
   }
 }
 
@@ -166,9 +181,7 @@ __device__ void chain(int n, double* w, const double* tiles, int lane) {
     const int q0 = kLower ? j : blocks - 1 - j;
     const int r0 = q0 * kBlock, r1 = min(n, r0 + kBlock);
     const double* tile = tiles + (j % 2) * kTile;
-    double t[kBlock];
-#pragma unroll
-    for (int c = 0; c < kBlock; ++c) t[c] = tile[c * kBlock + lane];
+    const double* t = tile + lane;  // t[c kBlock]: the lane's row, column c
     double v = r0 + lane < r1 ? w[r0 + lane] : 0.0;
     // by groups of kGroup rows: the group's values gathered by one round of shuffles, its small
     // triangle solved by every lane (the same operations in the same order as one lane would:
@@ -186,7 +199,7 @@ __device__ void chain(int n, double* w, const double* tiles, int lane) {
           for (int c = 0; c < k; ++c) x[k] = fma(-tile[(a + c) * kBlock + a + k], x[c], x[k]);
         if (lane >= a + kGroup) {
 #pragma unroll
-          for (int c = 0; c < kGroup; ++c) v = fma(-t[a + c], x[c], v);
+          for (int c = 0; c < kGroup; ++c) v = fma(-t[(a + c) * kBlock], x[c], v);
         }
 #pragma unroll
         for (int k = 0; k < kGroup; ++k)
@@ -206,7 +219,7 @@ __device__ void chain(int n, double* w, const double* tiles, int lane) {
         }
         if (lane < a) {
 #pragma unroll
-          for (int c = kGroup - 1; c >= 0; --c) v = fma(-t[a + c], x[c], v);
+          for (int c = kGroup - 1; c >= 0; --c) v = fma(-t[(a + c) * kBlock], x[c], v);
         }
 #pragma unroll
         for (int k = 0; k < kGroup; ++k)
@@ -238,7 +251,11 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (int col = blockIdx.x; col < cols; col += gridDim.x) {
     const double* b = rhs + static_cast<std::size_t>(col) * n;
-    if (warp > 0) load_tile<true>(lu, n, 0, min(n, kBlock), warp - 1, lane, tiles);  // L's first, early
+    if (warp > 0) {  // L's first tile, early
+      double v[8];
+      fetch_tile(lu, n, 0, warp - 1, lane, v);
+      store_tile<true>(v, 0, min(n, kBlock), warp - 1, lane, tiles);
+    }
     // scale and permute: thread 0 composes the interchanges; the others find max |R b|
     for (int i = tid; i < n; i += kThreads) {
       staged[i] = ipiv[i] - 1;

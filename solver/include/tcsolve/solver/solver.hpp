@@ -305,8 +305,8 @@ struct CudaLuPlan {
   /// triangular solves in one launch, a thread block per right-hand side holding its vector in
   /// shared memory; n <= kFp64SolveKernelMaxN), dgetrs (cuSOLVER's, between kernels for the
   /// scalings: five launches), or automatic (the default: kernel below kFp64SolveKernelBelow,
-  /// dgetrs from there: on an H200, session 35, the kernel took 48 against dgetrs's 76 us at n =
-  /// 200 and 102 against 118 at 384, but 155 against 150 at 512 and 492 against 275 at 1024: one
+  /// dgetrs from there: on an H200, session 35 call g, the kernel took 41 against dgetrs's 72 us
+  /// at n = 200, 119 against 150 at 512, 209 against 211 at 768 and 336 against 269 at 1024: one
   /// thread block's chain of 32-row blocks against dgetrs's kernels over the whole GPU). Both
   /// are backward stable substitutions with other roundings: the solutions differ in the last
   /// bits, which the refinement corrects. The value that ran is written back (kernel asked beyond
@@ -346,7 +346,7 @@ std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "
 /// thread block's shared memory).
 inline constexpr int kFp64SolveKernelMaxN = 4000;
 /// CudaLuPlan::Fp64Solves::automatic takes the kernel below this order (the measured crossover).
-inline constexpr int kFp64SolveKernelBelow = 512;
+inline constexpr int kFp64SolveKernelBelow = 768;
 /// What the plan's fp64_solves runs for an order-n system: kernel or dgetrs.
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
