@@ -319,7 +319,7 @@ void divide(CUstream_st* stream, const double* x, int n, double s, double* y);
 
 // --- lu_apply.cu -------------------------------------------------------------------------------
 
-/// The largest n lu_apply() takes: its vector and permutation in 48 KB of shared memory.
+/// The largest n lu_apply() takes: its vector and two 32 x 32 tiles in 48 KB of shared memory.
 inline constexpr int kLuApplyMaxN = 4000;
 
 /// out(:, c) = C A_s^-1 R rhs(:, c) for c < cols in one launch (a thread block per column): lu,
