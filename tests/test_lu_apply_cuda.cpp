@@ -122,8 +122,9 @@ TEST_CASE("lu_apply on the device: bitwise its reference, any n up to its larges
   Case c = make(77, 2, 4);
   factor(c);
   check(c, true, true);
-  Case big = make(kLuApplyMaxN + 1, 1, 3);
-  REQUIRE_THROWS(on_device(big, false, false));  // not factored: refused before any launch
+  tcsolve::test::Stream stream;  // refused before any launch (nothing is read)
+  REQUIRE_THROWS(tcsolve::cuda::kernels::lu_apply(stream.get(), nullptr, kLuApplyMaxN + 1, nullptr, nullptr, nullptr,
+                                                  nullptr, 1, nullptr));
 }
 
 TEST_CASE("lu_apply on the device: a zero pivot and NaN as its reference, info and U's diagonal written",

@@ -38,6 +38,7 @@
 
 #include "../cpu/lu_apply.hpp"
 #include "kernels.hpp"
+#include "nan_max.cuh"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 #include "tcsolve/runtime/error.hpp"
@@ -61,8 +62,6 @@ constexpr unsigned kFull = 0xffffffffu;
 static_assert(kBlock % kGroup == 0, "whole groups");
 static_assert(kWorkers >= kTileLoaders, "the tile's loaders are workers");
 static_assert(kBlock == 32 && kParts == 4, "a diagonal block is one warp; a row's update four lanes");
-
-__device__ __forceinline__ double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
 
 __device__ __forceinline__ double at(const double* lu, int n, int i, int j) {
   return lu[i + static_cast<std::size_t>(j) * n];
@@ -96,6 +95,14 @@ __device__ __forceinline__ void store_tile(const double (&v)[8], int r0, int r1,
     }
     tile[c * kBlock + lane] = value;
   }
+}
+
+/// fetch_tile() and store_tile() at once (a sweep's first tile).
+template <bool kLower>
+__device__ __forceinline__ void load_tile(const double* lu, int n, int r0, int worker, int lane, double* tile) {
+  double v[8];
+  fetch_tile(lu, n, r0, worker, lane, v);
+  store_tile<kLower>(v, r0, min(n, r0 + kBlock), worker, lane, tile);
 }
 
 /// A worker's entries of the columns [c0, c1) for pass q of the rows from i0 (to i1).
@@ -132,14 +139,10 @@ struct Pass {
 /// (first_loaded).
 template <bool kLower>
 __device__ void work(const double* lu, int n, double* w, double* tiles, int worker, int lane, bool first_loaded) {
-  const int blocks = (n + kBlock - 1) / kBlock;
+  const int blocks = ceil_div(n, kBlock);
   auto start = [&](int j) { return (kLower ? j : blocks - 1 - j) * kBlock; };  // block j's first row
   double e[kPrefetch][kPartCols];
-  if (!first_loaded) {
-    double v[8];
-    fetch_tile(lu, n, start(0), worker, lane, v);
-    store_tile<kLower>(v, start(0), min(n, start(0) + kBlock), worker, lane, tiles);
-  }
+  if (!first_loaded) load_tile<kLower>(lu, n, start(0), worker, lane, tiles);
 #pragma unroll
   for (int q = 0; q < kPrefetch; ++q) Pass(kLower ? min(n, kBlock) : 0, q, worker, lane).load(lu, n, start(0), e[q]);
   barrier();
@@ -175,7 +178,7 @@ __device__ void work(const double* lu, int n, double* w, double* tiles, int work
 /// Warp 0's side: each diagonal block solved by substitution from its tile.
 template <bool kLower>
 __device__ void chain(int n, double* w, const double* tiles, int lane) {
-  const int blocks = (n + kBlock - 1) / kBlock;
+  const int blocks = ceil_div(n, kBlock);
   barrier();  // the first tile
   for (int j = 0; j < blocks; ++j) {
     const int q0 = kLower ? j : blocks - 1 - j;
@@ -251,11 +254,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (int col = blockIdx.x; col < cols; col += gridDim.x) {
     const double* b = rhs + static_cast<std::size_t>(col) * n;
-    if (warp > 0) {  // L's first tile, early
-      double v[8];
-      fetch_tile(lu, n, 0, warp - 1, lane, v);
-      store_tile<true>(v, 0, min(n, kBlock), warp - 1, lane, tiles);
-    }
+    if (warp > 0) load_tile<true>(lu, n, 0, warp - 1, lane, tiles);  // L's first tile, early
     // scale and permute: thread 0 composes the interchanges; the others find max |R b|
     for (int i = tid; i < n; i += kThreads) {
       staged[i] = ipiv[i] - 1;

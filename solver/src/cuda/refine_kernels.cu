@@ -21,6 +21,7 @@
 #include <cstddef>
 
 #include "kernels.hpp"
+#include "nan_max.cuh"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
 
@@ -29,9 +30,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxGridY = 65535;
-
-/// max that keeps a NaN from either side (fmax would drop it).
-__device__ __forceinline__ double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
 
 __global__ void __launch_bounds__(kThreads)
     column_max_kernel(const double* __restrict__ x, int ld, int rows, int cols,
