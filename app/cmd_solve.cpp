@@ -75,7 +75,7 @@ int run_solve(int argc, char** argv) {
   options.add_options()
       ("fp64-below", po::value(&fp64_below)->value_name("N"),
        "variant auto: solve systems with n < N by an FP64 LU refined in FP64 (the same criterion) "
-       "instead of the FP32 LU; 0: never. Default: 2560 on cuda (the measured crossover: below it "
+       "instead of the FP32 LU; 0: never. Default: 3072 on cuda (the measured crossover: below it "
        "the FP64 LU is the faster), 0 on cpu (its variants are the mixed path's reference)")
       ("grid", po::value(&grid)->value_name("PxQ"),
        "under mpirun -np P*Q: the process grid of the distributed solver (ScaLAPACK's 2D "

@@ -348,7 +348,7 @@ TEST_CASE("factorize on cuda: the fallback's FP64 LU is kept; an FP32-singular A
     SolveOptions a = o;
     a.variant = Variant::auto_;
     a.block_size = 0;
-    const Eigen::MatrixXd A = uniform(100, 100, 12);  // below fp64_below (2560 on cuda)
+    const Eigen::MatrixXd A = uniform(100, 100, 12);  // below fp64_below (3072 on cuda)
     const Factorization f = factorize(A, a);
     CHECK(f.fp64_lu());
     LinearSystem sys;

@@ -113,15 +113,20 @@ TEST_CASE("lu_apply_reference: out may be rhs, and a zero right-hand side gives 
   for (double v : z) REQUIRE(v == 0.0);
 }
 
-TEST_CASE("fp64_solves: automatic takes the kernel below the measured crossover, kernel up to its largest n, the "
-          "field parsed and listed",
+TEST_CASE("fp64_solves: automatic takes the kernel below the measured crossover, then trsm up to its largest n, "
+          "then dgetrs; kernel and trsm up to their largest n; the field parsed and listed",
           "[solver]") {
   using tcsolve::CudaLuPlan;
   CudaLuPlan plan;
   REQUIRE(plan.fp64_solves == CudaLuPlan::Fp64Solves::automatic);
   REQUIRE(tcsolve::fp64_solves_for(plan, 200) == CudaLuPlan::Fp64Solves::kernel);
   REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelBelow - 1) == CudaLuPlan::Fp64Solves::kernel);
-  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelBelow) == CudaLuPlan::Fp64Solves::dgetrs);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelBelow) == CudaLuPlan::Fp64Solves::trsm);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveTrsmMaxN) == CudaLuPlan::Fp64Solves::trsm);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveTrsmMaxN + 1) == CudaLuPlan::Fp64Solves::dgetrs);
+  tcsolve::set_plan_field(plan, "fp64_solves", "trsm");
+  REQUIRE(tcsolve::fp64_solves_for(plan, 10) == CudaLuPlan::Fp64Solves::trsm);
+  REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveTrsmMaxN + 1) == CudaLuPlan::Fp64Solves::dgetrs);
   tcsolve::set_plan_field(plan, "fp64_solves", "kernel");
   REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelMaxN) == CudaLuPlan::Fp64Solves::kernel);
   REQUIRE(tcsolve::fp64_solves_for(plan, tcsolve::kFp64SolveKernelMaxN + 1) == CudaLuPlan::Fp64Solves::dgetrs);

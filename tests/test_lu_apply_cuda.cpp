@@ -3,7 +3,9 @@
 // triangular solves' backward error bound in test_lu_apply.cpp) for n below, at and past a
 // multiple of its 32-row blocks up to its largest n, one and several right-hand sides, out equal
 // to rhs, a zero pivot and NaN (compared as NaN: the device's and the host's NaN bits differ);
-// U's diagonal and info written for the caller; and the solver's FP64 path on both fp64_solves.
+// U's diagonal and info written for the caller; dgetrf's interchanges composed into a permutation
+// (kernels::pivots_to_permutation, bitwise the host's composition); and the solver's FP64 path on
+// every fp64_solves.
 // Skipped, with a warning, without a GPU (and empty in a build without CUDA).
 #include <catch2/catch.hpp>
 
@@ -12,10 +14,12 @@
 #include <cuda_runtime.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "cpu/coop_lu.hpp"
@@ -141,13 +145,44 @@ TEST_CASE("lu_apply on the device: a zero pivot and NaN as its reference, info a
   check(nan, false, true);
 }
 
-TEST_CASE("the FP64 path of small systems on both fp64_solves: converged, forward errors within the bound, the "
+TEST_CASE("pivots_to_permutation on the device: dgetrf's interchanges composed as LAPACK applies them, bitwise the "
+          "host's, any n up to its largest; refused beyond",
+          "[gpu]") {
+  TCSOLVE_SKIP_WITHOUT_GPU("the composition of dgetrf's interchanges");
+  using tcsolve::cuda::kernels::kMaxPermutationN;
+  for (int n : {1, 2, 33, 700, 2560, kMaxPermutationN}) {
+    CAPTURE(n);
+    std::mt19937 g(3 + n);
+    std::vector<int> ipiv(n);  // 1-based, ipiv[i] - 1 >= i; some rows left in place
+    for (int i = 0; i < n; ++i) ipiv[i] = i % 5 == 0 ? i + 1 : std::uniform_int_distribution<int>(i, n - 1)(g) + 1;
+    std::vector<double> v(n), w(n);  // the permutation as LAPACK's dlaswp moves a vector: w = P v
+    for (int i = 0; i < n; ++i) v[i] = w[i] = i;
+    for (int i = 0; i < n; ++i) std::swap(w[i], w[ipiv[i] - 1]);
+    tcsolve::test::Stream stream;
+    int* d_ipiv = upload(ipiv);
+    int* d_perm = upload(std::vector<int>(n, -1));
+    tcsolve::cuda::kernels::pivots_to_permutation(stream.get(), d_ipiv, n, d_perm);
+    std::vector<int> perm(n);
+    REQUIRE(cudaMemcpyAsync(perm.data(), d_perm, n * sizeof(int), cudaMemcpyDeviceToHost, stream.get()) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(stream.get()) == cudaSuccess);
+    cudaFree(d_ipiv);
+    cudaFree(d_perm);
+    std::size_t differ = 0;
+    for (int i = 0; i < n; ++i) differ += perm[i] == static_cast<int>(w[i]) ? 0 : 1;
+    REQUIRE(differ == 0);
+  }
+  tcsolve::test::Stream stream;  // refused before any launch
+  REQUIRE_THROWS(tcsolve::cuda::kernels::pivots_to_permutation(stream.get(), nullptr, kMaxPermutationN + 1, nullptr));
+  REQUIRE_THROWS(tcsolve::cuda::kernels::pivots_to_permutation(stream.get(), nullptr, 0, nullptr));
+}
+
+TEST_CASE("the FP64 path of small systems on every fp64_solves: converged, forward errors within the bound, the "
           "solves reported",
           "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the FP64 path's solves");
   using tcsolve::CudaLuPlan;
   const double eps = std::numeric_limits<double>::epsilon();
-  for (int n : {60, 200, 700}) {
+  for (int n : {60, 200, 700, 1100}) {
     CAPTURE(n);
     const tcsolve::LinearSystem sys = tcsolve::generate_system(n, 1e3, tcsolve::SpectrumMode::geometric, 5 + n);
     // dsgesv's criterion, ||b - A x|| <= sqrt(n) eps ||A|| ||x||, and b = fl(A x_true), within
@@ -162,15 +197,17 @@ TEST_CASE("the FP64 path of small systems on both fp64_solves: converged, forwar
     o.backend = tcsolve::Backend::cuda;
     o.fp64_below = 1 << 20;
     for (CudaLuPlan::Fp64Solves asked : {CudaLuPlan::Fp64Solves::automatic, CudaLuPlan::Fp64Solves::kernel,
-                                         CudaLuPlan::Fp64Solves::dgetrs}) {
+                                         CudaLuPlan::Fp64Solves::dgetrs, CudaLuPlan::Fp64Solves::trsm}) {
       o.cuda_plan.fp64_solves = asked;
       const tcsolve::SolveResult r = tcsolve::solve(sys, o);
       INFO(r.note);
       REQUIRE(r.fp64_lu);
       REQUIRE(r.converged);
-      const bool kernel = asked == CudaLuPlan::Fp64Solves::kernel ||
-                          (asked == CudaLuPlan::Fp64Solves::automatic && n < tcsolve::kFp64SolveKernelBelow);
-      REQUIRE(r.cuda_plan->fp64_solves == (kernel ? CudaLuPlan::Fp64Solves::kernel : CudaLuPlan::Fp64Solves::dgetrs));
+      const CudaLuPlan::Fp64Solves ran =
+          asked != CudaLuPlan::Fp64Solves::automatic ? asked
+          : n < tcsolve::kFp64SolveKernelBelow      ? CudaLuPlan::Fp64Solves::kernel
+                                                    : CudaLuPlan::Fp64Solves::trsm;
+      REQUIRE(r.cuda_plan->fp64_solves == ran);
       const Eigen::MatrixXd& x_true = *sys.x_true;
       CHECK((r.x - x_true).cwiseAbs().maxCoeff() <= e / (1 - e) * x_true.cwiseAbs().maxCoeff());
     }

@@ -211,7 +211,7 @@ TEST_CASE("cuda rbt meets dsgesv's criterion on random and randsvd systems, as t
                                          : generate_system(701, cond, SpectrumMode::geometric, 3);
       SolveOptions og = rbt_options(Backend::cuda, v, 128), oc = rbt_options(Backend::cpu, v, 128);
       og.condition_estimate = oc.condition_estimate = ConditionEstimate::always;  // checked below
-      og.fp64_below = 0;  // auto's FP64 LU below 2560 on cuda would take the place of rbt
+      og.fp64_below = 0;  // auto's FP64 LU below 3072 on cuda would take the place of rbt
       const SolveResult g = solve(sys, og);
       const SolveResult c = solve(sys, oc);
       INFO(to_string(v) << ", cond " << cond << ": cuda: " << g.note << "; cpu: " << c.note);

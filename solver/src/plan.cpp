@@ -108,15 +108,20 @@ std::string_view to_string(CudaLuPlan::Fp64Solves v) {
     case CudaLuPlan::Fp64Solves::automatic: return "automatic";
     case CudaLuPlan::Fp64Solves::kernel: return "kernel";
     case CudaLuPlan::Fp64Solves::dgetrs: return "dgetrs";
+    case CudaLuPlan::Fp64Solves::trsm: return "trsm";
   }
   return "?";
 }
 
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n) {
-  const bool kernel = plan.fp64_solves == CudaLuPlan::Fp64Solves::kernel
-                         ? n <= kFp64SolveKernelMaxN
-                         : plan.fp64_solves == CudaLuPlan::Fp64Solves::automatic && n < kFp64SolveKernelBelow;
-  return kernel ? CudaLuPlan::Fp64Solves::kernel : CudaLuPlan::Fp64Solves::dgetrs;
+  using F = CudaLuPlan::Fp64Solves;
+  switch (plan.fp64_solves) {
+    case F::kernel: return n <= kFp64SolveKernelMaxN ? F::kernel : F::dgetrs;
+    case F::trsm: return n <= kFp64SolveTrsmMaxN ? F::trsm : F::dgetrs;
+    case F::dgetrs: return F::dgetrs;
+    case F::automatic: break;
+  }
+  return n < kFp64SolveKernelBelow ? F::kernel : n <= kFp64SolveTrsmMaxN ? F::trsm : F::dgetrs;
 }
 
 std::string_view to_string(CudaLuPlan::LeafCopies v) {
@@ -188,7 +193,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "member_sweeps")
     p.member_sweeps = parse_value(name, value, {P::MemberSweeps::fan_in, P::MemberSweeps::broadcast});
   else if (name == "fp64_solves")
-    p.fp64_solves = parse_value(name, value, {P::Fp64Solves::automatic, P::Fp64Solves::kernel, P::Fp64Solves::dgetrs});
+    p.fp64_solves = parse_value(name, value, {P::Fp64Solves::automatic, P::Fp64Solves::kernel, P::Fp64Solves::dgetrs,
+                                              P::Fp64Solves::trsm});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});

@@ -19,8 +19,9 @@
 // cusolverDnDgetrs; the backward error of each x, and whether the two LUs chose the same pivots.
 //   tcsolve_small_lu_bench --apply [--reps N] [N ...]
 // --apply: the solves of one cusolverDnDgetrf factorization: cusolverDnDgetrs against this
-// project's one-launch solve (kernels::lu_apply, R = C = 1), for one and two right-hand sides,
-// each x's backward error beside.
+// project's one-launch solve (kernels::lu_apply, R = C = 1; up to its largest n), for one and two
+// right-hand sides, each x's backward error beside, and the two triangular solves alone (no
+// interchanges) by cublasDtrsv and by cublasDtrsm with one column.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -190,13 +191,13 @@ void coop_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cu
 }  // namespace
 
 /// --apply: one row per n (ms, medians of reps; b copied to x before each timing, outside it).
-void apply_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cusolverDnHandle_t dn) {
+void apply_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cusolverDnHandle_t dn,
+                 cublasHandle_t blas) {
   namespace k = tcsolve::cuda::kernels;
   Timer timer(stream);
-  std::printf("%6s %10s %10s %10s %10s  %s\n", "n", "Dgetrs", "lu_apply", "Dgetrs2", "lu_apply2",
-              "backward errors (Dgetrs lu_apply)");
+  std::printf("%6s %10s %10s %10s %10s %10s %10s  %s\n", "n", "Dgetrs", "lu_apply", "Dgetrs2", "lu_apply2", "Dtrsv2",
+              "Dtrsm2", "backward errors (Dgetrs lu_apply)");
   for (int n : sizes) {
-    if (n > k::kLuApplyMaxN) continue;
     System s(n);
     double *x2 = nullptr, *ones = nullptr, *b2 = nullptr;
     check(cudaMalloc(&x2, 2 * static_cast<std::size_t>(n) * 8), "malloc");
@@ -219,15 +220,31 @@ void apply_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, c
       check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 1, s.a, n, s.ipiv, s.x, n, s.info + 1), "Dgetrs");
     }, fresh);
     const double e_rs = backward_error(s.ha, s.hb, s.x, n);
-    const double t_ap = timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, s.x, 1, s.x); },
-                                        fresh);
-    const double e_ap = backward_error(s.ha, s.hb, s.x, n);
+    const bool apply_ok = n <= k::kLuApplyMaxN;
+    const double t_ap = apply_ok ? timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, s.x, 1, s.x); },
+                                                   fresh)
+                                 : NAN;
+    const double e_ap = apply_ok ? backward_error(s.ha, s.hb, s.x, n) : NAN;
+    // the two triangular solves alone (no interchanges): cublasDtrsv, and cublasDtrsm with one column
+    const double one_d = 1.0;
+    const double t_sv = timer.median_ms(reps, [&] {
+      check(cublasDtrsv(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, s.a, n, s.x, 1), "Dtrsv");
+      check(cublasDtrsv(blas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, s.a, n, s.x, 1), "Dtrsv");
+    }, fresh);
+    const double t_sm = timer.median_ms(reps, [&] {
+      check(cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, 1, &one_d, s.a,
+                        n, s.x, n), "Dtrsm");
+      check(cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, 1, &one_d,
+                        s.a, n, s.x, n), "Dtrsm");
+    }, fresh);
     const double t_rs2 = timer.median_ms(reps, [&] {
       check(cusolverDnDgetrs(dn, CUBLAS_OP_N, n, 2, s.a, n, s.ipiv, x2, n, s.info + 1), "Dgetrs");
     }, fresh2);
-    const double t_ap2 = timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, x2, 2, x2); },
-                                         fresh2);
-    std::printf("%6d %10.4f %10.4f %10.4f %10.4f  %.1e %.1e\n", n, t_rs, t_ap, t_rs2, t_ap2, e_rs, e_ap);
+    const double t_ap2 =
+        apply_ok ? timer.median_ms(reps, [&] { k::lu_apply(stream, s.a, n, s.ipiv, ones, ones, x2, 2, x2); }, fresh2)
+                 : NAN;
+    std::printf("%6d %10.4f %10.4f %10.4f %10.4f %10.4f %10.4f  %.1e %.1e\n", n, t_rs, t_ap, t_rs2, t_ap2, t_sv, t_sm,
+                e_rs, e_ap);
     cudaFree(work);
     cudaFree(x2);
     cudaFree(b2);
@@ -265,17 +282,17 @@ int main(int argc, char** argv) {
   cusolverDnHandle_t dn;
   check(cusolverDnCreate(&dn), "cusolverDnCreate");
   check(cusolverDnSetStream(dn, stream), "cusolverDnSetStream");
+  cublasHandle_t blas;
+  check(cublasCreate(&blas), "cublasCreate");
+  check(cublasSetStream(blas, stream), "cublasSetStream");
   if (apply) {
-    apply_table(sizes, reps, stream, dn);
+    apply_table(sizes, reps, stream, dn, blas);
     return 0;
   }
   if (coop) {
     coop_table(sizes, reps, stream, dn);
     return 0;
   }
-  cublasHandle_t blas;
-  check(cublasCreate(&blas), "cublasCreate");
-  check(cublasSetStream(blas, stream), "cublasSetStream");
   cusolverDnParams_t params[2];
   for (int k = 0; k < 2; ++k) {
     check(cusolverDnCreateParams(&params[k]), "params");

@@ -23,6 +23,7 @@
 namespace tcsolve::cuda {
 
 static_assert(kernels::kLuApplyMaxN == kFp64SolveKernelMaxN, "fp64_solves = kernel serves what lu_apply takes");
+static_assert(kernels::kMaxPermutationN == kFp64SolveTrsmMaxN, "fp64_solves = trsm serves what the permutation takes");
 
 Fp64Solve fp64_lu_solve(const DeviceRun& run, const DeviceSystem& s, double* x, bool timed) {
   const int n = s.n;
@@ -75,7 +76,7 @@ namespace {
 /// The store's arrays for order n, `cols` right-hand sides and dgetrf's lwork (Carver's order).
 struct Fp64LuLayout {
   double *lu, *work, *diagonal, *rhs, *norms;
-  int *ipiv, *info, *exponents;
+  int *ipiv, *info, *exponents, *perm;
   Fp64LuLayout(Carver& c, int n, int cols, int lwork) {
     const std::size_t m = static_cast<std::size_t>(n), k = static_cast<std::size_t>(cols);
     info = c.take<int>(1);  // first, then lu: DeviceFp64Lu::info_of, factors_of
@@ -86,6 +87,7 @@ struct Fp64LuLayout {
     norms = c.take<double>(k);
     ipiv = c.take<int>(m);
     exponents = c.take<int>(k);
+    perm = c.take<int>(m);
   }
 };
 
@@ -136,13 +138,16 @@ DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const Devi
   ipiv_ = at.ipiv;
   info_ = at.info;
   exponents_ = at.exponents;
+  perm_ = at.perm;
   const std::size_t n = static_cast<std::size_t>(n_);
-  kernel_solves_ = fp64_solves_for(run.plan, n_) == CudaLuPlan::Fp64Solves::kernel;
+  solves_ = fp64_solves_for(run.plan, n_);
+  kernel_solves_ = solves_ == CudaLuPlan::Fp64Solves::kernel;
   if (!placement.prepared) {
     kernels::scale_copy(run.stream, s.a.data(), n_, scales.row, scales.col, lu_);
     device_memset(info_, 0, sizeof(int), run.stream);
   }
   TCSOLVE_CUSOLVER_CHECK(cusolverDnDgetrf(run.dense(), n_, n_, lu_, n_, work_, ipiv_, info_));
+  if (solves_ == CudaLuPlan::Fp64Solves::trsm) kernels::pivots_to_permutation(run.stream, ipiv_, n_, perm_);
   // The diagonal of U (stride n + 1) and info after it, read back at once: a zero pivot (info >
   // 0), or a non-finite one (growth past DBL_MAX), is an exactly singular A to FP64. Deferred
   // with the kernel's solves, the first apply() writes them (one launch fewer).
@@ -196,6 +201,16 @@ void DeviceFp64Lu::apply(const double* rhs, double* out, int cols) {
   if (cols > store_cols_) throw InvalidInput("DeviceFp64Lu::apply: more columns than the solve's");
   // k per column: ||R rhs||_inf = g 2^k, g in [1/2, 1) (0 for a zero or non-finite column)
   kernels::column_max_abs(run_.stream, rhs, n_, n_, cols, scales_.row, norms_, exponents_);
+  if (solves_ == CudaLuPlan::Fp64Solves::trsm) {  // P (R rhs) 2^-k, then L and U by cuBLAS
+    kernels::scale_pow2_permuted(run_.stream, rhs, n_, cols, scales_.row, perm_, exponents_, -1, rhs_);
+    const double one = 1;
+    TCSOLVE_CUBLAS_CHECK(cublasDtrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_UNIT, n_, cols, &one, lu_, n_, rhs_, n_));
+    TCSOLVE_CUBLAS_CHECK(cublasDtrsm(run_.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT, n_, cols, &one, lu_, n_, rhs_, n_));
+    kernels::scale_pow2(run_.stream, rhs_, n_, cols, scales_.col, exponents_, 1, out);
+    return;
+  }
   kernels::scale_pow2(run_.stream, rhs, n_, cols, scales_.row, exponents_, -1, rhs_);
   TCSOLVE_CUSOLVER_CHECK(
       cusolverDnDgetrs(run_.dense(), CUBLAS_OP_N, n_, cols, lu_, n_, ipiv_, rhs_, n_, info_));

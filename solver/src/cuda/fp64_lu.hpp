@@ -1,10 +1,10 @@
 // FP64 LUs on the device by cuSOLVER dgetrf: DeviceFp64Lu, the LU of the equilibrated A_s = R A C
 // for the fallback and the condition estimate, its pivots read back (info and the diagonal: a zero
-// or non-finite pivot is an exactly singular A), its solves on the device (apply(): kernels::lu_apply
-// or dgetrs, CudaLuPlan::fp64_solves) and through condition.hpp's EquilibratedInverse (dgetrs; R b
-// and C y in exponent arithmetic on the host); fp64_lu_solve(), the plain
-// dgetrf + dgetrs of the unscaled A (the cusolver-dgetrf baseline). Internal to tcsolve::solver;
-// host code built with CUDA only.
+// or non-finite pivot is an exactly singular A), its solves on the device (apply(): kernels::lu_apply,
+// cublasDtrsm through the composed interchanges, or dgetrs: CudaLuPlan::fp64_solves) and through
+// condition.hpp's EquilibratedInverse (dgetrs; R b and C y in exponent arithmetic on the host);
+// fp64_lu_solve(), the plain dgetrf + dgetrs of the unscaled A (the cusolver-dgetrf baseline).
+// Internal to tcsolve::solver; host code built with CUDA only.
 #pragma once
 
 #include <Eigen/Dense>
@@ -90,8 +90,9 @@ class DeviceFp64Lu {
   /// out = C A_s^-1 R rhs = A^-1 rhs for `cols` device columns (leading dimension n; out may be
   /// rhs) on the device: the scalings of EquilibratedInverse::apply (column by column to
   /// ||R rhs||_inf in [1/2, 1), in exponent arithmetic) around the triangular solves, by
-  /// CudaLuPlan::fp64_solves (fp64_solves_for): kernels::lu_apply (one launch), or dgetrs between
-  /// the scalings' kernels (bitwise EquilibratedInverse::apply with dgetrs). With
+  /// CudaLuPlan::fp64_solves (fp64_solves_for): kernels::lu_apply (one launch), two cublasDtrsm
+  /// after the rows are gathered through the composed interchanges, or dgetrs between the
+  /// scalings' kernels (bitwise EquilibratedInverse::apply with dgetrs). With
   /// Placement::deferred and the kernel, the first call also writes U's diagonal and info.
   void apply(const double* rhs, double* out, int cols);
 
@@ -124,7 +125,9 @@ class DeviceFp64Lu {
   int store_cols_ = 0;
   double *lu_ = nullptr, *work_ = nullptr, *diagonal_ = nullptr, *rhs_ = nullptr, *norms_ = nullptr;
   int *ipiv_ = nullptr, *info_ = nullptr, *exponents_ = nullptr;
+  int* perm_ = nullptr;  ///< fp64_solves trsm: dgetrf's interchanges composed (kernels::pivots_to_permutation)
   double pivot_span_ = 1;
+  CudaLuPlan::Fp64Solves solves_ = CudaLuPlan::Fp64Solves::dgetrs;  ///< what apply() runs (fp64_solves_for)
   bool kernel_solves_ = false;  ///< apply() by kernels::lu_apply
   bool diagonal_owed_ = false;  ///< U's diagonal and info not yet written (the next apply() does)
 };

@@ -220,6 +220,15 @@ void compose_interchanges(CUstream_st* stream, const int* ipiv, int j, int w, in
 /// rows in [c0, n) and the dst set equal to the src set (a permutation of the moved rows).
 void apply_row_pairs(CUstream_st* stream, float* a, int ld, int n, int c0, int w, const int* pairs, int* perm);
 
+/// The largest n of pivots_to_permutation (2n ints of shared memory, within the 48 KiB a launch
+/// may take without asking).
+inline constexpr int kMaxPermutationN = 6144;
+
+/// perm[i] = the row of A that row i of P A holds, for dgetrf's n sequential exchanges ipiv
+/// (1-based, LAPACK's order: row i exchanged with row ipiv[i] - 1 >= i). One thread block;
+/// InvalidInput unless 1 <= n <= kMaxPermutationN.
+void pivots_to_permutation(CUstream_st* stream, const int* ipiv, int n, int* perm);
+
 /// The LU's leaf interchanges inside a block of columns [block_lo, block_hi) (which contains the
 /// leaf [c0, c0 + w), w <= kMaxLeafWidth): the rows of the pairs (as for apply_row_pairs) move
 /// in the block's columns outside the leaf only, and origin[dst] = old origin[src] (origin: see
@@ -302,6 +311,11 @@ void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const
 /// device, bitwise its times_pow2.
 void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
                 int sign, double* out);
+
+/// out(i, c) = ldexp(v(perm[i], c), log2(scale[perm[i]]) + sign k[c]): scale_pow2 of P v, the
+/// rows gathered through the permutation perm (out must not overlap v).
+void scale_pow2_permuted(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* perm,
+                         const int* k, int sign, double* out);
 
 /// rows[k n + i] = a(i, positions[k]) and columns[k n + j] = a(positions[k], j) for k < c: the
 /// sampled entries of the n x n a (leading dimension n) that detail::exact_singularity hashes.

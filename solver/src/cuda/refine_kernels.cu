@@ -11,7 +11,9 @@
 //   gather_rows_kernel out(i, c) = x(rows[i], c) (beam's Woodbury correction: V^T x).
 //   gather_samples_kernel  the sampled rows and columns of A for the search for equal lines.
 //   scale_pow2_kernel  v scaled by R or C and a power of two per column (the FP64 LU path's
-//                      solves on the device, as EquilibratedInverse scales them on the host).
+//                      solves on the device, as EquilibratedInverse scales them on the host);
+//                      with a permutation, the rows gathered through it (P R v, for the solves
+//                      by cublasDtrsm).
 // and one of the FP64 fallback:
 //   scale_copy_kernel  a_s(i, j) = (R_i a_ij) C_j in FP64 (exact: powers of two), the matrix the
 //                      FP64 LU factors.
@@ -124,17 +126,19 @@ __global__ void __launch_bounds__(kThreads)
   if (i < n) y[i] = __ddiv_rn(x[i], s);
 }
 
-/// out(i, c) = v(i, c) 2^(log2(scale[i]) + sign k[c]) in one rounding (ldexp: no intermediate
-/// overflow or underflow), the scalings of condition.hpp's EquilibratedInverse.
+/// out(i, c) = v(p, c) 2^(log2(scale[p]) + sign k[c]) in one rounding (ldexp: no intermediate
+/// overflow or underflow), p = perm[i] (perm nullptr: p = i), the scalings of condition.hpp's
+/// EquilibratedInverse.
 __global__ void __launch_bounds__(kThreads)
-    scale_pow2_kernel(const double* v, int n, int cols, const double* __restrict__ scale,
-                      const int* __restrict__ k, int sign, double* out) {  // out may alias v
+    scale_pow2_kernel(const double* v, int n, int cols, const double* __restrict__ scale, const int* __restrict__ perm,
+                      const int* __restrict__ k, int sign, double* out) {  // out may alias v without perm
   const int i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= n) return;
-  const int e = ilogb(scale[i]);
+  const int p = perm != nullptr ? perm[i] : i;
+  const int e = ilogb(scale[p]);
   for (int c = blockIdx.y; c < cols; c += gridDim.y) {
-    const std::size_t at = i + static_cast<std::size_t>(c) * n;
-    out[at] = ldexp(v[at], e + sign * k[c]);
+    const std::size_t col = static_cast<std::size_t>(c) * n;
+    out[i + col] = ldexp(v[p + col], e + sign * k[c]);
   }
 }
 
@@ -206,7 +210,13 @@ void unscale_to_fp64(CUstream_st* stream, const float* y, int n, int cols, const
 
 void scale_pow2(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* k,
                 int sign, double* out) {
-  scale_pow2_kernel<<<grid(n, cols), kThreads, 0, stream>>>(v, n, cols, scale, k, sign, out);
+  scale_pow2_kernel<<<grid(n, cols), kThreads, 0, stream>>>(v, n, cols, scale, nullptr, k, sign, out);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void scale_pow2_permuted(CUstream_st* stream, const double* v, int n, int cols, const double* scale, const int* perm,
+                         const int* k, int sign, double* out) {
+  scale_pow2_kernel<<<grid(n, cols), kThreads, 0, stream>>>(v, n, cols, scale, perm, k, sign, out);
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 

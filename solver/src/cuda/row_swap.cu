@@ -1,4 +1,5 @@
-// Row interchanges of the LU on the row-major FP32 matrix:
+// Row interchanges: of the LU on the row-major FP32 matrix, and (permutation_kernel) dgetrf's
+// composed for the FP64 LU's solves:
 //   compose_kernel   one block: the w sequential exchanges that cuSOLVER's sgetrf reports for a
 //                    panel (LAPACK's ipiv) composed into at most 2w (dst, src) pairs, "row dst
 //                    receives the old row src" (interchanges.hpp explains the composition); the
@@ -22,6 +23,11 @@
 //                    time (move_columns_slowly). Where the slices of min(2w, n - j) rows cannot
 //                    fit in shared memory, gather_scatter_kernel moves them through a temporary
 //                    device buffer instead (two launches).
+//   permutation_kernel  one block: dgetrf's n sequential exchanges (LAPACK's ipiv over the whole
+//                    matrix) composed into the permutation perm (row i of P A is row perm[i] of
+//                    A), for the FP64 LU's solves by cublasDtrsm (DeviceFp64Lu::apply): the
+//                    pivots staged in shared memory by every thread, composed by one, written
+//                    out by every thread.
 // Every launcher enqueues on the stream it is given and never synchronizes.
 #include <cuda_runtime.h>
 
@@ -395,6 +401,40 @@ void move_block_permutation_columns(CUstream_st* stream, float* a, int ld, int n
 
 void move_block_permutation_left(CUstream_st* stream, float* a, int ld, int n, int j, int w, const int* scratch) {
   move_block_permutation_columns(stream, a, ld, n, j, w, scratch, 0, j);
+}
+
+namespace {
+
+constexpr int kPermutationThreads = 512;
+
+__global__ void __launch_bounds__(kPermutationThreads)
+    permutation_kernel(const int* __restrict__ ipiv, int n, int* __restrict__ perm) {
+  extern __shared__ int staged[];  // the pivots (0-based), then the permutation
+  int* p = staged + n;
+  for (int i = threadIdx.x; i < n; i += kPermutationThreads) {
+    staged[i] = ipiv[i] - 1;
+    p[i] = i;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int i = 0; i < n; ++i) {  // LAPACK's order: exchange i with ipiv[i] - 1 >= i
+      const int q = staged[i];
+      const int t = p[i];
+      p[i] = p[q];
+      p[q] = t;
+    }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += kPermutationThreads) perm[i] = p[i];
+}
+
+}  // namespace
+
+void pivots_to_permutation(CUstream_st* stream, const int* ipiv, int n, int* perm) {
+  if (n < 1 || n > kMaxPermutationN)
+    throw InvalidInput("pivots_to_permutation: n = " + std::to_string(n) + " outside [1, " +
+                       std::to_string(kMaxPermutationN) + "]");
+  permutation_kernel<<<1, kPermutationThreads, 2 * static_cast<std::size_t>(n) * sizeof(int), stream>>>(ipiv, n, perm);
+  TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace tcsolve::cuda::kernels

@@ -12,9 +12,9 @@
 
 namespace tcsolve::cuda {
 
-/// Bytes of device store a context keeps between solves (64 MiB: the FP64 path below n = 2048
-/// needs about 8 n^2 bytes, 32 MiB at 2047).
-inline constexpr std::size_t kSolveStoreKeepBytes = std::size_t{64} << 20;
+/// Bytes of device store a context keeps between solves (80 MiB: the FP64 path below n =
+/// kFp64BelowCuda = 3072 needs about 8 n^2 bytes, 72 MiB at 3071).
+inline constexpr std::size_t kSolveStoreKeepBytes = std::size_t{80} << 20;
 
 /// The store of one context. One solve uses it at a time (a context serves one thread), and a
 /// solve returns with its stream idle, so the next solve may reuse the memory at once.

@@ -177,13 +177,14 @@ inline constexpr int kMaxBeamBlockCuda = 512;
 struct SolveOptions;
 int resolve_block_size(const SolveOptions& options, Backend backend, std::int64_t n);
 
-/// The cuda default of SolveOptions::fp64_below: auto solves n < 2560 by the FP64 LU. Measured
-/// on an H200 (docs/BENCHMARKS.md, "Small systems", 2026-11-29, session 34, calls b, d and f;
-/// `tcsolve solve --warmup`, U(-1,1) seed 1): the FP64 path takes 1.01-1.04x cuSOLVER
-/// dgetrf+getrs at n = 2048 where the mixed path takes 1.24-1.27x; at 2560 the mixed path
-/// (1.07-1.13x) beats the FP64 path (1.13-1.15x: from there its first solve needs a correction).
-/// Session 23's 2048 was measured before the FP64 path lost its allocations and waits.
-inline constexpr int kFp64BelowCuda = 2560;
+/// The cuda default of SolveOptions::fp64_below: auto solves n < 3072 by the FP64 LU. Measured
+/// on an H200 (docs/BENCHMARKS.md, "Small systems", 2026-11-29, session 37, call d; `tcsolve
+/// solve --warmup`, U(-1,1) seed 1): with its solves by cublasDtrsm (CudaLuPlan::fp64_solves
+/// trsm) the FP64 path took 5.99 ms at n = 2048 against the mixed path's 7.13, 8.36 against 8.49
+/// at 2560 (one correction from there on), 10.53 against 9.93 at 3072. Session 34 (the solves by
+/// dgetrs) had the crossover at 2560; session 23's 2048 was measured before the FP64 path lost
+/// its allocations and waits.
+inline constexpr int kFp64BelowCuda = 3072;
 /// CudaLuPlan::joins: the narrowest join (columns of its left half, the product's k) that the
 /// variant takes, and (automatic) the fewest rows below it.
 inline constexpr int kJoinVariantMinK = 128;
@@ -304,14 +305,20 @@ struct CudaLuPlan {
   /// of the FP64 fallback): kernel (lu_apply.cu: the scalings, dgetrf's interchanges and both
   /// triangular solves in one launch, a thread block per right-hand side holding its vector in
   /// shared memory; n <= kFp64SolveKernelMaxN), dgetrs (cuSOLVER's, between kernels for the
-  /// scalings: five launches), or automatic (the default: kernel below kFp64SolveKernelBelow,
-  /// dgetrs from there: on an H200, session 35 call g, the kernel took 41 against dgetrs's 72 us
-  /// at n = 200, 119 against 150 at 512, 209 against 211 at 768 and 336 against 269 at 1024: one
-  /// thread block's chain of 32-row blocks against dgetrs's kernels over the whole GPU). Both
-  /// are backward stable substitutions with other roundings: the solutions differ in the last
-  /// bits, which the refinement corrects. The value that ran is written back (kernel asked beyond
-  /// its n: dgetrs). The condition estimate's solves are dgetrs's.
-  enum class Fp64Solves { automatic, kernel, dgetrs };
+  /// scalings: five launches), trsm (dgetrf's interchanges composed into a permutation once per
+  /// factorization; each solve gathers and scales the right-hand sides through it in one kernel,
+  /// then two cublasDtrsm and the last scaling; n <= kFp64SolveTrsmMaxN), or automatic (the
+  /// default: kernel below kFp64SolveKernelBelow, trsm from there to kFp64SolveTrsmMaxN, dgetrs
+  /// beyond). On an H200 (session 35 call g) the kernel took 41 against dgetrs's 72 us at n =
+  /// 200, 119 against 150 at 512, 209 against 211 at 768 and 336 against 269 at 1024: one thread
+  /// block's chain of 32-row blocks against dgetrs's kernels over the whole GPU. dgetrs applies
+  /// its interchanges one after the other on the device: the two triangular solves alone
+  /// (cublasDtrsm) took 0.13 against its 0.27 ms at 1024, 0.30 against 0.69 at 2560 and 0.48
+  /// against 1.08 at 4096 (session 37 call c). All are backward stable substitutions with other
+  /// roundings: the solutions differ in the last bits, which the refinement corrects. The value
+  /// that ran is written back (kernel or trsm asked beyond its n: dgetrs). The condition
+  /// estimate's solves are dgetrs's.
+  enum class Fp64Solves { automatic, kernel, dgetrs, trsm };
   Fp64Solves fp64_solves = Fp64Solves::automatic;
   /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
   /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
@@ -339,15 +346,21 @@ std::string_view to_string(CudaLuPlan::Joins v);      ///< "automatic", "sgemm",
 std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse", "cublas"
 std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budget", "tiles"
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
-std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs"
+std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs", "trsm"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
 /// The largest order whose FP64 solves CudaLuPlan::Fp64Solves::kernel serves (its vector in one
 /// thread block's shared memory).
 inline constexpr int kFp64SolveKernelMaxN = 4000;
-/// CudaLuPlan::Fp64Solves::automatic takes the kernel below this order (the measured crossover).
-inline constexpr int kFp64SolveKernelBelow = 768;
-/// What the plan's fp64_solves runs for an order-n system: kernel or dgetrs.
+/// CudaLuPlan::Fp64Solves::automatic takes the kernel below this order, trsm from it (the
+/// measured crossover: the FP64 path's solve --warmup on an H200, session 37 call d, kernel
+/// against trsm: 0.877 against 0.901 ms at n = 384, 1.197 against 1.170 at 512, 1.938 against
+/// 1.872 at 768; session 35 had 768 against dgetrs).
+inline constexpr int kFp64SolveKernelBelow = 512;
+/// The largest order whose FP64 solves CudaLuPlan::Fp64Solves::trsm serves (the composition of
+/// dgetrf's interchanges holds 2n ints in one thread block's shared memory).
+inline constexpr int kFp64SolveTrsmMaxN = 6144;
+/// What the plan's fp64_solves runs for an order-n system: kernel, trsm or dgetrs.
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
 std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
