@@ -166,7 +166,7 @@ typedef struct {
                              --condition-estimate auto`), 1 always, 0 never (condition_estimate
                              -1 when it did not run) */
   int fp64_below;     /**< variant auto solves n < fp64_below by an FP64 LU refined in FP64; -1
-                         (default): the backend's (cpu 0, cuda 2048); 0: never */
+                         (default): the backend's (cpu 0, cuda 3072); 0: never */
   int rbt_window;     /**< pivoting rbt: rows searched for each pivot, 64..256; 0 none; default 128 */
   uint64_t rbt_seed;  /**< pivoting rbt: the butterflies' seed; default 1 */
   const char* cuda_plan; /**< cuda: the LU's code path as `tcsolve solve --cuda-plan` takes it,

@@ -98,7 +98,7 @@ def _params(variant, refine, max_iter, fallback, block_size, pivoting="partial",
         p.estimate_condition = 2
     else:
         raise InvalidInputError(f"estimate_condition must be 'auto', True or False, got {estimate_condition!r}")
-    if fp64_below is not None:  # None: the library's default (2048 on cuda, 0 on the cpu)
+    if fp64_below is not None:  # None: the library's default (3072 on cuda, 0 on the cpu)
         p.fp64_below = _int_option("fp64_below", fp64_below, 0)
     if rbt_window is not None:
         p.rbt_window = _int_option("rbt_window", rbt_window, 0)
@@ -229,7 +229,7 @@ def solve(A, b, variant="auto", refine="classical", max_iter=30, fallback=True, 
         the CLI's JSON names the rule), True always, False never.
     fp64_below : int or None, default None
         Variant auto: systems with n below it are solved by an FP64 LU refined in FP64; 0 never;
-        None the library's default (2048 on cuda, 0 on the cpu), as the CLI's --fp64-below.
+        None the library's default (3072 on cuda, 0 on the cpu), as the CLI's --fp64-below.
     rbt_window, rbt_seed : int or None, default None
         pivoting rbt: the LU's pivot window (0: no pivoting) and the butterflies' seed; None the
         library's defaults (the CLI's --rbt-window; seed 1).
