@@ -141,7 +141,6 @@ DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const Devi
   perm_ = at.perm;
   const std::size_t n = static_cast<std::size_t>(n_);
   solves_ = fp64_solves_for(run.plan, n_);
-  kernel_solves_ = solves_ == CudaLuPlan::Fp64Solves::kernel;
   if (!placement.prepared) {
     kernels::scale_copy(run.stream, s.a.data(), n_, scales.row, scales.col, lu_);
     device_memset(info_, 0, sizeof(int), run.stream);
@@ -151,7 +150,7 @@ DeviceFp64Lu::DeviceFp64Lu(const DeviceRun& run, const HostMatrix& A, const Devi
   // The diagonal of U (stride n + 1) and info after it, read back at once: a zero pivot (info >
   // 0), or a non-finite one (growth past DBL_MAX), is an exactly singular A to FP64. Deferred
   // with the kernel's solves, the first apply() writes them (one launch fewer).
-  if (placement.deferred && kernel_solves_) {
+  if (placement.deferred && solves_ == CudaLuPlan::Fp64Solves::kernel) {
     diagonal_owed_ = true;
     return;
   }
@@ -192,7 +191,7 @@ double* DeviceFp64Lu::rhs(int cols) {
 }
 
 void DeviceFp64Lu::apply(const double* rhs, double* out, int cols) {
-  if (kernel_solves_) {
+  if (solves_ == CudaLuPlan::Fp64Solves::kernel) {
     kernels::lu_apply(run_.stream, lu_, n_, ipiv_, scales_.row, scales_.col, rhs, cols, out,
                       diagonal_owed_ ? diagonal_ : nullptr, info_);
     diagonal_owed_ = false;

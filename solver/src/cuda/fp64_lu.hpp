@@ -128,7 +128,6 @@ class DeviceFp64Lu {
   int* perm_ = nullptr;  ///< fp64_solves trsm: dgetrf's interchanges composed (kernels::pivots_to_permutation)
   double pivot_span_ = 1;
   CudaLuPlan::Fp64Solves solves_ = CudaLuPlan::Fp64Solves::dgetrs;  ///< what apply() runs (fp64_solves_for)
-  bool kernel_solves_ = false;  ///< apply() by kernels::lu_apply
   bool diagonal_owed_ = false;  ///< U's diagonal and info not yet written (the next apply() does)
 };
 
