@@ -1,6 +1,7 @@
 // [gpu] tests of the device equilibration in parts (kernels::equilibrate_rows and
 // equilibrate_columns, solver/src/cuda/equilibrate.cu), and in one launch for the FP64 path
-// (equilibrate_fp64, bitwise the parts and scale_copy): the LU converts its first block's columns
+// (equilibrate_fp64 in one cluster, one cooperative launch or the kernels one by one, bitwise the
+// parts and scale_copy): the LU converts its first block's columns
 // before the first panel and the rest beside it, so any split of the columns, in any order, must
 // give bitwise the scales and the FP32 A_s of the one-call equilibrate(), and A_s must be
 // fp32_rn((r_i a_ij) c_j) in row-major order (a transposition slip or a missed tile shows as a
@@ -81,16 +82,22 @@ TEST_CASE("the device equilibration in column parts, in any order, gives bitwise
   }
 }
 
-TEST_CASE("the FP64 path's one-launch equilibration gives bitwise the separate kernels' scales, sums, norm and A_s",
+TEST_CASE("the FP64 path's one-launch equilibration, in one cluster or one cooperative launch, gives bitwise the "
+          "separate kernels' scales, sums, norm and A_s",
           "[gpu]") {
   if (!cuda::device_available()) {
     WARN("no CUDA device: skipping the one-launch equilibration (" << cuda::device_name() << ")");
     return;
   }
-  // n from 1 to past the grid's blocks (more columns than SMs, several row blocks and chunks);
-  // 2047: the kernels one by one (from n = 1024), which must give the same
-  for (const int n : {1, 7, 200, 777, 2047}) {
-    INFO("n = " << n);
+  // n from 1 to past the grid's blocks (more columns than SMs, several row blocks and chunks;
+  // the cluster's: past its 256 warps, one and more 256-row blocks, 1023 its largest n); 2047:
+  // the kernels one by one (from n = 1024), which must give the same
+  using How = cuda::kernels::Fp64Equilibration;
+  for (const auto& [n, how] : std::vector<std::pair<int, How>>{
+           {1, How::automatic}, {7, How::cluster}, {200, How::automatic}, {256, How::cluster}, {257, How::cluster},
+           {777, How::automatic}, {1023, How::cluster}, {7, How::cooperative}, {200, How::cooperative},
+           {777, How::cooperative}, {200, How::kernels}, {2047, How::automatic}}) {
+    INFO("n = " << n << ", launch " << static_cast<int>(how));
     std::mt19937 rng(static_cast<unsigned>(n));
     std::uniform_real_distribution<double> dist(-1.0, 1.0);
     Eigen::MatrixXd A(n, n);
@@ -106,7 +113,7 @@ TEST_CASE("the FP64 path's one-launch equilibration gives bitwise the separate k
     cuda::kernels::equilibrate_columns(nullptr, a.data(), n, row.data(), col.data(), nullptr, 0, n, sum.data());
     cuda::kernels::scale_copy(nullptr, a.data(), n, row.data(), col.data(), a_s.data());
     cuda::kernels::equilibrate_fp64(nullptr, a.data(), n, row2.data(), col2.data(), sum2.data(), norm2.data(),
-                                    a_s2.data(), zero.data(), workspace.data());
+                                    a_s2.data(), zero.data(), workspace.data(), how);
     CHECK(row2.download() == row.download());
     CHECK(col2.download() == col.download());
     CHECK(sum2.download() == sum.download());

@@ -5,7 +5,7 @@
 // to rhs, a zero pivot and NaN (compared as NaN: the device's and the host's NaN bits differ);
 // U's diagonal and info written for the caller; dgetrf's interchanges composed into a permutation
 // (kernels::pivots_to_permutation, bitwise the host's composition); and the solver's FP64 path on
-// every fp64_solves.
+// every fp64_solves and residuals.
 // Skipped, with a warning, without a GPU (and empty in a build without CUDA).
 #include <catch2/catch.hpp>
 
@@ -176,7 +176,7 @@ TEST_CASE("pivots_to_permutation on the device: dgetrf's interchanges composed a
   REQUIRE_THROWS(tcsolve::cuda::kernels::pivots_to_permutation(stream.get(), nullptr, 0, nullptr));
 }
 
-TEST_CASE("the FP64 path of small systems on every fp64_solves: converged, forward errors within the bound, the "
+TEST_CASE("the FP64 path of small systems on every fp64_solves and residuals: converged, forward errors within the bound, the "
           "solves reported",
           "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the FP64 path's solves");
@@ -196,18 +196,27 @@ TEST_CASE("the FP64 path of small systems on every fp64_solves: converged, forwa
     tcsolve::SolveOptions o;
     o.backend = tcsolve::Backend::cuda;
     o.fp64_below = 1 << 20;
-    for (CudaLuPlan::Fp64Solves asked : {CudaLuPlan::Fp64Solves::automatic, CudaLuPlan::Fp64Solves::kernel,
-                                         CudaLuPlan::Fp64Solves::dgetrs, CudaLuPlan::Fp64Solves::trsm}) {
+    using F = CudaLuPlan::Fp64Solves;
+    using R = CudaLuPlan::Residuals;
+    for (const auto& [asked, residuals] : std::vector<std::pair<F, R>>{{F::automatic, R::automatic},
+                                                                      {F::kernel, R::automatic},
+                                                                      {F::dgetrs, R::automatic},
+                                                                      {F::trsm, R::automatic},
+                                                                      {F::automatic, R::kernel},
+                                                                      {F::automatic, R::cublas}}) {
       o.cuda_plan.fp64_solves = asked;
+      o.cuda_plan.residuals = residuals;
       const tcsolve::SolveResult r = tcsolve::solve(sys, o);
       INFO(r.note);
       REQUIRE(r.fp64_lu);
       REQUIRE(r.converged);
-      const CudaLuPlan::Fp64Solves ran =
-          asked != CudaLuPlan::Fp64Solves::automatic ? asked
-          : n < tcsolve::kFp64SolveKernelBelow      ? CudaLuPlan::Fp64Solves::kernel
-                                                    : CudaLuPlan::Fp64Solves::trsm;
+      const F ran = asked != F::automatic ? asked : n < tcsolve::kFp64SolveKernelBelow ? F::kernel : F::trsm;
       REQUIRE(r.cuda_plan->fp64_solves == ran);
+      const R residuals_ran = n > tcsolve::kResidualKernelMaxN ? R::cublas
+                              : residuals != R::automatic     ? residuals
+                              : n < tcsolve::kResidualKernelBelow ? R::kernel
+                                                                  : R::cublas;
+      REQUIRE(r.cuda_plan->residuals == residuals_ran);
       const Eigen::MatrixXd& x_true = *sys.x_true;
       CHECK((r.x - x_true).cwiseAbs().maxCoeff() <= e / (1 - e) * x_true.cwiseAbs().maxCoeff());
     }

@@ -113,6 +113,22 @@ std::string_view to_string(CudaLuPlan::Fp64Solves v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::Residuals v) {
+  switch (v) {
+    case CudaLuPlan::Residuals::automatic: return "automatic";
+    case CudaLuPlan::Residuals::kernel: return "kernel";
+    case CudaLuPlan::Residuals::cublas: return "cublas";
+  }
+  return "?";
+}
+
+CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n) {
+  using R = CudaLuPlan::Residuals;
+  if (n < 1 || n > kResidualKernelMaxN) return R::cublas;
+  if (plan.residuals != R::automatic) return plan.residuals;
+  return n < kResidualKernelBelow ? R::kernel : R::cublas;
+}
+
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n) {
   using F = CudaLuPlan::Fp64Solves;
   switch (plan.fp64_solves) {
@@ -166,6 +182,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"trsv", std::string(to_string(p.trsv))},
           {"member_sweeps", std::string(to_string(p.member_sweeps))},
           {"fp64_solves", std::string(to_string(p.fp64_solves))},
+          {"residuals", std::string(to_string(p.residuals))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
           {"host_times", on_off(p.host_times)}};
@@ -195,13 +212,15 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "fp64_solves")
     p.fp64_solves = parse_value(name, value, {P::Fp64Solves::automatic, P::Fp64Solves::kernel, P::Fp64Solves::dgetrs,
                                               P::Fp64Solves::trsm});
+  else if (name == "residuals")
+    p.residuals = parse_value(name, value, {P::Residuals::automatic, P::Residuals::kernel, P::Residuals::cublas});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, residuals, auto_paths, "
                        "phases, host_times)");
 }
 

@@ -194,8 +194,23 @@ detail::ScaledNorm norm_1(const DeviceRun& run, const double* col_sum, int n, co
   return safe_norm(largest, A, false);
 }
 
+static_assert(kernels::kSmallResidualMaxN == kResidualKernelMaxN, "residuals = kernel serves what small_residual takes");
+
+std::size_t DeviceChecker::residual_scratch_doubles(int n, int nrhs) {
+  return n >= 1 && n <= kernels::kSmallResidualMaxN && nrhs <= 65535 ? kernels::small_residual_scratch_doubles(n, nrhs)
+                                                                      : 0;
+}
+
 void DeviceChecker::enqueue(const double* x) {
   const int n = s_.n, k = s_.nrhs;
+  if (residuals_for(run_.plan, n) == CudaLuPlan::Residuals::kernel && k <= 65535) {
+    if (scratch_ == nullptr) {
+      own_scratch_ = DeviceBuffer<double>(residual_scratch_doubles(n, k));
+      scratch_ = own_scratch_.data();
+    }
+    kernels::small_residual(run_.stream, s_.a.data(), n, s_.b.data(), x, r_, norms_, k, scratch_);
+    return;
+  }
   copy_device_to_device(r_, s_.b.data(), elements(n, k) * sizeof(double), run_.stream);
   const double minus_one = -1.0, one = 1.0;
   cublasHandle_t h = run_.blas();

@@ -106,16 +106,22 @@ class DeviceChecker {
   DeviceChecker(const DeviceRun& run, const DeviceSystem& s, detail::ScaledNorm norm_a)
       : run_(run), s_(s), norm_a_(norm_a), own_r_(elements(s.n, s.nrhs)), own_norms_(2 * static_cast<std::size_t>(s.nrhs)),
         r_(own_r_.data()), norms_(own_norms_.data()) {}
-  /// On the caller's arrays: r (n nrhs doubles) and norms (2 nrhs doubles: those of r, then of
-  /// x); ||A||_inf given later by set_norm_a() (the small systems' path reads it back with its
-  /// first assessment).
-  DeviceChecker(const DeviceRun& run, const DeviceSystem& s, double* r, double* norms)
-      : run_(run), s_(s), r_(r), norms_(norms) {}
+  /// On the caller's arrays: r (n nrhs doubles), norms (2 nrhs doubles: those of r, then of
+  /// x) and scratch (residual_scratch_doubles(n, nrhs) doubles, for the one-launch residual);
+  /// ||A||_inf given later by set_norm_a() (the small systems' path reads it back with its first
+  /// assessment).
+  DeviceChecker(const DeviceRun& run, const DeviceSystem& s, double* r, double* norms, double* scratch)
+      : run_(run), s_(s), r_(r), norms_(norms), scratch_(scratch) {}
+
+  /// Doubles of scratch the one-launch residual (CudaLuPlan::residuals) needs for order n and
+  /// nrhs right-hand sides (0 where it does not serve n).
+  static std::size_t residual_scratch_doubles(int n, int nrhs);
 
   /// r = b - A x in FP64 on the device; returns the assessment (reads 2 nrhs doubles back).
   detail::Assessment assess(const double* x);
 
-  /// The device half of assess(): r and the norms, enqueued (nothing waits).
+  /// The device half of assess(): r and the norms, enqueued (nothing waits): by
+  /// kernels::small_residual in one launch or by cuBLAS (residuals_for(run.plan, n)).
   void enqueue(const double* x);
   /// The host half: the assessment from the 2 nrhs norms read back.
   detail::Assessment assessment(const double* norms) const;
@@ -128,9 +134,10 @@ class DeviceChecker {
   const DeviceRun& run_;
   const DeviceSystem& s_;
   detail::ScaledNorm norm_a_{};
-  DeviceBuffer<double> own_r_, own_norms_;
+  DeviceBuffer<double> own_r_, own_norms_, own_scratch_;
   double* r_;
   double* norms_;
+  double* scratch_ = nullptr;  ///< the one-launch residual's (own_scratch_'s when not given)
 };
 
 }  // namespace tcsolve::cuda

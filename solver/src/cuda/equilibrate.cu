@@ -20,6 +20,9 @@
 //                        same arithmetic as the kernels above and scale_copy, parted by grid
 //                        barriers (each launch costs the host microseconds, and before the LU
 //                        the device only waits).
+//   equilibrate_fp64_cluster_kernel  the same in one launch of one thread-block cluster
+//                        (small_cluster.cuh), parted by one cluster barrier: the default below n
+//                        = 1024 (Fp64Equilibration).
 //
 // The last two go by column ranges (equilibrate_columns): the LU converts its first block's
 // columns before the first panel and the rest on the update stream while that panel is factored
@@ -32,6 +35,7 @@
 
 #include "../equilibration.hpp"
 #include "kernels.hpp"
+#include "small_cluster.cuh"
 #include "tcsolve/gemm/config.hpp"
 #include "tcsolve/gemm/cuda.hpp"
 #include "tcsolve/runtime/cuda_check.hpp"
@@ -57,9 +61,10 @@ constexpr int kOneLaunchBelow = 1024;
 int row_chunks(int n) { return std::max(1, std::min(kMaxChunks, ceil_div(n, 16))); }
 
 /// Row block bx, chunk by of the row pass: max |a_ij| and sum |a_ij| over the chunk's columns.
+/// t: the thread's index in its block of kThreads (a one-cluster kernel's groups of kThreads).
 __device__ __forceinline__ void row_partial(const double* __restrict__ a, int n, int chunk_cols, int bx, int by,
-                                            double* __restrict__ pmax, double* __restrict__ psum) {
-  const int i = bx * kThreads + static_cast<int>(threadIdx.x);  // row
+                                            double* __restrict__ pmax, double* __restrict__ psum, int t) {
+  const int i = bx * kThreads + t;  // row
   if (i >= n) return;
   const int c0 = by * chunk_cols, c1 = min(n, c0 + chunk_cols);
   double m = 0, s = 0;
@@ -92,7 +97,8 @@ __device__ __forceinline__ void row_finish(const double* __restrict__ pmax, cons
 __global__ void __launch_bounds__(kThreads)
     row_partial_kernel(const double* __restrict__ a, int n, int chunk_cols, double* __restrict__ pmax,
                        double* __restrict__ psum) {
-  row_partial(a, n, chunk_cols, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), pmax, psum);
+  row_partial(a, n, chunk_cols, static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), pmax, psum,
+              static_cast<int>(threadIdx.x));
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -155,7 +161,8 @@ __global__ void __launch_bounds__(kThreads)
     *zero = 0;
   }
   const int row_blocks = ceil_div(n, kThreads);
-  for (int v = block; v < row_blocks * chunks; v += blocks) row_partial(a, n, chunk_cols, v % row_blocks, v / row_blocks, pmax, psum);
+  for (int v = block; v < row_blocks * chunks; v += blocks)
+    row_partial(a, n, chunk_cols, v % row_blocks, v / row_blocks, pmax, psum, static_cast<int>(threadIdx.x));
   grid.sync();
   for (int v = block; v < row_blocks; v += blocks) row_finish(pmax, psum, n, chunks, v, row_scale, norm_bits);
   grid.sync();
@@ -166,6 +173,91 @@ __global__ void __launch_bounds__(kThreads)
     const std::size_t col = static_cast<std::size_t>(j) * static_cast<std::size_t>(n);
     for (int i = static_cast<int>(threadIdx.x); i < n; i += kThreads)
       a_s[col + i] = __dmul_rn(__dmul_rn(row_scale[i], a[col + i]), c);
+  }
+}
+
+/// equilibrate_fp64 in one cluster (small_cluster.cuh; n < kOneLaunchBelow): the same arithmetic
+/// in the same order as equilibrate_fp64_kernel, in two phases parted by the cluster's barrier.
+///   rows     the row pass's partial step, its tasks over the cluster's groups of kThreads
+///            threads (row_partial), into pmax and psum;
+///   columns  every block forms all n row scales from the partials (row_finish's loop) in shared
+///            memory; block 0 also writes them and ||A||_inf (the largest row sum's bits, as the
+///            atomicMax), and zero. Then a warp per column: col_scales' 256 strided partial
+///            maxima and sums held as 8 per lane, and its tree (halves 128, 64, 32 inside the
+///            lane, 16 to 1 by shuffles: the same pairs in the same order), the column's scale
+///            and sum, then its column of a_s.
+__global__ void __launch_bounds__(kSmallClusterThreads, 1)
+    equilibrate_fp64_cluster_kernel(const double* __restrict__ a, int n, int chunks, int chunk_cols,
+                                    double* __restrict__ pmax, double* __restrict__ psum,
+                                    double* __restrict__ row_scale, double* __restrict__ col_scale,
+                                    double* __restrict__ col_sum, double* __restrict__ norm_inf,
+                                    double* __restrict__ a_s, int* __restrict__ zero) {
+  constexpr int kGroups = kSmallClusterThreads / kThreads;  // groups of kThreads a block
+  __shared__ double scale[kOneLaunchBelow];
+  __shared__ unsigned long long warp_bits[kSmallClusterThreads / 32];
+  const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid / 32;
+  const int row_blocks = ceil_div(n, kThreads);
+  for (int v = block * kGroups + tid / kThreads; v < row_blocks * chunks; v += blocks * kGroups)
+    row_partial(a, n, chunk_cols, v % row_blocks, v / row_blocks, pmax, psum, tid % kThreads);
+  small_cluster_sync();
+  unsigned long long bits = 0;  // +0.0: the bits of the smallest sum
+  for (int i = tid; i < n; i += kSmallClusterThreads) {
+    double m = 0, s = 0;
+    for (int k = 0; k < chunks; ++k) {  // row_finish's order
+      m = fmax(m, __ldcg(pmax + i + static_cast<std::size_t>(k) * n));
+      s += __ldcg(psum + i + static_cast<std::size_t>(k) * n);
+    }
+    const double r = detail::pow2(detail::equilibration_exponent(m));
+    scale[i] = r;
+    if (block == 0) row_scale[i] = r;
+    bits = max(bits, static_cast<unsigned long long>(__double_as_longlong(s)));
+  }
+  if (block == 0) {  // ||A||_inf: the largest sum's bits (non-negative doubles order like their bits)
+    for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, offset));
+    if (lane == 0) warp_bits[warp] = bits;
+  }
+  __syncthreads();
+  if (block == 0 && warp == 0) {
+    bits = warp_bits[lane];
+    for (int offset = 16; offset > 0; offset /= 2) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, offset));
+    if (lane == 0) {
+      *norm_inf = __longlong_as_double(static_cast<long long>(bits));
+      *zero = 0;
+    }
+  }
+  for (int j = block * (kSmallClusterThreads / 32) + warp; j < n; j += blocks * (kSmallClusterThreads / 32)) {
+    const double* col = a + static_cast<std::size_t>(j) * n;
+    double pm[8], ps[8];  // col_scales' partials of threads lane + 32 q
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      double m = 0, s = 0;
+      for (int i = lane + 32 * q; i < n; i += kThreads) {
+        const double v = fabs(col[i]);
+        m = fmax(m, scale[i] * v);
+        s += v;
+      }
+      pm[q] = m;
+      ps[q] = s;
+    }
+#pragma unroll
+    for (int half = 4; half > 0; half /= 2)  // the tree's halves 128, 64, 32
+#pragma unroll
+      for (int q = 0; q < half; ++q) {
+        pm[q] = fmax(pm[q], pm[q + half]);
+        ps[q] += ps[q + half];
+      }
+    for (int half = 16; half > 0; half /= 2) {  // 16 .. 1: lane t takes lane t + half's
+      pm[0] = fmax(pm[0], __shfl_down_sync(0xffffffffu, pm[0], half));
+      ps[0] += __shfl_down_sync(0xffffffffu, ps[0], half);
+    }
+    const double c = __shfl_sync(0xffffffffu, detail::pow2(detail::equilibration_exponent(pm[0])), 0);
+    if (lane == 0) {
+      col_scale[j] = c;
+      if (col_sum) col_sum[j] = ps[0];
+    }
+    double* out = a_s + static_cast<std::size_t>(j) * n;
+    for (int i = lane; i < n; i += 32) out[i] = __dmul_rn(__dmul_rn(scale[i], col[i]), c);
   }
 }
 
@@ -235,21 +327,27 @@ void equilibrate_columns(CUstream_st* stream, const double* a, int n, const doub
 }
 
 void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
-                      double* norm_inf, double* a_s, int* zero, double* workspace) {
+                      double* norm_inf, double* a_s, int* zero, double* workspace, Fp64Equilibration how) {
+  int chunks = row_chunks(n), chunk_cols = ceil_div(n, chunks);
+  double* pmax = workspace;
+  double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
+  if (n < kOneLaunchBelow && (how == Fp64Equilibration::automatic || how == Fp64Equilibration::cluster)) {
+    const void* kernel = reinterpret_cast<const void*>(equilibrate_fp64_cluster_kernel);
+    void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_inf, &a_s, &zero};
+    launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), 1, args);
+    return;
+  }
   int dev = 0, sms = 0, coop = 0;
   TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
   TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
-  if (coop == 0 || n >= kOneLaunchBelow) {  // the same kernels one by one
+  if (coop == 0 || n >= kOneLaunchBelow || how == Fp64Equilibration::kernels) {  // the same kernels one by one
     equilibrate_rows(stream, a, n, row_scale, norm_inf, workspace);
     equilibrate_columns(stream, a, n, row_scale, col_scale, nullptr, 0, n, col_sum);
     scale_copy(stream, a, n, row_scale, col_scale, a_s);
     TCSOLVE_CUDA_CHECK(cudaMemsetAsync(zero, 0, sizeof(int), stream));
     return;
   }
-  int chunks = row_chunks(n), chunk_cols = ceil_div(n, chunks);
-  double* pmax = workspace;
-  double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
   unsigned long long* norm_bits = reinterpret_cast<unsigned long long*>(norm_inf);
   // as many blocks as are resident at once (a cooperative launch's limit; about 8 an SM), at
   // most the widest phase's tasks: with one block an SM, n = 2048 took 161 us against 66 for

@@ -38,7 +38,7 @@ namespace {
 /// assessment reads back at once: U's diagonal and info (n + 1), ||A||_inf (1), the norms of r
 /// and x (2 nrhs); the correction's norms (nrhs) follow it.
 struct SmallLayout {
-  double *row_scale, *col_scale, *col_sum, *workspace, *x, *best, *d, *r, *report;
+  double *row_scale, *col_scale, *col_sum, *workspace, *x, *best, *d, *r, *report, *residual_scratch;
   int* mask;
   void* lu;
   std::size_t report_count;
@@ -54,6 +54,7 @@ struct SmallLayout {
     r = c.take<double>(count);
     report_count = m + 2 + 3 * cols;
     report = c.take<double>(report_count);
+    residual_scratch = c.take<double>(DeviceChecker::residual_scratch_doubles(n, k));
     mask = c.take<int>(cols);
     lu = c.take<char>(lu_bytes);
   }
@@ -71,7 +72,7 @@ class Fp64Refinement {
   Fp64Refinement(const DeviceRun& run, const DeviceSystem& s, const SmallLayout& at, double* host_report,
                  DeviceFp64Lu& lu, const HostMatrix& host_a, PhaseClock& clock)
       : run_(run), s_(s), at_(at), host_(host_report), lu_(lu), host_a_(host_a), clock_(clock),
-        checker_(run, s, at.r, at.norms(s.n)), count_(elements(s.n, s.nrhs)) {}
+        checker_(run, s, at.r, at.norms(s.n), at.residual_scratch), count_(elements(s.n, s.nrhs)) {}
 
   /// x = A^-1 b.
   void initial_solve() {
@@ -161,6 +162,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   res.resolved_variant = Variant::fp64;
   const int n = s.n, k = s.nrhs;
   run.plan.fp64_solves = fp64_solves_for(run.plan, n);  // (reported)
+  run.plan.residuals = residuals_for(run.plan, n);
   res.cuda_plan = run.plan;
   SolveStoreLease store(run.ctx);
   const int lwork = DeviceFp64Lu::workspace_size(run, s);

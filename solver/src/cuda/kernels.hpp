@@ -1,5 +1,6 @@
 // Launchers of the solver's device kernels (coop_lu.cu, equilibrate.cu, panel.cu, leaf_tournament.cu, leaf_rbt.cu, leaf_beam.cu,
-// butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, lu_apply.cu, random_kernels.cu, triangular.cu),
+// butterfly.cu, trsm.cu, row_swap.cu, refine_kernels.cu, lu_apply.cu, small_residual.cu, random_kernels.cu,
+// triangular.cu),
 // called by the solver's cuda path and generate_cuda.cpp.
 // Plain C++ signatures (no CUDA or Eigen types): every pointer is device memory, matrices are
 // column-major unless a launcher says otherwise (lu_solve's LU is row-major); every launcher
@@ -53,13 +54,19 @@ void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_s
 void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum = nullptr);
 
+/// How equilibrate_fp64 launches below n = 1024 (every way gives the same bits): cluster (one
+/// launch of one thread-block cluster, small_cluster.cuh; one block where the device runs no
+/// clusters), cooperative (one cooperative launch; the kernels one by one where the device has
+/// none), kernels (the kernels one by one, as from n = 1024 always); automatic: cluster.
+enum class Fp64Equilibration { automatic, cluster, cooperative, kernels };
+
 /// The FP64 LU path's equilibration (fp64_solve.cpp): equilibrate_rows, equilibrate_columns
 /// (col_sum not null) and scale_copy into a_s (FP64, leading dimension n), bitwise, and *zero =
-/// 0 (dgetrf's info), in one cooperative launch below n = 1024 where the device has them, else
-/// one by one.
+/// 0 (dgetrf's info), launched as `how` says.
 /// workspace: equilibrate_workspace_doubles(n).
 void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
-                      double* norm_inf, double* a_s, int* zero, double* workspace);
+                      double* norm_inf, double* a_s, int* zero, double* workspace,
+                      Fp64Equilibration how = Fp64Equilibration::automatic);
 
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).
@@ -330,6 +337,26 @@ void masked_add(CUstream_st* stream, double* x, const double* d, int n, int cols
 
 /// y[i] = x[i] / s for i < n, correctly rounded (the cpu's Eigen `x / s`); y may be x.
 void divide(CUstream_st* stream, const double* x, int n, double s, double* y);
+
+// --- small_residual.cu ------------------------------------------------------------------------
+
+/// The largest n small_residual() takes (the combining block has a thread a row).
+inline constexpr int kSmallResidualMaxN = 1023;
+
+/// Doubles of device scratch small_residual() needs for order n and nrhs right-hand sides.
+std::size_t small_residual_scratch_doubles(int n, int nrhs);
+
+/// r = b - A x for nrhs right-hand sides (A: n x n, leading dimension n; b, x, r: n x nrhs,
+/// leading dimension n; r may not alias b or x), norms[c] = max_i |r_ic| and norms[nrhs + c] =
+/// max_i |x_ic| (a NaN kept; DeviceChecker's layout), in one launch: bitwise
+/// cpu/small_residual.hpp's small_residual_reference per column. scratch:
+/// small_residual_scratch_doubles(n, nrhs). InvalidInput for n outside 1..kSmallResidualMaxN or
+/// nrhs outside 1..65535.
+void small_residual(CUstream_st* stream, const double* a, int n, const double* b, const double* x, double* r,
+                    double* norms, int nrhs, double* scratch);
+
+/// The blocks of small_residual's cluster on the current device (1 where clusters do not run).
+int small_residual_blocks();
 
 // --- lu_apply.cu -------------------------------------------------------------------------------
 

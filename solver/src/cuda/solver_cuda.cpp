@@ -125,6 +125,7 @@ void report_factorization(const DeviceRun& run, const DeviceLu& f, SolveResult& 
   res.resolved_variant = f.resolved;
   res.cuda_plan = run.plan;
   res.cuda_plan->fp64_solves = fp64_solves_for(run.plan, f.n);  // what the FP64 fallback's solves take
+  res.cuda_plan->residuals = residuals_for(run.plan, f.n);     // what the residuals took
   res.gemm_kernels = f.kernels;
 }
 

@@ -320,6 +320,15 @@ struct CudaLuPlan {
   /// estimate's solves are dgetrs's.
   enum class Fp64Solves { automatic, kernel, dgetrs, trsm };
   Fp64Solves fp64_solves = Fp64Solves::automatic;
+  /// The refinement's FP64 residual r = b - A x and the norms the assessment reads back (max
+  /// |r_i| and max |x_i| per column): kernel (small_residual.cu: one launch of a thread-block
+  /// cluster, each thread an inner product over 32 columns of one row, the cluster's first block
+  /// forming r and both norms; n <= kResidualKernelMaxN), cublas (a copy of b, dgemv or dgemm,
+  /// two column maxima: four launches), or automatic (the default: kernel below
+  /// kResidualKernelBelow, cublas from there). Other roundings: r differs in the last bits. The
+  /// value that ran is written back.
+  enum class Residuals { automatic, kernel, cublas };
+  Residuals residuals = Residuals::automatic;
   /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
   /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
   /// paths every time; retry behaves as fp16_first and repeats the LU as if TF32 had been
@@ -347,6 +356,7 @@ std::string_view to_string(CudaLuPlan::Trsv v);       ///< "lu_solve", "inverse"
 std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budget", "tiles"
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
 std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs", "trsm"
+std::string_view to_string(CudaLuPlan::Residuals v);  ///< "automatic", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
 /// The largest order whose FP64 solves CudaLuPlan::Fp64Solves::kernel serves (its vector in one
@@ -362,6 +372,13 @@ inline constexpr int kFp64SolveKernelBelow = 512;
 inline constexpr int kFp64SolveTrsmMaxN = 6144;
 /// What the plan's fp64_solves runs for an order-n system: kernel, trsm or dgetrs.
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n);
+/// The largest order whose residual CudaLuPlan::Residuals::kernel serves (its partial sums for
+/// one cluster's first block to combine, a thread a row).
+inline constexpr int kResidualKernelMaxN = 1023;
+/// CudaLuPlan::Residuals::automatic takes the kernel below this order, cuBLAS from it.
+inline constexpr int kResidualKernelBelow = 1024;
+/// What the plan's residuals runs for an order-n system: kernel or cublas.
+CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
 std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
 /// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
