@@ -22,6 +22,12 @@
 // project's one-launch solve (kernels::lu_apply, R = C = 1; up to its largest n), for one and two
 // right-hand sides, each x's backward error beside, and the two triangular solves alone (no
 // interchanges) by cublasDtrsv and by cublasDtrsm with one column.
+//   tcsolve_small_lu_bench --fixed [--reps N] [N ...]
+// --fixed: the FP64 path's fixed costs around the LU, each timed on a busy stream (a 256 MiB
+// memset queued first, so that the events see the device's time, not the host's enqueueing):
+// the equilibration (kernels::equilibrate_fp64 in one cluster, in one cooperative launch, and
+// kernel by kernel; whether the three agree bitwise) and the residual with its norms
+// (kernels::small_residual against the cuBLAS path: a copy of b, cublasDgemv, two column maxima).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -252,14 +258,76 @@ void apply_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, c
   }
 }
 
+/// --fixed: one row per n (us, medians of reps, each after a busy predecessor).
+void fixed_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, cublasHandle_t blas) {
+  namespace k = tcsolve::cuda::kernels;
+  Timer timer(stream);
+  void* busy = nullptr;
+  const std::size_t busy_bytes = std::size_t{256} << 20;
+  check(cudaMalloc(&busy, busy_bytes), "malloc");
+  const auto queue_busy = [&] { check(cudaMemsetAsync(busy, 0, busy_bytes, stream), "memset"); };
+  std::printf("%6s %10s %10s %10s %8s %10s %10s %8s\n", "n", "eq_clust", "eq_coop", "eq_kern", "same", "res_kern",
+              "res_cublas", "blocks");
+  for (int n : sizes) {
+    System s(n);
+    const std::size_t m = static_cast<std::size_t>(n);
+    double *work = nullptr, *scratch = nullptr, *r = nullptr, *norms = nullptr;
+    const std::size_t ws = k::equilibrate_workspace_doubles(n);
+    // per launch kind: row, col, sum, norm, a_s (n^2), zero
+    double* out[3] = {};
+    const std::size_t each = 3 * m + 1 + m * m + 1;
+    for (auto& o : out) check(cudaMalloc(&o, each * 8), "malloc");
+    check(cudaMalloc(&work, ws * 8), "malloc");
+    const bool small = n <= k::kSmallResidualMaxN;
+    check(cudaMalloc(&scratch, std::max<std::size_t>(k::small_residual_scratch_doubles(n, 1), 1) * 8), "malloc");
+    check(cudaMalloc(&r, m * 8), "malloc");
+    check(cudaMalloc(&norms, 2 * 8), "malloc");
+    const k::Fp64Equilibration how[3] = {k::Fp64Equilibration::cluster, k::Fp64Equilibration::cooperative,
+                                         k::Fp64Equilibration::kernels};
+    double t_eq[3];
+    for (int w = 0; w < 3; ++w) {
+      double* o = out[w];
+      t_eq[w] = 1e3 * timer.median_ms(reps, [&] {
+        k::equilibrate_fp64(stream, s.a0, n, o, o + m, o + 2 * m, o + 3 * m, o + 3 * m + 1,
+                            reinterpret_cast<int*>(o + 3 * m + 1 + m * m), work, how[w]);
+      }, queue_busy);
+    }
+    check(cudaStreamSynchronize(stream), "sync");
+    std::vector<double> h[3];
+    for (int w = 0; w < 3; ++w) {
+      h[w].resize(each - 1);  // all but zero
+      check(cudaMemcpy(h[w].data(), out[w], (each - 1) * 8, cudaMemcpyDeviceToHost), "copy");
+    }
+    const bool same = h[0] == h[1] && h[0] == h[2];
+    const double t_rk = small ? 1e3 * timer.median_ms(reps, [&] {
+      k::small_residual(stream, s.a0, n, s.b, s.b, r, norms, 1, scratch);
+    }, queue_busy) : NAN;
+    const double minus_one = -1.0, one = 1.0;
+    const double t_rc = 1e3 * timer.median_ms(reps, [&] {
+      check(cudaMemcpyAsync(r, s.b, m * 8, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cublasDgemv(blas, CUBLAS_OP_N, n, n, &minus_one, s.a0, n, s.b, 1, &one, r, 1), "Dgemv");
+      k::column_max_abs(stream, r, n, n, 1, nullptr, norms, nullptr);
+      k::column_max_abs(stream, s.b, n, n, 1, nullptr, norms + 1, nullptr);
+    }, queue_busy);
+    std::printf("%6d %10.2f %10.2f %10.2f %8s %10.2f %10.2f %8d\n", n, t_eq[0], t_eq[1], t_eq[2], same ? "yes" : "NO",
+                t_rk, t_rc, k::small_residual_blocks());
+    std::fflush(stdout);
+    for (void* p : {static_cast<void*>(work), static_cast<void*>(scratch), static_cast<void*>(r),
+                    static_cast<void*>(norms), static_cast<void*>(out[0]), static_cast<void*>(out[1]),
+                    static_cast<void*>(out[2])})
+      cudaFree(p);
+  }
+  cudaFree(busy);
+}
+
 int main(int argc, char** argv) {
   int reps = 21;
-  bool coop = false, apply = false;
+  bool coop = false, apply = false, fixed = false;
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") {
-      std::printf("usage: tcsolve_small_lu_bench [--coop | --apply] [--reps N] [N ...]\n");
+      std::printf("usage: tcsolve_small_lu_bench [--coop | --apply | --fixed] [--reps N] [N ...]\n");
       return 0;
     }
     if (a == "--coop") {
@@ -268,6 +336,10 @@ int main(int argc, char** argv) {
     }
     if (a == "--apply") {
       apply = true;
+      continue;
+    }
+    if (a == "--fixed") {
+      fixed = true;
       continue;
     }
     if (a == "--reps" && i + 1 < argc) {
@@ -287,6 +359,10 @@ int main(int argc, char** argv) {
   check(cublasSetStream(blas, stream), "cublasSetStream");
   if (apply) {
     apply_table(sizes, reps, stream, dn, blas);
+    return 0;
+  }
+  if (fixed) {
+    fixed_table(sizes, reps, stream, blas);
     return 0;
   }
   if (coop) {
