@@ -21,6 +21,7 @@
 
 #include "cpu/coop_lu.hpp"
 #include "cpu/lu_apply.hpp"
+#include "cuda/interchanges.hpp"
 #include "tcsolve/solver/solver.hpp"
 
 namespace {
@@ -137,4 +138,27 @@ TEST_CASE("fp64_solves: automatic takes the kernel below the measured crossover,
   REQUIRE(listed);
   REQUIRE_THROWS_WITH(tcsolve::set_plan_field(plan, "fp64_solves", "trsv"),
                       Catch::Matchers::Contains("fp64_solves") && Catch::Matchers::Contains("dgetrs"));
+}
+
+TEST_CASE("compose_pivots: row i of the vector swapped in LAPACK's order is row perm[i] of the original",
+          "[solver]") {
+  // the composition both device solves use (interchanges.hpp), against the exchanges done one
+  // by one on values, for pivot sequences with repeats, no-ops and the last row
+  for (int n : {1, 2, 7, 200, 1000}) {
+    CAPTURE(n);
+    std::mt19937 g(static_cast<unsigned>(n));
+    std::vector<int> pivots(n), perm(n);
+    std::vector<double> v(n), swapped(n);
+    for (int i = 0; i < n; ++i) {
+      pivots[i] = std::uniform_int_distribution<int>(i, n - 1)(g);  // ipiv[i] - 1 >= i
+      if (i % 5 == 0) pivots[i] = i;
+      perm[i] = i;
+      v[i] = swapped[i] = 10.0 * i + 7;
+    }
+    for (int i = 0; i < n; ++i) std::swap(swapped[i], swapped[pivots[i]]);
+    tcsolve::cuda::interchanges::compose_pivots(pivots.data(), n, perm.data());
+    std::size_t wrong = 0;
+    for (int i = 0; i < n; ++i) wrong += swapped[i] == v[perm[i]] ? 0 : 1;
+    REQUIRE(wrong == 0);
+  }
 }

@@ -22,7 +22,7 @@
 //                        the device only waits).
 //   equilibrate_fp64_cluster_kernel  the same in one launch of one thread-block cluster
 //                        (small_cluster.cuh), parted by one cluster barrier: the default below n
-//                        = 1024 (Fp64Equilibration).
+//                        = 384, the cooperative launch from there to 1024 (Fp64Equilibration).
 //
 // The last two go by column ranges (equilibrate_columns): the LU converts its first block's
 // columns before the first panel and the rest on the update stream while that panel is factored
@@ -54,6 +54,14 @@ constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and b
 /// and the memset not counted), 67 against 66 at 1024 with everything counted, and 109 against
 /// 97 at 2048: its grid barriers cost more than the launches they save once the passes are long.
 constexpr int kOneLaunchBelow = 1024;
+/// Fp64Equilibration::automatic takes one cluster below this n, one cooperative launch from it
+/// (below kOneLaunchBelow). Device times on a busy stream (tcsolve_small_lu_bench --fixed, H200,
+/// session 38 call a), cluster / cooperative / kernel by kernel: 12.0 / 15.4 / 17.2 us at n =
+/// 200, 12.7 / 17.2 / 17.0 at 256, 23.0 / 21.5 / 19.2 at 384, 47.7 / 34.1 / 24.0 at 768: the
+/// cluster's 8 SMs read A twice, the kernels spread over the GPU (their launches, which the busy
+/// stream hides, are what the one launch saves in the solve, where the equilibration starts on an
+/// idle device).
+constexpr int kClusterBelow = 384;
 
 /// Column chunks of the row pass: about 16 columns each up to n = 1024, so that a small A's few
 /// rows still make several blocks of short loops (at n = 200, one chunk of 200 dependent loads
@@ -331,7 +339,7 @@ void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_s
   int chunks = row_chunks(n), chunk_cols = ceil_div(n, chunks);
   double* pmax = workspace;
   double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
-  if (n < kOneLaunchBelow && (how == Fp64Equilibration::automatic || how == Fp64Equilibration::cluster)) {
+  if ((how == Fp64Equilibration::automatic && n < kClusterBelow) || (how == Fp64Equilibration::cluster && n < kOneLaunchBelow)) {
     const void* kernel = reinterpret_cast<const void*>(equilibrate_fp64_cluster_kernel);
     void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_inf, &a_s, &zero};
     launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), 1, args);

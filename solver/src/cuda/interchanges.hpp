@@ -1,5 +1,6 @@
-// The row interchanges of one LU panel composed into one permutation (row_swap.cu), written as
-// host+device functions so the logic can be checked on the host against sequential swaps.
+// The row interchanges of one LU panel composed into one permutation (row_swap.cu), and dgetrf's
+// whole-matrix interchanges into one (compose_pivots), written as host+device functions so the
+// logic can be checked on the host against sequential swaps.
 //
 // cuSOLVER's sgetrf on the panel (rows j..n-1, columns j..j+w-1) returns pivots ipiv[0..w), 1-based
 // within the panel: step i exchanged rows j+i and p_i = j + ipiv[i] - 1 >= j+i (LAPACK's order).
@@ -19,6 +20,19 @@
 #include "tcsolve/gemm/config.hpp"
 
 namespace tcsolve::cuda::interchanges {
+
+/// dgetrf's n exchanges over the whole matrix composed in place into a permutation, one after the
+/// other in LAPACK's order: perm enters as the identity, `pivots` holds 0-based ipiv[i] - 1 >= i,
+/// and perm leaves with row i of P A being row perm[i] of A (the FP64 LU's solves: row_swap.cu's
+/// permutation_kernel and lu_apply.cu, each on one thread over shared memory).
+TCSOLVE_HOST_DEVICE inline void compose_pivots(const int* pivots, int n, int* perm) {
+  for (int i = 0; i < n; ++i) {
+    const int q = pivots[i];
+    const int t = perm[i];
+    perm[i] = perm[q];
+    perm[q] = t;
+  }
+}
 
 /// Global row exchanged with row j+i at step i, from the 1-based panel pivot. A pivot outside
 /// [i+1, n-j] (which sgetrf never returns) is read as no exchange, so that no access leaves A.

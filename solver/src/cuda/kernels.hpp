@@ -57,7 +57,8 @@ void equilibrate_columns(CUstream_st* stream, const double* a, int n, const doub
 /// How equilibrate_fp64 launches below n = 1024 (every way gives the same bits): cluster (one
 /// launch of one thread-block cluster, small_cluster.cuh; one block where the device runs no
 /// clusters), cooperative (one cooperative launch; the kernels one by one where the device has
-/// none), kernels (the kernels one by one, as from n = 1024 always); automatic: cluster.
+/// none), kernels (the kernels one by one, as from n = 1024 always); automatic: cluster below n =
+/// 384, cooperative from there (equilibrate.cu gives the measurements).
 enum class Fp64Equilibration { automatic, cluster, cooperative, kernels };
 
 /// The FP64 LU path's equilibration (fp64_solve.cpp): equilibrate_rows, equilibrate_columns

@@ -37,6 +37,7 @@
 #include <string>
 
 #include "../cpu/lu_apply.hpp"
+#include "interchanges.hpp"
 #include "kernels.hpp"
 #include "nan_max.cuh"
 #include "tcsolve/gemm/config.hpp"
@@ -263,12 +264,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     double m = 0;
     if (tid == 0) {
-      for (int i = 0; i < n; ++i) {
-        const int p = staged[i];
-        const int t = perm[i];
-        perm[i] = perm[p];
-        perm[p] = t;
-      }
+      interchanges::compose_pivots(staged, n, perm);
     } else {
       for (int i = tid - 1; i < n; i += kThreads - 1) m = nan_max(m, fabs(__dmul_rn(row_scale[i], b[i])));
     }

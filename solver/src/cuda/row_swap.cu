@@ -416,13 +416,7 @@ __global__ void __launch_bounds__(kPermutationThreads)
     p[i] = i;
   }
   __syncthreads();
-  if (threadIdx.x == 0)
-    for (int i = 0; i < n; ++i) {  // LAPACK's order: exchange i with ipiv[i] - 1 >= i
-      const int q = staged[i];
-      const int t = p[i];
-      p[i] = p[q];
-      p[q] = t;
-    }
+  if (threadIdx.x == 0) interchanges::compose_pivots(staged, n, p);
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += kPermutationThreads) perm[i] = p[i];
 }

@@ -375,8 +375,11 @@ CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n);
 /// The largest order whose residual CudaLuPlan::Residuals::kernel serves (its partial sums for
 /// one cluster's first block to combine, a thread a row).
 inline constexpr int kResidualKernelMaxN = 1023;
-/// CudaLuPlan::Residuals::automatic takes the kernel below this order, cuBLAS from it.
-inline constexpr int kResidualKernelBelow = 1024;
+/// CudaLuPlan::Residuals::automatic takes the kernel below this order, cuBLAS from it. Device
+/// times on a busy stream (tcsolve_small_lu_bench --fixed, H200, session 38 call a), kernel
+/// against cuBLAS: 9.1 against 17.7 us at n = 200, 9.3 against 13.9 at 512, 15.6 against 16.0 at
+/// 768, 19.9 against 17.9 at 1000 (the cluster's 8 SMs read A, dgemv the whole GPU).
+inline constexpr int kResidualKernelBelow = 768;
 /// What the plan's residuals runs for an order-n system: kernel or cublas.
 CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
