@@ -179,6 +179,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   clock.mark("equilibrate");  // equilibrate()'s arithmetic, and A_s for dgetrf, in one launch
   kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
                             DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace);
+  const auto t_launched = Clock::now();
   clock.mark("fp64_lu");
   // The upload's thread searches A for equal rows beside the LU (asked below); without it, the
   // search needs the host A (a download of a device A), before the LU as the fallback's
@@ -191,6 +192,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   Fp64Refinement refinement(run, s, at, host, lu, host_a, clock);
   refinement.initial_solve();
   detail::refinement_loop(options.max_iterations, refinement, res, false, detail::refinement_step_hook(options));
+  const auto t_loop = Clock::now();
   // the LU's device seconds, from the start (the first assessment waited for both events)
   const auto t_factored =
       t_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1e-3 * lu_time.elapsed_ms()));
@@ -200,8 +202,16 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const detail::SingularitySearch searched = [] {
     return std::optional<std::string>();
   };  // done before the LU
+  double search_s = 0;  // host_times: the wait for the upload's search
+  const detail::SingularitySearch upload_search = singularity_search(s);
+  const detail::SingularitySearch timed_search = [&] {
+    const auto t = Clock::now();
+    std::optional<std::string> why = upload_search();
+    search_s = seconds(t, Clock::now());
+    return why;
+  };
   if (detail::decide_condition_estimate(options, res, n, [&] { return lu.pivot_span(); },
-                                        host_search ? singularity_search(s) : searched)) {
+                                        host_search ? timed_search : searched)) {
     clock.mark("condition");
     const HostScales scales(run, n, at.row_scale, at.col_scale);
     const detail::EquilibratedInverse inverse = lu.inverse(scales);
@@ -210,10 +220,16 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(host_a(), inverse).estimate;
     clock.mark(nullptr);
   }
-  if (run.plan.host_times) {  // the host's part: enqueueing up to the first read-back, waiting for it, the rest
-    clock.add("host_enqueue", seconds(t_start, refinement.enqueued()));
+  if (run.plan.host_times) {  // the host's part: up to the first kernel's launch, enqueueing up to the first
+                              // read-back, waiting for it, the refinement loop's rest, the wait for the
+                              // upload's search, the rest
+    const auto t_end = Clock::now();
+    clock.add("host_first_launch", seconds(t_start, t_launched));
+    clock.add("host_enqueue", seconds(t_launched, refinement.enqueued()));
     clock.add("host_wait", seconds(refinement.enqueued(), refinement.read()));
-    clock.add("host_rest", seconds(refinement.read(), Clock::now()));
+    clock.add("host_loop", seconds(refinement.read(), t_loop));
+    clock.add("host_search", search_s);
+    clock.add("host_rest", seconds(t_loop, t_end) - search_s);
   }
   finish_solve(run, [&] { return refinement.best(); }, "", transfer, clock, meta, t_start,
                std::min(t_factored, Clock::now()), res);
