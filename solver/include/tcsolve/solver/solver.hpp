@@ -342,10 +342,10 @@ struct CudaLuPlan {
   Phases phases = Phases::blocks;
   /// Host seconds spent enqueueing each kind of LU work, returned as phases "host_*" (to see
   /// whether the host or the device sets the pace). Synchronizes the LU's streams at its end. On
-  /// the FP64 path of small systems: host_first_launch (up to the equilibration's launch),
-  /// host_enqueue (then up to the first read-back), host_wait (for
-  /// it), host_loop (the refinement loop after it), host_search (the wait for the upload's search
-  /// for equal rows), host_rest (the rest, up to the device's last wait).
+  /// the FP64 path of small systems: host_first_marks (the first events), host_first_launch (the
+  /// equilibration's launch), host_enqueue (then up to the first read-back), host_wait (for it),
+  /// host_loop (the refinement loop after it), host_search (the wait for the upload's search for
+  /// equal rows), host_rest (the rest, up to the device's last wait).
   bool host_times = false;
 };
 
