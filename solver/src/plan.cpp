@@ -122,9 +122,9 @@ std::string_view to_string(CudaLuPlan::Residuals v) {
   return "?";
 }
 
-CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n) {
+CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n, int nrhs) {
   using R = CudaLuPlan::Residuals;
-  if (n < 1 || n > kResidualKernelMaxN) return R::cublas;
+  if (n < 1 || n > kResidualKernelMaxN || nrhs < 1 || nrhs > kResidualKernelMaxRhs) return R::cublas;
   if (plan.residuals != R::automatic) return plan.residuals;
   return n < kResidualKernelBelow ? R::kernel : R::cublas;
 }

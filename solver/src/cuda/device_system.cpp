@@ -195,15 +195,16 @@ detail::ScaledNorm norm_1(const DeviceRun& run, const double* col_sum, int n, co
 }
 
 static_assert(kernels::kSmallResidualMaxN == kResidualKernelMaxN, "residuals = kernel serves what small_residual takes");
+static_assert(kernels::kSmallResidualMaxRhs == kResidualKernelMaxRhs, "and as many right-hand sides");
 
 std::size_t DeviceChecker::residual_scratch_doubles(int n, int nrhs) {
-  return n >= 1 && n <= kernels::kSmallResidualMaxN && nrhs <= 65535 ? kernels::small_residual_scratch_doubles(n, nrhs)
-                                                                      : 0;
+  const bool served = n >= 1 && n <= kResidualKernelMaxN && nrhs >= 1 && nrhs <= kResidualKernelMaxRhs;
+  return served ? kernels::small_residual_scratch_doubles(n, nrhs) : 0;
 }
 
 void DeviceChecker::enqueue(const double* x) {
   const int n = s_.n, k = s_.nrhs;
-  if (residuals_for(run_.plan, n) == CudaLuPlan::Residuals::kernel && k <= 65535) {
+  if (residuals_for(run_.plan, n, k) == CudaLuPlan::Residuals::kernel) {
     if (scratch_ == nullptr) {
       own_scratch_ = DeviceBuffer<double>(residual_scratch_doubles(n, k));
       scratch_ = own_scratch_.data();

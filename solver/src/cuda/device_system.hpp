@@ -121,7 +121,7 @@ class DeviceChecker {
   detail::Assessment assess(const double* x);
 
   /// The device half of assess(): r and the norms, enqueued (nothing waits): by
-  /// kernels::small_residual in one launch or by cuBLAS (residuals_for(run.plan, n)).
+  /// kernels::small_residual in one launch or by cuBLAS (residuals_for(run.plan, n, nrhs)).
   void enqueue(const double* x);
   /// The host half: the assessment from the 2 nrhs norms read back.
   detail::Assessment assessment(const double* norms) const;

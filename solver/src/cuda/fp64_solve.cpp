@@ -16,7 +16,6 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -165,7 +164,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   res.resolved_variant = Variant::fp64;
   const int n = s.n, k = s.nrhs;
   run.plan.fp64_solves = fp64_solves_for(run.plan, n);  // (reported)
-  run.plan.residuals = residuals_for(run.plan, n);
+  run.plan.residuals = residuals_for(run.plan, n, k);
   res.cuda_plan = run.plan;
   SolveStoreLease store(run.ctx);
   const int lwork = DeviceFp64Lu::workspace_size(run, s);

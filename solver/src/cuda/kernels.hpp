@@ -341,8 +341,10 @@ void divide(CUstream_st* stream, const double* x, int n, double s, double* y);
 
 // --- small_residual.cu ------------------------------------------------------------------------
 
-/// The largest n small_residual() takes (the combining block has a thread a row).
+/// The largest n small_residual() takes (the combining block has a thread a row), and the most
+/// right-hand sides (the grid's rows).
 inline constexpr int kSmallResidualMaxN = 1023;
+inline constexpr int kSmallResidualMaxRhs = 65535;
 
 /// Doubles of device scratch small_residual() needs for order n and nrhs right-hand sides.
 std::size_t small_residual_scratch_doubles(int n, int nrhs);

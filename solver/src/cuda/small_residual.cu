@@ -95,9 +95,10 @@ std::size_t small_residual_scratch_doubles(int n, int nrhs) {
 
 void small_residual(CUstream_st* stream, const double* a, int n, const double* b, const double* x, double* r,
                     double* norms, int nrhs, double* scratch) {
-  if (n < 1 || n > kSmallResidualMaxN || nrhs < 1 || nrhs > 65535)
+  if (n < 1 || n > kSmallResidualMaxN || nrhs < 1 || nrhs > kSmallResidualMaxRhs)
     throw InvalidInput("small_residual: n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) +
-                       " (it takes 1 <= n <= " + std::to_string(kSmallResidualMaxN) + ", 1 <= nrhs <= 65535)");
+                       " (it takes 1 <= n <= " + std::to_string(kSmallResidualMaxN) + ", 1 <= nrhs <= " +
+                       std::to_string(kSmallResidualMaxRhs) + ")");
   const void* kernel = reinterpret_cast<const void*>(small_residual_kernel);
   void* args[] = {&a, &n, &b, &x, &r, &norms, &nrhs, &scratch};
   launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), nrhs, args);

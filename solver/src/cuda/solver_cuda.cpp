@@ -119,13 +119,13 @@ void estimate_condition(DeviceRun& run, const DeviceSystem& s, const DeviceLu& f
   clock.mark(nullptr);
 }
 
-/// The reported fields of the factorization f.
-void report_factorization(const DeviceRun& run, const DeviceLu& f, SolveResult& res) {
+/// The reported fields of the factorization f of the system s.
+void report_factorization(const DeviceRun& run, const DeviceSystem& s, const DeviceLu& f, SolveResult& res) {
   res.backend = Backend::cuda;
   res.resolved_variant = f.resolved;
   res.cuda_plan = run.plan;
   res.cuda_plan->fp64_solves = fp64_solves_for(run.plan, f.n);  // what the FP64 fallback's solves take
-  res.cuda_plan->residuals = residuals_for(run.plan, f.n);     // what the residuals took
+  res.cuda_plan->residuals = residuals_for(run.plan, f.n, s.nrhs);  // what the residuals took
   res.gemm_kernels = f.kernels;
 }
 
@@ -140,7 +140,7 @@ SolveResult refine_partial(DeviceRun& run, const DeviceSystem& s, const DeviceLu
                            const HostMatrix& host_b, const LinearSystem& meta, const SolveOptions& options,
                            PhaseClock& clock, Clock::time_point t_start, Clock::time_point t_factored) {
   SolveResult res;
-  report_factorization(run, f, res);
+  report_factorization(run, s, f, res);
 
   std::optional<HostScales> host_scales;  // read back when the fallback or the estimate needs them
   auto scales = [&]() -> const HostScales& {
@@ -262,7 +262,7 @@ std::optional<SolveResult> solve_rbt(DeviceRun& run, const DeviceSystem& s, doub
     why = f.breakdown;
     return std::nullopt;
   }
-  report_factorization(run, f, res);
+  report_factorization(run, s, f, res);
   DeviceRefinement refinement(run, s, f, safe_norm(f.norm_a, host_a, true), options.refinement, clock);
   if (!refine_attempt(refinement, options, res)) {
     why = "refinement did not converge (" + res.note + ")";
@@ -295,7 +295,7 @@ std::optional<SolveResult> solve_beam(DeviceRun& run, const DeviceSystem& s, dou
     why = "beam: " + f.breakdown;
     return std::nullopt;
   }
-  report_factorization(run, f, res);
+  report_factorization(run, s, f, res);
   res.modifications = modifications;
   res.growth = f.growth;
   SolveOptions refine = options;

@@ -382,8 +382,10 @@ inline constexpr int kResidualKernelMaxN = 1023;
 /// against cuBLAS: 9.1 against 17.7 us at n = 200, 9.3 against 13.9 at 512, 15.6 against 16.0 at
 /// 768, 19.9 against 17.9 at 1000 (the cluster's 8 SMs read A, dgemv the whole GPU).
 inline constexpr int kResidualKernelBelow = 768;
-/// What the plan's residuals runs for an order-n system: kernel or cublas.
-CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n);
+/// The most right-hand sides CudaLuPlan::Residuals::kernel serves (a launch's grid rows).
+inline constexpr int kResidualKernelMaxRhs = 65535;
+/// What the plan's residuals runs for an order-n system with nrhs right-hand sides: kernel or cublas.
+CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n, int nrhs);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
 std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
 /// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
