@@ -27,7 +27,10 @@
 // memset queued first, so that the events see the device's time, not the host's enqueueing):
 // the equilibration (kernels::equilibrate_fp64 in one cluster, in one cooperative launch, and
 // kernel by kernel; whether the three agree bitwise) and the residual with its norms
-// (kernels::small_residual against the cuBLAS path: a copy of b, cublasDgemv, two column maxima).
+// (kernels::small_residual against the cuBLAS path: a copy of b, cublasDgemv, two column maxima);
+// and the host's microseconds per call of each way (host_cl, host_co, host_ke for the
+// equilibration, host_rk, host_rc for the residual: 32 calls enqueued behind the busy stream,
+// timed on the host).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
@@ -266,8 +269,8 @@ void fixed_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, c
   const std::size_t busy_bytes = std::size_t{256} << 20;
   check(cudaMalloc(&busy, busy_bytes), "malloc");
   const auto queue_busy = [&] { check(cudaMemsetAsync(busy, 0, busy_bytes, stream), "memset"); };
-  std::printf("%6s %10s %10s %10s %8s %10s %10s %8s\n", "n", "eq_clust", "eq_coop", "eq_kern", "same", "res_kern",
-              "res_cublas", "blocks");
+  std::printf("%6s %10s %10s %10s %8s %10s %10s %8s %8s %8s %8s %8s %8s\n", "n", "eq_clust", "eq_coop", "eq_kern",
+              "same", "res_kern", "res_cublas", "blocks", "host_cl", "host_co", "host_ke", "host_rk", "host_rc");
   for (int n : sizes) {
     System s(n);
     const std::size_t m = static_cast<std::size_t>(n);
@@ -292,6 +295,19 @@ void fixed_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, c
                             reinterpret_cast<int*>(o + 3 * m + 1 + m * m), work, how[w]);
       }, queue_busy);
     }
+    // the host's cost of each way's launches: 32 calls enqueued back to back behind a busy
+    // stream (the queue never drains), the enqueueing timed on the host, per call
+    double host_eq[3];
+    for (int w = 0; w < 3; ++w) {
+      double* o = out[w];
+      check(cudaStreamSynchronize(stream), "sync");
+      queue_busy();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < 32; ++r)
+        k::equilibrate_fp64(stream, s.a0, n, o, o + m, o + 2 * m, o + 3 * m, o + 3 * m + 1,
+                            reinterpret_cast<int*>(o + 3 * m + 1 + m * m), work, how[w]);
+      host_eq[w] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 32;
+    }
     check(cudaStreamSynchronize(stream), "sync");
     std::vector<double> h[3];
     for (int w = 0; w < 3; ++w) {
@@ -309,8 +325,26 @@ void fixed_table(const std::vector<int>& sizes, int reps, cudaStream_t stream, c
       k::column_max_abs(stream, r, n, n, 1, nullptr, norms, nullptr);
       k::column_max_abs(stream, s.b, n, n, 1, nullptr, norms + 1, nullptr);
     }, queue_busy);
-    std::printf("%6d %10.2f %10.2f %10.2f %8s %10.2f %10.2f %8d\n", n, t_eq[0], t_eq[1], t_eq[2], same ? "yes" : "NO",
-                t_rk, t_rc, k::small_residual_blocks());
+    const auto host_us = [&](const std::function<void()>& f) {  // as host_eq
+      check(cudaStreamSynchronize(stream), "sync");
+      queue_busy();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < 32; ++r) f();
+      const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 32;
+      check(cudaStreamSynchronize(stream), "sync");
+      return us;
+    };
+    const double host_rk = small ? host_us([&] { k::small_residual(stream, s.a0, n, s.b, s.b, r, norms, 1, scratch); })
+                                 : NAN;
+    const double host_rc = host_us([&] {
+      check(cudaMemcpyAsync(r, s.b, m * 8, cudaMemcpyDeviceToDevice, stream), "copy");
+      check(cublasDgemv(blas, CUBLAS_OP_N, n, n, &minus_one, s.a0, n, s.b, 1, &one, r, 1), "Dgemv");
+      k::column_max_abs(stream, r, n, n, 1, nullptr, norms, nullptr);
+      k::column_max_abs(stream, s.b, n, n, 1, nullptr, norms + 1, nullptr);
+    });
+    std::printf("%6d %10.2f %10.2f %10.2f %8s %10.2f %10.2f %8d %8.2f %8.2f %8.2f %8.2f %8.2f\n", n, t_eq[0], t_eq[1],
+                t_eq[2], same ? "yes" : "NO", t_rk, t_rc, k::small_residual_blocks(), host_eq[0], host_eq[1], host_eq[2],
+                host_rk, host_rc);
     std::fflush(stdout);
     for (void* p : {static_cast<void*>(work), static_cast<void*>(scratch), static_cast<void*>(r),
                     static_cast<void*>(norms), static_cast<void*>(out[0]), static_cast<void*>(out[1]),
