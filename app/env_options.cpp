@@ -25,6 +25,7 @@ constexpr Switch kPlanSwitches[] = {
     {"TCSOLVE_SOLVER_PANEL_PRODUCTS", "panel_products"},
     {"TCSOLVE_SOLVER_FP64_SOLVES", "fp64_solves"},
     {"TCSOLVE_SOLVER_RESIDUALS", "residuals"},
+    {"TCSOLVE_SOLVER_EQUILIBRATION", "equilibration"},
     {"TCSOLVE_SOLVER_AUTO", "auto_paths"},
     {"TCSOLVE_SOLVER_PHASES", "phases"},       {"TCSOLVE_SOLVER_HOST_TIME", "host_times"},
 };

@@ -112,8 +112,13 @@ TEST_CASE("the FP64 path's one-launch equilibration, in one cluster or one coope
     cuda::kernels::equilibrate_rows(nullptr, a.data(), n, row.data(), norm.data(), workspace.data());
     cuda::kernels::equilibrate_columns(nullptr, a.data(), n, row.data(), col.data(), nullptr, 0, n, sum.data());
     cuda::kernels::scale_copy(nullptr, a.data(), n, row.data(), col.data(), a_s.data());
-    cuda::kernels::equilibrate_fp64(nullptr, a.data(), n, row2.data(), col2.data(), sum2.data(), norm2.data(),
-                                    a_s2.data(), zero.data(), workspace.data(), how);
+    const How ran = cuda::kernels::equilibrate_fp64(nullptr, a.data(), n, row2.data(), col2.data(), sum2.data(),
+                                                    norm2.data(), a_s2.data(), zero.data(), workspace.data(), how);
+    const How expected = n >= cuda::kernels::kFp64OneLaunchBelow ? How::kernels
+                         : how != How::automatic                  ? how
+                         : n < cuda::kernels::kFp64ClusterBelow   ? How::cluster
+                                                                  : How::cooperative;
+    CHECK(ran == expected);  // (an H200 has cooperative launches)
     CHECK(row2.download() == row.download());
     CHECK(col2.download() == col.download());
     CHECK(sum2.download() == sum.download());

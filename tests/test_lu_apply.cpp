@@ -162,3 +162,27 @@ TEST_CASE("compose_pivots: row i of the vector swapped in LAPACK's order is row 
     REQUIRE(wrong == 0);
   }
 }
+
+TEST_CASE("equilibration: automatic launches one cluster below its threshold, one cooperative launch to 1023, the "
+          "kernels from 1024; the field parsed and listed",
+          "[solver]") {
+  using tcsolve::CudaLuPlan;
+  using E = CudaLuPlan::Equilibration;
+  CudaLuPlan plan;
+  REQUIRE(plan.equilibration == E::automatic);
+  REQUIRE(tcsolve::equilibration_for(plan, 1) == E::cluster);
+  REQUIRE(tcsolve::equilibration_for(plan, tcsolve::kEquilibrationClusterBelow - 1) == E::cluster);
+  REQUIRE(tcsolve::equilibration_for(plan, tcsolve::kEquilibrationClusterBelow) == E::cooperative);
+  REQUIRE(tcsolve::equilibration_for(plan, tcsolve::kEquilibrationOneLaunchBelow - 1) == E::cooperative);
+  REQUIRE(tcsolve::equilibration_for(plan, tcsolve::kEquilibrationOneLaunchBelow) == E::kernels);
+  tcsolve::set_plan_field(plan, "equilibration", "cluster");
+  REQUIRE(tcsolve::equilibration_for(plan, 1000) == E::cluster);
+  REQUIRE(tcsolve::equilibration_for(plan, 5000) == E::kernels);
+  tcsolve::set_plan_fields(plan, "equilibration=kernels");
+  REQUIRE(tcsolve::equilibration_for(plan, 10) == E::kernels);
+  bool listed = false;
+  for (const auto& [name, value] : tcsolve::plan_fields(plan)) listed |= name == "equilibration" && value == "kernels";
+  REQUIRE(listed);
+  REQUIRE_THROWS_WITH(tcsolve::set_plan_field(plan, "equilibration", "grid"),
+                      Catch::Matchers::Contains("equilibration") && Catch::Matchers::Contains("cooperative"));
+}

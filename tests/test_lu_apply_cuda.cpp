@@ -5,7 +5,7 @@
 // to rhs, a zero pivot and NaN (compared as NaN: the device's and the host's NaN bits differ);
 // U's diagonal and info written for the caller; dgetrf's interchanges composed into a permutation
 // (kernels::pivots_to_permutation, bitwise the host's composition); and the solver's FP64 path on
-// every fp64_solves and residuals.
+// every fp64_solves, residuals and equilibration.
 // Skipped, with a warning, without a GPU (and empty in a build without CUDA).
 #include <catch2/catch.hpp>
 
@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -176,7 +177,7 @@ TEST_CASE("pivots_to_permutation on the device: dgetrf's interchanges composed a
   REQUIRE_THROWS(tcsolve::cuda::kernels::pivots_to_permutation(stream.get(), nullptr, 0, nullptr));
 }
 
-TEST_CASE("the FP64 path of small systems on every fp64_solves and residuals: converged, forward errors within the bound, the "
+TEST_CASE("the FP64 path of small systems on every fp64_solves, residuals and equilibration: converged, forward errors within the bound, the "
           "solves reported",
           "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the FP64 path's solves");
@@ -198,14 +199,18 @@ TEST_CASE("the FP64 path of small systems on every fp64_solves and residuals: co
     o.fp64_below = 1 << 20;
     using F = CudaLuPlan::Fp64Solves;
     using R = CudaLuPlan::Residuals;
-    for (const auto& [asked, residuals] : std::vector<std::pair<F, R>>{{F::automatic, R::automatic},
-                                                                      {F::kernel, R::automatic},
-                                                                      {F::dgetrs, R::automatic},
-                                                                      {F::trsm, R::automatic},
-                                                                      {F::automatic, R::kernel},
-                                                                      {F::automatic, R::cublas}}) {
+    using E = CudaLuPlan::Equilibration;
+    for (const auto& [asked, residuals, equilibration] : std::vector<std::tuple<F, R, E>>{
+             {F::automatic, R::automatic, E::automatic},
+             {F::kernel, R::automatic, E::automatic},
+             {F::dgetrs, R::automatic, E::automatic},
+             {F::trsm, R::automatic, E::automatic},
+             {F::automatic, R::kernel, E::cluster},
+             {F::automatic, R::cublas, E::cooperative},
+             {F::automatic, R::automatic, E::kernels}}) {
       o.cuda_plan.fp64_solves = asked;
       o.cuda_plan.residuals = residuals;
+      o.cuda_plan.equilibration = equilibration;
       const tcsolve::SolveResult r = tcsolve::solve(sys, o);
       INFO(r.note);
       REQUIRE(r.fp64_lu);
@@ -217,6 +222,8 @@ TEST_CASE("the FP64 path of small systems on every fp64_solves and residuals: co
                               : n < tcsolve::kResidualKernelBelow ? R::kernel
                                                                   : R::cublas;
       REQUIRE(r.cuda_plan->residuals == residuals_ran);
+      // the way the equilibration ran (an H200 has cooperative launches)
+      REQUIRE(r.cuda_plan->equilibration == tcsolve::equilibration_for(o.cuda_plan, n));
       const Eigen::MatrixXd& x_true = *sys.x_true;
       CHECK((r.x - x_true).cwiseAbs().maxCoeff() <= e / (1 - e) * x_true.cwiseAbs().maxCoeff());
     }

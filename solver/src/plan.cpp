@@ -129,6 +129,23 @@ CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n, int nrhs) {
   return n < kResidualKernelBelow ? R::kernel : R::cublas;
 }
 
+std::string_view to_string(CudaLuPlan::Equilibration v) {
+  switch (v) {
+    case CudaLuPlan::Equilibration::automatic: return "automatic";
+    case CudaLuPlan::Equilibration::cluster: return "cluster";
+    case CudaLuPlan::Equilibration::cooperative: return "cooperative";
+    case CudaLuPlan::Equilibration::kernels: return "kernels";
+  }
+  return "?";
+}
+
+CudaLuPlan::Equilibration equilibration_for(const CudaLuPlan& plan, int n) {
+  using E = CudaLuPlan::Equilibration;
+  if (n >= kEquilibrationOneLaunchBelow) return E::kernels;
+  if (plan.equilibration != E::automatic) return plan.equilibration;
+  return n < kEquilibrationClusterBelow ? E::cluster : E::cooperative;
+}
+
 CudaLuPlan::Fp64Solves fp64_solves_for(const CudaLuPlan& plan, int n) {
   using F = CudaLuPlan::Fp64Solves;
   switch (plan.fp64_solves) {
@@ -183,6 +200,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"member_sweeps", std::string(to_string(p.member_sweeps))},
           {"fp64_solves", std::string(to_string(p.fp64_solves))},
           {"residuals", std::string(to_string(p.residuals))},
+          {"equilibration", std::string(to_string(p.equilibration))},
           {"auto_paths", std::string(to_string(p.auto_paths))},
           {"phases", std::string(to_string(p.phases))},
           {"host_times", on_off(p.host_times)}};
@@ -214,13 +232,16 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
                                               P::Fp64Solves::trsm});
   else if (name == "residuals")
     p.residuals = parse_value(name, value, {P::Residuals::automatic, P::Residuals::kernel, P::Residuals::cublas});
+  else if (name == "equilibration")
+    p.equilibration = parse_value(name, value, {P::Equilibration::automatic, P::Equilibration::cluster,
+                                                P::Equilibration::cooperative, P::Equilibration::kernels});
   else if (name == "auto_paths")
     p.auto_paths = parse_value(name, value, {P::AutoPaths::fp16_first, P::AutoPaths::both, P::AutoPaths::retry});
   else if (name == "phases") p.phases = parse_value(name, value, {P::Phases::blocks, P::Phases::detail, P::Phases::off});
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, residuals, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, residuals, equilibration, auto_paths, "
                        "phases, host_times)");
 }
 

@@ -53,15 +53,15 @@ constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and b
 /// included) one launch took 26 us at n = 200 against 43 for the four kernels alone (scale_copy
 /// and the memset not counted), 67 against 66 at 1024 with everything counted, and 109 against
 /// 97 at 2048: its grid barriers cost more than the launches they save once the passes are long.
-constexpr int kOneLaunchBelow = 1024;
-/// Fp64Equilibration::automatic takes one cluster below this n, one cooperative launch from it
-/// (below kOneLaunchBelow). Device times on a busy stream (tcsolve_small_lu_bench --fixed, H200,
+constexpr int kOneLaunchBelow = kFp64OneLaunchBelow;
+/// kFp64ClusterBelow: Fp64Equilibration::automatic takes one cluster below it, one cooperative
+/// launch from it (below kOneLaunchBelow). Device times on a busy stream (tcsolve_small_lu_bench --fixed, H200,
 /// session 38 call a), cluster / cooperative / kernel by kernel: 12.0 / 15.4 / 17.2 us at n =
 /// 200, 12.7 / 17.2 / 17.0 at 256, 23.0 / 21.5 / 19.2 at 384, 47.7 / 34.1 / 24.0 at 768: the
 /// cluster's 8 SMs read A twice, the kernels spread over the GPU (their launches, which the busy
 /// stream hides, are what the one launch saves in the solve, where the equilibration starts on an
 /// idle device).
-constexpr int kClusterBelow = 384;
+constexpr int kClusterBelow = kFp64ClusterBelow;
 
 /// Column chunks of the row pass: about 16 columns each up to n = 1024, so that a small A's few
 /// rows still make several blocks of short loops (at n = 200, one chunk of 200 dependent loads
@@ -334,27 +334,33 @@ void equilibrate_columns(CUstream_st* stream, const double* a, int n, const doub
   TCSOLVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
-                      double* norm_inf, double* a_s, int* zero, double* workspace, Fp64Equilibration how) {
+Fp64Equilibration equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale,
+                                   double* col_sum, double* norm_inf, double* a_s, int* zero, double* workspace,
+                                   Fp64Equilibration how) {
+  if (how == Fp64Equilibration::automatic)
+    how = n < kClusterBelow ? Fp64Equilibration::cluster : Fp64Equilibration::cooperative;
+  if (n >= kOneLaunchBelow) how = Fp64Equilibration::kernels;
   int chunks = row_chunks(n), chunk_cols = ceil_div(n, chunks);
   double* pmax = workspace;
   double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
-  if ((how == Fp64Equilibration::automatic && n < kClusterBelow) || (how == Fp64Equilibration::cluster && n < kOneLaunchBelow)) {
+  if (how == Fp64Equilibration::cluster) {
     const void* kernel = reinterpret_cast<const void*>(equilibrate_fp64_cluster_kernel);
     void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_inf, &a_s, &zero};
     launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), 1, args);
-    return;
+    return how;
   }
   int dev = 0, sms = 0, coop = 0;
-  TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
-  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
-  if (coop == 0 || n >= kOneLaunchBelow || how == Fp64Equilibration::kernels) {  // the same kernels one by one
+  if (how == Fp64Equilibration::cooperative) {
+    TCSOLVE_CUDA_CHECK(cudaGetDevice(&dev));
+    TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    TCSOLVE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+  }
+  if (coop == 0) {  // the same kernels one by one
     equilibrate_rows(stream, a, n, row_scale, norm_inf, workspace);
     equilibrate_columns(stream, a, n, row_scale, col_scale, nullptr, 0, n, col_sum);
     scale_copy(stream, a, n, row_scale, col_scale, a_s);
     TCSOLVE_CUDA_CHECK(cudaMemsetAsync(zero, 0, sizeof(int), stream));
-    return;
+    return Fp64Equilibration::kernels;
   }
   unsigned long long* norm_bits = reinterpret_cast<unsigned long long*>(norm_inf);
   // as many blocks as are resident at once (a cooperative launch's limit; about 8 an SM), at
@@ -366,6 +372,7 @@ void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_s
   void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_bits, &a_s, &zero};
   TCSOLVE_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(equilibrate_fp64_kernel), dim3(grid),
                                                  dim3(kThreads), args, 0, stream));
+  return Fp64Equilibration::cooperative;
 }
 
 void equilibrate(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, float* a_s, double* norm_inf,

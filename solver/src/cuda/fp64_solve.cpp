@@ -2,7 +2,9 @@
 // A on the device. The LU is cuSOLVER's dgetrf of A_s (DeviceFp64Lu, the search for equal rows
 // only after a zero pivot); every solve is DeviceFp64Lu::apply on the device (the equilibration's
 // power-of-two scalings around the triangular solves: one kernel, or dgetrs, by
-// CudaLuPlan::fp64_solves); the residuals stay on the device.
+// CudaLuPlan::fp64_solves); the residuals stay on the device. The equilibration and the residual
+// are one launch each below a few hundred rows (CudaLuPlan::equilibration and residuals: one
+// thread-block cluster), the ways that ran reported in the result's cuda_plan.
 //
 // Its fixed costs are what small systems pay beyond dgetrf + dgetrs, so every array comes from
 // the context's SolveStore (no cudaMalloc or cudaFree after the first solve of a size), and
@@ -154,6 +156,22 @@ class Fp64Refinement {
 /// The phase marks of one solve with at most two corrections (the clock makes more past them).
 constexpr std::size_t kMarks = 16;
 
+static_assert(kernels::kFp64ClusterBelow == kEquilibrationClusterBelow &&
+                  kernels::kFp64OneLaunchBelow == kEquilibrationOneLaunchBelow,
+              "CudaLuPlan::equilibration's thresholds are the launcher's");
+
+/// CudaLuPlan::Equilibration as the launcher's enum, and back.
+kernels::Fp64Equilibration launch_way(CudaLuPlan::Equilibration e) {
+  using K = kernels::Fp64Equilibration;
+  using E = CudaLuPlan::Equilibration;
+  return e == E::cluster ? K::cluster : e == E::cooperative ? K::cooperative : e == E::kernels ? K::kernels : K::automatic;
+}
+CudaLuPlan::Equilibration plan_way(kernels::Fp64Equilibration k) {
+  using K = kernels::Fp64Equilibration;
+  using E = CudaLuPlan::Equilibration;
+  return k == K::cluster ? E::cluster : k == K::cooperative ? E::cooperative : k == K::kernels ? E::kernels : E::automatic;
+}
+
 }  // namespace
 
 SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, const HostMatrix& host_a,
@@ -184,8 +202,11 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   if (lu_time) lu_time->start();
   clock.mark("equilibrate");  // equilibrate()'s arithmetic, and A_s for dgetrf, in one launch
   const auto t_marked = Clock::now();
-  kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
-                            DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace);
+  const kernels::Fp64Equilibration equilibrated =
+      kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
+                                DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace,
+                                launch_way(equilibration_for(run.plan, n)));
+  res.cuda_plan->equilibration = plan_way(equilibrated);  // the way that ran
   const auto t_launched = Clock::now();
   clock.mark("fp64_lu");
   // The upload's thread searches A for equal rows beside the LU (asked below); without it, the

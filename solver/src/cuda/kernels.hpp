@@ -54,20 +54,23 @@ void equilibrate_rows(CUstream_st* stream, const double* a, int n, double* row_s
 void equilibrate_columns(CUstream_st* stream, const double* a, int n, const double* row_scale, double* col_scale, float* a_s,
                          int c0, int c1, double* col_sum = nullptr);
 
-/// How equilibrate_fp64 launches below n = 1024 (every way gives the same bits): cluster (one
-/// launch of one thread-block cluster, small_cluster.cuh; one block where the device runs no
-/// clusters), cooperative (one cooperative launch; the kernels one by one where the device has
-/// none), kernels (the kernels one by one, as from n = 1024 always); automatic: cluster below n =
-/// 384, cooperative from there (equilibrate.cu gives the measurements).
+/// How equilibrate_fp64 launches below kFp64OneLaunchBelow (CudaLuPlan::equilibration; every way
+/// gives the same bits): cluster (one launch of one thread-block cluster, small_cluster.cuh; one
+/// block where the device runs no clusters), cooperative (one cooperative launch; the kernels one
+/// by one where the device has none), kernels (the kernels one by one, as from
+/// kFp64OneLaunchBelow always); automatic: cluster below kFp64ClusterBelow, cooperative from
+/// there (equilibrate.cu gives the measurements).
 enum class Fp64Equilibration { automatic, cluster, cooperative, kernels };
+inline constexpr int kFp64ClusterBelow = 384;
+inline constexpr int kFp64OneLaunchBelow = 1024;
 
 /// The FP64 LU path's equilibration (fp64_solve.cpp): equilibrate_rows, equilibrate_columns
 /// (col_sum not null) and scale_copy into a_s (FP64, leading dimension n), bitwise, and *zero =
-/// 0 (dgetrf's info), launched as `how` says.
-/// workspace: equilibrate_workspace_doubles(n).
-void equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale, double* col_sum,
-                      double* norm_inf, double* a_s, int* zero, double* workspace,
-                      Fp64Equilibration how = Fp64Equilibration::automatic);
+/// 0 (dgetrf's info), launched as `how` says; returns the way that ran (cluster, cooperative or
+/// kernels). workspace: equilibrate_workspace_doubles(n).
+Fp64Equilibration equilibrate_fp64(CUstream_st* stream, const double* a, int n, double* row_scale, double* col_scale,
+                                   double* col_sum, double* norm_inf, double* a_s, int* zero, double* workspace,
+                                   Fp64Equilibration how = Fp64Equilibration::automatic);
 
 /// *norm = ||A||_inf as equilibrate() computes it (A: n x n FP64, leading dimension n; the
 /// same workspace).

@@ -329,6 +329,17 @@ struct CudaLuPlan {
   /// value that ran is written back.
   enum class Residuals { automatic, kernel, cublas };
   Residuals residuals = Residuals::automatic;
+  /// How the FP64 path of small systems launches its equilibration (the same bits every way):
+  /// cluster (one launch of one thread-block cluster of 8 blocks, one cluster barrier; one block
+  /// where the device runs no clusters; n < 1024), cooperative (one cooperative launch with grid
+  /// barriers; n < 1024, where the device has cooperative launches), kernels (the row pass, the
+  /// column pass and the copy one by one), or automatic (the default: cluster below
+  /// kEquilibrationClusterBelow, cooperative from there to 1023, kernels from 1024). On an H200
+  /// (session 38 call a, device times on a busy stream) cluster / cooperative / kernels took 12.0
+  /// / 15.4 / 17.2 us at n = 200 and 47.7 / 34.1 / 24.0 at 768 (the cluster's 8 SMs read A twice).
+  /// The way that ran is written back.
+  enum class Equilibration { automatic, cluster, cooperative, kernels };
+  Equilibration equilibration = Equilibration::automatic;
   /// auto's trailing updates after the first: fp16_first launches the FP16 path only (gated on
   /// the device; should one choose TF32, the LU is repeated with both paths); both launches both
   /// paths every time; retry behaves as fp16_first and repeats the LU as if TF32 had been
@@ -359,6 +370,7 @@ std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budg
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
 std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs", "trsm"
 std::string_view to_string(CudaLuPlan::Residuals v);  ///< "automatic", "kernel", "cublas"
+std::string_view to_string(CudaLuPlan::Equilibration v);  ///< "automatic", "cluster", "cooperative", "kernels"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
 /// The largest order whose FP64 solves CudaLuPlan::Fp64Solves::kernel serves (its vector in one
@@ -386,6 +398,13 @@ inline constexpr int kResidualKernelBelow = 768;
 inline constexpr int kResidualKernelMaxRhs = 65535;
 /// What the plan's residuals runs for an order-n system with nrhs right-hand sides: kernel or cublas.
 CudaLuPlan::Residuals residuals_for(const CudaLuPlan& plan, int n, int nrhs);
+/// CudaLuPlan::Equilibration::automatic launches one cluster below this order, and cluster and
+/// cooperative serve orders below kEquilibrationOneLaunchBelow.
+inline constexpr int kEquilibrationClusterBelow = 384;
+inline constexpr int kEquilibrationOneLaunchBelow = 1024;
+/// What the plan's equilibration asks for an order-n system, automatic resolved: cluster,
+/// cooperative or kernels (a device without cooperative launches then takes kernels).
+CudaLuPlan::Equilibration equilibration_for(const CudaLuPlan& plan, int n);
 /// The plan's fields as (name, value) text pairs, in declaration order (JSON, reports).
 std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& plan);
 /// Sets the field `name` (as plan_fields names it) from its text `value`; InvalidInput naming
