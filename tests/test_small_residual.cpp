@@ -10,7 +10,6 @@
 // factor 1 + 1/64). A dropped part, a wrong column stride or a sign slip leaves an error of the
 // order of |A| |x|, far above the bound.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -23,8 +22,8 @@
 namespace {
 
 /// max_i |r_i - (b - A x)_i| / (gamma_{32 + parts} (|b_i| + (|A| |x|)_i)).
-double bound_ratio(int n, const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& x,
-                   const std::vector<double>& r) {
+double bound_ratio(int n, const std::vector<double>& a, const std::vector<double>& b,
+                   const std::vector<double>& x, const std::vector<double>& r) {
   const double u = std::numeric_limits<double>::epsilon() / 2;
   const int k = tcsolve::cpu::kSmallResidualPart + tcsolve::cpu::small_residual_parts(n);
   const double gamma = k * u / (1 - k * u);
@@ -45,7 +44,8 @@ double bound_ratio(int n, const std::vector<double>& a, const std::vector<double
 
 }  // namespace
 
-TEST_CASE("the one-launch residual's reference: r within its rounding-error bound, the norms r's and x's largest") {
+TEST_CASE(
+    "the one-launch residual's reference: r within its rounding-error bound, the norms r's and x's largest") {
   for (int n : {1, 31, 32, 33, 200, 1023}) {
     CAPTURE(n);
     std::mt19937_64 g(static_cast<unsigned>(n));
@@ -55,14 +55,16 @@ TEST_CASE("the one-launch residual's reference: r within its rounding-error boun
     for (auto& v : x) v = d(g) * 1e3;
     for (int i = 0; i < n; ++i) {  // b near A x: the residual is mostly cancellation
       long double s = 0;
-      for (int j = 0; j < n; ++j) s += static_cast<long double>(a[i + static_cast<std::size_t>(j) * n]) * x[j];
+      for (int j = 0; j < n; ++j)
+        s += static_cast<long double>(a[i + static_cast<std::size_t>(j) * n]) * x[j];
       b[i] = static_cast<double>(s) * (1 + 1e-12 * d(g));
     }
     double norms[2];
     tcsolve::cpu::small_residual_reference(n, a.data(), n, b.data(), x.data(), r.data(), norms);
     CHECK(bound_ratio(n, a, b, x, r) <= 1.0);
     double r_max = 0, x_max = 0;
-    for (int i = 0; i < n; ++i) r_max = std::max(r_max, std::fabs(r[i])), x_max = std::max(x_max, std::fabs(x[i]));
+    for (int i = 0; i < n; ++i)
+      r_max = std::max(r_max, std::fabs(r[i])), x_max = std::max(x_max, std::fabs(x[i]));
     CHECK(norms[0] == r_max);
     CHECK(norms[1] == x_max);
     if (n >= 2) {  // the residual is not trivially b: it cancels
@@ -79,25 +81,29 @@ TEST_CASE("the one-launch residual's reference: r within its rounding-error boun
   CHECK(std::isnan(norms[1]));
 }
 
-TEST_CASE("residuals: automatic takes the kernel below the measured crossover, cuBLAS from it and past the "
-          "kernel's largest n; the field parses and lists") {
+TEST_CASE(
+    "residuals: automatic takes the kernel below the measured crossover, cuBLAS from it and past the "
+    "kernel's largest n; the field parses and lists") {
   using tcsolve::CudaLuPlan;
   CudaLuPlan plan;
   REQUIRE(plan.residuals == CudaLuPlan::Residuals::automatic);
   REQUIRE(tcsolve::residuals_for(plan, 1, 1) == CudaLuPlan::Residuals::kernel);
   REQUIRE(tcsolve::residuals_for(plan, 200, 1) == CudaLuPlan::Residuals::kernel);
-  REQUIRE(tcsolve::residuals_for(plan, tcsolve::kResidualKernelBelow - 1, 1) == CudaLuPlan::Residuals::kernel);
+  REQUIRE(tcsolve::residuals_for(plan, tcsolve::kResidualKernelBelow - 1, 1) ==
+          CudaLuPlan::Residuals::kernel);
   REQUIRE(tcsolve::residuals_for(plan, tcsolve::kResidualKernelBelow, 1) == CudaLuPlan::Residuals::cublas);
   REQUIRE(tcsolve::residuals_for(plan, 16384, 1) == CudaLuPlan::Residuals::cublas);
   REQUIRE(tcsolve::residuals_for(plan, 200, 3) == CudaLuPlan::Residuals::kernel);
-  REQUIRE(tcsolve::residuals_for(plan, 200, tcsolve::kResidualKernelMaxRhs + 1) == CudaLuPlan::Residuals::cublas);
+  REQUIRE(tcsolve::residuals_for(plan, 200, tcsolve::kResidualKernelMaxRhs + 1) ==
+          CudaLuPlan::Residuals::cublas);
   tcsolve::set_plan_field(plan, "residuals", "kernel");
   REQUIRE(tcsolve::residuals_for(plan, tcsolve::kResidualKernelMaxN, 1) == CudaLuPlan::Residuals::kernel);
   REQUIRE(tcsolve::residuals_for(plan, tcsolve::kResidualKernelMaxN + 1, 1) == CudaLuPlan::Residuals::cublas);
   tcsolve::set_plan_fields(plan, "residuals=cublas");
   REQUIRE(tcsolve::residuals_for(plan, 10, 1) == CudaLuPlan::Residuals::cublas);
   bool listed = false;
-  for (const auto& [name, value] : tcsolve::plan_fields(plan)) listed |= name == "residuals" && value == "cublas";
+  for (const auto& [name, value] : tcsolve::plan_fields(plan))
+    listed |= name == "residuals" && value == "cublas";
   REQUIRE(listed);
   REQUIRE_THROWS_WITH(tcsolve::set_plan_field(plan, "residuals", "dgemv"),
                       Catch::Matchers::Contains("residuals") && Catch::Matchers::Contains("cublas"));

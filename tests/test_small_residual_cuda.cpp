@@ -23,11 +23,14 @@
 
 namespace {
 
-bool same(double x, double y) { return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0; }
+bool same(double x, double y) {
+  return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0;
+}
 
 }  // namespace
 
-TEST_CASE("small_residual on the device: r and the norms bitwise its reference, one or several columns", "[gpu]") {
+TEST_CASE("small_residual on the device: r and the norms bitwise its reference, one or several columns",
+          "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the one-launch residual");
   using tcsolve::cuda::DeviceBuffer;
   using tcsolve::cuda::kernels::kSmallResidualMaxN;
@@ -50,8 +53,8 @@ TEST_CASE("small_residual on the device: r and the norms bitwise its reference, 
       if (k == 3 && n >= 2) x[m + 1] = std::nan("");  // column 1: NaN in both norms
       DeviceBuffer<double> da(a), db(b), dx(x), dr(count), norms(2 * static_cast<std::size_t>(k)),
           scratch(tcsolve::cuda::kernels::small_residual_scratch_doubles(n, k));
-      tcsolve::cuda::kernels::small_residual(nullptr, da.data(), n, db.data(), dx.data(), dr.data(), norms.data(),
-                                             k, scratch.data());
+      tcsolve::cuda::kernels::small_residual(nullptr, da.data(), n, db.data(), dx.data(), dr.data(),
+                                             norms.data(), k, scratch.data());
       REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
       const std::vector<double> r = dr.download(), nm = norms.download();
       std::size_t differ = 0;
@@ -59,7 +62,8 @@ TEST_CASE("small_residual on the device: r and the norms bitwise its reference, 
         std::vector<double> ref(m);
         double ref_norms[2];
         const std::size_t at = static_cast<std::size_t>(c) * m;
-        tcsolve::cpu::small_residual_reference(n, a.data(), n, b.data() + at, x.data() + at, ref.data(), ref_norms);
+        tcsolve::cpu::small_residual_reference(n, a.data(), n, b.data() + at, x.data() + at, ref.data(),
+                                               ref_norms);
         for (int i = 0; i < n; ++i) differ += same(r[at + i], ref[i]) ? 0 : 1;
         CHECK(same(nm[c], ref_norms[0]));
         CHECK(same(nm[k + c], ref_norms[1]));
@@ -68,8 +72,8 @@ TEST_CASE("small_residual on the device: r and the norms bitwise its reference, 
     }
   }
   // refused before any launch
-  REQUIRE_THROWS(tcsolve::cuda::kernels::small_residual(nullptr, nullptr, 0, nullptr, nullptr, nullptr, nullptr,
-                                                        1, nullptr));
+  REQUIRE_THROWS(tcsolve::cuda::kernels::small_residual(nullptr, nullptr, 0, nullptr, nullptr, nullptr,
+                                                        nullptr, 1, nullptr));
   REQUIRE_THROWS(tcsolve::cuda::kernels::small_residual(nullptr, nullptr, kSmallResidualMaxN + 1, nullptr,
                                                         nullptr, nullptr, nullptr, 1, nullptr));
 }

@@ -30,8 +30,8 @@ TCSOLVE_HOST_DEVICE inline int small_residual_parts(int n) {
 /// Accuracy: r_i differs from the exact b_i - (A x)_i by at most gamma_{32 + parts}
 /// (|b_i| + (|A| |x|)_i) (Higham, Thm 3.4: at most 32 products and sums per part, then one
 /// subtraction per part).
-inline void small_residual_reference(int n, const double* a, int lda, const double* b, const double* x, double* r,
-                                     double* norms) {
+inline void small_residual_reference(int n, const double* a, int lda, const double* b, const double* x,
+                                     double* r, double* norms) {
   const int parts = small_residual_parts(n);
   auto nan_max = [](double u, double v) { return (u != u || u > v) ? u : v; };
   double r_max = 0, x_max = 0;

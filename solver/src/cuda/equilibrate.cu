@@ -55,12 +55,12 @@ constexpr int kTile = 32, kTileRows = 8;  ///< scale_convert_kernel's tile and b
 /// 97 at 2048: its grid barriers cost more than the launches they save once the passes are long.
 constexpr int kOneLaunchBelow = kFp64OneLaunchBelow;
 /// kFp64ClusterBelow: Fp64Equilibration::automatic takes one cluster below it, one cooperative
-/// launch from it (below kOneLaunchBelow). Device times on a busy stream (tcsolve_small_lu_bench --fixed, H200,
-/// session 38 call a), cluster / cooperative / kernel by kernel: 12.0 / 15.4 / 17.2 us at n =
-/// 200, 12.7 / 17.2 / 17.0 at 256, 23.0 / 21.5 / 19.2 at 384, 47.7 / 34.1 / 24.0 at 768: the
-/// cluster's 8 SMs read A twice, the kernels spread over the GPU (their launches, which the busy
-/// stream hides, are what the one launch saves in the solve, where the equilibration starts on an
-/// idle device).
+/// launch from it (below kOneLaunchBelow). Device times on a busy stream
+/// (tcsolve_small_lu_bench --fixed, H200, session 38 call a), cluster / cooperative / kernel by
+/// kernel: 12.0 / 15.4 / 17.2 us at n = 200, 12.7 / 17.2 / 17.0 at 256, 23.0 / 21.5 / 19.2 at
+/// 384, 47.7 / 34.1 / 24.0 at 768: the cluster's 8 SMs read A twice, the kernels spread over the
+/// GPU (their launches, which the busy stream hides, are what the one launch saves in the solve,
+/// where the equilibration starts on an idle device).
 constexpr int kClusterBelow = kFp64ClusterBelow;
 
 /// Column chunks of the row pass: about 16 columns each up to n = 1024, so that a small A's few
@@ -345,7 +345,8 @@ Fp64Equilibration equilibrate_fp64(CUstream_st* stream, const double* a, int n, 
   double* psum = workspace + static_cast<std::size_t>(kMaxChunks) * n;
   if (how == Fp64Equilibration::cluster) {
     const void* kernel = reinterpret_cast<const void*>(equilibrate_fp64_cluster_kernel);
-    void* args[] = {&a, &n, &chunks, &chunk_cols, &pmax, &psum, &row_scale, &col_scale, &col_sum, &norm_inf, &a_s, &zero};
+    void* args[] = {&a,         &n,         &chunks,  &chunk_cols, &pmax, &psum,
+                    &row_scale, &col_scale, &col_sum, &norm_inf,   &a_s,  &zero};
     launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), 1, args);
     return how;
   }

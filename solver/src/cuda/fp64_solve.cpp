@@ -164,12 +164,18 @@ static_assert(kernels::kFp64ClusterBelow == kEquilibrationClusterBelow &&
 kernels::Fp64Equilibration launch_way(CudaLuPlan::Equilibration e) {
   using K = kernels::Fp64Equilibration;
   using E = CudaLuPlan::Equilibration;
-  return e == E::cluster ? K::cluster : e == E::cooperative ? K::cooperative : e == E::kernels ? K::kernels : K::automatic;
+  return e == E::cluster       ? K::cluster
+         : e == E::cooperative ? K::cooperative
+         : e == E::kernels     ? K::kernels
+                               : K::automatic;
 }
 CudaLuPlan::Equilibration plan_way(kernels::Fp64Equilibration k) {
   using K = kernels::Fp64Equilibration;
   using E = CudaLuPlan::Equilibration;
-  return k == K::cluster ? E::cluster : k == K::cooperative ? E::cooperative : k == K::kernels ? E::kernels : E::automatic;
+  return k == K::cluster       ? E::cluster
+         : k == K::cooperative ? E::cooperative
+         : k == K::kernels     ? E::kernels
+                               : E::automatic;
 }
 
 }  // namespace
@@ -196,7 +202,7 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   // events of their own (each event recorded before the first launch cost the host 3 us there)
   std::optional<EventTimer> lu_time;
   if (!clock.enabled()) lu_time.emplace(run.stream);
-  clock.reserve(kMarks);  // the marks' events made here: cudaEventCreate in the timed part cost the host microseconds
+  clock.reserve(kMarks);  // the marks' events made here (cudaEventCreate costs the host microseconds)
   run.synchronize();
   const auto t_start = Clock::now();
   if (lu_time) lu_time->start();
@@ -245,9 +251,10 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
       res.condition_estimate_equilibrated = detail::estimate_condition_equilibrated(host_a(), inverse).estimate;
     clock.mark(nullptr);
   }
-  if (run.plan.host_times) {  // the host's part: the first events, the first kernel's launch, enqueueing up to the first
-                              // read-back, waiting for it, the refinement loop's rest, the wait for the
-                              // upload's search, the rest
+  // host_times: the host's part: the first events, the first kernel's launch, enqueueing up to the
+  // first read-back, waiting for it, the refinement loop's rest, the wait for the upload's search,
+  // the rest
+  if (run.plan.host_times) {
     const auto t_end = Clock::now();
     clock.add("host_first_marks", seconds(t_start, t_marked));
     clock.add("host_first_launch", seconds(t_marked, t_launched));

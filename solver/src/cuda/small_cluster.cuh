@@ -77,7 +77,8 @@ inline int small_cluster_blocks(const void* kernel) {
 }
 
 /// Launches `kernel(args...)` on `stream`: `blocks` blocks along x (one cluster), `columns` along y.
-inline void launch_small_cluster(const void* kernel, cudaStream_t stream, int blocks, int columns, void** args) {
+inline void launch_small_cluster(const void* kernel, cudaStream_t stream, int blocks, int columns,
+                                 void** args) {
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = small_cluster_config(stream, blocks, columns, attribute);
   TCSOLVE_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));

@@ -48,8 +48,8 @@ __device__ __forceinline__ double block_nan_max(double v, double* shared) {
 
 __global__ void __launch_bounds__(kThreads, 1)
     small_residual_kernel(const double* __restrict__ a, int n, const double* __restrict__ b,
-                          const double* __restrict__ x, double* __restrict__ r, double* __restrict__ norms, int nrhs,
-                          double* __restrict__ scratch) {
+                          const double* __restrict__ x, double* __restrict__ r, double* __restrict__ norms,
+                          int nrhs, double* __restrict__ scratch) {
   const int column = static_cast<int>(blockIdx.y);
   const std::size_t at = static_cast<std::size_t>(column) * static_cast<std::size_t>(n);
   const int parts = cpu::small_residual_parts(n);
@@ -97,8 +97,8 @@ void small_residual(CUstream_st* stream, const double* a, int n, const double* b
                     double* norms, int nrhs, double* scratch) {
   if (n < 1 || n > kSmallResidualMaxN || nrhs < 1 || nrhs > kSmallResidualMaxRhs)
     throw InvalidInput("small_residual: n = " + std::to_string(n) + ", nrhs = " + std::to_string(nrhs) +
-                       " (it takes 1 <= n <= " + std::to_string(kSmallResidualMaxN) + ", 1 <= nrhs <= " +
-                       std::to_string(kSmallResidualMaxRhs) + ")");
+                       " (it takes 1 <= n <= " + std::to_string(kSmallResidualMaxN) +
+                       ", 1 <= nrhs <= " + std::to_string(kSmallResidualMaxRhs) + ")");
   const void* kernel = reinterpret_cast<const void*>(small_residual_kernel);
   void* args[] = {&a, &n, &b, &x, &r, &norms, &nrhs, &scratch};
   launch_small_cluster(kernel, stream, small_cluster_blocks(kernel), nrhs, args);
