@@ -160,23 +160,17 @@ static_assert(kernels::kFp64ClusterBelow == kEquilibrationClusterBelow &&
                   kernels::kFp64OneLaunchBelow == kEquilibrationOneLaunchBelow,
               "CudaLuPlan::equilibration's thresholds are the launcher's");
 
-/// CudaLuPlan::Equilibration as the launcher's enum, and back.
-kernels::Fp64Equilibration launch_way(CudaLuPlan::Equilibration e) {
+/// CudaLuPlan::Equilibration and the launcher's kernels::Fp64Equilibration name the same ways in
+/// the same order (converted by static_cast).
+constexpr bool same_ways() {
   using K = kernels::Fp64Equilibration;
   using E = CudaLuPlan::Equilibration;
-  return e == E::cluster       ? K::cluster
-         : e == E::cooperative ? K::cooperative
-         : e == E::kernels     ? K::kernels
-                               : K::automatic;
+  return static_cast<int>(K::automatic) == static_cast<int>(E::automatic) &&
+         static_cast<int>(K::cluster) == static_cast<int>(E::cluster) &&
+         static_cast<int>(K::cooperative) == static_cast<int>(E::cooperative) &&
+         static_cast<int>(K::kernels) == static_cast<int>(E::kernels);
 }
-CudaLuPlan::Equilibration plan_way(kernels::Fp64Equilibration k) {
-  using K = kernels::Fp64Equilibration;
-  using E = CudaLuPlan::Equilibration;
-  return k == K::cluster       ? E::cluster
-         : k == K::cooperative ? E::cooperative
-         : k == K::kernels     ? E::kernels
-                               : E::automatic;
-}
+static_assert(same_ways(), "the plan's equilibration ways are the launcher's");
 
 }  // namespace
 
@@ -211,8 +205,8 @@ SolveResult solve_fp64(DeviceRun& run, const DeviceSystem& s, double transfer, c
   const kernels::Fp64Equilibration equilibrated =
       kernels::equilibrate_fp64(run.stream, s.a.data(), n, at.row_scale, at.col_scale, at.col_sum, at.norm_a(n),
                                 DeviceFp64Lu::factors_of(at.lu), DeviceFp64Lu::info_of(at.lu), at.workspace,
-                                launch_way(equilibration_for(run.plan, n)));
-  res.cuda_plan->equilibration = plan_way(equilibrated);  // the way that ran
+                                static_cast<kernels::Fp64Equilibration>(equilibration_for(run.plan, n)));
+  res.cuda_plan->equilibration = static_cast<CudaLuPlan::Equilibration>(equilibrated);  // the way that ran
   const auto t_launched = Clock::now();
   clock.mark("fp64_lu");
   // The upload's thread searches A for equal rows beside the LU (asked below); without it, the
