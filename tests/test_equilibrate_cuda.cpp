@@ -82,8 +82,7 @@ TEST_CASE("the device equilibration in column parts, in any order, gives bitwise
   }
 }
 
-TEST_CASE("the FP64 path's one-launch equilibration, in one cluster or one cooperative launch, gives bitwise the "
-          "separate kernels' scales, sums, norm and A_s",
+TEST_CASE("the FP64 path's equilibration in one cluster or one cooperative launch: bitwise the kernels' results",
           "[gpu]") {
   if (!cuda::device_available()) {
     WARN("no CUDA device: skipping the one-launch equilibration (" << cuda::device_name() << ")");

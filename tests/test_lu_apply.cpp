@@ -163,8 +163,7 @@ TEST_CASE("compose_pivots: row i of the vector swapped in LAPACK's order is row 
   }
 }
 
-TEST_CASE("equilibration: automatic launches one cluster below its threshold, one cooperative launch to 1023, the "
-          "kernels from 1024; the field parsed and listed",
+TEST_CASE("equilibration: automatic resolves by n (cluster, cooperative, kernels); the field parsed and listed",
           "[solver]") {
   using tcsolve::CudaLuPlan;
   using E = CudaLuPlan::Equilibration;
