@@ -21,6 +21,7 @@ constexpr Switch kPlanSwitches[] = {
     {"TCSOLVE_SOLVER_LOOKAHEAD", "lookahead"},
     {"TCSOLVE_SOLVER_PANEL_SMS", "panel_sms"}, {"TCSOLVE_SOLVER_MEMBER_SHARE", "member_share"}, {"TCSOLVE_SOLVER_TRSM", "trsm"},
     {"TCSOLVE_SOLVER_JOINS", "joins"},         {"TCSOLVE_SOLVER_TRSM_PRODUCTS", "trsm_products"},
+    {"TCSOLVE_SOLVER_TRSM_LEAVES", "trsm_leaves"},
     {"TCSOLVE_SOLVER_TRSV", "trsv"},           {"TCSOLVE_SOLVER_MEMBER_SWEEPS", "member_sweeps"},
     {"TCSOLVE_SOLVER_PANEL_PRODUCTS", "panel_products"},
     {"TCSOLVE_SOLVER_FP64_SOLVES", "fp64_solves"},

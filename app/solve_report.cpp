@@ -59,7 +59,7 @@ void add_solver_options(po::options_description& options) {
       ("cuda-plan", po::value<std::string>()->value_name("FIELD=VALUE,..."),
        "cuda: the LU's code path, to compare (the default is the production path): leaf=cluster|"
        "cusolver|tournament, leaf_chunk=2|8|4|1, leaf_ahead=on|off, leaf_width=block|order, leaf_copies=automatic|bulk|threads, lookahead=on|off, panel_sms=auto|16|24|32|40|48|64, member_share=0|10|20|30|40|50, panel_products=automatic|budget|tiles, "
-       "trsm=mixed|kernel|cublas, joins=automatic|sgemm|variant, trsm_products=automatic|sgemm|variant, trsv=lu_solve|inverse|cublas, member_sweeps=fan_in|broadcast, fp64_solves=automatic|kernel|dgetrs|trsm, residuals=automatic|kernel|cublas, equilibration=automatic|cluster|cooperative|kernels, auto_paths=fp16_first|both|retry, "
+       "trsm=mixed|kernel|cublas, joins=automatic|sgemm|variant, trsm_products=automatic|sgemm|variant, trsm_leaves=automatic|kernel|cublas, trsv=lu_solve|inverse|cublas, member_sweeps=fan_in|broadcast, fp64_solves=automatic|kernel|dgetrs|trsm, residuals=automatic|kernel|cublas, equilibration=automatic|cluster|cooperative|kernels, auto_paths=fp16_first|both|retry, "
        "phases=blocks|detail|off, host_times=off|on; after the TCSOLVE_SOLVER_* variables")
       ("gemm-kernels", po::value<std::string>()->value_name("automatic|wgmma|mma"),
        "cuda: automatic (default: wgmma on sm_90, else mma.sync) | wgmma | mma: the kernels of "

@@ -113,6 +113,15 @@ std::string_view to_string(CudaLuPlan::Fp64Solves v) {
   return "?";
 }
 
+std::string_view to_string(CudaLuPlan::TrsmLeaves v) {
+  switch (v) {
+    case CudaLuPlan::TrsmLeaves::automatic: return "automatic";
+    case CudaLuPlan::TrsmLeaves::kernel: return "kernel";
+    case CudaLuPlan::TrsmLeaves::cublas: return "cublas";
+  }
+  return "?";
+}
+
 std::string_view to_string(CudaLuPlan::Residuals v) {
   switch (v) {
     case CudaLuPlan::Residuals::automatic: return "automatic";
@@ -196,6 +205,7 @@ std::vector<std::pair<std::string, std::string>> plan_fields(const CudaLuPlan& p
           {"trsm", std::string(to_string(p.trsm))},
           {"joins", std::string(to_string(p.joins))},
           {"trsm_products", std::string(to_string(p.trsm_products))},
+          {"trsm_leaves", std::string(to_string(p.trsm_leaves))},
           {"trsv", std::string(to_string(p.trsv))},
           {"member_sweeps", std::string(to_string(p.member_sweeps))},
           {"fp64_solves", std::string(to_string(p.fp64_solves))},
@@ -224,6 +234,8 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
     p.joins = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
   else if (name == "trsm_products")
     p.trsm_products = parse_value(name, value, {P::Joins::automatic, P::Joins::sgemm, P::Joins::variant});
+  else if (name == "trsm_leaves")
+    p.trsm_leaves = parse_value(name, value, {P::TrsmLeaves::automatic, P::TrsmLeaves::kernel, P::TrsmLeaves::cublas});
   else if (name == "trsv") p.trsv = parse_value(name, value, {P::Trsv::lu_solve, P::Trsv::inverse, P::Trsv::cublas});
   else if (name == "member_sweeps")
     p.member_sweeps = parse_value(name, value, {P::MemberSweeps::fan_in, P::MemberSweeps::broadcast});
@@ -241,7 +253,7 @@ void set_plan_field(CudaLuPlan& p, std::string_view name, std::string_view value
   else if (name == "host_times") p.host_times = parse_bool(name, value);
   else
     throw InvalidInput("CUDA LU plan: no field '" + std::string(name) +
-                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsv, member_sweeps, fp64_solves, residuals, equilibration, auto_paths, "
+                       "' (leaf, leaf_chunk, leaf_ahead, leaf_width, leaf_copies, lookahead, panel_sms, member_share, panel_products, trsm, joins, trsm_products, trsm_leaves, trsv, member_sweeps, fp64_solves, residuals, equilibration, auto_paths, "
                        "phases, host_times)");
 }
 

@@ -13,9 +13,10 @@
 //                  swap    the block's composed interchanges applied once to the columns
 //                          outside it ("swap");
 //                  trsm    U12 = L11^-1 A12: the next block's columns by trsm.cu's kernel, the
-//                          rest by a recursive TRSM (cublasStrsm on 64-column diagonal blocks,
-//                          FP32 cublasSgemm between them); with look-ahead, the rest on the
-//                          update stream ("trsm_rest");
+//                          rest by a recursive TRSM (64-column diagonal blocks by trsm_leaf.cu's
+//                          kernel or cublasStrsm, CudaLuPlan::trsm_leaves; FP32 cublasSgemm or
+//                          the variant between them); with look-ahead, the rest on the update
+//                          stream ("trsm_rest");
 //                  update  A22 -= L21 U12 through tcsolve::gemm(cuda, variant): the only place
 //                          the variant enters (GemmInfo.resolved of the first one is reported);
 //                          the next block's columns first, on the panel's stream
@@ -131,7 +132,10 @@ class BlockedLu {
         host_(run.plan.host_times),
         detail_(run.plan.phases == CudaLuPlan::Phases::detail),
         plain_trsm_(run.plan.trsm == CudaLuPlan::Trsm::cublas),
-        kernel_trsm_(run.plan.trsm == CudaLuPlan::Trsm::kernel) {
+        kernel_trsm_(run.plan.trsm == CudaLuPlan::Trsm::kernel),
+        leaf_kernel_(run.plan.trsm_leaves != CudaLuPlan::TrsmLeaves::cublas) {
+    if (run_.plan.trsm_leaves == CudaLuPlan::TrsmLeaves::automatic)  // (reported)
+      run_.plan.trsm_leaves = CudaLuPlan::TrsmLeaves::kernel;
     panel_ = run_.stream;
     device_memset(infos_.data(), 0, infos_.size() * sizeof(int), run_.stream);
     if (beam_) device_memset(beam_count_.data(), 0, sizeof(int), run_.stream);
@@ -461,12 +465,14 @@ class BlockedLu {
   /// beam: L21 = A21 U11^-1 for the rows x0.. x0 + rows of the block of w columns at c0; in T's
   /// terms U11^T X = T(c0.., x0..), U11^T lower triangular, non-unit (w x w): halves of it
   /// recursively, the off-diagonal product through join_variant_ where the plan's
-  /// trsm_products says (else SGEMM), cublasStrsm on diagonal blocks of kTrsmLeaf.
+  /// trsm_products says (else SGEMM), diagonal blocks of kTrsmLeaf by trsm_leaf.cu's kernel
+  /// (CudaLuPlan::trsm_leaves) or cublasStrsm.
   void l21(int c0, int w, int x0, int rows) {
     const float one = 1.0f, minus_one = -1.0f;
     if (w <= kTrsmLeaf) {
-      TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                       CUBLAS_DIAG_NON_UNIT, w, rows, &one, t(c0, c0), ld_, t(c0, x0), ld_));
+      if (!leaf_kernel_ || !kernels::trsm_leaf_left_lower(panel_, t(c0, c0), ld_, t(c0, x0), ld_, w, rows))
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(panel_blas_, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                         CUBLAS_DIAG_NON_UNIT, w, rows, &one, t(c0, c0), ld_, t(c0, x0), ld_));
       return;
     }
     const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
@@ -553,8 +559,11 @@ class BlockedLu {
         kernels::trsm_lower_unit(stream, t(j, j), t(x0, j), n_, w, rows))
       return;
     if (w <= kTrsmLeaf || plain_trsm_ || plain) {
-      TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                                       CUBLAS_DIAG_UNIT, rows, w, &one, t(j, j), n_, t(x0, j), n_));
+      // trsm_leaves kernel: the recursion's diagonal blocks (not trsm = cublas's one call)
+      const bool leaf = w <= kTrsmLeaf && !plain_trsm_ && leaf_kernel_;
+      if (!leaf || !kernels::trsm_leaf_right_upper_unit(stream, t(j, j), n_, t(x0, j), n_, rows, w))
+        TCSOLVE_CUBLAS_CHECK(cublasStrsm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                         CUBLAS_DIAG_UNIT, rows, w, &one, t(j, j), n_, t(x0, j), n_));
       return;
     }
     const int w1 = (w / 2 + 31) / 32 * 32, w2 = w - w1;
@@ -660,7 +669,7 @@ class BlockedLu {
     clock_.mark(next);
   }
 
-  /// Widest diagonal block that trsm() hands to cublasStrsm.
+  /// Widest diagonal block where trsm() and l21() end (trsm_leaf.cu's or cublasStrsm's).
   static constexpr int kTrsmLeaf = 64;
   /// CudaLuPlan::panel_sms auto on one GPU.
   static constexpr int kPanelSmsOneGpu = 16;
@@ -700,6 +709,8 @@ class BlockedLu {
   bool plain_trsm_;
   /// CudaLuPlan::Trsm::kernel: the rest of U12 by trsm.cu's kernel too.
   bool kernel_trsm_;
+  /// CudaLuPlan::TrsmLeaves::kernel: the recursive TRSMs' diagonal blocks by trsm_leaf.cu.
+  bool leaf_kernel_;
   bool fp16_only_ = false;           ///< run()'s fp16_only, once the first update chose FP16
   Variant join_variant_ = Variant::fp32_simt;  ///< the joins' variant (CudaLuPlan::joins): run()'s
   DeviceBuffer<int> tf32_needed_{std::vector<int>{0}};  ///< set by an update that chose TF32 (fp16_only_)

@@ -32,6 +32,7 @@ void distributed_lu(DeviceRun& run, runtime::Communicator& comm, DeviceFactors& 
   float* t = f.t.data();
   // CudaLuPlan::panel_sms auto on GPU members: 24 (each updates its share of the columns only)
   if (run.plan.panel_sms == 0) run.plan.panel_sms = 24;
+  run.plan.trsm_leaves = CudaLuPlan::TrsmLeaves::cublas;  // U12's recursion ends in cublasStrsm here (reported)
   BlockPanel panel(run, n, clock);
   panel.set_join_variant(variant);
   f.note = panel.note();

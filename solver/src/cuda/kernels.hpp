@@ -216,6 +216,19 @@ bool trsm_lower_unit(CUstream_st* stream, const float* l, int ldl, float* b, int
 /// the other member, hung both, 2 x H200, session 28).
 void trsm_lower_unit_load();
 
+// --- trsm_leaf.cu -------------------------------------------------------------------------------
+
+/// The recursive TRSMs' diagonal-block solves (CudaLuPlan::trsm_leaves kernel), w <= 64
+/// (cpu::kTrsmLeafMaxWidth), column-major, each bitwise cpu::trsm_leaf_substitute per vector.
+/// Each returns false, enqueueing nothing, when w > 64 or a leading dimension is too small (the
+/// caller then uses cublasStrsm); nothing to do (w or the count below 1) returns true.
+/// X U = B in place: B rows x w (leading dimension ldb), U w x w unit upper (ldu; its strict
+/// upper part read): U12's leaves, a thread per row of B.
+bool trsm_leaf_right_upper_unit(CUstream_st* stream, const float* u, int ldu, float* b, int ldb, int rows, int w);
+/// L X = B in place: L w x w lower, non-unit (ldl; its lower part read), B w x cols (ldb): beam's
+/// L21 leaves (L = U11^T), a thread per column of B.
+bool trsm_leaf_left_lower(CUstream_st* stream, const float* l, int ldl, float* b, int ldb, int w, int cols);
+
 // --- row_swap.cu -------------------------------------------------------------------------------
 
 /// Ints of the `pairs` scratch for a leaf of width w: the count, then 2w dst and 2w src rows.

@@ -198,7 +198,8 @@ int fp64_below_default(Backend backend);
 
 /// The code path of the cuda LU and refinement (SolveOptions::cuda_plan). The defaults are the
 /// production path; the other values exist to compare (docs/guide/solver.md, "Code paths"). Every field
-/// except `leaf = tournament`, `leaf_width`, `joins` and `trsm_products` gives bitwise the same factors.
+/// except `leaf = tournament`, `leaf_width`, `joins`, `trsm_products` and `trsm_leaves` gives bitwise the same
+/// factors.
 /// SolveResult::cuda_plan says what ran (a request the device cannot serve is reported as what
 /// replaced it).
 struct CudaLuPlan {
@@ -283,6 +284,14 @@ struct CudaLuPlan {
   /// 2 x H200, n = 65536, 2026-11-28). The factors differ from sgemm's in the last bits where the
   /// variant ran.
   Joins trsm_products = Joins::automatic;
+  /// The diagonal blocks of at most 64 columns where one GPU's recursive TRSMs end (U12's rest
+  /// with trsm = mixed, and beam's L21 = A21 U11^-1): kernel (trsm_leaf.cu: a thread per
+  /// right-hand side, its entries in registers, the block in shared memory; bitwise
+  /// cpu/trsm_leaf.hpp), cublas (cublasStrsm), or automatic (the default: kernel). Other
+  /// roundings: the factors differ in the last bits. The GPU members of a distributed solve take
+  /// cublasStrsm (reported as cublas). The value that ran is written back.
+  enum class TrsmLeaves { automatic, kernel, cublas };
+  TrsmLeaves trsm_leaves = TrsmLeaves::automatic;
   /// The refinement's and the condition estimate's triangular solves: lu_solve (triangular.cu's
   /// sync-free row-block solve, its 64 x 64 diagonal blocks by substitution), inverse (the same
   /// solve with the diagonal blocks applied through their inverses, computed once after the
@@ -370,6 +379,7 @@ std::string_view to_string(CudaLuPlan::PanelProducts v); ///< "automatic", "budg
 std::string_view to_string(CudaLuPlan::MemberSweeps v); ///< "fan_in", "broadcast"
 std::string_view to_string(CudaLuPlan::Fp64Solves v); ///< "automatic", "kernel", "dgetrs", "trsm"
 std::string_view to_string(CudaLuPlan::Residuals v);  ///< "automatic", "kernel", "cublas"
+std::string_view to_string(CudaLuPlan::TrsmLeaves v); ///< "automatic", "kernel", "cublas"
 std::string_view to_string(CudaLuPlan::Equilibration v);  ///< "automatic", "cluster", "cooperative", "kernels"
 std::string_view to_string(CudaLuPlan::AutoPaths v);  ///< "fp16_first", "both", "retry"
 std::string_view to_string(CudaLuPlan::Phases v);     ///< "blocks", "detail", "off"
