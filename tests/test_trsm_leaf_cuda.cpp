@@ -2,7 +2,7 @@
 // trsm_leaves kernel): both kernels bitwise their reference (cpu/trsm_leaf.hpp, checked against
 // forward substitution's bound in test_trsm_leaf.cpp) for widths up to 64, counts below, at and
 // past the CTAs' vectors, leading dimensions beyond the data, a NaN; their refusals; and the LU
-// with the kernel (the default) against cublasStrsm's: partial pivoting's factors within the LU
+// with the kernel against cublasStrsm's (the default): partial pivoting's factors within the LU
 // bound and other last bits, beam's solves converging, the choice reported.
 // Skipped, with a warning, without a GPU (and empty in a build without CUDA).
 #include <catch2/catch.hpp>
@@ -88,7 +88,7 @@ TEST_CASE("trsm_leaf kernels: X U = B (rows) and L X = B (columns) bitwise their
   CHECK(k::trsm_leaf_left_lower(nullptr, nullptr, 8, nullptr, 8, 8, 0));
 }
 
-TEST_CASE("the cuda LU with trsm_leaves kernel (the default) and cublas: factors within the LU bound, beam converges",
+TEST_CASE("the cuda LU with trsm_leaves kernel and cublas (the default): factors within the LU bound, beam converges",
           "[gpu]") {
   TCSOLVE_SKIP_WITHOUT_GPU("the LU's diagonal-block solves");
   using namespace tcsolve;
@@ -105,8 +105,8 @@ TEST_CASE("the cuda LU with trsm_leaves kernel (the default) and cublas: factors
   CHECK(lu_probe_ratio(fc, A, 2) <= 1.0);
   CHECK(fk.perm.size() == static_cast<std::size_t>(n));
   CHECK((fk.lu.array() != fc.lu.array()).count() > 0);  // other roundings in U12's leaves
-  // the default runs the kernel and says so; both converge
-  for (CudaLuPlan::TrsmLeaves leaves : {CudaLuPlan::TrsmLeaves::automatic, CudaLuPlan::TrsmLeaves::cublas}) {
+  // the default runs cublasStrsm and says so; both converge
+  for (CudaLuPlan::TrsmLeaves leaves : {CudaLuPlan::TrsmLeaves::automatic, CudaLuPlan::TrsmLeaves::kernel}) {
     SolveOptions o;
     o.backend = Backend::cuda;
     o.variant = Variant::ec_fp16;
@@ -120,7 +120,7 @@ TEST_CASE("the cuda LU with trsm_leaves kernel (the default) and cublas: factors
     CHECK(dsgesv_criterion(sys, r.x));
     REQUIRE(r.cuda_plan);
     CHECK(r.cuda_plan->trsm_leaves ==
-          (leaves == CudaLuPlan::TrsmLeaves::cublas ? CudaLuPlan::TrsmLeaves::cublas : CudaLuPlan::TrsmLeaves::kernel));
+          (leaves == CudaLuPlan::TrsmLeaves::kernel ? CudaLuPlan::TrsmLeaves::kernel : CudaLuPlan::TrsmLeaves::cublas));
   }
   // beam: L21 = A21 U11^-1 by halves of 128 down to 64-column leaves (nb = 128), on random and
   // graded systems, with either leaves: converges by beam, without modifications

@@ -133,9 +133,9 @@ class BlockedLu {
         detail_(run.plan.phases == CudaLuPlan::Phases::detail),
         plain_trsm_(run.plan.trsm == CudaLuPlan::Trsm::cublas),
         kernel_trsm_(run.plan.trsm == CudaLuPlan::Trsm::kernel),
-        leaf_kernel_(run.plan.trsm_leaves != CudaLuPlan::TrsmLeaves::cublas) {
+        leaf_kernel_(run.plan.trsm_leaves == CudaLuPlan::TrsmLeaves::kernel) {
     if (run_.plan.trsm_leaves == CudaLuPlan::TrsmLeaves::automatic)  // (reported)
-      run_.plan.trsm_leaves = CudaLuPlan::TrsmLeaves::kernel;
+      run_.plan.trsm_leaves = CudaLuPlan::TrsmLeaves::cublas;
     panel_ = run_.stream;
     device_memset(infos_.data(), 0, infos_.size() * sizeof(int), run_.stream);
     if (beam_) device_memset(beam_count_.data(), 0, sizeof(int), run_.stream);

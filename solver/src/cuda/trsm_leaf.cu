@@ -4,10 +4,13 @@
 // non-unit). Both are column-major (cuBLAS's terms, T = A_s^T) with leading dimensions of their
 // own.
 //
-// Why: each of these solves is small (64 x 64 against up to n right-hand sides: 64^2 n / 2 fmas),
-// yet cublasStrsm took most of the recursion's time: at n = 32768 beam's L21 took 151 ms on the
-// panel's 16 SMs, with its products on the tensor cores or by SGEMM alike (H200, session 39), and
-// U12's rest 34 ms of the update stream.
+// Why it was tried: at n = 32768 beam's L21 took 151 ms on the panel's 16 SMs, with its
+// products on the tensor cores or by SGEMM alike, and U12's rest 34 ms of the update stream,
+// while each of these solves is small (64 x 64 against up to n right-hand sides: 64^2 n / 2 fmas).
+// Measured (H200, session 39 call e): L21 119 ms at 32768 (so its products, not cublasStrsm, are
+// most of it) and 16.8 against 13.6 at 16384; U12's rest 30.2 against 34.5 ms at 32768. Not the
+// default (CudaLuPlan::trsm_leaves): with its factors classical refinement stagnated on that
+// U(-1,1) system of 32768, whose convergence with FP32 factors hangs on their last bits.
 //
 // One thread per right-hand side ("vector"): its 64 entries in registers, M's strict lower part
 // in shared memory as M^T (row k of M^T = column k of M, padded to 68 floats so that a row is
