@@ -1,6 +1,7 @@
 // Helpers of the [gpu] tests that work with streams (test_context_cuda.cpp, test_capi_cuda.cpp, the
-// kernels' tests): the skip without a device, a non-blocking stream owned by a scope, and the
-// median device time of a launch (printed by tests, never asserted). CUDA builds only.
+// kernels' tests): the skip without a device, a non-blocking stream owned by a scope, random
+// FP32 inputs, and the median device time of a launch (printed by tests, never asserted). CUDA
+// builds only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,6 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstddef>
+#include <random>
 #include <vector>
 
 #include "tcsolve/gemm/gemm.hpp"
@@ -20,6 +23,15 @@
   }
 
 namespace tcsolve::test {
+
+/// `count` floats uniform in [-1, 1) from std::mt19937(seed): a kernel test's inputs.
+inline std::vector<float> random_floats(std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(count);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
 
 /// A non-blocking stream, destroyed at the end of the scope.
 class Stream {

@@ -26,6 +26,7 @@
 namespace {
 
 using namespace tcsolve;
+using tcsolve::test::random_floats;
 
 /// The warp's sum of its lanes' partial sums as __shfl_down_sync's tree gives lane 0.
 float warp_tree(std::vector<float> s) {
@@ -48,14 +49,6 @@ float warp_dot(const float* a, const float* x, int w, bool vector) {
     }
   }
   return warp_tree(s);
-}
-
-std::vector<float> random_floats(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(count);
-  for (float& x : v) x = dist(rng);
-  return v;
 }
 
 }  // namespace

@@ -27,16 +27,9 @@
 namespace {
 
 using tcsolve::cuda::DeviceBuffer;
+using tcsolve::test::random_floats;
 
 bool same(float x, float y) { return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0; }
-
-std::vector<float> random_floats(std::size_t count, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> v(count);
-  for (auto& x : v) x = d(g);
-  return v;
-}
 
 }  // namespace
 

@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "../beam_rules.hpp"
+#include "../cpu/trsm_leaf.hpp"
 #include "../refinement_rules.hpp"
 #include "kernels.hpp"
 #include "libraries.hpp"
@@ -671,6 +672,7 @@ class BlockedLu {
 
   /// Widest diagonal block where trsm() and l21() end (trsm_leaf.cu's or cublasStrsm's).
   static constexpr int kTrsmLeaf = 64;
+  static_assert(kTrsmLeaf <= cpu::kTrsmLeafMaxWidth, "the leaf kernel serves every diagonal block");
   /// CudaLuPlan::panel_sms auto on one GPU.
   static constexpr int kPanelSmsOneGpu = 16;
 
